@@ -1,0 +1,67 @@
+//! The embedded SQLite database: created and seeded on first start.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension};
+
+const SEED: &str = "
+CREATE TABLE IF NOT EXISTS customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL, total_cents INTEGER NOT NULL, status TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS deployments (id INTEGER PRIMARY KEY, service TEXT NOT NULL, approval_level TEXT NOT NULL, rollback_plan TEXT NOT NULL, deployed_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')));
+";
+
+const ROWS: &str = "
+INSERT INTO customers (id, name, email) VALUES (1, 'Ada', 'ada@example.com'), (2, 'Grace', 'grace@example.com'), (3, 'Linus', 'linus@example.com');
+INSERT INTO orders (id, customer_id, total_cents, status) VALUES (1, 1, 1999, 'paid'), (2, 2, 4550, 'shipped'), (3, 1, 120, 'paid'), (4, 3, 8900, 'pending');
+";
+
+/// Opens `path`. On first start (no file yet) it creates and seeds the tables; later starts
+/// leave the contents alone, so a dropped table stays dropped.
+pub fn open(path: &Path) -> rusqlite::Result<Connection> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+    }
+    let fresh = !path.exists();
+    let conn = Connection::open(path)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    if fresh {
+        conn.execute_batch(SEED)?;
+        conn.execute_batch(ROWS)?;
+    }
+    Ok(conn)
+}
+
+/// Row count of `table`, or `None` if there is no such table.
+pub fn table_rows(conn: &Connection, table: &str) -> rusqlite::Result<Option<i64>> {
+    let exists = conn
+        .query_row(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+            [table],
+            |_| Ok(()),
+        )
+        .optional()?;
+    match exists {
+        None => Ok(None),
+        Some(()) => conn
+            .query_row(
+                &format!("SELECT count(*) FROM {}", quote_ident(table)),
+                [],
+                |r| r.get(0),
+            )
+            .map(Some),
+    }
+}
+
+/// The user tables, sorted.
+pub fn tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+    )?;
+    stmt.query_map([], |r| r.get(0))?.collect()
+}
+
+/// A double-quoted SQL identifier.
+pub fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}

@@ -1,0 +1,120 @@
+//! safe-ops: the seed's confirmation-guarded server, on guard.
+//!
+//! `safe-ops` serves stdio; `safe-ops --http 127.0.0.1:8080` serves streamable HTTP;
+//! `safe-ops demo` plays every outcome of every tool against an in-process client.
+
+mod db;
+mod demo;
+mod sandbox;
+mod server;
+
+use std::{net::SocketAddr, path::PathBuf, process::ExitCode};
+
+use clap::{Parser, Subcommand};
+use guard_runtime::Guard;
+use rmcp::{
+    ServiceExt,
+    transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    },
+};
+
+use server::SafeOps;
+
+#[derive(Parser)]
+#[command(
+    name = "safe-ops",
+    about = "An MCP server whose destructive tools ask the human first"
+)]
+struct Cli {
+    /// Sandbox directory for delete_file.
+    #[arg(long, env = "SAFE_OPS_ROOT", default_value = ".safe-ops/files")]
+    root: PathBuf,
+    /// SQLite database for drop_table and deploy (created and seeded on first start).
+    #[arg(long, env = "SAFE_OPS_DB", default_value = ".safe-ops/safe-ops.db")]
+    db: PathBuf,
+    /// Serve streamable HTTP on this loopback address instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Play accept, decline, cancel, a wrong typed name and an invalid form for each tool,
+    /// in a fresh workspace under .safe-ops/demo, and print the transcript.
+    Demo,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let quiet = matches!(cli.command, Some(Command::Demo));
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| if quiet { "warn" } else { "info" }.into()),
+        )
+        .init();
+    let result = match cli.command {
+        Some(Command::Demo) => demo::run().await,
+        None => serve(&cli).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("safe-ops: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(cli: &Cli) -> Result<(), String> {
+    let guard = Guard::from_env().map_err(|e| e.to_string())?;
+    let server = SafeOps::open(&cli.root, &cli.db, guard)?;
+    tracing::info!(root = %server.sandbox().root().display(), db = %cli.db.display(), "safe-ops ready");
+    match cli.http {
+        None => {
+            let running = server
+                .serve(rmcp::transport::stdio())
+                .await
+                .map_err(|e| format!("stdio session failed to start: {e}"))?;
+            running
+                .waiting()
+                .await
+                .map_err(|e| format!("stdio session ended with an error: {e}"))?;
+        }
+        Some(addr) => serve_http(server, addr).await?,
+    }
+    Ok(())
+}
+
+/// Streamable HTTP on loopback. Host and Origin must be local, which blocks DNS rebinding.
+async fn serve_http(server: SafeOps, addr: SocketAddr) -> Result<(), String> {
+    if !addr.ip().is_loopback() {
+        return Err(format!(
+            "--http {addr}: safe-ops serves HTTP on loopback only (127.0.0.1 or [::1])"
+        ));
+    }
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(["localhost", "127.0.0.1", "::1"])
+        .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]);
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        LocalSessionManager::default().into(),
+        config,
+    );
+    let app = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    tracing::info!("serving streamable HTTP at http://{addr}/mcp");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .map_err(|e| format!("HTTP server failed: {e}"))
+}

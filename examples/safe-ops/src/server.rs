@@ -1,0 +1,308 @@
+//! The safe-ops tools, as in the seed: `delete_file` (checkbox), `drop_table`
+//! (type-to-confirm) and `deploy` (a form with a business rule), each behind guard.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex, MutexGuard},
+};
+
+use guard_runtime::{
+    Confirmed, Form, FormEnum, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, read_only,
+};
+use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
+use rusqlite::Connection;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::{
+    db,
+    sandbox::{Resolved, Sandbox},
+};
+
+/// The safe-ops server: a sandbox directory and an SQLite database.
+#[derive(Clone)]
+pub struct SafeOps {
+    sandbox: Sandbox,
+    db_path: PathBuf,
+    db: Arc<Mutex<Connection>>,
+    guard: Arc<Guard>,
+}
+
+impl Guarded for SafeOps {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema, ToolArgs)]
+pub struct DeleteFileArgs {
+    /// Path of the file, relative to the sandbox root.
+    pub path: String,
+}
+
+#[derive(Debug, Form)]
+pub struct DeleteConfirmation {
+    /// I understand this cannot be undone.
+    #[form(checkbox, title = "Confirm deletion", default = false)]
+    pub confirm: bool,
+    /// Why (optional, for the audit log).
+    #[form(title = "Reason", max_length = 500)]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema, ToolArgs)]
+pub struct DropTableArgs {
+    /// Name of the table to drop.
+    pub table: String,
+}
+
+#[derive(Debug, Form)]
+pub struct DropTableConfirmation {
+    /// Type the table name exactly to confirm.
+    #[form(confirm_text, title = "Table name")]
+    pub typed_name: String,
+    /// Who approves this drop.
+    #[form(title = "Approver", min_length = 1, max_length = 100)]
+    pub approver: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema, ToolArgs)]
+pub struct DeployArgs {
+    /// Name of the service to deploy.
+    pub service: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, FormEnum)]
+pub enum ApprovalLevel {
+    #[form(title = "Standard")]
+    Standard,
+    #[form(title = "Urgent")]
+    Urgent,
+}
+
+#[derive(Debug, Form)]
+pub struct DeployConfig {
+    /// Approval level.
+    #[form(title = "Approval level", default = "standard")]
+    pub approval_level: ApprovalLevel,
+    /// Summary of the rollback plan.
+    #[form(title = "Rollback plan", min_length = 1, max_length = 2000)]
+    pub rollback_plan: String,
+}
+
+/// Server-side business rule: the client's form checks are only a first filter.
+fn urgent_needs_rollback_plan(form: &DeployConfig) -> Result<(), String> {
+    if form.approval_level == ApprovalLevel::Urgent
+        && form.rollback_plan.trim().chars().count() < 10
+    {
+        return Err("an urgent deploy needs a rollback plan of at least 10 characters".into());
+    }
+    Ok(())
+}
+
+/// Service and table names: letters, digits, `_` and `-`, as the tools promise.
+fn check_name(kind: &str, name: &str) -> Result<(), ToolError> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if ok {
+        Ok(())
+    } else {
+        Err(ToolError::invalid_input(format!(
+            "{kind} name {name:?} is not valid: use 1-64 letters, digits, `_` or `-`"
+        )))
+    }
+}
+
+impl SafeOps {
+    pub fn open(root: &Path, db_path: &Path, guard: Guard) -> Result<Self, String> {
+        let sandbox = Sandbox::new(root)
+            .map_err(|e| format!("cannot use sandbox root {}: {e}", root.display()))?;
+        let conn = db::open(db_path)
+            .map_err(|e| format!("cannot open database {}: {e}", db_path.display()))?;
+        Ok(Self {
+            sandbox,
+            db_path: db_path.to_path_buf(),
+            db: Arc::new(Mutex::new(conn)),
+            guard: Arc::new(guard),
+        })
+    }
+
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
+    fn db(&self) -> MutexGuard<'_, Connection> {
+        self.db.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    async fn preview_delete(&self, args: &DeleteFileArgs) -> Result<Preview, ToolError> {
+        match self
+            .sandbox
+            .resolve(&args.path)
+            .map_err(ToolError::invalid_input)?
+        {
+            Resolved::Missing(_) => Ok(Preview::nothing(format!(
+                "File not found, nothing to delete: {}",
+                args.path
+            ))),
+            Resolved::File(file) => {
+                let meta = std::fs::metadata(&file).map_err(ToolError::internal)?;
+                let modified = meta
+                    .modified()
+                    .map(|t| format!("{t:?}"))
+                    .unwrap_or_default();
+                Ok(Preview::effect(
+                    file.display().to_string(),
+                    format!(
+                        "Delete file {} ({} bytes). This cannot be undone.",
+                        file.display(),
+                        meta.len()
+                    ),
+                )
+                .with_state(modified))
+            }
+        }
+    }
+
+    async fn preview_drop(&self, args: &DropTableArgs) -> Result<Preview, ToolError> {
+        check_name("table", &args.table)?;
+        let conn = self.db();
+        match db::table_rows(&conn, &args.table).map_err(ToolError::internal)? {
+            None => Ok(Preview::nothing(format!(
+                "Table `{}` does not exist, nothing to drop.",
+                args.table
+            ))),
+            Some(rows) => Ok(Preview::effect(
+                args.table.clone(),
+                format!(
+                    "⚠️ Dangerous: drop table `{}` from {} — all {rows} rows disappear.",
+                    args.table,
+                    self.db_path.display()
+                ),
+            )),
+        }
+    }
+
+    async fn preview_deploy(&self, args: &DeployArgs) -> Result<Preview, ToolError> {
+        check_name("service", &args.service)?;
+        let conn = self.db();
+        let previous: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM deployments WHERE service = ?1",
+                [&args.service],
+                |r| r.get(0),
+            )
+            .map_err(ToolError::internal)?;
+        Ok(Preview::effect(
+            args.service.clone(),
+            format!(
+                "Deploy service `{}` (deployment #{} on record). Fill in the approval level and a rollback plan.",
+                args.service,
+                previous + 1
+            ),
+        ))
+    }
+}
+
+#[tool_router(server_handler)]
+impl SafeOps {
+    /// Delete a file inside the sandbox root. The user confirms in a form first.
+    #[destructive(
+        confirm = "checkbox",
+        preview = Self::preview_delete,
+        on_decline = "The user declined; nothing was deleted.",
+        on_cancel = "The confirmation was cancelled; nothing was deleted."
+    )]
+    #[tool]
+    async fn delete_file(
+        &self,
+        Parameters(args): Parameters<DeleteFileArgs>,
+        confirmed: Confirmed<DeleteConfirmation>,
+    ) -> Result<String, ToolError> {
+        let Resolved::File(file) = self
+            .sandbox
+            .resolve(&args.path)
+            .map_err(ToolError::invalid_input)?
+        else {
+            return Err(ToolError::new(
+                guard_runtime::codes::STATE_CHANGED,
+                "the file disappeared before deletion",
+            ));
+        };
+        std::fs::remove_file(&file).map_err(ToolError::internal)?;
+        let reason = confirmed
+            .reason
+            .as_deref()
+            .map(|r| format!(" Reason: {r}."))
+            .unwrap_or_default();
+        Ok(format!("Deleted {}.{reason}", args.path))
+    }
+
+    /// Drop a table from the database. The user must type the table name to confirm.
+    #[destructive(
+        confirm = "type_to_confirm",
+        target = table,
+        preview = Self::preview_drop,
+        on_decline = "The user declined; no table was dropped.",
+        on_cancel = "The confirmation was cancelled; no table was dropped."
+    )]
+    #[tool]
+    async fn drop_table(
+        &self,
+        Parameters(args): Parameters<DropTableArgs>,
+        confirmed: Confirmed<DropTableConfirmation>,
+    ) -> Result<String, ToolError> {
+        self.db()
+            .execute_batch(&format!("DROP TABLE {}", db::quote_ident(&args.table)))
+            .map_err(ToolError::internal)?;
+        Ok(format!(
+            "Dropped table {}. Approver: {}.",
+            args.table, confirmed.approver
+        ))
+    }
+
+    /// Deploy a service. The user supplies the approval level and a rollback plan.
+    #[destructive(
+        form = DeployConfig,
+        preview = Self::preview_deploy,
+        validate = urgent_needs_rollback_plan,
+        on_decline = "The user declined; nothing was deployed.",
+        on_cancel = "The deployment was cancelled; nothing was deployed."
+    )]
+    #[tool]
+    async fn deploy(
+        &self,
+        Parameters(args): Parameters<DeployArgs>,
+        confirmed: Confirmed<DeployConfig>,
+    ) -> Result<String, ToolError> {
+        let level = confirmed.approval_level.as_wire();
+        self.db()
+            .execute(
+                "INSERT INTO deployments (service, approval_level, rollback_plan) VALUES (?1, ?2, ?3)",
+                (&args.service, level, &confirmed.rollback_plan),
+            )
+            .map_err(ToolError::internal)?;
+        Ok(format!(
+            "Deployment of {} submitted ({level}); rollback plan recorded.",
+            args.service
+        ))
+    }
+
+    /// List the database tables and their row counts.
+    #[read_only]
+    #[tool]
+    async fn list_tables(&self) -> Result<String, ToolError> {
+        let conn = self.db();
+        let mut lines = Vec::new();
+        for table in db::tables(&conn).map_err(ToolError::internal)? {
+            let rows = db::table_rows(&conn, &table)
+                .map_err(ToolError::internal)?
+                .unwrap_or(0);
+            lines.push(format!("{table}: {rows} rows"));
+        }
+        Ok(lines.join("\n"))
+    }
+}

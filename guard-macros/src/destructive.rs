@@ -1,0 +1,398 @@
+//! `#[destructive(...)]`: parse the options, check the handler's shape, and expand the
+//! method into guard's call flow around the author's body.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::{Expr, FnArg, Ident, ImplItemFn, Pat, PathArguments, Type, spanned::Spanned};
+
+use crate::{
+    attr::{self, Opt},
+    ctxt::Ctxt,
+    tool_attr,
+};
+
+const OPTIONS: &[&str] = &[
+    "confirm",
+    "form",
+    "target",
+    "preview",
+    "validate",
+    "message",
+    "timeout",
+    "on_decline",
+    "on_cancel",
+    "idempotent",
+];
+
+#[derive(Clone, Copy, PartialEq)]
+enum Confirm {
+    Form,
+    Checkbox,
+    TypeToConfirm,
+}
+
+#[derive(Default)]
+struct Options {
+    confirm: Option<(Confirm, Span)>,
+    form: Option<Expr>,
+    target: Option<Ident>,
+    preview: Option<Expr>,
+    validate: Option<Expr>,
+    message: Option<String>,
+    timeout_secs: Option<u64>,
+    on_decline: Option<String>,
+    on_cancel: Option<String>,
+    idempotent: bool,
+}
+
+/// The handler's parameters, by role.
+struct Shape {
+    /// Index and type of `Parameters<T>`, and `T`.
+    params: Option<(usize, Type, Type)>,
+    /// Index of `Confirmed<F>`, the parameter's type, and `F`.
+    confirmed: Option<(usize, Type, Type)>,
+}
+
+pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
+    let cx = Ctxt::new();
+    let options = parse_options(&cx, attr);
+    let shape = check(&cx, &options, &f);
+    let mut tool_fn = f.clone();
+    tool_attr::set_hints(
+        &cx,
+        &mut tool_fn,
+        "destructive",
+        tool_attr::destructive_hints(options.idempotent),
+    );
+    match cx.check() {
+        Ok(()) => generate(&options, &shape, f, tool_fn),
+        Err(errors) => {
+            let fallback = fallback(f);
+            quote!(#errors #fallback)
+        }
+    }
+}
+
+fn parse_options(cx: &Ctxt, attr: TokenStream) -> Options {
+    let mut o = Options::default();
+    for opt in attr::parse_options(cx, attr, "#[destructive]", OPTIONS) {
+        apply(cx, &mut o, opt);
+    }
+    if o.preview.is_none() {
+        cx.push(syn::Error::new(
+            Span::call_site(),
+            "`#[destructive]` needs `preview = path::to::fn`: the human must see the concrete effect (the resolved target, the counts, what disappears) before confirming, and guard re-runs it to refuse if the target changed. Add `preview = Self::preview_...`",
+        ));
+    }
+    match &o.confirm {
+        Some((Confirm::TypeToConfirm, span)) if o.target.is_none() => cx.push(syn::Error::new(
+            *span,
+            "`confirm = \"type_to_confirm\"` needs `target = <argument field>`: the `String` argument the human must retype, e.g. `target = table`",
+        )),
+        None if o.form.is_none() => cx.push(syn::Error::new(
+            Span::call_site(),
+            "say how the human confirms: `confirm = \"checkbox\"`, `confirm = \"type_to_confirm\"`, or `form = YourForm`",
+        )),
+        _ => {}
+    }
+    if let Some(target) = &o.target
+        && !matches!(o.confirm, Some((Confirm::TypeToConfirm, _)))
+    {
+        cx.error_spanned_by(
+            target,
+            "`target` is what the human retypes, so it goes with `confirm = \"type_to_confirm\"`",
+        );
+    }
+    o
+}
+
+fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
+    match opt.key.to_string().as_str() {
+        "confirm" => {
+            o.confirm = attr::string_value(cx, &opt).and_then(|s| {
+                let span = opt.value.span();
+                match s.as_str() {
+                    "checkbox" => Some((Confirm::Checkbox, span)),
+                    "type_to_confirm" => Some((Confirm::TypeToConfirm, span)),
+                    other => {
+                        cx.error_spanned_by(&opt.value, format!("unknown confirm kind `{other}`; use \"checkbox\" or \"type_to_confirm\""));
+                        None
+                    }
+                }
+            })
+        }
+        "form" => o.form = attr::expr_value(cx, &opt, "YourForm").cloned(),
+        "target" => match attr::expr_value(cx, &opt, "argument_field") {
+            Some(Expr::Path(p)) if p.path.get_ident().is_some() => o.target = p.path.get_ident().cloned(),
+            Some(other) => cx.error_spanned_by(other, "`target` names a field of the tool's arguments, e.g. `target = table`"),
+            None => {}
+        },
+        "preview" => o.preview = attr::expr_value(cx, &opt, "Self::preview_fn").cloned(),
+        "validate" => o.validate = attr::expr_value(cx, &opt, "Self::rules_fn").cloned(),
+        "message" => o.message = attr::string_value(cx, &opt),
+        "on_decline" => o.on_decline = attr::string_value(cx, &opt),
+        "on_cancel" => o.on_cancel = attr::string_value(cx, &opt),
+        "timeout" => o.timeout_secs = attr::string_value(cx, &opt).and_then(|s| {
+            let secs = parse_duration(&s);
+            if secs.is_none() {
+                cx.error_spanned_by(&opt.value, format!("cannot read timeout `{s}`; write a positive whole number with a unit: \"90s\", \"5m\", \"1h\""));
+            }
+            secs
+        }),
+        "idempotent" => o.idempotent = attr::flag_value(cx, &opt),
+        _ => {}
+    }
+}
+
+fn parse_duration(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (digits, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit())?);
+    let n: u64 = digits.parse().ok().filter(|n| *n > 0)?;
+    match unit {
+        "s" => Some(n),
+        "m" => n.checked_mul(60),
+        "h" => n.checked_mul(3600),
+        _ => None,
+    }
+}
+
+fn last_segment<'t>(ty: &'t Type, name: &str) -> Option<&'t Type> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != name {
+        return None;
+    }
+    match &last.arguments {
+        PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
+            syn::GenericArgument::Type(t) => Some(t),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+fn check(cx: &Ctxt, o: &Options, f: &ImplItemFn) -> Shape {
+    if f.sig.asyncness.is_none() {
+        cx.error_spanned_by(
+            f.sig.fn_token,
+            "a `#[destructive]` handler must be `async fn`: guard awaits the human's answer before the effect runs. Write `async fn`",
+        );
+    }
+    if let Some(other) = f.attrs.iter().find(|a| tool_attr::is_attr(a, "read_only")) {
+        cx.error_spanned_by(other, "a tool cannot be both `#[read_only]` and `#[destructive]`: remove `#[read_only]` if it changes anything, or `#[destructive]` if it only reads");
+    }
+    if !matches!(f.sig.inputs.first(), Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none())
+    {
+        cx.error_spanned_by(
+            &f.sig.ident,
+            "a `#[destructive]` tool is a method taking `&self`",
+        );
+    }
+    let mut shape = Shape {
+        params: None,
+        confirmed: None,
+    };
+    for (i, arg) in f.sig.inputs.iter().enumerate() {
+        let FnArg::Typed(pt) = arg else { continue };
+        if let Some(inner) = last_segment(&pt.ty, "Parameters") {
+            shape.params = Some((i, (*pt.ty).clone(), inner.clone()));
+        } else if let Some(inner) = last_segment(&pt.ty, "Confirmed") {
+            if shape.confirmed.is_some() {
+                cx.error_spanned_by(&pt.ty, "take the `Confirmed<_>` proof once");
+            }
+            shape.confirmed = Some((i, (*pt.ty).clone(), inner.clone()));
+        }
+    }
+    match &shape.confirmed {
+        None => cx.error_spanned_by(
+            &f.sig,
+            "a `#[destructive]` handler must take the proof `confirmed: Confirmed<YourForm>`: only guard can build it, after the human accepted, so the effect cannot run unconfirmed. Add the parameter (use `guard_runtime::forms::Checkbox` or `TypeToConfirm` if you need no custom form)",
+        ),
+        Some((_, _, inner)) => {
+            if let Some(form) = &o.form
+                && quote!(#form).to_string() != quote!(#inner).to_string()
+            {
+                cx.error_spanned_by(form, format!("`form = {}` but the handler takes `Confirmed<{}>`; they must name the same form (or drop `form`)", quote!(#form), quote!(#inner)));
+            }
+        }
+    }
+    if o.target.is_some() && shape.params.is_none() {
+        cx.error_spanned_by(
+            &f.sig,
+            "`target` names an argument field, but the handler takes no `Parameters<_>`",
+        );
+    }
+    for arg in f.sig.inputs.iter() {
+        if let FnArg::Typed(pt) = arg
+            && let Pat::Ident(pi) = &*pt.pat
+            && pi.by_ref.is_some()
+        {
+            cx.error_spanned_by(pi, "handler parameters are taken by value");
+        }
+    }
+    shape
+}
+
+/// The expansion: the author's body as a hidden inner method, and the rmcp tool method that
+/// runs guard's flow and calls it with the proof.
+fn generate(
+    o: &Options,
+    shape: &Shape,
+    original: ImplItemFn,
+    mut tool_fn: ImplItemFn,
+) -> TokenStream {
+    let name = original.sig.ident.clone();
+    let inner_name = format_ident!("__guard_{}", name);
+    let (confirmed_at, confirmed_ty, form_ty) = shape.confirmed.clone().expect("checked");
+
+    let mut inner = original;
+    inner.sig.ident = inner_name.clone();
+    inner
+        .attrs
+        .retain(|a| !tool_attr::is_attr(a, "tool") && !a.path().is_ident("doc"));
+    inner.attrs.push(syn::parse_quote!(#[doc(hidden)]));
+    inner.vis = syn::Visibility::Inherited;
+
+    // The tool method takes every parameter but the proof, plus guard's context first.
+    let mut params = Vec::new();
+    let mut forward = Vec::new();
+    let mut unpack = TokenStream::new();
+    for (i, arg) in tool_fn.sig.inputs.iter().enumerate() {
+        let FnArg::Typed(pt) = arg else { continue };
+        let binding = format_ident!("__guard_p{}", i);
+        if i == confirmed_at {
+            forward.push(quote!(__guard_confirmed));
+            continue;
+        }
+        let ty = &pt.ty;
+        params.push(quote!(#binding: #ty));
+        if matches!(&shape.params, Some((at, _, _)) if *at == i) {
+            unpack = quote! {
+                let ::guard_runtime::__private::rmcp::handler::server::wrapper::Parameters(__guard_args) = #binding;
+            };
+            forward.push(quote!(
+                ::guard_runtime::__private::rmcp::handler::server::wrapper::Parameters(
+                    __guard_args
+                )
+            ));
+        } else {
+            forward.push(quote!(#binding));
+        }
+    }
+
+    let preview = o.preview.as_ref().expect("checked");
+    let preview_call = if shape.params.is_some() {
+        quote_spanned!(preview.span()=> #preview(self, &__guard_args).await)
+    } else {
+        quote_spanned!(preview.span()=> #preview(self).await)
+    };
+    let confirm_kind = match o.confirm.map(|c| c.0).unwrap_or(Confirm::Form) {
+        Confirm::Form => quote!(Form),
+        Confirm::Checkbox => quote!(Checkbox),
+        Confirm::TypeToConfirm => quote!(TypeToConfirm),
+    };
+    let expected = match &o.target {
+        Some(target) => quote_spanned! {target.span()=>
+            ::core::option::Option::Some(::guard_runtime::TargetText::target_text(&__guard_args.#target))
+        },
+        None => quote!(::core::option::Option::None),
+    };
+    let rules = match &o.validate {
+        Some(v) => quote_spanned! {v.span()=>
+            ::core::option::Option::Some(#v as fn(&#form_ty) -> ::core::result::Result<(), ::std::string::String>)
+        },
+        None => quote!(::core::option::Option::None),
+    };
+    let opt_str = |s: &Option<String>| match s {
+        Some(s) => quote!(::core::option::Option::Some(#s)),
+        None => quote!(::core::option::Option::None),
+    };
+    let message = opt_str(&o.message);
+    let on_decline = opt_str(&o.on_decline);
+    let on_cancel = opt_str(&o.on_cancel);
+    let timeout = match o.timeout_secs {
+        Some(secs) => {
+            quote!(::core::option::Option::Some(::core::time::Duration::from_secs(#secs)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let tool_name = name.to_string();
+
+    let mut asserts = vec![
+        quote_spanned!(confirmed_ty.span()=> ::guard_runtime::__private::assert_form::<#form_ty>();),
+        quote!(::guard_runtime::__private::assert_guarded::<Self>();),
+    ];
+    if let Some((_, params_ty, args_ty)) = &shape.params {
+        asserts.push(quote_spanned!(params_ty.span()=> ::guard_runtime::__private::assert_tool_args::<#args_ty>();));
+    }
+    match o.confirm.map(|c| c.0) {
+        Some(Confirm::Checkbox) => asserts.push(quote_spanned!(confirmed_ty.span()=> ::guard_runtime::__private::assert_checkbox_form::<#form_ty>();)),
+        Some(Confirm::TypeToConfirm) => asserts.push(quote_spanned!(confirmed_ty.span()=> ::guard_runtime::__private::assert_type_to_confirm_form::<#form_ty>();)),
+        _ => {}
+    }
+
+    let rmcp = quote!(::guard_runtime::__private::rmcp);
+    let receiver = tool_fn.sig.inputs.first().cloned();
+    tool_fn.sig.inputs = syn::parse_quote!(#receiver, __guard_call: ::guard_runtime::__private::GuardCall, #(#params),*);
+    tool_fn.sig.output = syn::parse_quote!(-> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData>);
+    tool_fn.block = syn::parse_quote!({
+        const __GUARD_SPEC: &::guard_runtime::ToolSpec = &::guard_runtime::ToolSpec {
+            name: #tool_name,
+            confirm: ::guard_runtime::ConfirmKind::#confirm_kind,
+            message: #message,
+            timeout: #timeout,
+            on_decline: #on_decline,
+            on_cancel: #on_cancel,
+        };
+        #(#asserts)*
+        let __guard_flow = ::guard_runtime::__private::Flow::<#form_ty>::new(
+            ::guard_runtime::Guarded::guard(self),
+            __guard_call,
+            __GUARD_SPEC,
+        );
+        #unpack
+        let __guard_effect = match __guard_flow.begin(#preview_call) {
+            ::core::result::Result::Ok(effect) => effect,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(done),
+        };
+        let __guard_form = match __guard_flow.ask(&__guard_effect, #expected, #rules).await {
+            ::core::result::Result::Ok(form) => form,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(done),
+        };
+        let __guard_confirmed = match __guard_flow.recheck(&__guard_effect, #preview_call, __guard_form) {
+            ::core::result::Result::Ok(confirmed) => confirmed,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(done),
+        };
+        __guard_flow.finish(Self::#inner_name(self, #(#forward),*).await)
+    });
+    quote! {
+        #inner
+        #tool_fn
+    }
+}
+
+/// On error: keep the author's body (so its own errors still show) under the hidden name,
+/// and a tool method rmcp can route, so one mistake does not cascade into routing errors.
+fn fallback(original: ImplItemFn) -> TokenStream {
+    let name = original.sig.ident.clone();
+    let vis = original.vis.clone();
+    let tool_attrs: Vec<_> = original
+        .attrs
+        .iter()
+        .filter(|a| tool_attr::is_attr(a, "tool"))
+        .cloned()
+        .collect();
+    let mut inner = original;
+    inner.sig.ident = format_ident!("__guard_{}", name);
+    inner
+        .attrs
+        .retain(|a| !tool_attr::is_attr(a, "tool") && !tool_attr::is_attr(a, "read_only"));
+    inner.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
+    quote! {
+        #inner
+        #(#tool_attrs)*
+        #vis async fn #name(&self) -> ::std::string::String {
+            ::core::unreachable!("guard reported a compile error for this tool")
+        }
+    }
+}

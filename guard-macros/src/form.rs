@@ -1,0 +1,568 @@
+//! `#[derive(Form)]`: a flat elicitation form, checked at compile time.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::{
+    Data, DeriveInput, Expr, Fields, GenericArgument, Ident, Lit, PathArguments, Type,
+    spanned::Spanned,
+};
+
+use crate::{
+    attr::{self, Opt},
+    ctxt::Ctxt,
+    names,
+};
+
+const FIELD_OPTIONS: &[&str] = &[
+    "title",
+    "description",
+    "min_length",
+    "max_length",
+    "minimum",
+    "maximum",
+    "format",
+    "default",
+    "checkbox",
+    "confirm_text",
+];
+
+const FLAT_HINT: &str = "elicitation forms must be flat (string, number, integer, boolean or a single-choice enum) so every client can render them";
+
+/// What a field holds, as read from its declared type.
+enum Kind {
+    String,
+    Bool,
+    Integer(&'static str),
+    Number,
+    /// Any other plain path: must be a `FormEnum`, checked by the trait system.
+    Enum(Type),
+}
+
+const INTEGERS: &[&str] = &[
+    "i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize",
+];
+
+struct Field {
+    ident: Ident,
+    ty: Type,
+    kind: Kind,
+    optional: bool,
+    title: Option<String>,
+    description: Option<String>,
+    min_length: Option<u32>,
+    max_length: Option<u32>,
+    minimum: Option<f64>,
+    maximum: Option<f64>,
+    format: Option<&'static str>,
+    default: Option<Lit>,
+    checkbox: bool,
+    confirm_text: bool,
+}
+
+pub fn derive(input: DeriveInput) -> TokenStream {
+    let cx = Ctxt::new();
+    let fields = parse(&cx, &input);
+    if let Some(fields) = &fields {
+        check(&cx, fields);
+    }
+    match (cx.check(), fields) {
+        (Ok(()), Some(fields)) => expand(&input.ident, &fields),
+        (Err(errors), _) => errors,
+        (Ok(()), None) => unreachable!("parse failures are reported"),
+    }
+}
+
+fn parse(cx: &Ctxt, input: &DeriveInput) -> Option<Vec<Field>> {
+    if !input.generics.params.is_empty() {
+        cx.error_spanned_by(
+            &input.generics,
+            "a form cannot be generic: its schema must be known at compile time; use concrete field types",
+        );
+    }
+    let Data::Struct(data) = &input.data else {
+        cx.error_spanned_by(
+            &input.ident,
+            "`Form` derives only on a struct with named fields; for a single choice use `#[derive(FormEnum)]` on a unit-only enum and make it a field",
+        );
+        return None;
+    };
+    let Fields::Named(named) = &data.fields else {
+        cx.error_spanned_by(
+            &data.fields,
+            "a form needs named fields: the names become the form's properties",
+        );
+        return None;
+    };
+    Some(
+        named
+            .named
+            .iter()
+            .filter_map(|f| parse_field(cx, f))
+            .collect(),
+    )
+}
+
+fn parse_field(cx: &Ctxt, field: &syn::Field) -> Option<Field> {
+    let ident = field.ident.clone()?;
+    let name = ident.to_string();
+    if names::is_secret(&name) {
+        cx.error_spanned_by(
+            &ident,
+            format!(
+                "form field `{name}` looks like a secret; the MCP spec says servers MUST NOT use form-mode elicitation to request sensitive information (passwords, API keys, tokens). Remove it and collect the secret through URL-mode elicitation, where the user enters it on a page you control"
+            ),
+        );
+    }
+    let (optional, inner) = match option_inner(&field.ty) {
+        Some(inner) => (true, inner),
+        None => (false, &field.ty),
+    };
+    let kind = classify(cx, &name, inner)?;
+    let mut out = Field {
+        ident,
+        ty: field.ty.clone(),
+        kind,
+        optional,
+        title: None,
+        description: doc_comment(&field.attrs),
+        min_length: None,
+        max_length: None,
+        minimum: None,
+        maximum: None,
+        format: None,
+        default: None,
+        checkbox: false,
+        confirm_text: false,
+    };
+    for a in field.attrs.iter().filter(|a| a.path().is_ident("form")) {
+        let tokens = match a.meta.require_list() {
+            Ok(list) => list.tokens.clone(),
+            Err(e) => {
+                cx.push(e);
+                continue;
+            }
+        };
+        for opt in attr::parse_options(cx, tokens, "#[form]", FIELD_OPTIONS) {
+            apply(cx, &mut out, &opt);
+        }
+    }
+    Some(out)
+}
+
+fn apply(cx: &Ctxt, f: &mut Field, opt: &Opt) {
+    match opt.key.to_string().as_str() {
+        "title" => f.title = attr::string_value(cx, opt),
+        "description" => f.description = attr::string_value(cx, opt),
+        "min_length" => f.min_length = int_value(cx, opt),
+        "max_length" => f.max_length = int_value(cx, opt),
+        "minimum" => f.minimum = number_value(cx, opt),
+        "maximum" => f.maximum = number_value(cx, opt),
+        "format" => {
+            f.format = attr::string_value(cx, opt).and_then(|s| {
+                let known = ["email", "uri", "date", "date-time"]
+                    .into_iter()
+                    .find(|k| *k == s);
+                if known.is_none() {
+                    cx.error_spanned_by(
+                        &opt.value,
+                        format!(
+                            "unknown format `{s}`; the spec allows: email, uri, date, date-time"
+                        ),
+                    );
+                }
+                known
+            })
+        }
+        "default" => match &opt.value {
+            Some(Expr::Lit(lit)) => f.default = Some(lit.lit.clone()),
+            Some(Expr::Unary(u)) => match (&*u.expr, u.op) {
+                (Expr::Lit(lit), syn::UnOp::Neg(_)) => f.default = negate(cx, &lit.lit),
+                _ => cx.error_spanned_by(u, "`default` takes a literal"),
+            },
+            _ => cx.error_spanned_by(
+                &opt.key,
+                "`default` takes a literal: a string, number or bool",
+            ),
+        },
+        "checkbox" => f.checkbox = attr::flag_value(cx, opt),
+        "confirm_text" => f.confirm_text = attr::flag_value(cx, opt),
+        _ => {}
+    }
+}
+
+fn negate(cx: &Ctxt, lit: &Lit) -> Option<Lit> {
+    let text = match lit {
+        Lit::Int(i) => format!("-{}", i.base10_digits()),
+        Lit::Float(x) => format!("-{}", x.base10_digits()),
+        other => {
+            cx.error_spanned_by(other, "only numbers can be negative");
+            return None;
+        }
+    };
+    syn::parse_str::<Lit>(&text).ok().map(|mut l| {
+        l.set_span(lit.span());
+        l
+    })
+}
+
+fn int_value(cx: &Ctxt, opt: &Opt) -> Option<u32> {
+    match &opt.value {
+        Some(Expr::Lit(syn::ExprLit {
+            lit: Lit::Int(i), ..
+        })) => i.base10_parse().map_err(|e| cx.push(e)).ok(),
+        _ => {
+            cx.error_spanned_by(
+                &opt.key,
+                format!("`{}` takes a whole number: `{} = 10`", opt.key, opt.key),
+            );
+            None
+        }
+    }
+}
+
+fn number_value(cx: &Ctxt, opt: &Opt) -> Option<f64> {
+    let (negative, lit) = match &opt.value {
+        Some(Expr::Lit(l)) => (false, &l.lit),
+        Some(Expr::Unary(u)) if matches!(u.op, syn::UnOp::Neg(_)) => match &*u.expr {
+            Expr::Lit(l) => (true, &l.lit),
+            _ => return bad_number(cx, opt),
+        },
+        _ => return bad_number(cx, opt),
+    };
+    let value: f64 = match lit {
+        Lit::Int(i) => i.base10_parse().map_err(|e| cx.push(e)).ok()?,
+        Lit::Float(x) => x.base10_parse().map_err(|e| cx.push(e)).ok()?,
+        _ => return bad_number(cx, opt),
+    };
+    Some(if negative { -value } else { value })
+}
+
+fn bad_number(cx: &Ctxt, opt: &Opt) -> Option<f64> {
+    cx.error_spanned_by(
+        &opt.key,
+        format!("`{}` takes a number: `{} = 0`", opt.key, opt.key),
+    );
+    None
+}
+
+fn doc_comment(attrs: &[syn::Attribute]) -> Option<String> {
+    let lines: Vec<String> = attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                Expr::Lit(syn::ExprLit {
+                    lit: Lit::Str(s), ..
+                }) => Some(s.value().trim().to_owned()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .filter(|l| !l.is_empty())
+        .collect();
+    (!lines.is_empty()).then(|| lines.join(" "))
+}
+
+/// `Option<T>` → `T`.
+fn option_inner(ty: &Type) -> Option<&Type> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "Option" {
+        return None;
+    }
+    match &last.arguments {
+        PathArguments::AngleBracketed(args) => match args.args.first()? {
+            GenericArgument::Type(inner) => Some(inner),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn classify(cx: &Ctxt, name: &str, ty: &Type) -> Option<Kind> {
+    let refuse = |what: &str, instead: &str| {
+        cx.error_spanned_by(
+            ty,
+            format!("form field `{name}` is {what}: {FLAT_HINT}. {instead}"),
+        );
+        None
+    };
+    match ty {
+        Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            let ident = last.ident.to_string();
+            if !matches!(last.arguments, PathArguments::None) {
+                return match ident.as_str() {
+                    "Vec" | "VecDeque" | "HashSet" | "BTreeSet" | "LinkedList" => refuse(
+                        "a list",
+                        "Use one field per item, or a `String` the handler splits.",
+                    ),
+                    "HashMap" | "BTreeMap" | "IndexMap" => {
+                        refuse("a map", "Use one named field per key.")
+                    }
+                    "Option" => refuse("a nested `Option`", "Use a single `Option<T>`."),
+                    _ => refuse(
+                        "a generic type",
+                        "Use String, bool, a number type, `Option` of those, or a `#[derive(FormEnum)]` enum.",
+                    ),
+                };
+            }
+            Some(match ident.as_str() {
+                "String" => Kind::String,
+                "bool" => Kind::Bool,
+                "f32" | "f64" => Kind::Number,
+                i if INTEGERS.contains(&i) => {
+                    Kind::Integer(INTEGERS.iter().find(|t| **t == i).copied()?)
+                }
+                _ => Kind::Enum(ty.clone()),
+            })
+        }
+        Type::Tuple(_) => refuse("a tuple", "Use one named field per element."),
+        Type::Array(_) | Type::Slice(_) => refuse(
+            "a list",
+            "Use one field per item, or a `String` the handler splits.",
+        ),
+        Type::Reference(_) => refuse(
+            "a reference",
+            "Own the value: use `String` instead of `&str`.",
+        ),
+        _ => refuse(
+            "not a plain value type",
+            "Use String, bool, a number type, `Option` of those, or a `#[derive(FormEnum)]` enum.",
+        ),
+    }
+}
+
+fn check(cx: &Ctxt, fields: &[Field]) {
+    for f in fields {
+        let is_string = matches!(f.kind, Kind::String);
+        let is_number = matches!(f.kind, Kind::Integer(_) | Kind::Number);
+        if (f.min_length.is_some() || f.max_length.is_some() || f.format.is_some()) && !is_string {
+            cx.error_spanned_by(
+                &f.ident,
+                "`min_length`, `max_length` and `format` apply only to `String` fields",
+            );
+        }
+        if (f.minimum.is_some() || f.maximum.is_some()) && !is_number {
+            cx.error_spanned_by(
+                &f.ident,
+                "`minimum` and `maximum` apply only to number fields",
+            );
+        }
+        if let (Some(min), Some(max)) = (f.min_length, f.max_length)
+            && min > max
+        {
+            cx.error_spanned_by(&f.ident, format!("`min_length` ({min}) is greater than `max_length` ({max}), so no answer could pass"));
+        }
+        if let (Some(min), Some(max)) = (f.minimum, f.maximum)
+            && min > max
+        {
+            cx.error_spanned_by(
+                &f.ident,
+                format!(
+                    "`minimum` ({min}) is greater than `maximum` ({max}), so no answer could pass"
+                ),
+            );
+        }
+        if let Kind::Integer(_) = f.kind
+            && [f.minimum, f.maximum]
+                .iter()
+                .flatten()
+                .any(|n| n.fract() != 0.0)
+        {
+            cx.error_spanned_by(
+                &f.ident,
+                "an integer field takes whole-number `minimum`/`maximum`",
+            );
+        }
+        if f.checkbox && (f.optional || !matches!(f.kind, Kind::Bool)) {
+            cx.error_spanned_by(
+                &f.ident,
+                "`#[form(checkbox)]` goes on a plain `bool` field: the human must tick it",
+            );
+        }
+        if f.confirm_text && (f.optional || !matches!(f.kind, Kind::String)) {
+            cx.error_spanned_by(&f.ident, "`#[form(confirm_text)]` goes on a plain `String` field: the human retypes the target there");
+        }
+        if let Some(default) = &f.default {
+            let fits = matches!(
+                (&f.kind, default),
+                (Kind::String | Kind::Enum(_), Lit::Str(_))
+                    | (Kind::Bool, Lit::Bool(_))
+                    | (Kind::Integer(_), Lit::Int(_))
+                    | (Kind::Number, Lit::Int(_) | Lit::Float(_))
+            );
+            if !fits {
+                cx.error_spanned_by(
+                    default,
+                    format!("this default does not match the type of `{}`", f.ident),
+                );
+            }
+        }
+    }
+    let roles: [(fn(&Field) -> bool, &str); 2] = [
+        (|f| f.checkbox, "checkbox"),
+        (|f| f.confirm_text, "confirm_text"),
+    ];
+    for (role, attr) in roles {
+        if let Some(second) = fields.iter().filter(|f| role(f)).nth(1) {
+            cx.error_spanned_by(
+                &second.ident,
+                format!("only one field may be `#[form({attr})]`"),
+            );
+        }
+    }
+}
+
+fn expand(ident: &Ident, fields: &[Field]) -> TokenStream {
+    let name = ident.to_string();
+    let specs = fields.iter().map(field_spec);
+    let extracts = fields.iter().enumerate().map(|(i, f)| {
+        let field = &f.ident;
+        let key = field.to_string();
+        let ty = &f.ty;
+        quote_spanned! {ty.span()=>
+            #field: <#ty as ::guard_runtime::FieldValue>::from_field(content.get(#key), &fields[#i])?
+        }
+    });
+    let to_json = fields.iter().map(|f| {
+        let field = &f.ident;
+        let key = field.to_string();
+        let ty = &f.ty;
+        quote! {
+            content.insert(::std::string::String::from(#key), <#ty as ::guard_runtime::FieldValue>::to_json(&self.#field));
+        }
+    });
+    let role_impls = [
+        fields
+            .iter()
+            .any(|f| f.checkbox)
+            .then(|| quote!(impl ::guard_runtime::CheckboxForm for #ident {})),
+        fields
+            .iter()
+            .any(|f| f.confirm_text)
+            .then(|| quote!(impl ::guard_runtime::TypeToConfirmForm for #ident {})),
+    ];
+    quote! {
+        impl ::guard_runtime::Form for #ident {
+            const SPEC: &'static ::guard_runtime::FormSpec = &::guard_runtime::FormSpec {
+                name: #name,
+                fields: &[#(#specs),*],
+            };
+
+            fn from_valid(
+                content: &::guard_runtime::__private::serde_json::Map<::std::string::String, ::guard_runtime::__private::serde_json::Value>,
+            ) -> ::core::result::Result<Self, ::std::string::String> {
+                let fields = <Self as ::guard_runtime::Form>::SPEC.fields;
+                ::core::result::Result::Ok(Self { #(#extracts),* })
+            }
+
+            fn to_content(&self) -> ::guard_runtime::__private::serde_json::Map<::std::string::String, ::guard_runtime::__private::serde_json::Value> {
+                let mut content = ::guard_runtime::__private::serde_json::Map::new();
+                #(#to_json)*
+                content
+            }
+        }
+        #(#role_impls)*
+    }
+}
+
+fn opt_str(value: &Option<String>) -> TokenStream {
+    match value {
+        Some(s) => quote!(::core::option::Option::Some(#s)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn opt_num<T: quote::ToTokens>(value: Option<T>) -> TokenStream {
+    match value {
+        Some(n) => quote!(::core::option::Option::Some(#n)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn field_spec(f: &Field) -> TokenStream {
+    let name = f.ident.to_string();
+    let title = opt_str(&f.title);
+    let description = opt_str(&f.description);
+    let optional = f.optional;
+    let kind = match &f.kind {
+        Kind::String => {
+            let min = opt_num(f.min_length);
+            let max = opt_num(f.max_length);
+            let format = match f.format {
+                Some("email") => {
+                    quote!(::core::option::Option::Some(::guard_runtime::Format::Email))
+                }
+                Some("uri") => quote!(::core::option::Option::Some(::guard_runtime::Format::Uri)),
+                Some("date") => quote!(::core::option::Option::Some(::guard_runtime::Format::Date)),
+                Some(_) => quote!(::core::option::Option::Some(
+                    ::guard_runtime::Format::DateTime
+                )),
+                None => quote!(::core::option::Option::None),
+            };
+            quote!(::guard_runtime::FieldKind::String { min_length: #min, max_length: #max, format: #format })
+        }
+        Kind::Bool => quote!(::guard_runtime::FieldKind::Boolean),
+        Kind::Integer(rust_type) => {
+            let ty = Ident::new(rust_type, Span::call_site());
+            let min = opt_num(f.minimum.map(|n| n as i64));
+            let max = opt_num(f.maximum.map(|n| n as i64));
+            quote!(::guard_runtime::FieldKind::Integer {
+                minimum: #min,
+                maximum: #max,
+                type_min: #ty::MIN as i128,
+                type_max: #ty::MAX as i128,
+                rust_type: #rust_type,
+            })
+        }
+        Kind::Number => {
+            let min = opt_num(f.minimum);
+            let max = opt_num(f.maximum);
+            quote!(::guard_runtime::FieldKind::Number { minimum: #min, maximum: #max })
+        }
+        Kind::Enum(ty) => quote_spanned! {ty.span()=>
+            ::guard_runtime::FieldKind::Enum { values: <#ty as ::guard_runtime::FormEnum>::VALUES }
+        },
+    };
+    let default = match &f.default {
+        None => quote!(::core::option::Option::None),
+        Some(Lit::Str(s)) => {
+            quote!(::core::option::Option::Some(::guard_runtime::DefaultValue::Str(#s)))
+        }
+        Some(Lit::Bool(b)) => {
+            quote!(::core::option::Option::Some(::guard_runtime::DefaultValue::Bool(#b)))
+        }
+        Some(Lit::Int(i)) if matches!(f.kind, Kind::Number) => {
+            let n: f64 = i.base10_parse().unwrap_or_default();
+            quote!(::core::option::Option::Some(::guard_runtime::DefaultValue::Num(#n)))
+        }
+        Some(Lit::Int(i)) => {
+            let n: i64 = i.base10_parse().unwrap_or_default();
+            quote!(::core::option::Option::Some(::guard_runtime::DefaultValue::Int(#n)))
+        }
+        Some(Lit::Float(x)) => {
+            let n: f64 = x.base10_parse().unwrap_or_default();
+            quote!(::core::option::Option::Some(::guard_runtime::DefaultValue::Num(#n)))
+        }
+        Some(_) => quote!(::core::option::Option::None),
+    };
+    let role = if f.checkbox {
+        quote!(::guard_runtime::FieldRole::Checkbox)
+    } else if f.confirm_text {
+        quote!(::guard_runtime::FieldRole::ConfirmText)
+    } else {
+        quote!(::guard_runtime::FieldRole::Plain)
+    };
+    quote! {
+        ::guard_runtime::FieldSpec {
+            name: #name,
+            title: #title,
+            description: #description,
+            kind: #kind,
+            optional: #optional,
+            default: #default,
+            role: #role,
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! Macros for guard. They parse, check and expand; the behaviour lives in `guard_runtime`,
+//! which re-exports everything here. Depend on `guard_runtime`, not on this crate.
+
+mod attr;
+mod ctxt;
+mod destructive;
+mod form;
+mod form_enum;
+mod names;
+mod read_only;
+mod tool_args;
+mod tool_attr;
+
+use proc_macro::TokenStream;
+use syn::{DeriveInput, ImplItemFn, parse_macro_input};
+
+/// Guards a destructive rmcp tool method. Put it directly above `#[tool]`.
+///
+/// Options: `confirm = "checkbox" | "type_to_confirm"`, `form = Type`, `target = field`,
+/// `preview = path` (required), `validate = path`, `message = "..."`, `timeout = "5m"`,
+/// `on_decline = "..."`, `on_cancel = "..."`, `idempotent`.
+#[proc_macro_attribute]
+pub fn destructive(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let f = parse_macro_input!(item as ImplItemFn);
+    destructive::expand(attr.into(), f).into()
+}
+
+/// Marks an rmcp tool method as read-only (`readOnlyHint: true`). Put it above `#[tool]`.
+#[proc_macro_attribute]
+pub fn read_only(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let f = parse_macro_input!(item as ImplItemFn);
+    read_only::expand(attr.into(), f).into()
+}
+
+/// A flat elicitation form. Field options go in `#[form(...)]`: `title`, `description`,
+/// `min_length`, `max_length`, `minimum`, `maximum`, `format`, `default`, `checkbox`,
+/// `confirm_text`.
+#[proc_macro_derive(Form, attributes(form))]
+pub fn derive_form(input: TokenStream) -> TokenStream {
+    form::derive(parse_macro_input!(input as DeriveInput)).into()
+}
+
+/// A unit-only enum offered as one choice; `#[form(title = "...", value = "...")]` per variant.
+#[proc_macro_derive(FormEnum, attributes(form))]
+pub fn derive_form_enum(input: TokenStream) -> TokenStream {
+    form_enum::derive(parse_macro_input!(input as DeriveInput)).into()
+}
+
+/// Model-visible arguments of a guarded tool, checked for consent and identity fields.
+#[proc_macro_derive(ToolArgs)]
+pub fn derive_tool_args(input: TokenStream) -> TokenStream {
+    tool_args::derive(parse_macro_input!(input as DeriveInput)).into()
+}

@@ -1,0 +1,91 @@
+//! Finds rmcp's `#[tool(...)]` on a method and writes guard's honest annotations into it.
+
+use quote::quote;
+use syn::{Attribute, ImplItemFn, Meta, Token, parse_quote, punctuated::Punctuated};
+
+use crate::ctxt::Ctxt;
+
+/// The hints guard owns; an author may still set `title` and `open_world_hint`.
+const OWNED_HINTS: &[&str] = &["read_only_hint", "destructive_hint", "idempotent_hint"];
+
+pub fn is_attr(attr: &Attribute, name: &str) -> bool {
+    attr.path().segments.last().is_some_and(|s| s.ident == name)
+}
+
+/// Rewrites the method's `#[tool]` so its annotations carry `hints`
+/// (`read_only_hint = true, ...`). Reports a missing `#[tool]` or an author-set hint.
+pub fn set_hints(cx: &Ctxt, f: &mut ImplItemFn, guard_attr: &str, hints: proc_macro2::TokenStream) {
+    let Some(tool) = f.attrs.iter_mut().find(|a| is_attr(a, "tool")) else {
+        cx.error_spanned_by(
+            &f.sig.ident,
+            format!(
+                "`#[{guard_attr}]` must sit directly above rmcp's `#[tool]` on a tool method; guard writes the tool's annotations into that `#[tool]`, and attribute order matters"
+            ),
+        );
+        return;
+    };
+    let args: Punctuated<Meta, Token![,]> = match &tool.meta {
+        Meta::Path(_) => Punctuated::new(),
+        Meta::List(list) => match list.parse_args_with(Punctuated::parse_terminated) {
+            Ok(args) => args,
+            Err(e) => {
+                cx.push(e);
+                return;
+            }
+        },
+        Meta::NameValue(nv) => {
+            cx.error_spanned_by(
+                nv,
+                "`#[tool]` takes a list: `#[tool(description = \"...\")]`",
+            );
+            return;
+        }
+    };
+    let mut kept: Punctuated<Meta, Token![,]> = Punctuated::new();
+    for meta in args.iter() {
+        let Meta::List(list) = meta else { continue };
+        if !list.path.is_ident("annotations") {
+            continue;
+        }
+        let nested = match list.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated) {
+            Ok(nested) => nested,
+            Err(e) => {
+                cx.push(e);
+                return;
+            }
+        };
+        for inner in nested {
+            let owned = OWNED_HINTS.iter().find(|h| inner.path().is_ident(h));
+            match owned {
+                Some(hint) => cx.error_spanned_by(
+                    inner.path(),
+                    format!(
+                        "`{hint}` is set by `#[{guard_attr}]` so the annotations stay honest; remove it here{}",
+                        if *hint == "idempotent_hint" { " and declare `#[destructive(idempotent)]` if repeats change nothing" } else { "" }
+                    ),
+                ),
+                None => kept.push(inner),
+            }
+        }
+    }
+    let hints = if kept.is_empty() {
+        hints
+    } else {
+        quote!(#kept, #hints)
+    };
+    let mut out: Punctuated<Meta, Token![,]> = args
+        .into_iter()
+        .filter(|m| !m.path().is_ident("annotations"))
+        .collect();
+    out.push(parse_quote!(annotations(#hints)));
+    let path = tool.path().clone();
+    *tool = parse_quote!(#[#path(#out)]);
+}
+
+pub fn read_only_hints() -> proc_macro2::TokenStream {
+    quote!(read_only_hint = true, destructive_hint = false)
+}
+
+pub fn destructive_hints(idempotent: bool) -> proc_macro2::TokenStream {
+    quote!(read_only_hint = false, destructive_hint = true, idempotent_hint = #idempotent)
+}

@@ -1,0 +1,43 @@
+//! The proof value a destructive handler must take: only guard's flow can build one, and it
+//! builds one only after the human accepted and every check passed.
+
+use std::ops::Deref;
+
+use crate::form::Form;
+
+/// The human's accepted, revalidated answer. A handler that takes `Confirmed<F>` cannot be
+/// reached without it, so a guarded effect cannot run unconfirmed.
+#[derive(Debug)]
+pub struct Confirmed<F: Form> {
+    form: F,
+    trace_id: String,
+}
+
+impl<F: Form> Confirmed<F> {
+    pub(crate) fn new(form: F, trace_id: String) -> Self {
+        Self { form, trace_id }
+    }
+
+    /// The accepted form.
+    pub fn form(&self) -> &F {
+        &self.form
+    }
+
+    /// Takes the accepted form out of the proof.
+    pub fn into_form(self) -> F {
+        self.form
+    }
+
+    /// The id that ties this call's log and audit lines together.
+    pub fn trace_id(&self) -> &str {
+        &self.trace_id
+    }
+}
+
+impl<F: Form> Deref for Confirmed<F> {
+    type Target = F;
+
+    fn deref(&self) -> &F {
+        &self.form
+    }
+}

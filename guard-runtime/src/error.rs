@@ -1,0 +1,81 @@
+//! Errors a tool shows the model: a stable code and a sentence that says what to do next.
+//! Internal detail (SQL, I/O errors) goes to the log under a trace id, never to the model.
+
+use std::fmt;
+
+use rmcp::{
+    handler::server::tool::IntoCallToolResult,
+    model::{CallToolResponse, CallToolResult, ContentBlock},
+};
+
+/// Stable error codes the model can branch on.
+pub mod codes {
+    pub const INVALID_INPUT: &str = "INVALID_INPUT";
+    pub const INVALID_CONFIRMATION: &str = "INVALID_CONFIRMATION";
+    pub const STATE_CHANGED: &str = "STATE_CHANGED";
+    pub const CONFIRMATION_EXPIRED: &str = "CONFIRMATION_EXPIRED";
+    pub const INVALID_STATE: &str = "INVALID_STATE";
+    pub const PERMISSION_DENIED: &str = "PERMISSION_DENIED";
+    pub const INTERNAL: &str = "INTERNAL";
+}
+
+/// A model-visible tool failure. Returning `Err(ToolError)` gives an `isError` result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError {
+    code: &'static str,
+    message: String,
+}
+
+impl ToolError {
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// Bad arguments from the model.
+    pub fn invalid_input(message: impl Into<String>) -> Self {
+        Self::new(codes::INVALID_INPUT, message)
+    }
+
+    /// An internal failure: the detail is logged with a trace id; the model gets the id only.
+    pub fn internal(detail: impl fmt::Display) -> Self {
+        let trace_id = uuid::Uuid::new_v4().to_string();
+        tracing::error!(%trace_id, %detail, "tool failed internally");
+        Self::new(
+            codes::INTERNAL,
+            format!(
+                "The tool failed internally and changed nothing it could not report. \
+                 Quote trace_id {trace_id} to the operator."
+            ),
+        )
+    }
+
+    pub fn code(&self) -> &'static str {
+        self.code
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The `isError` result the model sees.
+    pub fn into_result(self) -> CallToolResult {
+        CallToolResult::error(vec![ContentBlock::text(self.to_string())])
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}] {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+impl IntoCallToolResult for ToolError {
+    fn into_call_tool_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
+        Ok(self.into_result().into())
+    }
+}

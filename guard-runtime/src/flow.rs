@@ -1,0 +1,480 @@
+//! The guarded call flow that `#[destructive]` expands into: preview, capability, one
+//! elicitation (push or MRTR), the three outcomes, revalidation, re-check, then the handler.
+//! Every step that ends the call returns the model's result; nothing after it runs.
+
+use std::{marker::PhantomData, time::Duration};
+
+use rmcp::{
+    RoleServer, ServiceError,
+    handler::server::{
+        common::FromContextPart,
+        tool::{IntoCallToolResult, ToolCallContext},
+    },
+    model::{
+        CallToolResponse, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams,
+        ElicitResult, ElicitationAction, InputRequest, InputRequests, InputRequiredResult,
+        InputResponses, JsonObject, MetaObject, ProtocolVersion, RequestStateError, SealOptions,
+    },
+    service::RequestContext,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::{
+    canonical::canonical_json,
+    confirmed::Confirmed,
+    error::{ToolError, codes},
+    form::{FieldRole, Form},
+    guard::Guard,
+    preview::{Effect, Preview},
+    validate::validate,
+};
+
+/// The key of guard's one input request in an MRTR round.
+pub const INPUT_KEY: &str = "guard_confirm";
+
+/// What the human is asked to do besides filling the form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfirmKind {
+    /// Only the form (and its `validate` rules).
+    Form,
+    /// A checkbox that must be ticked.
+    Checkbox,
+    /// The target, retyped exactly.
+    TypeToConfirm,
+}
+
+impl ConfirmKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            ConfirmKind::Form => "form",
+            ConfirmKind::Checkbox => "checkbox",
+            ConfirmKind::TypeToConfirm => "type_to_confirm",
+        }
+    }
+}
+
+/// A guarded tool's options, fixed at compile time by `#[destructive]`.
+#[derive(Debug)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub confirm: ConfirmKind,
+    pub message: Option<&'static str>,
+    pub timeout: Option<Duration>,
+    pub on_decline: Option<&'static str>,
+    pub on_cancel: Option<&'static str>,
+}
+
+/// The parts of a `tools/call` the flow needs: the request context, the raw arguments (to
+/// bind MRTR state to them) and the MRTR echo. Extract it before `Parameters`.
+pub struct GuardCall {
+    request: RequestContext<RoleServer>,
+    arguments: JsonObject,
+    request_state: Option<String>,
+    input_responses: Option<InputResponses>,
+}
+
+impl<S> FromContextPart<ToolCallContext<'_, S>> for GuardCall {
+    fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, rmcp::ErrorData> {
+        Ok(Self {
+            request: context.request_context.clone(),
+            arguments: context.arguments.clone().unwrap_or_default(),
+            request_state: context.request_state.take(),
+            input_responses: context.input_responses.take(),
+        })
+    }
+}
+
+/// The sealed MRTR state: which question was asked, and what the human was shown.
+#[derive(Serialize, Deserialize)]
+struct Sealed {
+    nonce: String,
+    fingerprint: String,
+}
+
+/// One guarded call in progress.
+pub struct Flow<'g, F> {
+    guard: &'g Guard,
+    call: GuardCall,
+    spec: &'static ToolSpec,
+    trace_id: String,
+    form: PhantomData<fn() -> F>,
+}
+
+type Step<T> = Result<T, CallToolResponse>;
+
+impl<'g, F: Form> Flow<'g, F> {
+    pub fn new(guard: &'g Guard, call: GuardCall, spec: &'static ToolSpec) -> Self {
+        Self {
+            guard,
+            call,
+            spec,
+            trace_id: uuid::Uuid::new_v4().to_string(),
+            form: PhantomData,
+        }
+    }
+
+    /// Step 4: a failed precondition or a preview error ends the call without asking.
+    pub fn begin(&self, preview: Result<Preview, ToolError>) -> Step<Effect> {
+        match preview {
+            Ok(Preview::Effect(effect)) => Ok(effect),
+            Ok(Preview::Nothing(text)) => Err(self.natural("precondition_failed", text)),
+            Err(error) => Err(self.refuse("preview_failed", error)),
+        }
+    }
+
+    /// Steps 5–7: capability, one elicitation, the outcome, and server-side revalidation.
+    /// `expected` is the text a type-to-confirm answer must equal.
+    pub async fn ask(
+        &self,
+        effect: &Effect,
+        expected: Option<&str>,
+        rules: Option<fn(&F) -> Result<(), String>>,
+    ) -> Step<F> {
+        let answer = if self.is_mrtr() {
+            self.ask_mrtr(effect, expected)?
+        } else {
+            self.ask_push(effect, expected).await?
+        };
+        match answer.action {
+            ElicitationAction::Decline => Err(self.natural(
+                "declined",
+                self.spec.on_decline.map(str::to_owned).unwrap_or_else(|| {
+                    format!(
+                        "The user declined; nothing was changed ({} did not run).",
+                        self.spec.name
+                    )
+                }),
+            )),
+            ElicitationAction::Accept => self.accept(answer.content.as_ref(), expected, rules),
+            // Cancel, and any action a newer client may invent: nothing runs.
+            _ => Err(self.cancelled()),
+        }
+    }
+
+    /// Step 8: the target must still be exactly what the human confirmed.
+    pub fn recheck(
+        &self,
+        confirmed: &Effect,
+        again: Result<Preview, ToolError>,
+        form: F,
+    ) -> Step<Confirmed<F>> {
+        match again {
+            Ok(Preview::Effect(now)) if now.fingerprint() == confirmed.fingerprint() => {
+                let answer = serde_json::Value::Object(form.to_content()).to_string();
+                tracing::info!(
+                    target: "guard::audit",
+                    tool = self.spec.name,
+                    outcome = "accepted",
+                    trace_id = %self.trace_id,
+                    target_resource = confirmed.target(),
+                    answer = %answer,
+                );
+                Ok(Confirmed::new(form, self.trace_id.clone()))
+            }
+            Ok(_) => Err(self.refuse("state_changed", state_changed(confirmed.target()))),
+            Err(error) => Err(self.refuse("preview_failed", error)),
+        }
+    }
+
+    /// Step 10: audit the handler's outcome and hand its result back to rmcp.
+    pub fn finish(
+        &self,
+        result: impl IntoCallToolResult,
+    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let response = result.into_call_tool_result();
+        let outcome = match &response {
+            Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => "handler_error",
+            Ok(_) => "executed",
+            Err(_) => "handler_failed",
+        };
+        self.audit(outcome, "");
+        response.map(|r| match r {
+            CallToolResponse::Complete(result) => self.tag(result, outcome).into(),
+            other => other,
+        })
+    }
+
+    fn is_mrtr(&self) -> bool {
+        self.call
+            .request
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+    }
+
+    /// Form elicitation declared (an empty `elicitation` object means form, per the spec).
+    fn client_can_confirm(&self) -> bool {
+        self.call
+            .request
+            .client_capabilities()
+            .and_then(|c| c.elicitation)
+            .is_some_and(|e| e.form.is_some() || e.url.is_none())
+    }
+
+    fn unsupported(&self) -> CallToolResponse {
+        self.natural(
+            "unsupported_client",
+            format!(
+                "Nothing was changed: {} needs the user's confirmation, and this client cannot ask \
+                 for it (it did not declare form elicitation). Ask the user to run this from a \
+                 client that supports confirmation.",
+                self.spec.name
+            ),
+        )
+    }
+
+    fn cancelled(&self) -> CallToolResponse {
+        self.natural(
+            "cancelled",
+            self.spec.on_cancel.map(str::to_owned).unwrap_or_else(|| {
+                format!(
+                    "The confirmation was cancelled; nothing was changed ({} did not run).",
+                    self.spec.name
+                )
+            }),
+        )
+    }
+
+    fn question(&self, effect: &Effect, expected: Option<&str>) -> ElicitRequestParams {
+        let mut message = String::new();
+        if let Some(header) = self.spec.message {
+            message.push_str(header);
+            message.push_str("\n\n");
+        }
+        message.push_str(effect.summary());
+        if let Some(text) = expected {
+            message.push_str(&format!("\n\nTo confirm, type {text} exactly."));
+        }
+        ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message,
+            requested_schema: F::SPEC.requested_schema(),
+        }
+    }
+
+    async fn ask_push(&self, effect: &Effect, expected: Option<&str>) -> Step<ElicitResult> {
+        if !self.client_can_confirm() {
+            return Err(self.unsupported());
+        }
+        let timeout = self.guard.timeout(self.spec.timeout);
+        let sent = self
+            .call
+            .request
+            .peer
+            .create_elicitation_with_timeout(self.question(effect, expected), Some(timeout))
+            .await;
+        match sent {
+            Ok(answer) => Ok(answer),
+            Err(ServiceError::Timeout { .. }) => {
+                self.audit("timed_out", "");
+                Err(self.cancelled())
+            }
+            Err(error) => {
+                tracing::warn!(trace_id = %self.trace_id, %error, "elicitation failed");
+                Err(self.refuse(
+                    "elicitation_failed",
+                    ToolError::new(
+                        codes::INVALID_STATE,
+                        format!(
+                            "Nothing was changed: the confirmation request could not reach the \
+                             user (trace_id {}). Try again.",
+                            self.trace_id
+                        ),
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// The bytes the seal is bound to: tool, canonical arguments and form kind.
+    fn binding(&self) -> Vec<u8> {
+        canonical_json(&json!([
+            "guard/v1",
+            self.spec.name,
+            F::SPEC.name,
+            self.spec.confirm.as_str(),
+            Value::Object(self.call.arguments.clone()),
+        ]))
+        .into_bytes()
+    }
+
+    fn ask_mrtr(&self, effect: &Effect, expected: Option<&str>) -> Step<ElicitResult> {
+        let ttl = self.guard.timeout(self.spec.timeout);
+        let Some(state) = &self.call.request_state else {
+            if !self.client_can_confirm() {
+                return Err(self.unsupported());
+            }
+            let binding = self.binding();
+            let sealed = Sealed {
+                nonce: uuid::Uuid::new_v4().to_string(),
+                fingerprint: effect.fingerprint(),
+            };
+            let state = self
+                .guard
+                .codec()
+                .seal_json_with(
+                    &sealed,
+                    &SealOptions::new().associated_data(&binding).ttl(ttl),
+                )
+                .map_err(|e| self.refuse("seal_failed", ToolError::internal(e)))?;
+            let request =
+                InputRequest::Elicitation(ElicitRequest::new(self.question(effect, expected)));
+            let requests = InputRequests::from([(INPUT_KEY.to_owned(), request)]);
+            self.audit("asked", "mrtr");
+            return Err(InputRequiredResult::new(Some(requests), Some(state)).into());
+        };
+        let sealed: Sealed = match self.guard.codec().open_json_with(state, &self.binding()) {
+            Ok(sealed) => sealed,
+            Err(RequestStateError::Expired) => {
+                return Err(self.refuse(
+                    "expired",
+                    ToolError::new(
+                        codes::CONFIRMATION_EXPIRED,
+                        "The confirmation expired before the answer arrived; nothing was changed. Call the tool again to ask afresh.",
+                    ),
+                ));
+            }
+            Err(error) => {
+                tracing::warn!(trace_id = %self.trace_id, %error, "rejected request state");
+                return Err(self.refuse(
+                    "bad_state",
+                    ToolError::new(
+                        codes::INVALID_STATE,
+                        "The confirmation state does not match this call (altered, or sent with \
+                         different arguments); nothing was changed. Call the tool again to ask afresh.",
+                    ),
+                ));
+            }
+        };
+        if sealed.fingerprint != effect.fingerprint() {
+            return Err(self.refuse("state_changed", state_changed(effect.target())));
+        }
+        if !self.guard.redeem(&sealed.nonce, ttl) {
+            return Err(self.refuse(
+                "replayed",
+                ToolError::new(
+                    codes::INVALID_STATE,
+                    "This confirmation was already used; nothing was changed. Call the tool again to ask afresh.",
+                ),
+            ));
+        }
+        let answer = self
+            .call
+            .input_responses
+            .as_ref()
+            .and_then(|r| r.get(INPUT_KEY))
+            .map(|v| serde_json::from_value::<ElicitResult>(v.clone()));
+        match answer {
+            Some(Ok(answer)) => Ok(answer),
+            _ => Err(self.refuse(
+                "no_answer",
+                ToolError::new(
+                    codes::INVALID_CONFIRMATION,
+                    format!(
+                        "The retry carried no readable answer under `{INPUT_KEY}`; nothing was changed. Call the tool again to ask afresh."
+                    ),
+                ),
+            )),
+        }
+    }
+
+    /// The accept path, in the documented order: schema, typed name, checkbox, rules.
+    fn accept(
+        &self,
+        content: Option<&Value>,
+        expected: Option<&str>,
+        rules: Option<fn(&F) -> Result<(), String>>,
+    ) -> Step<F> {
+        let object = validate(F::SPEC, content).map_err(|problems| {
+            self.invalid(format!(
+                "the form answer is invalid: {}",
+                problems.join("; ")
+            ))
+        })?;
+        if let (Some(field), Some(expected)) =
+            (F::SPEC.field_with_role(FieldRole::ConfirmText), expected)
+        {
+            let typed = object
+                .get(field.name)
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if typed.trim() != expected {
+                return Err(self.invalid(format!(
+                    "the typed name {typed:?} does not match {expected:?} exactly"
+                )));
+            }
+        }
+        if let Some(field) = F::SPEC.field_with_role(FieldRole::Checkbox)
+            && object.get(field.name) != Some(&Value::Bool(true))
+        {
+            return Err(self.invalid(format!(
+                "the confirmation box `{}` was not ticked",
+                field.name
+            )));
+        }
+        let form = F::from_valid(object).map_err(|reason| self.invalid(reason))?;
+        if let Some(rules) = rules
+            && let Err(reason) = rules(&form)
+        {
+            return Err(self.invalid(reason));
+        }
+        Ok(form)
+    }
+
+    fn invalid(&self, reason: String) -> CallToolResponse {
+        self.refuse(
+            "invalid_answer",
+            ToolError::new(
+                codes::INVALID_CONFIRMATION,
+                format!("Nothing was changed: {reason}. Call the tool again to be asked afresh."),
+            ),
+        )
+    }
+
+    /// A non-error result: decline, cancel and unmet preconditions are outcomes.
+    fn natural(&self, outcome: &str, text: String) -> CallToolResponse {
+        self.audit(outcome, "");
+        self.tag(
+            CallToolResult::success(vec![ContentBlock::text(text)]),
+            outcome,
+        )
+        .into()
+    }
+
+    /// An `isError` result with a stable code; nothing ran.
+    fn refuse(&self, outcome: &str, error: ToolError) -> CallToolResponse {
+        self.audit(outcome, error.code());
+        self.tag(error.into_result(), outcome).into()
+    }
+
+    fn tag(&self, mut result: CallToolResult, outcome: &str) -> CallToolResult {
+        let mut meta = result.meta.take().unwrap_or_default();
+        meta.0.insert(
+            "guard".into(),
+            json!({"outcome": outcome, "traceId": self.trace_id}),
+        );
+        result.meta = Some(MetaObject(meta.0));
+        result
+    }
+
+    fn audit(&self, outcome: &str, code: &str) {
+        tracing::info!(
+            target: "guard::audit",
+            tool = self.spec.name,
+            outcome,
+            code,
+            trace_id = %self.trace_id,
+            mrtr = self.is_mrtr(),
+        );
+    }
+}
+
+fn state_changed(target: &str) -> ToolError {
+    ToolError::new(
+        codes::STATE_CHANGED,
+        format!(
+            "{target} changed after the user confirmed, so nothing was changed: what the user \
+             confirmed is not what would run. Call the tool again to show the user the new state."
+        ),
+    )
+}

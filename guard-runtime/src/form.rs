@@ -1,0 +1,386 @@
+//! Flat elicitation forms: the static description that `#[derive(Form)]` emits, the exact
+//! `requestedSchema` built from it, and typed extraction of an already validated answer.
+//!
+//! One description feeds both the schema the human sees and the validator that checks what
+//! the client sends back, so the two cannot drift apart.
+
+use rmcp::model::{ElicitationSchema, PrimitiveSchemaDefinition};
+use serde_json::{Map, Value, json};
+
+/// A flat form that guard can put in front of a human. Derive it; do not implement it by hand.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a guard form",
+    label = "not a `#[derive(guard_runtime::Form)]` struct",
+    note = "add `#[derive(guard_runtime::Form)]` to `{Self}`: the derive checks at compile time that the form is flat and collects no secrets"
+)]
+pub trait Form: Sized + Send + 'static {
+    /// The fields, in declaration order.
+    const SPEC: &'static FormSpec;
+
+    /// Builds the form from content that [`crate::validate`] has accepted against [`Self::SPEC`].
+    fn from_valid(content: &Map<String, Value>) -> Result<Self, String>;
+
+    /// The accepted answer as JSON, for the audit record.
+    fn to_content(&self) -> Map<String, Value>;
+}
+
+/// A form that carries a checkbox the human must tick (`confirm = "checkbox"`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no checkbox field, but the tool uses `confirm = \"checkbox\"`",
+    label = "no field marked `#[form(checkbox)]`",
+    note = "mark one `bool` field of `{Self}` with `#[form(checkbox)]`, or use `guard_runtime::forms::Checkbox`"
+)]
+pub trait CheckboxForm: Form {}
+
+/// A form that carries a text field where the human retypes the target (`confirm = "type_to_confirm"`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no type-to-confirm field, but the tool uses `confirm = \"type_to_confirm\"`",
+    label = "no field marked `#[form(confirm_text)]`",
+    note = "mark one `String` field of `{Self}` with `#[form(confirm_text)]`, or use `guard_runtime::forms::TypeToConfirm`"
+)]
+pub trait TypeToConfirmForm: Form {}
+
+/// A unit-only enum offered as a single choice. Derive it with `#[derive(guard_runtime::FormEnum)]`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a form field: forms must be flat so every client can render them",
+    label = "not a String, bool, number, Option of those, or a `#[derive(FormEnum)]` enum",
+    note = "flatten the nested value into separate fields of this form, or make `{Self}` a unit-only enum with `#[derive(guard_runtime::FormEnum)]`"
+)]
+pub trait FormEnum: Sized + Send + 'static {
+    /// The allowed wire values, in declaration order.
+    const VALUES: &'static [EnumValue];
+    /// The variant for a wire value that is one of [`Self::VALUES`].
+    fn from_wire(value: &str) -> Option<Self>;
+    /// The wire value of this variant.
+    fn as_wire(&self) -> &'static str;
+}
+
+/// One allowed value of a [`FormEnum`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EnumValue {
+    pub value: &'static str,
+    pub title: Option<&'static str>,
+}
+
+/// The whole form, as declared.
+#[derive(Debug)]
+pub struct FormSpec {
+    pub name: &'static str,
+    pub fields: &'static [FieldSpec],
+}
+
+/// One declared field and its constraints.
+#[derive(Debug)]
+pub struct FieldSpec {
+    pub name: &'static str,
+    pub title: Option<&'static str>,
+    pub description: Option<&'static str>,
+    pub kind: FieldKind,
+    /// True for `Option<_>` fields: absent or `null` means `None`.
+    pub optional: bool,
+    pub default: Option<DefaultValue>,
+    pub role: FieldRole,
+}
+
+/// What a field does for confirmation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldRole {
+    Plain,
+    /// Must be the JSON boolean `true`.
+    Checkbox,
+    /// Must equal the tool's target after trimming outer whitespace.
+    ConfirmText,
+}
+
+/// The value kind of a field and its declared constraints.
+#[derive(Debug)]
+pub enum FieldKind {
+    String {
+        min_length: Option<u32>,
+        max_length: Option<u32>,
+        format: Option<Format>,
+    },
+    Integer {
+        minimum: Option<i64>,
+        maximum: Option<i64>,
+        /// The bounds of the Rust type, always enforced.
+        type_min: i128,
+        type_max: i128,
+        rust_type: &'static str,
+    },
+    Number {
+        minimum: Option<f64>,
+        maximum: Option<f64>,
+    },
+    Boolean,
+    Enum {
+        values: &'static [EnumValue],
+    },
+}
+
+/// The string formats the elicitation spec allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Email,
+    Uri,
+    Date,
+    DateTime,
+}
+
+impl Format {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Email => "email",
+            Format::Uri => "uri",
+            Format::Date => "date",
+            Format::DateTime => "date-time",
+        }
+    }
+}
+
+/// A declared default, shown to the human and used when the field is absent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DefaultValue {
+    Str(&'static str),
+    Int(i64),
+    Num(f64),
+    Bool(bool),
+}
+
+impl DefaultValue {
+    fn to_json(self) -> Value {
+        match self {
+            DefaultValue::Str(s) => json!(s),
+            DefaultValue::Int(i) => json!(i),
+            DefaultValue::Num(n) => json!(n),
+            DefaultValue::Bool(b) => json!(b),
+        }
+    }
+}
+
+impl FieldSpec {
+    /// Required means: not `Option<_>` and no default.
+    pub fn required(&self) -> bool {
+        !self.optional && self.default.is_none()
+    }
+
+    /// The JSON Schema fragment for this property, with only the keywords the spec allows.
+    pub fn schema(&self) -> Value {
+        let mut out = Map::new();
+        let mut put = |key: &str, value: Value| {
+            out.insert(key.to_owned(), value);
+        };
+        let type_name = match &self.kind {
+            FieldKind::String { .. } | FieldKind::Enum { .. } => "string",
+            FieldKind::Integer { .. } => "integer",
+            FieldKind::Number { .. } => "number",
+            FieldKind::Boolean => "boolean",
+        };
+        put("type", json!(type_name));
+        if let Some(title) = self.title {
+            put("title", json!(title));
+        }
+        if let Some(description) = self.description {
+            put("description", json!(description));
+        }
+        match &self.kind {
+            FieldKind::String {
+                min_length,
+                max_length,
+                format,
+            } => {
+                if let Some(n) = min_length {
+                    put("minLength", json!(n));
+                }
+                if let Some(n) = max_length {
+                    put("maxLength", json!(n));
+                }
+                if let Some(format) = format {
+                    put("format", json!(format.as_str()));
+                }
+            }
+            FieldKind::Integer {
+                minimum, maximum, ..
+            } => {
+                if let Some(n) = minimum {
+                    put("minimum", json!(n));
+                }
+                if let Some(n) = maximum {
+                    put("maximum", json!(n));
+                }
+            }
+            FieldKind::Number { minimum, maximum } => {
+                if let Some(n) = minimum {
+                    put("minimum", json!(n));
+                }
+                if let Some(n) = maximum {
+                    put("maximum", json!(n));
+                }
+            }
+            FieldKind::Boolean => {}
+            FieldKind::Enum { values } => {
+                if values.iter().any(|v| v.title.is_some()) {
+                    let one_of = values
+                        .iter()
+                        .map(|v| json!({"const": v.value, "title": v.title.unwrap_or(v.value)}))
+                        .collect();
+                    put("oneOf", Value::Array(one_of));
+                } else {
+                    put(
+                        "enum",
+                        json!(values.iter().map(|v| v.value).collect::<Vec<_>>()),
+                    );
+                }
+            }
+        }
+        if let Some(default) = self.default {
+            put("default", default.to_json());
+        }
+        Value::Object(out)
+    }
+}
+
+impl FormSpec {
+    /// The exact `requestedSchema`: properties in declaration order, `required` = the
+    /// non-`Option` fields without a default.
+    pub fn requested_schema(&self) -> ElicitationSchema {
+        let mut properties = std::collections::BTreeMap::new();
+        for field in self.fields {
+            // Every fragment uses only keywords rmcp's typed schema models, so this
+            // conversion is lossless; `tests` prove the round trip byte for byte.
+            let definition: PrimitiveSchemaDefinition = serde_json::from_value(field.schema())
+                .unwrap_or_else(|e| {
+                    unreachable!("guard built an invalid schema for `{}`: {e}", field.name)
+                });
+            properties.insert(field.name.to_owned(), definition);
+        }
+        let mut schema = ElicitationSchema::new(properties);
+        schema.property_order = Some(self.fields.iter().map(|f| f.name.to_owned()).collect());
+        let required: Vec<String> = self
+            .fields
+            .iter()
+            .filter(|f| f.required())
+            .map(|f| f.name.to_owned())
+            .collect();
+        schema.required = (!required.is_empty()).then_some(required);
+        schema
+    }
+
+    /// The field that plays `role`, if the form has one.
+    pub fn field_with_role(&self, role: FieldRole) -> Option<&'static FieldSpec> {
+        self.fields.iter().find(|f| f.role == role)
+    }
+}
+
+/// Reads one validated field into its Rust type. Implemented for every type a form may hold.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a form field: forms must be flat so every client can render them",
+    label = "not a String, bool, number, Option of those, or a `#[derive(FormEnum)]` enum",
+    note = "flatten the nested value into separate fields of this form, or make `{Self}` a unit-only enum with `#[derive(guard_runtime::FormEnum)]`"
+)]
+pub trait FieldValue: Sized {
+    fn from_field(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String>;
+    fn to_json(&self) -> Value;
+}
+
+fn present<'v>(value: Option<&'v Value>, field: &FieldSpec) -> Result<Value, String> {
+    match value.filter(|v| !v.is_null()) {
+        Some(v) => Ok(v.clone()),
+        None => field
+            .default
+            .map(DefaultValue::to_json)
+            .ok_or_else(|| format!("`{}` is missing", field.name)),
+    }
+}
+
+impl FieldValue for String {
+    fn from_field(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String> {
+        match present(value, field)? {
+            Value::String(s) => Ok(s),
+            _ => Err(format!("`{}` must be a string", field.name)),
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        json!(self)
+    }
+}
+
+impl FieldValue for bool {
+    fn from_field(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String> {
+        present(value, field)?
+            .as_bool()
+            .ok_or_else(|| format!("`{}` must be true or false", field.name))
+    }
+
+    fn to_json(&self) -> Value {
+        json!(self)
+    }
+}
+
+macro_rules! integer_field {
+    ($($t:ty),*) => {$(
+        impl FieldValue for $t {
+            fn from_field(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String> {
+                let v = present(value, field)?;
+                v.as_i64()
+                    .and_then(|n| <$t>::try_from(n).ok())
+                    .or_else(|| v.as_u64().and_then(|n| <$t>::try_from(n).ok()))
+                    .ok_or_else(|| format!("`{}` must be an integer that fits {}", field.name, stringify!($t)))
+            }
+
+            fn to_json(&self) -> Value {
+                json!(self)
+            }
+        }
+    )*};
+}
+integer_field!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
+
+impl FieldValue for f64 {
+    fn from_field(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String> {
+        present(value, field)?
+            .as_f64()
+            .ok_or_else(|| format!("`{}` must be a number", field.name))
+    }
+
+    fn to_json(&self) -> Value {
+        json!(self)
+    }
+}
+
+impl FieldValue for f32 {
+    fn from_field(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String> {
+        f64::from_field(value, field).map(|n| n as f32)
+    }
+
+    fn to_json(&self) -> Value {
+        json!(self)
+    }
+}
+
+impl<T: FieldValue> FieldValue for Option<T> {
+    fn from_field(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String> {
+        match value.filter(|v| !v.is_null()) {
+            None if field.default.is_none() => Ok(None),
+            v => T::from_field(v, field).map(Some),
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        self.as_ref().map_or(Value::Null, T::to_json)
+    }
+}
+
+impl<E: FormEnum> FieldValue for E {
+    fn from_field(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String> {
+        let v = present(value, field)?;
+        v.as_str()
+            .and_then(E::from_wire)
+            .ok_or_else(|| format!("`{}` is not one of the offered choices", field.name))
+    }
+
+    fn to_json(&self) -> Value {
+        json!(self.as_wire())
+    }
+}

@@ -1,0 +1,17 @@
+//! Ready-made forms for the two common confirmations.
+
+use crate::Form;
+
+/// A single box the human must tick.
+#[derive(Debug, Form)]
+pub struct Checkbox {
+    #[form(checkbox, title = "I understand this cannot be undone")]
+    pub confirm: bool,
+}
+
+/// A text field where the human retypes the target's name.
+#[derive(Debug, Form)]
+pub struct TypeToConfirm {
+    #[form(confirm_text, title = "Type the name to confirm")]
+    pub typed_name: String,
+}

@@ -1,0 +1,107 @@
+//! The server-wide guard configuration: the key that seals MRTR request state, how long a
+//! human has to answer, and the record of request states already redeemed.
+
+use std::{
+    collections::HashMap,
+    sync::Mutex,
+    time::{Duration, Instant},
+};
+
+use rmcp::model::RequestStateCodec;
+
+/// Environment variable holding the request-state key (at least 32 bytes). Servers that run
+/// as several processes must share it; without it each process makes its own.
+pub const KEY_ENV: &str = "GUARD_HMAC_KEY";
+
+/// Configuration shared by every guarded tool of a server.
+pub struct Guard {
+    codec: RequestStateCodec,
+    answer_timeout: Duration,
+    redeemed: Mutex<HashMap<String, Instant>>,
+}
+
+/// Why a [`Guard`] could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum GuardError {
+    #[error(
+        "the guard key must be at least 32 bytes, got {0}; set {KEY_ENV} to a longer random secret"
+    )]
+    KeyTooShort(usize),
+    #[error("the system random source failed ({0}); set {KEY_ENV} to a 32-byte random secret")]
+    NoRandomness(String),
+}
+
+impl Guard {
+    /// A guard sealing request state with `key` (32 bytes or more).
+    pub fn with_key(key: impl Into<Vec<u8>>) -> Result<Self, GuardError> {
+        let key = key.into();
+        let len = key.len();
+        let codec = RequestStateCodec::try_new(key).map_err(|_| GuardError::KeyTooShort(len))?;
+        Ok(Self {
+            codec,
+            answer_timeout: Duration::from_secs(300),
+            redeemed: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// A guard with a fresh random key: request state does not survive a restart.
+    pub fn ephemeral() -> Result<Self, GuardError> {
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).map_err(|e| GuardError::NoRandomness(e.to_string()))?;
+        Self::with_key(key.to_vec())
+    }
+
+    /// The key from [`KEY_ENV`], else a fresh random one (logged, since replicas then
+    /// cannot open each other's request state).
+    pub fn from_env() -> Result<Self, GuardError> {
+        match std::env::var(KEY_ENV) {
+            Ok(key) => Self::with_key(key.into_bytes()),
+            Err(_) => {
+                tracing::info!(
+                    "{KEY_ENV} is not set: using a per-process key; confirmations pending across a restart must be asked again"
+                );
+                Self::ephemeral()
+            }
+        }
+    }
+
+    /// How long the human has to answer before the request counts as cancelled.
+    pub fn answer_timeout(mut self, timeout: Duration) -> Self {
+        self.answer_timeout = timeout;
+        self
+    }
+
+    pub(crate) fn timeout(&self, per_tool: Option<Duration>) -> Duration {
+        per_tool.unwrap_or(self.answer_timeout)
+    }
+
+    pub(crate) fn codec(&self) -> &RequestStateCodec {
+        &self.codec
+    }
+
+    /// Marks a sealed request state as used; false if it already was (a replay).
+    pub(crate) fn redeem(&self, nonce: &str, valid_for: Duration) -> bool {
+        let now = Instant::now();
+        let mut redeemed = self.redeemed.lock().unwrap_or_else(|p| p.into_inner());
+        redeemed.retain(|_, until| *until > now);
+        redeemed.insert(nonce.to_owned(), now + valid_for).is_none()
+    }
+}
+
+impl std::fmt::Debug for Guard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guard")
+            .field("answer_timeout", &self.answer_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How a guarded tool finds its server's [`Guard`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has guarded tools but no guard configuration",
+    label = "`{Self}` does not implement `guard_runtime::Guarded`",
+    note = "add a `guard: guard_runtime::Guard` field to `{Self}` and `impl guard_runtime::Guarded for {Self} {{ fn guard(&self) -> &guard_runtime::Guard {{ &self.guard }} }}`"
+)]
+pub trait Guarded {
+    fn guard(&self) -> &Guard;
+}

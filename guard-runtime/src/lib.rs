@@ -1,0 +1,54 @@
+//! guard: destructive MCP tools that are safe by construction, on rmcp.
+//!
+//! `#[destructive(...)]` above an rmcp `#[tool]` method asks the human through the client
+//! before the effect runs, handles accept, decline and cancel as outcomes, revalidates the
+//! answer on the server, re-checks the target, and only then calls the handler with a
+//! [`Confirmed`] proof that nothing else can build. Unsafe handler shapes fail to compile.
+
+extern crate self as guard_runtime;
+
+mod args;
+mod canonical;
+mod confirmed;
+mod error;
+mod flow;
+mod form;
+pub mod forms;
+mod guard;
+mod preview;
+mod validate;
+
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use args::{TargetText, ToolArgs};
+pub use canonical::canonical_json;
+pub use confirmed::Confirmed;
+pub use error::{ToolError, codes};
+pub use flow::{ConfirmKind, INPUT_KEY, ToolSpec};
+pub use form::{
+    CheckboxForm, DefaultValue, EnumValue, FieldKind, FieldRole, FieldSpec, FieldValue, Form,
+    FormEnum, FormSpec, Format, TypeToConfirmForm,
+};
+pub use guard::{Guard, GuardError, Guarded, KEY_ENV};
+pub use guard_macros::{Form, FormEnum, ToolArgs, destructive, read_only};
+pub use preview::{Effect, Preview};
+pub use validate::validate;
+
+/// Items the macros expand to. Not a stable API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::flow::{Flow, GuardCall};
+    pub use rmcp;
+    pub use serde_json;
+
+    /// Pins a guarded tool's argument type to `ToolArgs` at the span of its `Parameters<_>`.
+    pub const fn assert_tool_args<T: crate::ToolArgs>() {}
+    /// Pins a handler's form to `Form`.
+    pub const fn assert_form<T: crate::Form>() {}
+    pub const fn assert_checkbox_form<T: crate::CheckboxForm>() {}
+    pub const fn assert_type_to_confirm_form<T: crate::TypeToConfirmForm>() {}
+    pub const fn assert_guarded<T: crate::Guarded + ?Sized>() {}
+    pub const fn assert_form_enum<T: crate::FormEnum>() {}
+    pub const fn assert_field_value<T: crate::FieldValue>() {}
+}

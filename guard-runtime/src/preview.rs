@@ -1,0 +1,70 @@
+//! What a destructive tool is about to do, computed before the human is asked and again
+//! just before the effect runs.
+
+use sha2::{Digest, Sha256};
+
+/// The outcome of a tool's `preview` function.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Preview {
+    /// A precondition failed (nothing to delete): answer the model and ask nobody.
+    Nothing(String),
+    /// The concrete effect the human must confirm.
+    Effect(Effect),
+}
+
+/// The resolved target and what will happen to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Effect {
+    target: String,
+    summary: String,
+    state: String,
+}
+
+impl Preview {
+    /// Nothing to do: the text goes back to the model as a plain result.
+    pub fn nothing(text: impl Into<String>) -> Self {
+        Preview::Nothing(text.into())
+    }
+
+    /// An effect on `target`; `summary` states the counts and what disappears.
+    pub fn effect(target: impl Into<String>, summary: impl Into<String>) -> Self {
+        Preview::Effect(Effect {
+            target: target.into(),
+            summary: summary.into(),
+            state: String::new(),
+        })
+    }
+
+    /// Adds state the human does not read but that must not change before the effect runs
+    /// (a modification time, a row version).
+    pub fn with_state(self, state: impl Into<String>) -> Self {
+        match self {
+            Preview::Effect(effect) => Preview::Effect(Effect {
+                state: state.into(),
+                ..effect
+            }),
+            nothing => nothing,
+        }
+    }
+}
+
+impl Effect {
+    pub fn target(&self) -> &str {
+        &self.target
+    }
+
+    pub fn summary(&self) -> &str {
+        &self.summary
+    }
+
+    /// A digest of everything the human was shown plus the hidden state, so the re-check
+    /// can tell whether the target changed since.
+    pub fn fingerprint(&self) -> String {
+        let mut hash = Sha256::new();
+        for part in [&self.target, &self.summary, &self.state] {
+            hash.update((part.len() as u64).to_be_bytes());
+            hash.update(part.as_bytes());
+        }
+        hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+}

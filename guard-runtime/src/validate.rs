@@ -1,0 +1,171 @@
+//! Server-side revalidation of an accepted form: the client's checks are a courtesy, these
+//! are the rules. Every problem is reported at once so the human can fix them in one retry.
+
+use serde_json::{Map, Value};
+
+use crate::form::{FieldKind, FieldSpec, FormSpec, Format};
+
+/// Checks `content` against `spec`: object shape, unknown and required fields, types, enum
+/// membership, lengths, ranges and formats. Returns the object, or every reason it fails.
+pub fn validate<'c>(
+    spec: &FormSpec,
+    content: Option<&'c Value>,
+) -> Result<&'c Map<String, Value>, Vec<String>> {
+    let Some(Value::Object(object)) = content else {
+        return Err(vec![
+            "the answer carried no form content (an object with the form's fields)".into(),
+        ]);
+    };
+    let mut problems = Vec::new();
+    for key in object.keys() {
+        if !spec.fields.iter().any(|f| f.name == key) {
+            let names: Vec<_> = spec.fields.iter().map(|f| f.name).collect();
+            problems.push(format!(
+                "unknown field `{key}` (the form has: {})",
+                names.join(", ")
+            ));
+        }
+    }
+    for field in spec.fields {
+        match object.get(field.name).filter(|v| !v.is_null()) {
+            None if field.required() => {
+                problems.push(format!("`{}` is required", field.name));
+            }
+            None => {}
+            Some(value) => {
+                if let Err(problem) = check_value(field, value) {
+                    problems.push(problem);
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(object)
+    } else {
+        Err(problems)
+    }
+}
+
+fn check_value(field: &FieldSpec, value: &Value) -> Result<(), String> {
+    let name = field.name;
+    match &field.kind {
+        FieldKind::Boolean => value
+            .as_bool()
+            .map(drop)
+            .ok_or_else(|| format!("`{name}` must be true or false, not {value}")),
+        FieldKind::String {
+            min_length,
+            max_length,
+            format,
+        } => {
+            let text = value
+                .as_str()
+                .ok_or_else(|| format!("`{name}` must be text, not {value}"))?;
+            let length = text.chars().count();
+            if let Some(min) = min_length
+                && length < *min as usize
+            {
+                return Err(format!(
+                    "`{name}` must be at least {min} characters (got {length})"
+                ));
+            }
+            if let Some(max) = max_length
+                && length > *max as usize
+            {
+                return Err(format!(
+                    "`{name}` must be at most {max} characters (got {length})"
+                ));
+            }
+            match format {
+                Some(format) if !format_matches(*format, text) => Err(format!(
+                    "`{name}` must be a valid {} (got {text:?})",
+                    format.as_str()
+                )),
+                _ => Ok(()),
+            }
+        }
+        FieldKind::Integer {
+            minimum,
+            maximum,
+            type_min,
+            type_max,
+            rust_type,
+        } => {
+            let n = value
+                .as_i64()
+                .map(i128::from)
+                .or_else(|| value.as_u64().map(i128::from))
+                .ok_or_else(|| format!("`{name}` must be a whole number, not {value}"))?;
+            if n < *type_min || n > *type_max {
+                return Err(format!(
+                    "`{name}` must fit {rust_type} ({type_min}..={type_max}), got {n}"
+                ));
+            }
+            check_range(
+                name,
+                n as f64,
+                minimum.map(|m| m as f64),
+                maximum.map(|m| m as f64),
+            )
+        }
+        FieldKind::Number { minimum, maximum } => {
+            let n = value
+                .as_f64()
+                .filter(|n| n.is_finite())
+                .ok_or_else(|| format!("`{name}` must be a number, not {value}"))?;
+            check_range(name, n, *minimum, *maximum)
+        }
+        FieldKind::Enum { values } => {
+            let text = value.as_str().unwrap_or_default();
+            if values.iter().any(|v| v.value == text) && value.is_string() {
+                Ok(())
+            } else {
+                let allowed: Vec<_> = values.iter().map(|v| v.value).collect();
+                Err(format!(
+                    "`{name}` must be one of {}, not {value}",
+                    allowed.join(", ")
+                ))
+            }
+        }
+    }
+}
+
+fn check_range(
+    name: &str,
+    n: f64,
+    minimum: Option<f64>,
+    maximum: Option<f64>,
+) -> Result<(), String> {
+    if let Some(min) = minimum
+        && n < min
+    {
+        return Err(format!("`{name}` must be at least {min}, got {n}"));
+    }
+    if let Some(max) = maximum
+        && n > max
+    {
+        return Err(format!("`{name}` must be at most {max}, got {n}"));
+    }
+    Ok(())
+}
+
+fn format_matches(format: Format, text: &str) -> bool {
+    match format {
+        Format::Email => is_email(text),
+        Format::Uri => url::Url::parse(text).is_ok(),
+        Format::Date => chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").is_ok(),
+        Format::DateTime => chrono::DateTime::parse_from_rfc3339(text).is_ok(),
+    }
+}
+
+/// The practical address shape: one `@`, a non-empty local part, a dotted domain, no spaces.
+fn is_email(text: &str) -> bool {
+    let Some((local, domain)) = text.split_once('@') else {
+        return false;
+    };
+    !local.is_empty()
+        && !domain.contains('@')
+        && !text.chars().any(char::is_whitespace)
+        && domain.split('.').count() >= 2
+        && domain.split('.').all(|label| !label.is_empty())
+}
