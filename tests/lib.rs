@@ -1,1 +1,1 @@
-
+//! Integration tests live in `tests/*.rs`; UI cases in `tests/ui/`.

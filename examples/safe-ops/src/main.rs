@@ -3,11 +3,6 @@
 //! `safe-ops` serves stdio; `safe-ops --http 127.0.0.1:8080` serves streamable HTTP;
 //! `safe-ops demo` plays every outcome of every tool against an in-process client.
 
-mod db;
-mod demo;
-mod sandbox;
-mod server;
-
 use std::{net::SocketAddr, path::PathBuf, process::ExitCode};
 
 use clap::{Parser, Subcommand};
@@ -19,7 +14,7 @@ use rmcp::{
     },
 };
 
-use server::SafeOps;
+use safe_ops::{SafeOps, demo};
 
 #[derive(Parser)]
 #[command(
