@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The whole test suite, on a fresh machine: formatting, lints, then every test (Rust unit,
+# integration and UI tests, and the Python SDK client tests, whose venv the suite installs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== cargo fmt --check"
+cargo fmt --all --check
+echo "== cargo clippy --all-targets -D warnings"
+cargo clippy --workspace --all-targets -- -D warnings
+echo "== build safe-ops (the Python client tests drive the binary)"
+cargo build -p safe-ops
+echo "== cargo test"
+cargo test --workspace --no-fail-fast
