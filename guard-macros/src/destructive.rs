@@ -25,7 +25,7 @@ const OPTIONS: &[&str] = &[
 ];
 
 #[derive(Clone, Copy, PartialEq)]
-enum Confirm {
+enum ConfirmBy {
     Form,
     Checkbox,
     TypeToConfirm,
@@ -33,7 +33,7 @@ enum Confirm {
 
 #[derive(Default)]
 struct Options {
-    confirm: Option<(Confirm, Span)>,
+    confirm: Option<(ConfirmBy, Span)>,
     form: Option<Expr>,
     target: Option<Ident>,
     preview: Option<Expr>,
@@ -85,7 +85,7 @@ fn parse_options(cx: &Ctxt, attr: TokenStream) -> Options {
         ));
     }
     match &o.confirm {
-        Some((Confirm::TypeToConfirm, span)) if o.target.is_none() => cx.push(syn::Error::new(
+        Some((ConfirmBy::TypeToConfirm, span)) if o.target.is_none() => cx.push(syn::Error::new(
             *span,
             "`confirm = \"type_to_confirm\"` needs `target = <argument field>`: the `String` argument the human must retype, e.g. `target = table`",
         )),
@@ -96,7 +96,7 @@ fn parse_options(cx: &Ctxt, attr: TokenStream) -> Options {
         _ => {}
     }
     if let Some(target) = &o.target
-        && !matches!(o.confirm, Some((Confirm::TypeToConfirm, _)))
+        && !matches!(o.confirm, Some((ConfirmBy::TypeToConfirm, _)))
     {
         cx.error_spanned_by(
             target,
@@ -112,8 +112,8 @@ fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
             o.confirm = attr::string_value(cx, &opt).and_then(|s| {
                 let span = opt.value.span();
                 match s.as_str() {
-                    "checkbox" => Some((Confirm::Checkbox, span)),
-                    "type_to_confirm" => Some((Confirm::TypeToConfirm, span)),
+                    "checkbox" => Some((ConfirmBy::Checkbox, span)),
+                    "type_to_confirm" => Some((ConfirmBy::TypeToConfirm, span)),
                     other => {
                         cx.error_spanned_by(&opt.value, format!("unknown confirm kind `{other}`; use \"checkbox\" or \"type_to_confirm\""));
                         None
@@ -286,10 +286,10 @@ fn generate(
     } else {
         quote_spanned!(preview.span()=> #preview(self).await)
     };
-    let confirm_kind = match o.confirm.map(|c| c.0).unwrap_or(Confirm::Form) {
-        Confirm::Form => quote!(Form),
-        Confirm::Checkbox => quote!(Checkbox),
-        Confirm::TypeToConfirm => quote!(TypeToConfirm),
+    let confirm_kind = match o.confirm.map(|c| c.0).unwrap_or(ConfirmBy::Form) {
+        ConfirmBy::Form => quote!(Form),
+        ConfirmBy::Checkbox => quote!(Checkbox),
+        ConfirmBy::TypeToConfirm => quote!(TypeToConfirm),
     };
     let expected = match &o.target {
         Some(target) => quote_spanned! {target.span()=>
@@ -299,7 +299,7 @@ fn generate(
     };
     let rules = match &o.validate {
         Some(v) => quote_spanned! {v.span()=>
-            ::core::option::Option::Some(#v as fn(&#form_ty) -> ::core::result::Result<(), ::std::string::String>)
+            ::core::option::Option::Some(#v as ::guard_runtime::__private::Rules<#form_ty>)
         },
         None => quote!(::core::option::Option::None),
     };
@@ -326,8 +326,8 @@ fn generate(
         asserts.push(quote_spanned!(params_ty.span()=> ::guard_runtime::__private::assert_tool_args::<#args_ty>();));
     }
     match o.confirm.map(|c| c.0) {
-        Some(Confirm::Checkbox) => asserts.push(quote_spanned!(confirmed_ty.span()=> ::guard_runtime::__private::assert_checkbox_form::<#form_ty>();)),
-        Some(Confirm::TypeToConfirm) => asserts.push(quote_spanned!(confirmed_ty.span()=> ::guard_runtime::__private::assert_type_to_confirm_form::<#form_ty>();)),
+        Some(ConfirmBy::Checkbox) => asserts.push(quote_spanned!(confirmed_ty.span()=> ::guard_runtime::__private::assert_checkbox_form::<#form_ty>();)),
+        Some(ConfirmBy::TypeToConfirm) => asserts.push(quote_spanned!(confirmed_ty.span()=> ::guard_runtime::__private::assert_type_to_confirm_form::<#form_ty>();)),
         _ => {}
     }
 
@@ -353,15 +353,15 @@ fn generate(
         #unpack
         let __guard_effect = match __guard_flow.begin(#preview_call) {
             ::core::result::Result::Ok(effect) => effect,
-            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(done),
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
         let __guard_form = match __guard_flow.ask(&__guard_effect, #expected, #rules).await {
             ::core::result::Result::Ok(form) => form,
-            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(done),
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
         let __guard_confirmed = match __guard_flow.recheck(&__guard_effect, #preview_call, __guard_form) {
             ::core::result::Result::Ok(confirmed) => confirmed,
-            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(done),
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
         __guard_flow.finish(Self::#inner_name(self, #(#forward),*).await)
     });

@@ -35,7 +35,7 @@ enum Kind {
     Integer(&'static str),
     Number,
     /// Any other plain path: must be a `FormEnum`, checked by the trait system.
-    Enum(Type),
+    Enum(Box<Type>),
 }
 
 const INTEGERS: &[&str] = &[
@@ -314,7 +314,7 @@ fn classify(cx: &Ctxt, name: &str, ty: &Type) -> Option<Kind> {
                 i if INTEGERS.contains(&i) => {
                     Kind::Integer(INTEGERS.iter().find(|t| **t == i).copied()?)
                 }
-                _ => Kind::Enum(ty.clone()),
+                _ => Kind::Enum(Box::new(ty.clone())),
             })
         }
         Type::Tuple(_) => refuse("a tuple", "Use one named field per element."),
@@ -400,17 +400,14 @@ fn check(cx: &Ctxt, fields: &[Field]) {
             }
         }
     }
-    let roles: [(fn(&Field) -> bool, &str); 2] = [
-        (|f| f.checkbox, "checkbox"),
-        (|f| f.confirm_text, "confirm_text"),
-    ];
-    for (role, attr) in roles {
-        if let Some(second) = fields.iter().filter(|f| role(f)).nth(1) {
-            cx.error_spanned_by(
-                &second.ident,
-                format!("only one field may be `#[form({attr})]`"),
-            );
-        }
+    if let Some(second) = fields.iter().filter(|f| f.checkbox).nth(1) {
+        cx.error_spanned_by(&second.ident, "only one field may be `#[form(checkbox)]`");
+    }
+    if let Some(second) = fields.iter().filter(|f| f.confirm_text).nth(1) {
+        cx.error_spanned_by(
+            &second.ident,
+            "only one field may be `#[form(confirm_text)]`",
+        );
     }
 }
 

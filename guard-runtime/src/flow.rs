@@ -101,7 +101,11 @@ pub struct Flow<'g, F> {
     form: PhantomData<fn() -> F>,
 }
 
-type Step<T> = Result<T, CallToolResponse>;
+/// A step either continues with a value or ends the call with the model's result.
+pub type Step<T> = Result<T, Box<CallToolResponse>>;
+
+/// The author's business rules on an accepted form.
+pub type Rules<F> = fn(&F) -> Result<(), String>;
 
 impl<'g, F: Form> Flow<'g, F> {
     pub fn new(guard: &'g Guard, call: GuardCall, spec: &'static ToolSpec) -> Self {
@@ -129,7 +133,7 @@ impl<'g, F: Form> Flow<'g, F> {
         &self,
         effect: &Effect,
         expected: Option<&str>,
-        rules: Option<fn(&F) -> Result<(), String>>,
+        rules: Option<Rules<F>>,
     ) -> Step<F> {
         let answer = if self.is_mrtr() {
             self.ask_mrtr(effect, expected)?
@@ -211,7 +215,7 @@ impl<'g, F: Form> Flow<'g, F> {
             .is_some_and(|e| e.form.is_some() || e.url.is_none())
     }
 
-    fn unsupported(&self) -> CallToolResponse {
+    fn unsupported(&self) -> Box<CallToolResponse> {
         self.natural(
             "unsupported_client",
             format!(
@@ -223,7 +227,7 @@ impl<'g, F: Form> Flow<'g, F> {
         )
     }
 
-    fn cancelled(&self) -> CallToolResponse {
+    fn cancelled(&self) -> Box<CallToolResponse> {
         self.natural(
             "cancelled",
             self.spec.on_cancel.map(str::to_owned).unwrap_or_else(|| {
@@ -321,7 +325,9 @@ impl<'g, F: Form> Flow<'g, F> {
                 InputRequest::Elicitation(ElicitRequest::new(self.question(effect, expected)));
             let requests = InputRequests::from([(INPUT_KEY.to_owned(), request)]);
             self.audit("asked", "mrtr");
-            return Err(InputRequiredResult::new(Some(requests), Some(state)).into());
+            return Err(Box::new(
+                InputRequiredResult::new(Some(requests), Some(state)).into(),
+            ));
         };
         let sealed: Sealed = match self.guard.codec().open_json_with(state, &self.binding()) {
             Ok(sealed) => sealed,
@@ -383,7 +389,7 @@ impl<'g, F: Form> Flow<'g, F> {
         &self,
         content: Option<&Value>,
         expected: Option<&str>,
-        rules: Option<fn(&F) -> Result<(), String>>,
+        rules: Option<Rules<F>>,
     ) -> Step<F> {
         let object = validate(F::SPEC, content).map_err(|problems| {
             self.invalid(format!(
@@ -421,7 +427,7 @@ impl<'g, F: Form> Flow<'g, F> {
         Ok(form)
     }
 
-    fn invalid(&self, reason: String) -> CallToolResponse {
+    fn invalid(&self, reason: String) -> Box<CallToolResponse> {
         self.refuse(
             "invalid_answer",
             ToolError::new(
@@ -432,19 +438,16 @@ impl<'g, F: Form> Flow<'g, F> {
     }
 
     /// A non-error result: decline, cancel and unmet preconditions are outcomes.
-    fn natural(&self, outcome: &str, text: String) -> CallToolResponse {
+    fn natural(&self, outcome: &str, text: String) -> Box<CallToolResponse> {
         self.audit(outcome, "");
-        self.tag(
-            CallToolResult::success(vec![ContentBlock::text(text)]),
-            outcome,
-        )
-        .into()
+        let result = CallToolResult::success(vec![ContentBlock::text(text)]);
+        Box::new(self.tag(result, outcome).into())
     }
 
     /// An `isError` result with a stable code; nothing ran.
-    fn refuse(&self, outcome: &str, error: ToolError) -> CallToolResponse {
+    fn refuse(&self, outcome: &str, error: ToolError) -> Box<CallToolResponse> {
         self.audit(outcome, error.code());
-        self.tag(error.into_result(), outcome).into()
+        Box::new(self.tag(error.into_result(), outcome).into())
     }
 
     fn tag(&self, mut result: CallToolResult, outcome: &str) -> CallToolResult {

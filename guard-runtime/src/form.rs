@@ -283,7 +283,7 @@ pub trait FieldValue: Sized {
     fn to_json(&self) -> Value;
 }
 
-fn present<'v>(value: Option<&'v Value>, field: &FieldSpec) -> Result<Value, String> {
+fn present(value: Option<&Value>, field: &FieldSpec) -> Result<Value, String> {
     match value.filter(|v| !v.is_null()) {
         Some(v) => Ok(v.clone()),
         None => field

@@ -38,7 +38,7 @@ pub use validate::validate;
 /// Items the macros expand to. Not a stable API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::flow::{Flow, GuardCall};
+    pub use crate::flow::{Flow, GuardCall, Rules};
     pub use rmcp;
     pub use serde_json;
 
