@@ -1,0 +1,481 @@
+//! MRTR (2026-07-28) driven round by round: the `InputRequiredResult`, the sealed
+//! `requestState`, and every way a retry can be wrong.
+
+#[path = "support/mod.rs"]
+mod support;
+
+use std::time::Duration;
+
+use guard_runtime::{Guard, INPUT_KEY, testing::ScriptedHuman};
+use rmcp::{
+    RoleClient,
+    model::{
+        CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequestParams, InputRequest,
+        InputResponses,
+    },
+    service::RunningService,
+};
+use serde_json::{Value, json};
+use support::*;
+
+type Client = RunningService<RoleClient, ScriptedHuman>;
+
+async fn client_for(world: &World, guard: Guard) -> (Client, ScriptedHuman) {
+    let human = ScriptedHuman::new(MRTR);
+    let client = connect(world.server_with(guard), human.clone()).await;
+    (client, human)
+}
+
+fn guard() -> Guard {
+    Guard::ephemeral().expect("guard key")
+}
+
+/// The first round: asserts an `InputRequiredResult` with guard's single form question and
+/// returns its sealed state and the question.
+async fn first_round(client: &Client, tool: &str, args: Value) -> (String, ElicitRequestParams) {
+    let response = call_once(client, params(tool, args)).await;
+    let CallToolResponse::InputRequired(required) = response else {
+        panic!("{tool}: expected InputRequired, got {response:?}");
+    };
+    let requests = required.input_requests.expect("input requests");
+    assert_eq!(
+        requests.keys().collect::<Vec<_>>(),
+        [INPUT_KEY],
+        "one request under guard_confirm"
+    );
+    assert_eq!(INPUT_KEY, "guard_confirm");
+    let Some(InputRequest::Elicitation(request)) = requests.into_values().next() else {
+        panic!("{tool}: the input request is not an elicitation");
+    };
+    assert!(
+        matches!(
+            request.params,
+            ElicitRequestParams::FormElicitationParams { .. }
+        ),
+        "{tool}: a form elicitation"
+    );
+    let state = required.request_state.expect("requestState");
+    assert!(!state.is_empty());
+    (state, request.params)
+}
+
+fn answer(action: &str, content: Option<Value>) -> Value {
+    match content {
+        Some(content) => json!({"action": action, "content": content}),
+        None => json!({"action": action}),
+    }
+}
+
+fn retry(tool: &str, args: Value, state: &str, response: Option<Value>) -> CallToolRequestParams {
+    let mut params = params(tool, args).with_request_state(state);
+    if let Some(response) = response {
+        params =
+            params.with_input_responses(InputResponses::from([(INPUT_KEY.to_owned(), response)]));
+    }
+    params
+}
+
+async fn send(
+    client: &Client,
+    tool: &str,
+    args: Value,
+    state: &str,
+    response: Option<Value>,
+) -> CallToolResult {
+    complete(call_once(client, retry(tool, args, state, response)).await)
+}
+
+fn accept_delete() -> Option<Value> {
+    Some(answer("accept", Some(json!({"confirm": true}))))
+}
+
+// ── (a) the happy path ─────────────────────────────────────────────────────────────────
+
+#[tokio::test]
+async fn accepted_retry_runs_each_tool() {
+    let world = World::new();
+    let (client, human) = client_for(&world, guard()).await;
+
+    let (state, question) = first_round(&client, "delete_file", json!({"path": "old.log"})).await;
+    let ElicitRequestParams::FormElicitationParams { message, .. } = question else {
+        unreachable!()
+    };
+    assert!(message.contains("Delete file"), "{message}");
+    assert_eq!(
+        world.file("old.log").as_deref(),
+        Some(OLD_LOG),
+        "asking changes nothing"
+    );
+    let result = send(
+        &client,
+        "delete_file",
+        json!({"path": "old.log"}),
+        &state,
+        accept_delete(),
+    )
+    .await;
+    assert_natural(&result, "executed");
+    assert_eq!(world.file("old.log"), None);
+
+    let (state, _) = first_round(&client, "drop_table", json!({"table": "orders"})).await;
+    assert_eq!(world.rows("orders"), Some(4));
+    let result = send(
+        &client,
+        "drop_table",
+        json!({"table": "orders"}),
+        &state,
+        Some(answer(
+            "accept",
+            Some(json!({"typed_name": "orders", "approver": "ada"})),
+        )),
+    )
+    .await;
+    assert_natural(&result, "executed");
+    assert_eq!(world.rows("orders"), None);
+
+    let (state, _) = first_round(&client, "deploy", json!({"service": "billing"})).await;
+    assert!(world.deployments().is_empty());
+    let result = send(
+        &client,
+        "deploy",
+        json!({"service": "billing"}),
+        &state,
+        Some(answer("accept", Some(json!({"rollback_plan": "revert"})))),
+    )
+    .await;
+    assert_natural(&result, "executed");
+    assert_eq!(
+        world.deployments(),
+        [(
+            "billing".to_owned(),
+            "standard".to_owned(),
+            "revert".to_owned()
+        )]
+    );
+
+    assert!(
+        human.shown().is_empty(),
+        "manual rounds never reach the client handler"
+    );
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn decline_and_cancel_rounds_change_nothing() {
+    let world = World::new();
+    let (client, _human) = client_for(&world, guard()).await;
+    for (action, outcome) in [("decline", "declined"), ("cancel", "cancelled")] {
+        let (state, _) = first_round(&client, "delete_file", json!({"path": "old.log"})).await;
+        let result = send(
+            &client,
+            "delete_file",
+            json!({"path": "old.log"}),
+            &state,
+            Some(answer(action, None)),
+        )
+        .await;
+        assert_natural(&result, outcome);
+        assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+    }
+    let _ = client.cancel().await;
+}
+
+// ── (b) tampered state ─────────────────────────────────────────────────────────────────
+
+/// `state` with one character of segment `segment` (split on '.') changed to another
+/// base64url character. The last character of a segment is never touched, since its low
+/// bits may be padding.
+fn flip(state: &str, segment: usize) -> String {
+    let mut parts: Vec<String> = state.split('.').map(str::to_owned).collect();
+    let part = &mut parts[segment];
+    let chars: Vec<char> = part.chars().collect();
+    assert!(chars.len() > 2, "segment {segment} of {state} is too short");
+    let at = chars.len() / 2;
+    let replacement = if chars[at] == 'A' { 'B' } else { 'A' };
+    *part = chars
+        .iter()
+        .enumerate()
+        .map(|(i, c)| if i == at { replacement } else { *c })
+        .collect();
+    parts.join(".")
+}
+
+#[tokio::test]
+async fn tampered_state_is_rejected() {
+    let world = World::new();
+    let (client, _human) = client_for(&world, guard()).await;
+    let args = json!({"path": "old.log"});
+    let (state, _) = first_round(&client, "delete_file", args.clone()).await;
+    let segments = state.split('.').count();
+    assert!(
+        segments >= 3,
+        "sealed state has a version, body and tag: {state}"
+    );
+    for segment in 1..segments {
+        let forged = flip(&state, segment);
+        assert_ne!(forged, state);
+        let result = send(
+            &client,
+            "delete_file",
+            args.clone(),
+            &forged,
+            accept_delete(),
+        )
+        .await;
+        assert_refused(&result, "INVALID_STATE", "bad_state");
+        assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+    }
+    for forged in [String::new(), "garbage".to_owned(), format!("{state}x")] {
+        let result = send(
+            &client,
+            "delete_file",
+            args.clone(),
+            &forged,
+            accept_delete(),
+        )
+        .await;
+        assert_refused(&result, "INVALID_STATE", "bad_state");
+        assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+    }
+    // The genuine state was never redeemed by the forgeries, so it still works.
+    let result = send(&client, "delete_file", args, &state, accept_delete()).await;
+    assert_natural(&result, "executed");
+    assert_eq!(world.file("old.log"), None);
+    let _ = client.cancel().await;
+}
+
+// ── (c) state bound to other arguments ────────────────────────────────────────────────
+
+#[tokio::test]
+async fn state_for_other_arguments_is_rejected() {
+    let world = World::new();
+    let (client, _human) = client_for(&world, guard()).await;
+
+    let (state, _) = first_round(&client, "delete_file", json!({"path": "old.log"})).await;
+    let result = send(
+        &client,
+        "delete_file",
+        json!({"path": "report.csv"}),
+        &state,
+        accept_delete(),
+    )
+    .await;
+    assert_refused(&result, "INVALID_STATE", "bad_state");
+    assert_eq!(world.file("report.csv").as_deref(), Some(REPORT));
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+
+    let (state, _) = first_round(&client, "drop_table", json!({"table": "customers"})).await;
+    let result = send(
+        &client,
+        "drop_table",
+        json!({"table": "orders"}),
+        &state,
+        Some(answer(
+            "accept",
+            Some(json!({"typed_name": "orders", "approver": "ada"})),
+        )),
+    )
+    .await;
+    assert_refused(&result, "INVALID_STATE", "bad_state");
+    assert_eq!(world.rows("orders"), Some(4));
+    assert_eq!(world.rows("customers"), Some(3));
+
+    // A delete_file state replayed on drop_table (another tool, another form).
+    let (state, _) = first_round(&client, "delete_file", json!({"path": "old.log"})).await;
+    let result = send(
+        &client,
+        "drop_table",
+        json!({"table": "orders"}),
+        &state,
+        Some(answer(
+            "accept",
+            Some(json!({"typed_name": "orders", "approver": "ada"})),
+        )),
+    )
+    .await;
+    assert_refused(&result, "INVALID_STATE", "bad_state");
+    assert_eq!(world.rows("orders"), Some(4));
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+    let _ = client.cancel().await;
+}
+
+// ── (d) replay ─────────────────────────────────────────────────────────────────────────
+
+#[tokio::test]
+async fn replayed_accept_runs_once() {
+    let world = World::new();
+    let (client, _human) = client_for(&world, guard()).await;
+    let args = json!({"path": "old.log"});
+    let path = world.path("old.log");
+    let modified = std::fs::metadata(&path)
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    let (state, _) = first_round(&client, "delete_file", args.clone()).await;
+    let result = send(
+        &client,
+        "delete_file",
+        args.clone(),
+        &state,
+        accept_delete(),
+    )
+    .await;
+    assert_natural(&result, "executed");
+    assert_eq!(world.file("old.log"), None);
+
+    // Restore an identical file (same bytes, same mtime), so the preview matches the sealed
+    // one exactly: only the single-use rule can stop the replay.
+    std::fs::write(&path, OLD_LOG).expect("restore");
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .and_then(|f| f.set_modified(modified))
+        .expect("restore mtime");
+    let result = send(&client, "delete_file", args, &state, accept_delete()).await;
+    assert_refused(&result, "INVALID_STATE", "replayed");
+    assert!(text(&result).contains("already used"), "{}", text(&result));
+    assert_eq!(
+        world.file("old.log").as_deref(),
+        Some(OLD_LOG),
+        "the replay deleted nothing"
+    );
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn replayed_deploy_records_one_row() {
+    let world = World::new();
+    let (client, _human) = client_for(&world, guard()).await;
+    let args = json!({"service": "billing"});
+    let response = Some(answer(
+        "accept",
+        Some(json!({"approval_level": "urgent", "rollback_plan": "redeploy v41 now"})),
+    ));
+    let (state, _) = first_round(&client, "deploy", args.clone()).await;
+    let first = send(&client, "deploy", args.clone(), &state, response.clone()).await;
+    assert_natural(&first, "executed");
+    let second = send(&client, "deploy", args, &state, response).await;
+    assert!(is_error(&second), "{}", text(&second));
+    assert_ne!(outcome(&second).as_deref(), Some("executed"));
+    assert_eq!(world.deployments().len(), 1, "the effect ran once");
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn state_is_spent_by_any_answer() {
+    let world = World::new();
+    let (client, _human) = client_for(&world, guard()).await;
+    let args = json!({"path": "old.log"});
+    for spent_by in [
+        answer("decline", None),
+        answer("cancel", None),
+        answer("accept", Some(json!({"confirm": false}))),
+        answer("accept", Some(json!({"confirm": "true"}))),
+    ] {
+        let (state, _) = first_round(&client, "delete_file", args.clone()).await;
+        let first = send(
+            &client,
+            "delete_file",
+            args.clone(),
+            &state,
+            Some(spent_by.clone()),
+        )
+        .await;
+        assert_ne!(outcome(&first).as_deref(), Some("executed"), "{spent_by}");
+        let second = send(
+            &client,
+            "delete_file",
+            args.clone(),
+            &state,
+            accept_delete(),
+        )
+        .await;
+        assert_refused(&second, "INVALID_STATE", "replayed");
+        assert_eq!(
+            world.file("old.log").as_deref(),
+            Some(OLD_LOG),
+            "{spent_by}"
+        );
+    }
+    let _ = client.cancel().await;
+}
+
+// ── (e) expiry ─────────────────────────────────────────────────────────────────────────
+
+#[tokio::test]
+async fn expired_state_is_rejected() {
+    let world = World::new();
+    let (client, _human) =
+        client_for(&world, guard().answer_timeout(Duration::from_millis(1))).await;
+    let args = json!({"path": "old.log"});
+    let (state, _) = first_round(&client, "delete_file", args.clone()).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let result = send(&client, "delete_file", args, &state, accept_delete()).await;
+    assert_refused(&result, "CONFIRMATION_EXPIRED", "expired");
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+    let _ = client.cancel().await;
+}
+
+// ── (f) no answer in the retry ─────────────────────────────────────────────────────────
+
+#[tokio::test]
+async fn retry_without_an_answer_is_rejected() {
+    let world = World::new();
+    let (client, _human) = client_for(&world, guard()).await;
+    let args = json!({"path": "old.log"});
+
+    let (state, _) = first_round(&client, "delete_file", args.clone()).await;
+    let result = send(&client, "delete_file", args.clone(), &state, None).await;
+    assert_refused(&result, "INVALID_CONFIRMATION", "no_answer");
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+
+    // An answer under another key, or one that is not an elicitation result.
+    let (state, _) = first_round(&client, "delete_file", args.clone()).await;
+    let wrong_key = retry("delete_file", args.clone(), &state, None).with_input_responses(
+        InputResponses::from([(
+            "other".to_owned(),
+            answer("accept", Some(json!({"confirm": true}))),
+        )]),
+    );
+    let result = complete(call_once(&client, wrong_key).await);
+    assert_refused(&result, "INVALID_CONFIRMATION", "no_answer");
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+
+    let (state, _) = first_round(&client, "delete_file", args.clone()).await;
+    let result = send(
+        &client,
+        "delete_file",
+        args,
+        &state,
+        Some(json!({"confirm": true})),
+    )
+    .await;
+    assert_refused(&result, "INVALID_CONFIRMATION", "no_answer");
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+    let _ = client.cancel().await;
+}
+
+// ── (g) another server's key ───────────────────────────────────────────────────────────
+
+#[tokio::test]
+async fn state_from_another_key_is_rejected() {
+    let world = World::new();
+    let key_a = vec![7u8; 32];
+    let key_b = vec![9u8; 32];
+    let (a, _) = client_for(&world, Guard::with_key(key_a.clone()).expect("key a")).await;
+    let (b, _) = client_for(&world, Guard::with_key(key_b).expect("key b")).await;
+    let args = json!({"path": "old.log"});
+
+    let (state, _) = first_round(&a, "delete_file", args.clone()).await;
+    let result = send(&b, "delete_file", args.clone(), &state, accept_delete()).await;
+    assert_refused(&result, "INVALID_STATE", "bad_state");
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+
+    // A replica sharing key A opens it: the rejection above is about the key.
+    let (a2, _) = client_for(&world, Guard::with_key(key_a).expect("key a")).await;
+    let result = send(&a2, "delete_file", args, &state, accept_delete()).await;
+    assert_natural(&result, "executed");
+    assert_eq!(world.file("old.log"), None);
+    for client in [a, b, a2] {
+        let _ = client.cancel().await;
+    }
+}

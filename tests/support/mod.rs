@@ -1,0 +1,356 @@
+//! Shared helpers for the in-process tests: a throwaway safe-ops world (sandbox directory and
+//! SQLite database), an in-process client over `tokio::io::duplex`, and readers for what a
+//! tool result carries.
+#![allow(dead_code)]
+
+use std::{
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex},
+};
+
+use guard_runtime::{Guard, testing::ScriptedHuman};
+use rmcp::{
+    ClientHandler, ErrorData, RoleClient, ServiceExt,
+    model::{
+        CallToolRequestParams, CallToolResponse, CallToolResult, ClientConfig, ElicitRequestParams,
+        ElicitResult, ProtocolVersion,
+    },
+    service::{ClientLifecycleMode, ClientServiceExt, RequestContext, RunningService},
+};
+use safe_ops::{SafeOps, db};
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// Push elicitation (`elicitation/create`).
+pub const PUSH: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+/// Multi round-trip requests (`InputRequiredResult` + sealed `requestState`).
+pub const MRTR: ProtocolVersion = ProtocolVersion::V_2026_07_28;
+
+/// Runs each listed `async fn name(era: ProtocolVersion)` once per protocol era.
+#[allow(unused_macros)]
+macro_rules! both_eras {
+    ($($name:ident),* $(,)?) => {
+        mod push {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(super::support::PUSH).await;
+                }
+            )*
+        }
+        mod mrtr {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(super::support::MRTR).await;
+                }
+            )*
+        }
+    };
+}
+
+pub const OLD_LOG: &str = "rotated log lines\n";
+pub const REPORT: &str = "id,total\n1,1999\n";
+pub const OUTSIDE: &str = "not yours\n";
+
+/// A fresh sandbox root with two files, a file outside the root, and a seeded database.
+pub struct World {
+    _dir: TempDir,
+    pub base: PathBuf,
+    pub root: PathBuf,
+    pub db: PathBuf,
+    pub outside: PathBuf,
+}
+
+impl World {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let base = dir.path().canonicalize().expect("canonical temp dir");
+        let root = base.join("files");
+        std::fs::create_dir_all(&root).expect("sandbox root");
+        std::fs::write(root.join("old.log"), OLD_LOG).expect("old.log");
+        std::fs::write(root.join("report.csv"), REPORT).expect("report.csv");
+        let outside = base.join("outside.txt");
+        std::fs::write(&outside, OUTSIDE).expect("outside file");
+        let db = base.join("safe-ops.db");
+        drop(db::open(&db).expect("seeded database"));
+        Self {
+            _dir: dir,
+            base,
+            root,
+            db,
+            outside,
+        }
+    }
+
+    /// The safe-ops server on this world, with a fresh random key.
+    pub fn server(&self) -> SafeOps {
+        self.server_with(Guard::ephemeral().expect("guard key"))
+    }
+
+    pub fn server_with(&self, guard: Guard) -> SafeOps {
+        SafeOps::open(&self.root, &self.db, guard).expect("safe-ops opens")
+    }
+
+    /// A path inside the sandbox root.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+
+    /// The bytes of a sandbox file, or `None` if it is gone.
+    pub fn file(&self, name: &str) -> Option<String> {
+        read(&self.root.join(name))
+    }
+
+    fn conn(&self) -> rusqlite::Connection {
+        rusqlite::Connection::open_with_flags(&self.db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("read-only database connection")
+    }
+
+    /// Row count of `table`, or `None` if it is not in `sqlite_master`.
+    pub fn rows(&self, table: &str) -> Option<i64> {
+        db::table_rows(&self.conn(), table).expect("row count")
+    }
+
+    /// The user tables, sorted.
+    pub fn tables(&self) -> Vec<String> {
+        db::tables(&self.conn()).expect("tables")
+    }
+
+    /// Every deployment row: (service, approval_level, rollback_plan).
+    pub fn deployments(&self) -> Vec<(String, String, String)> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare("SELECT service, approval_level, rollback_plan FROM deployments ORDER BY id")
+            .expect("deployments query");
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .expect("deployments rows")
+            .collect::<Result<_, _>>()
+            .expect("deployment row")
+    }
+}
+
+impl Default for World {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The contents of a file, or `None` if it does not exist.
+pub fn read(path: &Path) -> Option<String> {
+    std::fs::read_to_string(path).ok()
+}
+
+/// Serves `server` in process and connects `human` to it as the client.
+pub async fn connect<H: ClientHandler>(server: SafeOps, human: H) -> RunningService<RoleClient, H> {
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    // From 2026-07-28 on there is no `initialize`: the client must open with
+    // `server/discover`, or the session silently falls back to 2025-11-25.
+    let protocol = human.get_info().protocol_version;
+    let client = if protocol.has_initialize() {
+        human.serve(client_io).await
+    } else {
+        human
+            .serve_with_lifecycle(
+                client_io,
+                ClientLifecycleMode::Discover {
+                    preferred_versions: vec![protocol.clone()],
+                },
+            )
+            .await
+    }
+    .expect("client connects");
+    let negotiated = client.peer_info().map(|info| info.protocol_version.clone());
+    assert_eq!(
+        negotiated,
+        Some(protocol),
+        "the session speaks the era under test"
+    );
+    client
+}
+
+pub fn params(tool: &str, args: Value) -> CallToolRequestParams {
+    let Value::Object(arguments) = args else {
+        panic!("tool arguments must be a JSON object, got {args}");
+    };
+    CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments)
+}
+
+/// Calls `tool`, driving MRTR rounds through the client's handler when the era uses them.
+pub async fn call<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    tool: &str,
+    args: Value,
+) -> CallToolResult {
+    client
+        .call_tool(params(tool, args))
+        .await
+        .unwrap_or_else(|e| panic!("{tool} call failed at the protocol level: {e}"))
+}
+
+/// One `tools/call` round, without driving MRTR.
+pub async fn call_once<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    params: CallToolRequestParams,
+) -> CallToolResponse {
+    client
+        .call_tool_once(params)
+        .await
+        .unwrap_or_else(|e| panic!("tools/call failed at the protocol level: {e}"))
+}
+
+/// The final result of one round; panics on an `InputRequiredResult`.
+pub fn complete(response: CallToolResponse) -> CallToolResult {
+    match response {
+        CallToolResponse::Complete(result) => result,
+        other => panic!("expected a final result, got {other:?}"),
+    }
+}
+
+/// The text blocks of a result, joined.
+pub fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub fn is_error(result: &CallToolResult) -> bool {
+    result.is_error == Some(true)
+}
+
+/// The stable error code a refusal starts with (`[CODE] ...`).
+pub fn code(result: &CallToolResult) -> Option<String> {
+    let text = text(result);
+    let rest = text.strip_prefix('[')?;
+    rest.split_once(']').map(|(code, _)| code.to_owned())
+}
+
+/// `_meta.guard.outcome`.
+pub fn outcome(result: &CallToolResult) -> Option<String> {
+    guard_meta(result)?
+        .get("outcome")?
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// `_meta.guard.traceId`.
+pub fn trace_id(result: &CallToolResult) -> Option<String> {
+    guard_meta(result)?
+        .get("traceId")?
+        .as_str()
+        .map(str::to_owned)
+}
+
+fn guard_meta(result: &CallToolResult) -> Option<&Value> {
+    result.meta.as_ref()?.0.get("guard")
+}
+
+/// Asserts a refusal: `isError`, the given code and outcome.
+#[track_caller]
+pub fn assert_refused(result: &CallToolResult, expected_code: &str, expected_outcome: &str) {
+    assert!(
+        is_error(result),
+        "expected isError, got {result:?} ({})",
+        text(result)
+    );
+    assert_eq!(
+        code(result).as_deref(),
+        Some(expected_code),
+        "text: {}",
+        text(result)
+    );
+    assert_eq!(outcome(result).as_deref(), Some(expected_outcome));
+}
+
+/// Asserts a natural (non-error) result with the given outcome.
+#[track_caller]
+pub fn assert_natural(result: &CallToolResult, expected_outcome: &str) {
+    assert_ne!(
+        result.is_error,
+        Some(true),
+        "expected a natural result, got isError: {}",
+        text(result)
+    );
+    assert_eq!(
+        outcome(result).as_deref(),
+        Some(expected_outcome),
+        "text: {}",
+        text(result)
+    );
+    assert!(
+        !text(result).starts_with('['),
+        "a natural result carries no error code: {}",
+        text(result)
+    );
+}
+
+type Hook = Arc<dyn Fn() + Send + Sync>;
+
+/// A [`ScriptedHuman`] that also records the wire order of each form's properties and can
+/// run a side effect (the world changing) while the human is looking at the form.
+#[derive(Clone)]
+pub struct Observer {
+    pub human: ScriptedHuman,
+    orders: Arc<Mutex<Vec<Vec<String>>>>,
+    while_asked: Option<Hook>,
+}
+
+impl Observer {
+    pub fn new(human: ScriptedHuman) -> Self {
+        Self {
+            human,
+            orders: Arc::default(),
+            while_asked: None,
+        }
+    }
+
+    /// Runs `hook` after the form is shown and before the answer is sent.
+    pub fn while_asked(mut self, hook: impl Fn() + Send + Sync + 'static) -> Self {
+        self.while_asked = Some(Arc::new(hook));
+        self
+    }
+
+    /// For each form shown: property names in the order they arrived on the wire.
+    pub fn property_orders(&self) -> Vec<Vec<String>> {
+        self.orders
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+impl ClientHandler for Observer {
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        if let ElicitRequestParams::FormElicitationParams {
+            requested_schema, ..
+        } = &request
+        {
+            // Deserialising the wire schema records its key order.
+            let order = requested_schema.property_order.clone().unwrap_or_default();
+            self.orders
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(order);
+        }
+        if let Some(hook) = &self.while_asked {
+            hook();
+        }
+        self.human.create_elicitation(request, context).await
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        self.human.get_info()
+    }
+}
