@@ -90,6 +90,8 @@ impl<S> FromContextPart<ToolCallContext<'_, S>> for GuardCall {
 struct Sealed {
     nonce: String,
     fingerprint: String,
+    /// Carried across rounds so the asking and answering calls share one trace id.
+    trace_id: String,
 }
 
 /// One guarded call in progress.
@@ -98,6 +100,8 @@ pub struct Flow<'g, F> {
     call: GuardCall,
     spec: &'static ToolSpec,
     trace_id: String,
+    /// The echoed MRTR state, opened (verified) once when the call arrives.
+    opened: Option<Result<Sealed, RequestStateError>>,
     form: PhantomData<fn() -> F>,
 }
 
@@ -109,11 +113,22 @@ pub type Rules<F> = fn(&F) -> Result<(), String>;
 
 impl<'g, F: Form> Flow<'g, F> {
     pub fn new(guard: &'g Guard, call: GuardCall, spec: &'static ToolSpec) -> Self {
+        let binding = binding::<F>(spec, &call.arguments);
+        let opened = call
+            .request_state
+            .as_ref()
+            .map(|state| guard.codec().open_json_with::<Sealed>(state, &binding));
+        // An answering round continues the asking round's trace.
+        let trace_id = match &opened {
+            Some(Ok(sealed)) => sealed.trace_id.clone(),
+            _ => uuid::Uuid::new_v4().to_string(),
+        };
         Self {
             guard,
             call,
             spec,
-            trace_id: uuid::Uuid::new_v4().to_string(),
+            trace_id,
+            opened,
             form: PhantomData,
         }
     }
@@ -290,28 +305,17 @@ impl<'g, F: Form> Flow<'g, F> {
         }
     }
 
-    /// The bytes the seal is bound to: tool, canonical arguments and form kind.
-    fn binding(&self) -> Vec<u8> {
-        canonical_json(&json!([
-            "guard/v1",
-            self.spec.name,
-            F::SPEC.name,
-            self.spec.confirm.as_str(),
-            Value::Object(self.call.arguments.clone()),
-        ]))
-        .into_bytes()
-    }
-
     fn ask_mrtr(&self, effect: &Effect, expected: Option<&str>) -> Step<ElicitResult> {
         let ttl = self.guard.timeout(self.spec.timeout);
-        let Some(state) = &self.call.request_state else {
+        let Some(opened) = &self.opened else {
             if !self.client_can_confirm() {
                 return Err(self.unsupported());
             }
-            let binding = self.binding();
+            let binding = binding::<F>(self.spec, &self.call.arguments);
             let sealed = Sealed {
                 nonce: uuid::Uuid::new_v4().to_string(),
                 fingerprint: effect.fingerprint(),
+                trace_id: self.trace_id.clone(),
             };
             let state = self
                 .guard
@@ -329,7 +333,7 @@ impl<'g, F: Form> Flow<'g, F> {
                 InputRequiredResult::new(Some(requests), Some(state)).into(),
             ));
         };
-        let sealed: Sealed = match self.guard.codec().open_json_with(state, &self.binding()) {
+        let sealed = match opened {
             Ok(sealed) => sealed,
             Err(RequestStateError::Expired) => {
                 return Err(self.refuse(
@@ -470,6 +474,18 @@ impl<'g, F: Form> Flow<'g, F> {
             mrtr = self.is_mrtr(),
         );
     }
+}
+
+/// The bytes a seal is bound to: tool, form, confirmation kind and canonical arguments.
+fn binding<F: Form>(spec: &ToolSpec, arguments: &JsonObject) -> Vec<u8> {
+    canonical_json(&json!([
+        "guard/v1",
+        spec.name,
+        F::SPEC.name,
+        spec.confirm.as_str(),
+        Value::Object(arguments.clone()),
+    ]))
+    .into_bytes()
 }
 
 fn state_changed(target: &str) -> ToolError {

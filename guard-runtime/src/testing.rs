@@ -14,6 +14,8 @@ use rmcp::{
         ElicitationCapability, FormElicitationCapability, Implementation, ProtocolVersion,
     },
     service::RequestContext,
+    service::{ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RunningService},
+    transport::IntoTransport,
 };
 use serde_json::Value;
 
@@ -70,6 +72,27 @@ impl ScriptedHuman {
             .unwrap_or_else(|p| p.into_inner())
             .push_back(answer);
         self
+    }
+
+    /// Connects over `transport` in this human's protocol era. From 2026-07-28 on there is
+    /// no `initialize`: the client opens with `server/discover`, otherwise the session would
+    /// quietly fall back to 2025-11-25.
+    pub async fn connect<T, E, A>(
+        self,
+        transport: T,
+    ) -> Result<RunningService<RoleClient, Self>, ClientInitializeError>
+    where
+        T: IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let lifecycle = if self.protocol.has_initialize() {
+            ClientLifecycleMode::Initialize
+        } else {
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![self.protocol.clone()],
+            }
+        };
+        self.serve_with_lifecycle(transport, lifecycle).await
     }
 
     /// Every question shown so far.

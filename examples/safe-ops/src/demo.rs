@@ -248,7 +248,7 @@ async fn play(
 ) -> Result<(), String> {
     let human = ScriptedHuman::new(protocol.clone());
     human.will(scene.answer.clone());
-    let client = connect(root, db_path, human.clone()).await?;
+    let client = connect(root, db_path, human.clone(), protocol).await?;
     let before = World::read(root, db_path)?;
     let Value::Object(arguments) = scene.args.clone() else {
         return Err("scene arguments must be an object".into());
@@ -305,6 +305,7 @@ async fn connect(
     root: &Path,
     db_path: &Path,
     human: ScriptedHuman,
+    protocol: &ProtocolVersion,
 ) -> Result<RunningService<RoleClient, ScriptedHuman>, String> {
     let server = SafeOps::open(
         root,
@@ -317,8 +318,15 @@ async fn connect(
             let _ = running.waiting().await;
         }
     });
-    human
-        .serve(client_io)
+    let client = human
+        .connect(client_io)
         .await
-        .map_err(|e| format!("client failed to connect: {e}"))
+        .map_err(|e| format!("client failed to connect: {e}"))?;
+    let negotiated = client.peer_info().map(|i| i.protocol_version.clone());
+    if negotiated.as_ref() != Some(protocol) {
+        return Err(format!(
+            "the demo client negotiated {negotiated:?}, not {protocol}"
+        ));
+    }
+    Ok(client)
 }
