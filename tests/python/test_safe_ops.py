@@ -466,12 +466,6 @@ async def test_mrtr_request_state_is_bound_to_the_arguments(workspace: Workspace
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="requestedSchema properties reach the wire sorted by name, not in declaration order: "
-    "rmcp serializes request and result params through serde_json::Value, whose map is sorted "
-    "unless serde_json's `preserve_order` feature is enabled in the workspace",
-)
 @pytest.mark.parametrize("era", ["push", "mrtr"])
 async def test_requested_schema_keeps_declaration_order(workspace: Workspace, era: str) -> None:
     human = Human(DECLINE)
