@@ -35,7 +35,7 @@ enum Kind {
     Integer(&'static str),
     Number,
     /// Any other plain path: must be a `FormEnum`, checked by the trait system.
-    Enum(Box<Type>),
+    Enum,
 }
 
 const INTEGERS: &[&str] = &[
@@ -67,9 +67,48 @@ pub fn derive(input: DeriveInput) -> TokenStream {
     }
     match (cx.check(), fields) {
         (Ok(()), Some(fields)) => expand(&input.ident, &fields),
-        (Err(errors), _) => errors,
+        (Err(errors), fields) => {
+            let fallback = fallback(&input.ident, fields.as_deref().unwrap_or_default());
+            quote!(#errors #fallback)
+        }
         (Ok(()), None) => unreachable!("parse failures are reported"),
     }
+}
+
+/// On error: still implement the traits, so uses of the form do not each report that it
+/// is not a form. The build fails on the reported errors; this code never runs.
+fn fallback(ident: &Ident, fields: &[Field]) -> TokenStream {
+    let name = ident.to_string();
+    let role_impls = role_impls(ident, fields);
+    quote! {
+        impl ::guard_runtime::Form for #ident {
+            const SPEC: &'static ::guard_runtime::FormSpec = &::guard_runtime::FormSpec { name: #name, fields: &[] };
+
+            fn from_valid(
+                _: &::guard_runtime::__private::serde_json::Map<::std::string::String, ::guard_runtime::__private::serde_json::Value>,
+            ) -> ::core::result::Result<Self, ::std::string::String> {
+                ::core::unreachable!("guard reported a compile error for this form")
+            }
+
+            fn to_content(&self) -> ::guard_runtime::__private::serde_json::Map<::std::string::String, ::guard_runtime::__private::serde_json::Value> {
+                ::core::unreachable!("guard reported a compile error for this form")
+            }
+        }
+        #(#role_impls)*
+    }
+}
+
+fn role_impls(ident: &Ident, fields: &[Field]) -> [Option<TokenStream>; 2] {
+    [
+        fields
+            .iter()
+            .any(|f| f.checkbox)
+            .then(|| quote!(impl ::guard_runtime::CheckboxForm for #ident {})),
+        fields
+            .iter()
+            .any(|f| f.confirm_text)
+            .then(|| quote!(impl ::guard_runtime::TypeToConfirmForm for #ident {})),
+    ]
 }
 
 fn parse(cx: &Ctxt, input: &DeriveInput) -> Option<Vec<Field>> {
@@ -314,7 +353,7 @@ fn classify(cx: &Ctxt, name: &str, ty: &Type) -> Option<Kind> {
                 i if INTEGERS.contains(&i) => {
                     Kind::Integer(INTEGERS.iter().find(|t| **t == i).copied()?)
                 }
-                _ => Kind::Enum(Box::new(ty.clone())),
+                _ => Kind::Enum,
             })
         }
         Type::Tuple(_) => refuse("a tuple", "Use one named field per element."),
@@ -387,7 +426,7 @@ fn check(cx: &Ctxt, fields: &[Field]) {
         if let Some(default) = &f.default {
             let fits = matches!(
                 (&f.kind, default),
-                (Kind::String | Kind::Enum(_), Lit::Str(_))
+                (Kind::String | Kind::Enum, Lit::Str(_))
                     | (Kind::Bool, Lit::Bool(_))
                     | (Kind::Integer(_), Lit::Int(_))
                     | (Kind::Number, Lit::Int(_) | Lit::Float(_))
@@ -430,16 +469,7 @@ fn expand(ident: &Ident, fields: &[Field]) -> TokenStream {
             content.insert(::std::string::String::from(#key), <#ty as ::guard_runtime::FieldValue>::to_json(&self.#field));
         }
     });
-    let role_impls = [
-        fields
-            .iter()
-            .any(|f| f.checkbox)
-            .then(|| quote!(impl ::guard_runtime::CheckboxForm for #ident {})),
-        fields
-            .iter()
-            .any(|f| f.confirm_text)
-            .then(|| quote!(impl ::guard_runtime::TypeToConfirmForm for #ident {})),
-    ];
+    let role_impls = role_impls(ident, fields);
     quote! {
         impl ::guard_runtime::Form for #ident {
             const SPEC: &'static ::guard_runtime::FormSpec = &::guard_runtime::FormSpec {
@@ -518,9 +548,13 @@ fn field_spec(f: &Field) -> TokenStream {
             let max = opt_num(f.maximum);
             quote!(::guard_runtime::FieldKind::Number { minimum: #min, maximum: #max })
         }
-        Kind::Enum(ty) => quote_spanned! {ty.span()=>
-            ::guard_runtime::FieldKind::Enum { values: <#ty as ::guard_runtime::FormEnum>::VALUES }
-        },
+        // Spanned and bounded like the field's extraction, so a non-flat type is one error.
+        Kind::Enum => {
+            let ty = &f.ty;
+            quote_spanned! {ty.span()=>
+                ::guard_runtime::FieldKind::Enum { values: <#ty as ::guard_runtime::FieldValue>::CHOICES }
+            }
+        }
     };
     let default = match &f.default {
         None => quote!(::core::option::Option::None),

@@ -7,8 +7,11 @@ use crate::form::Form;
 
 /// The human's accepted, revalidated answer. A handler that takes `Confirmed<F>` cannot be
 /// reached without it, so a guarded effect cannot run unconfirmed.
+///
+/// `F` is checked to be a [`Form`] where the handler is expanded, so a wrong form is one
+/// error at the parameter rather than one per use of the proof.
 #[derive(Debug)]
-pub struct Confirmed<F: Form> {
+pub struct Confirmed<F> {
     form: F,
     trace_id: String,
 }
@@ -17,7 +20,9 @@ impl<F: Form> Confirmed<F> {
     pub(crate) fn new(form: F, trace_id: String) -> Self {
         Self { form, trace_id }
     }
+}
 
+impl<F> Confirmed<F> {
     /// The accepted form.
     pub fn form(&self) -> &F {
         &self.form
@@ -34,7 +39,7 @@ impl<F: Form> Confirmed<F> {
     }
 }
 
-impl<F: Form> Deref for Confirmed<F> {
+impl<F> Deref for Confirmed<F> {
     type Target = F;
 
     fn deref(&self) -> &F {

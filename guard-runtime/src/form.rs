@@ -279,6 +279,9 @@ impl FormSpec {
     note = "flatten the nested value into separate fields of this form, or make `{Self}` a unit-only enum with `#[derive(guard_runtime::FormEnum)]`"
 )]
 pub trait FieldValue: Sized {
+    /// The offered choices, for single-choice enum fields.
+    const CHOICES: &'static [EnumValue] = &[];
+
     fn from_field(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String>;
     fn to_json(&self) -> Value;
 }
@@ -360,6 +363,8 @@ impl FieldValue for f32 {
 }
 
 impl<T: FieldValue> FieldValue for Option<T> {
+    const CHOICES: &'static [EnumValue] = T::CHOICES;
+
     fn from_field(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String> {
         match value.filter(|v| !v.is_null()) {
             None if field.default.is_none() => Ok(None),
@@ -373,6 +378,8 @@ impl<T: FieldValue> FieldValue for Option<T> {
 }
 
 impl<E: FormEnum> FieldValue for E {
+    const CHOICES: &'static [EnumValue] = E::VALUES;
+
     fn from_field(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String> {
         let v = present(value, field)?;
         v.as_str()
