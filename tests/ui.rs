@@ -1,0 +1,9 @@
+//! Compile-time guarantees: shapes guard accepts, and shapes it refuses with a message that
+//! names what is wrong and how to fix it.
+
+#[test]
+fn ui() {
+    let cases = trybuild::TestCases::new();
+    cases.pass("ui/*/pass/*.rs");
+    cases.compile_fail("ui/*/fail/*.rs");
+}

@@ -1,0 +1,61 @@
+// A form choice must be a unit-only enum.
+
+use std::sync::Arc;
+
+use guard_runtime::{
+    Confirmed, Form, FormEnum, Guard, Guarded, Preview, ToolArgs, ToolError, destructive,
+};
+use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Clone)]
+struct S {
+    guard: Arc<Guard>,
+}
+
+impl Guarded for S {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct DeleteArgs {
+    path: String,
+}
+
+#[derive(FormEnum)]
+enum When {
+    Now,
+    Later { minutes: u32 },
+    At(String),
+}
+
+#[derive(Form)]
+struct DeleteForm {
+    when: When,
+}
+
+impl S {
+    async fn preview_delete(&self, args: &DeleteArgs) -> Result<Preview, ToolError> {
+        Ok(Preview::effect(&args.path, format!("Delete {}", args.path)))
+    }
+}
+
+#[tool_router(server_handler)]
+impl S {
+    /// Delete a file.
+    #[destructive(form = DeleteForm, preview = Self::preview_delete)]
+    #[tool]
+    async fn delete_file(
+        &self,
+        Parameters(args): Parameters<DeleteArgs>,
+        confirmed: Confirmed<DeleteForm>,
+    ) -> Result<String, ToolError> {
+        let _ = confirmed;
+        Ok(format!("Deleted {}", args.path))
+    }
+}
+
+fn main() {}

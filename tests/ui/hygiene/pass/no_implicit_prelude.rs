@@ -1,0 +1,143 @@
+// guard's expansions name everything by absolute path: they compile in a module without the
+// prelude, in a crate that forbids unsafe code.
+
+#![forbid(unsafe_code)]
+
+mod server {
+    #![no_implicit_prelude]
+
+    // rmcp's `#[tool_router]`/`#[tool]` expansions name these without a path, and schemars'
+    // derive names `schemars`; guard's own expansions need none of them.
+    use ::rmcp;
+    use ::schemars;
+    use ::std;
+    use ::std::boxed::Box;
+    use ::std::convert::Into;
+    use ::std::marker::Send;
+    use ::std::option::Option::{self, None, Some};
+    use ::std::result::Result::Ok;
+
+    // Known gap: guard's `Form` derive calls `String::from` in `to_content`, which needs
+    // `From` in scope. Remove this import once the derive names it by absolute path.
+    use ::std::convert::From;
+
+    use ::guard_runtime::forms::Checkbox;
+    use ::guard_runtime::{
+        Confirmed, Form, FormEnum, Guard, Guarded, Preview, ToolArgs, ToolError, destructive,
+        read_only,
+    };
+    use ::rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
+    use ::schemars::JsonSchema;
+    use ::serde::Deserialize;
+    use ::std::result::Result;
+    use ::std::string::String;
+    use ::std::sync::Arc;
+
+    #[derive(Clone)]
+    pub struct S {
+        pub guard: Arc<Guard>,
+    }
+
+    impl Guarded for S {
+        fn guard(&self) -> &Guard {
+            &self.guard
+        }
+    }
+
+    #[derive(Deserialize, JsonSchema, ToolArgs)]
+    pub struct DeployArgs {
+        pub service: String,
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, FormEnum)]
+    pub enum Level {
+        #[form(title = "Standard")]
+        Standard,
+        Urgent,
+    }
+
+    #[derive(Debug, Form)]
+    pub struct DeployConfig {
+        #[form(checkbox)]
+        pub confirm: bool,
+        #[form(default = "standard")]
+        pub level: Level,
+        #[form(min_length = 1, max_length = 200, format = "email")]
+        pub contact: ::std::option::Option<String>,
+        #[form(minimum = 1, maximum = 10, default = 1)]
+        pub replicas: u8,
+        #[form(minimum = 0.5, default = 1.0)]
+        pub ratio: f64,
+    }
+
+    fn rules(form: &DeployConfig) -> Result<(), String> {
+        if form.level == Level::Urgent && form.contact.is_none() {
+            return Result::Err(::std::string::ToString::to_string("urgent needs a contact"));
+        }
+        Result::Ok(())
+    }
+
+    impl S {
+        async fn preview_deploy(&self, args: &DeployArgs) -> Result<Preview, ToolError> {
+            Result::Ok(Preview::effect(
+                ::std::clone::Clone::clone(&args.service),
+                "Deploy",
+            ))
+        }
+
+        async fn preview_purge(&self) -> Result<Preview, ToolError> {
+            Result::Ok(Preview::effect("cache", "Purge"))
+        }
+    }
+
+    #[tool_router(server_handler, vis = "pub")]
+    impl S {
+        /// Deploy a service.
+        #[destructive(
+            confirm = "checkbox",
+            form = DeployConfig,
+            preview = Self::preview_deploy,
+            validate = rules,
+            message = "Deploy?",
+            timeout = "5m",
+            on_decline = "Not deployed.",
+            on_cancel = "Cancelled.",
+            idempotent
+        )]
+        #[tool]
+        async fn deploy(
+            &self,
+            Parameters(args): Parameters<DeployArgs>,
+            confirmed: Confirmed<DeployConfig>,
+        ) -> Result<String, ToolError> {
+            let _ = confirmed.level;
+            Result::Ok(args.service)
+        }
+
+        /// Purge the cache.
+        #[destructive(confirm = "checkbox", preview = Self::preview_purge)]
+        #[tool]
+        async fn purge(&self, confirmed: Confirmed<Checkbox>) -> Result<String, ToolError> {
+            let _ = confirmed;
+            Result::Ok(::std::string::ToString::to_string("purged"))
+        }
+
+        /// Count things.
+        #[read_only]
+        #[tool]
+        async fn count(&self) -> String {
+            ::std::string::ToString::to_string("3")
+        }
+    }
+}
+
+fn main() {
+    let server = server::S {
+        guard: std::sync::Arc::new(guard_runtime::Guard::ephemeral().unwrap()),
+    };
+    let _ = server.guard.clone();
+    let router = server::S::tool_router();
+    let mut names: Vec<_> = router.list_all().into_iter().map(|t| t.name).collect();
+    names.sort();
+    assert_eq!(names, ["count", "deploy", "purge"]);
+}
