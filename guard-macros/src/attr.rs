@@ -30,7 +30,13 @@ impl Parse for Opt {
 }
 
 /// Parses `tokens` as options of `what`, keeping only known, first occurrences.
-pub fn parse_options(cx: &Ctxt, tokens: TokenStream, what: &str, valid: &[&str]) -> Vec<Opt> {
+/// `None` means the list did not parse (the error is reported).
+pub fn parse_options(
+    cx: &Ctxt,
+    tokens: TokenStream,
+    what: &str,
+    valid: &[&str],
+) -> Option<Vec<Opt>> {
     let parsed = match Punctuated::<Opt, Token![,]>::parse_terminated.parse2(tokens) {
         Ok(parsed) => parsed,
         Err(error) => {
@@ -38,7 +44,7 @@ pub fn parse_options(cx: &Ctxt, tokens: TokenStream, what: &str, valid: &[&str])
                 error.span(),
                 format!("{error}; {what} takes: {}", valid.join(", ")),
             ));
-            return Vec::new();
+            return None;
         }
     };
     let mut seen: Vec<String> = Vec::new();
@@ -63,7 +69,7 @@ pub fn parse_options(cx: &Ctxt, tokens: TokenStream, what: &str, valid: &[&str])
             out.push(opt);
         }
     }
-    out
+    Some(out)
 }
 
 pub fn string_value(cx: &Ctxt, opt: &Opt) -> Option<String> {

@@ -56,7 +56,16 @@ struct Shape {
 pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
     let cx = Ctxt::new();
     let options = parse_options(&cx, attr);
-    let shape = check(&cx, &options, &f);
+    // Without `#[tool]` below us (missing, or already expanded above) the signature is not
+    // the author's; the placement error that `set_hints` reports is the one to fix first.
+    let shape = if f.attrs.iter().any(|a| tool_attr::is_attr(a, "tool")) {
+        check(&cx, &options, &f)
+    } else {
+        Shape {
+            params: None,
+            confirmed: None,
+        }
+    };
     let mut tool_fn = f.clone();
     tool_attr::set_hints(
         &cx,
@@ -75,9 +84,19 @@ pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
 
 fn parse_options(cx: &Ctxt, attr: TokenStream) -> Options {
     let mut o = Options::default();
-    for opt in attr::parse_options(cx, attr, "#[destructive]", OPTIONS) {
+    let Some(opts) = attr::parse_options(cx, attr, "#[destructive]", OPTIONS) else {
+        // The syntax error is reported; missing-option errors would only be noise.
+        return o;
+    };
+    for opt in opts {
         apply(cx, &mut o, opt);
     }
+    check_options(cx, &o);
+    o
+}
+
+/// Rules across options: what must be present, and what goes together.
+fn check_options(cx: &Ctxt, o: &Options) {
     if o.preview.is_none() {
         cx.push(syn::Error::new(
             Span::call_site(),
@@ -103,7 +122,6 @@ fn parse_options(cx: &Ctxt, attr: TokenStream) -> Options {
             "`target` is what the human retypes, so it goes with `confirm = \"type_to_confirm\"`",
         );
     }
-    o
 }
 
 fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
@@ -376,10 +394,11 @@ fn generate(
 fn fallback(original: ImplItemFn) -> TokenStream {
     let name = original.sig.ident.clone();
     let vis = original.vis.clone();
+    // `#[tool]` and `#[read_only]` stay on the stand-in, so their own expansions still run.
     let tool_attrs: Vec<_> = original
         .attrs
         .iter()
-        .filter(|a| tool_attr::is_attr(a, "tool"))
+        .filter(|a| tool_attr::is_attr(a, "tool") || tool_attr::is_attr(a, "read_only"))
         .cloned()
         .collect();
     let mut inner = original;
@@ -388,11 +407,24 @@ fn fallback(original: ImplItemFn) -> TokenStream {
         .attrs
         .retain(|a| !tool_attr::is_attr(a, "tool") && !tool_attr::is_attr(a, "read_only"));
     inner.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
+    let stand_in = if tool_attrs.iter().any(|a| tool_attr::is_attr(a, "tool")) {
+        quote! {
+            #(#tool_attrs)*
+            #vis async fn #name(&self) -> ::std::string::String {
+                ::core::unreachable!("guard reported a compile error for this tool")
+            }
+        }
+    } else {
+        // `#[tool]` already ran above us (or is missing): rmcp routes a boxed-future method.
+        quote! {
+            #(#tool_attrs)*
+            #vis fn #name(&self) -> ::std::pin::Pin<::std::boxed::Box<dyn ::core::future::Future<Output = ::std::string::String> + ::core::marker::Send + '_>> {
+                ::core::unreachable!("guard reported a compile error for this tool")
+            }
+        }
+    };
     quote! {
         #inner
-        #(#tool_attrs)*
-        #vis async fn #name(&self) -> ::std::string::String {
-            ::core::unreachable!("guard reported a compile error for this tool")
-        }
+        #stand_in
     }
 }

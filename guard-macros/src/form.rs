@@ -68,7 +68,7 @@ pub fn derive(input: DeriveInput) -> TokenStream {
     match (cx.check(), fields) {
         (Ok(()), Some(fields)) => expand(&input.ident, &fields),
         (Err(errors), fields) => {
-            let fallback = fallback(&input.ident, fields.as_deref().unwrap_or_default());
+            let fallback = fallback(&input, fields.as_deref().unwrap_or_default());
             quote!(#errors #fallback)
         }
         (Ok(()), None) => unreachable!("parse failures are reported"),
@@ -77,11 +77,27 @@ pub fn derive(input: DeriveInput) -> TokenStream {
 
 /// On error: still implement the traits, so uses of the form do not each report that it
 /// is not a form. The build fails on the reported errors; this code never runs.
-fn fallback(ident: &Ident, fields: &[Field]) -> TokenStream {
+fn fallback(input: &DeriveInput, fields: &[Field]) -> TokenStream {
+    let ident = &input.ident;
     let name = ident.to_string();
-    let role_impls = role_impls(ident, fields);
+    let (impl_generics, ty_generics, _) = input.generics.split_for_impl();
+    let bound = quote!(where Self: ::core::marker::Send + 'static);
+    let roles = [
+        fields
+            .iter()
+            .any(|f| f.checkbox)
+            .then(|| quote!(::guard_runtime::CheckboxForm)),
+        fields
+            .iter()
+            .any(|f| f.confirm_text)
+            .then(|| quote!(::guard_runtime::TypeToConfirmForm)),
+    ];
+    let role_impls = roles
+        .iter()
+        .flatten()
+        .map(|role| quote!(impl #impl_generics #role for #ident #ty_generics #bound {}));
     quote! {
-        impl ::guard_runtime::Form for #ident {
+        impl #impl_generics ::guard_runtime::Form for #ident #ty_generics #bound {
             const SPEC: &'static ::guard_runtime::FormSpec = &::guard_runtime::FormSpec { name: #name, fields: &[] };
 
             fn from_valid(
@@ -181,7 +197,10 @@ fn parse_field(cx: &Ctxt, field: &syn::Field) -> Option<Field> {
                 continue;
             }
         };
-        for opt in attr::parse_options(cx, tokens, "#[form]", FIELD_OPTIONS) {
+        for opt in attr::parse_options(cx, tokens, "#[form]", FIELD_OPTIONS)
+            .into_iter()
+            .flatten()
+        {
             apply(cx, &mut out, &opt);
         }
     }
@@ -466,7 +485,7 @@ fn expand(ident: &Ident, fields: &[Field]) -> TokenStream {
         let key = field.to_string();
         let ty = &f.ty;
         quote! {
-            content.insert(::std::string::String::from(#key), <#ty as ::guard_runtime::FieldValue>::to_json(&self.#field));
+            content.insert(<::std::string::String as ::core::convert::From<&str>>::from(#key), <#ty as ::guard_runtime::FieldValue>::to_json(&self.#field));
         }
     });
     let role_impls = role_impls(ident, fields);

@@ -17,6 +17,23 @@ pub fn derive(input: DeriveInput) -> TokenStream {
     let variants = parse(&cx, &input);
     match cx.check() {
         Ok(()) => expand(&input.ident, &variants),
+        // Still implement the trait (for a non-generic enum), so forms using it do not
+        // each report a non-flat field. The build fails on the errors; this never runs.
+        Err(errors) if input.generics.params.is_empty() && matches!(input.data, Data::Enum(_)) => {
+            let ident = &input.ident;
+            quote! {
+                #errors
+                impl ::guard_runtime::FormEnum for #ident {
+                    const VALUES: &'static [::guard_runtime::EnumValue] = &[];
+                    fn from_wire(_: &str) -> ::core::option::Option<Self> {
+                        ::core::unreachable!("guard reported a compile error for this enum")
+                    }
+                    fn as_wire(&self) -> &'static str {
+                        ::core::unreachable!("guard reported a compile error for this enum")
+                    }
+                }
+            }
+        }
         Err(errors) => errors,
     }
 }
@@ -60,6 +77,8 @@ fn parse(cx: &Ctxt, input: &DeriveInput) -> Vec<Variant> {
                 }
             };
             for opt in attr::parse_options(cx, tokens, "#[form] on a variant", &["value", "title"])
+                .into_iter()
+                .flatten()
             {
                 let text = attr::string_value(cx, &opt);
                 match (opt.key.to_string().as_str(), text) {

@@ -43,12 +43,27 @@ pub fn is_secret(name: &str) -> bool {
             .any(|pair| SECRET_PAIRS.contains(&pair.join("_").as_str()))
 }
 
-const CONSENT_WORDS: &[&str] = &[
+/// Flags that lead a name (`confirm_delete`, `approved_by_user`).
+const CONSENT_LEADS: &[&str] = &[
+    "confirm",
+    "confirmed",
+    "approve",
+    "approved",
+    "consent",
+    "consented",
+    "authorized",
+    "authorised",
+    "acknowledged",
+    "agreed",
+];
+/// Flags that end a name (`user_confirmed`, `is_approved`, `human_confirmation`).
+const CONSENT_TAILS: &[&str] = &[
     "confirm",
     "confirmed",
     "confirmation",
     "approve",
     "approved",
+    "approval",
     "consent",
     "consented",
     "authorized",
@@ -60,12 +75,12 @@ const CONSENT_WORDS: &[&str] = &[
 /// True when an argument name says the model is vouching for the human's consent.
 pub fn is_consent_flag(name: &str) -> bool {
     let words = words(name);
-    let first = words.first().map(String::as_str);
-    let last = words.last().map(String::as_str);
-    [first, last]
-        .into_iter()
-        .flatten()
-        .any(|w| CONSENT_WORDS.contains(&w))
+    words
+        .first()
+        .is_some_and(|w| CONSENT_LEADS.contains(&w.as_str()))
+        || words
+            .last()
+            .is_some_and(|w| CONSENT_TAILS.contains(&w.as_str()))
 }
 
 const IDENTITY_NAMES: &[&str] = &[
@@ -146,7 +161,7 @@ mod tests {
         ] {
             assert!(is_consent_flag(name), "{name}");
         }
-        for name in ["approval_level", "path", "table"] {
+        for name in ["approval_level", "path", "table", "confirmation_message_id"] {
             assert!(!is_consent_flag(name), "{name}");
         }
     }

@@ -17,8 +17,9 @@ pub fn expand(attr: TokenStream, mut f: ImplItemFn) -> TokenStream {
         .find(|a| tool_attr::is_attr(a, "destructive"))
     {
         cx.error_spanned_by(other, "a tool cannot be both `#[read_only]` and `#[destructive]`: remove `#[read_only]` if it changes anything, or `#[destructive]` if it only reads");
+    } else {
+        tool_attr::set_hints(&cx, &mut f, "read_only", tool_attr::read_only_hints());
     }
-    tool_attr::set_hints(&cx, &mut f, "read_only", tool_attr::read_only_hints());
     match cx.check() {
         Ok(()) => quote!(#f),
         Err(errors) => quote!(#errors #f),

@@ -50,7 +50,7 @@ fn check(cx: &Ctxt, input: &DeriveInput) {
             let snake = to_snake(&name);
             if names::is_consent_flag(&snake) {
                 cx.push(syn::Error::new(span, format!(
-                    "argument `{name}` lets the model claim the human's consent; a `{name} = true` filled in by the model proves nothing. Remove it: `#[destructive]` asks the human through elicitation and hands the handler a `Confirmed<_>` proof"
+                    "argument `{name}` lets the model claim the human's consent, and a value the model fills in proves nothing. Remove it: `#[destructive]` asks the human through elicitation and hands the handler a `Confirmed<_>` proof"
                 )));
             } else if names::is_identity(&snake) {
                 cx.push(syn::Error::new(span, format!(

@@ -17,10 +17,6 @@ mod server {
     use ::std::option::Option::{self, None, Some};
     use ::std::result::Result::Ok;
 
-    // Known gap: guard's `Form` derive calls `String::from` in `to_content`, which needs
-    // `From` in scope. Remove this import once the derive names it by absolute path.
-    use ::std::convert::From;
-
     use ::guard_runtime::forms::Checkbox;
     use ::guard_runtime::{
         Confirmed, Form, FormEnum, Guard, Guarded, Preview, ToolArgs, ToolError, destructive,
