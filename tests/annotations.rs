@@ -91,8 +91,16 @@ async fn annotations_are_honest_and_unguarded_tools_keep_spec_defaults() {
     let clear = hints("clear").expect("guarded tools are annotated");
     assert_eq!(clear.idempotent_hint, Some(true), "declared idempotent");
     assert_eq!(clear.destructive_hint, Some(true));
-    assert_eq!(clear.title.as_deref(), Some("Clear a key"), "author's title kept");
-    assert_eq!(clear.open_world_hint, Some(false), "author's open-world hint kept");
+    assert_eq!(
+        clear.title.as_deref(),
+        Some("Clear a key"),
+        "author's title kept"
+    );
+    assert_eq!(
+        clear.open_world_hint,
+        Some(false),
+        "author's open-world hint kept"
+    );
 
     let read = hints("read").expect("read-only tools are annotated");
     assert_eq!(read.read_only_hint, Some(true));
