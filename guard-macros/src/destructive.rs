@@ -199,6 +199,9 @@ fn check(cx: &Ctxt, o: &Options, f: &ImplItemFn) -> Shape {
     if let Some(other) = f.attrs.iter().find(|a| tool_attr::is_attr(a, "read_only")) {
         cx.error_spanned_by(other, "a tool cannot be both `#[read_only]` and `#[destructive]`: remove `#[read_only]` if it changes anything, or `#[destructive]` if it only reads");
     }
+    if let Some(other) = f.attrs.iter().find(|a| tool_attr::is_attr(a, "idempotent")) {
+        cx.error_spanned_by(other, "on a guarded tool, declare idempotency as an option: `#[destructive(idempotent, ...)]`");
+    }
     if !matches!(f.sig.inputs.first(), Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none())
     {
         cx.error_spanned_by(
@@ -398,14 +401,20 @@ fn fallback(original: ImplItemFn) -> TokenStream {
     let tool_attrs: Vec<_> = original
         .attrs
         .iter()
-        .filter(|a| tool_attr::is_attr(a, "tool") || tool_attr::is_attr(a, "read_only"))
+        .filter(|a| {
+            ["tool", "read_only", "idempotent"]
+                .iter()
+                .any(|n| tool_attr::is_attr(a, n))
+        })
         .cloned()
         .collect();
     let mut inner = original;
     inner.sig.ident = format_ident!("__guard_{}", name);
-    inner
-        .attrs
-        .retain(|a| !tool_attr::is_attr(a, "tool") && !tool_attr::is_attr(a, "read_only"));
+    inner.attrs.retain(|a| {
+        !["tool", "read_only", "idempotent"]
+            .iter()
+            .any(|n| tool_attr::is_attr(a, n))
+    });
     inner.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
     let stand_in = if tool_attrs.iter().any(|a| tool_attr::is_attr(a, "tool")) {
         quote! {

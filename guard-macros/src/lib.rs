@@ -32,6 +32,14 @@ pub fn read_only(attr: TokenStream, item: TokenStream) -> TokenStream {
     read_only::expand(attr.into(), f).into()
 }
 
+/// Claims that an identical repeat of this tool changes nothing (`idempotentHint: true`).
+/// Put it above `#[tool]`; guard's testing kit fails a tool whose repeat changes state.
+#[proc_macro_attribute]
+pub fn idempotent(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let f = parse_macro_input!(item as ImplItemFn);
+    read_only::expand_idempotent(attr.into(), f).into()
+}
+
 /// A flat elicitation form. Field options go in `#[form(...)]`: `title`, `description`,
 /// `min_length`, `max_length`, `minimum`, `maximum`, `format`, `default`, `checkbox`,
 /// `confirm_text`.

@@ -86,6 +86,10 @@ pub fn read_only_hints() -> proc_macro2::TokenStream {
     quote!(read_only_hint = true, destructive_hint = false)
 }
 
+pub fn idempotent_hints() -> proc_macro2::TokenStream {
+    quote!(read_only_hint = false, idempotent_hint = true)
+}
+
 pub fn destructive_hints(idempotent: bool) -> proc_macro2::TokenStream {
     quote!(read_only_hint = false, destructive_hint = true, idempotent_hint = #idempotent)
 }

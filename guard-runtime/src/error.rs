@@ -17,6 +17,10 @@ pub mod codes {
     pub const INVALID_STATE: &str = "INVALID_STATE";
     pub const PERMISSION_DENIED: &str = "PERMISSION_DENIED";
     pub const INTERNAL: &str = "INTERNAL";
+    /// The engine refused a write through a read-only handle.
+    pub const READ_ONLY: &str = "READ_ONLY";
+    /// A resource the tool needs (its database) cannot be opened.
+    pub const UNAVAILABLE: &str = "UNAVAILABLE";
 }
 
 /// A model-visible tool failure. Returning `Err(ToolError)` gives an `isError` result.

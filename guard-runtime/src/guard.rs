@@ -3,11 +3,13 @@
 
 use std::{
     collections::HashMap,
-    sync::Mutex,
+    sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
 
-use rmcp::model::RequestStateCodec;
+use rmcp::{handler::server::router::tool::ToolRouter, model::RequestStateCodec};
+
+use crate::{exposure::Exposure, outbox::Outbox};
 
 /// Environment variable holding the request-state key (at least 32 bytes). Servers that run
 /// as several processes must share it; without it each process makes its own.
@@ -18,6 +20,10 @@ pub struct Guard {
     codec: RequestStateCodec,
     answer_timeout: Duration,
     redeemed: Mutex<HashMap<String, Instant>>,
+    exposure: Option<Arc<Exposure>>,
+    #[cfg(feature = "sqlite")]
+    sqlite: Option<crate::db::SqliteDatabase>,
+    outbox: Outbox,
 }
 
 /// Why a [`Guard`] could not be built.
@@ -41,6 +47,10 @@ impl Guard {
             codec,
             answer_timeout: Duration::from_secs(300),
             redeemed: Mutex::new(HashMap::new()),
+            exposure: None,
+            #[cfg(feature = "sqlite")]
+            sqlite: None,
+            outbox: Outbox::default(),
         })
     }
 
@@ -69,6 +79,34 @@ impl Guard {
     pub fn answer_timeout(mut self, timeout: Duration) -> Self {
         self.answer_timeout = timeout;
         self
+    }
+
+    /// Which tools exist: the allowlist and read-only mode (see [`exposed`]).
+    pub fn with_exposure(mut self, exposure: Exposure) -> Self {
+        self.exposure = Some(Arc::new(exposure));
+        self
+    }
+
+    pub fn exposure(&self) -> Option<&Arc<Exposure>> {
+        self.exposure.as_ref()
+    }
+
+    /// The SQLite database whose handles ([`crate::db::ReadDb`], [`crate::db::WriteDb`])
+    /// tools take as parameters.
+    #[cfg(feature = "sqlite")]
+    pub fn with_sqlite(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.sqlite = Some(crate::db::SqliteDatabase::new(path));
+        self
+    }
+
+    #[cfg(feature = "sqlite")]
+    pub fn sqlite(&self) -> Option<&crate::db::SqliteDatabase> {
+        self.sqlite.as_ref()
+    }
+
+    /// Where tools record the notifications they send.
+    pub fn outbox(&self) -> &Outbox {
+        &self.outbox
     }
 
     pub(crate) fn timeout(&self, per_tool: Option<Duration>) -> Duration {
@@ -104,4 +142,22 @@ impl std::fmt::Debug for Guard {
 )]
 pub trait Guarded {
     fn guard(&self) -> &Guard;
+}
+
+/// The server's tools as its [`Exposure`] allows: use it as rmcp's router,
+/// `#[tool_handler(router = guard_runtime::exposed(self, Self::tool_router()))]`.
+/// A guard without an exposure enables no tool (fail closed).
+pub fn exposed<S: Guarded + Send + Sync + 'static>(
+    server: &S,
+    router: ToolRouter<S>,
+) -> ToolRouter<S> {
+    match server.guard().exposure() {
+        Some(exposure) => exposure.apply(router),
+        None => {
+            tracing::error!(
+                "no tool is enabled: this guard has no exposure; configure one with Guard::with_exposure"
+            );
+            ToolRouter::new()
+        }
+    }
 }

@@ -10,11 +10,15 @@ extern crate self as guard_runtime;
 mod args;
 mod canonical;
 mod confirmed;
+#[cfg(feature = "sqlite")]
+pub mod db;
 mod error;
+pub mod exposure;
 mod flow;
 mod form;
 pub mod forms;
 mod guard;
+mod outbox;
 mod preview;
 mod validate;
 
@@ -25,13 +29,15 @@ pub use args::{TargetText, ToolArgs};
 pub use canonical::canonical_json;
 pub use confirmed::Confirmed;
 pub use error::{ToolError, codes};
+pub use exposure::Exposure;
 pub use flow::{ConfirmKind, INPUT_KEY, ToolSpec};
 pub use form::{
     CheckboxForm, DefaultValue, EnumValue, FieldKind, FieldRole, FieldSpec, FieldValue, Form,
     FormEnum, FormSpec, Format, TypeToConfirmForm,
 };
-pub use guard::{Guard, GuardError, Guarded, KEY_ENV};
-pub use guard_macros::{Form, FormEnum, ToolArgs, destructive, read_only};
+pub use guard::{Guard, GuardError, Guarded, KEY_ENV, exposed};
+pub use guard_macros::{Form, FormEnum, ToolArgs, destructive, idempotent, read_only};
+pub use outbox::{Outbound, Outbox};
 pub use preview::{Effect, Preview};
 pub use validate::validate;
 

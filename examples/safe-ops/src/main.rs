@@ -6,7 +6,7 @@
 use std::{net::SocketAddr, path::PathBuf, process::ExitCode};
 
 use clap::{Parser, Subcommand};
-use guard_runtime::Guard;
+use guard_runtime::{Exposure, Guard, exposure::read_only_from_env};
 use rmcp::{
     ServiceExt,
     transport::streamable_http_server::{
@@ -15,6 +15,9 @@ use rmcp::{
 };
 
 use safe_ops::{SafeOps, demo};
+
+/// How often the allowlist file is checked for changes (SIGHUP reloads at once).
+const RELOAD_POLL: std::time::Duration = std::time::Duration::from_millis(500);
 
 #[derive(Parser)]
 #[command(
@@ -28,6 +31,13 @@ struct Cli {
     /// SQLite database for drop_table and deploy (created and seeded on first start).
     #[arg(long, env = "SAFE_OPS_DB", default_value = ".safe-ops/safe-ops.db")]
     db: PathBuf,
+    /// The allowlist of tools to publish (TOML or JSON). Missing or broken: no tool is
+    /// enabled. It reloads when the file changes or on SIGHUP.
+    #[arg(long, env = "GUARD_ALLOWLIST", default_value = safe_ops::server::DEFAULT_ALLOWLIST)]
+    allowlist: PathBuf,
+    /// Publish only read-only tools (also GUARD_READ_ONLY=1).
+    #[arg(long)]
+    read_only: bool,
     /// Serve streamable HTTP on this loopback address instead of stdio.
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
@@ -67,15 +77,23 @@ async fn main() -> ExitCode {
 }
 
 async fn serve(cli: &Cli) -> Result<(), String> {
-    let guard = Guard::from_env().map_err(|e| e.to_string())?;
+    let exposure =
+        Exposure::allowlist(&cli.allowlist).read_only(cli.read_only || read_only_from_env());
+    let guard = Guard::from_env()
+        .map_err(|e| e.to_string())?
+        .with_exposure(exposure);
     let server = SafeOps::open(&cli.root, &cli.db, guard)?;
     tracing::info!(root = %server.sandbox().root().display(), db = %cli.db.display(), "safe-ops ready");
     match cli.http {
         None => {
+            let exposure = server.guard_config().exposure().cloned();
             let running = server
                 .serve(rmcp::transport::stdio())
                 .await
                 .map_err(|e| format!("stdio session failed to start: {e}"))?;
+            if let Some(exposure) = exposure {
+                exposure.watch(Some(running.peer().clone()), RELOAD_POLL);
+            }
             running
                 .waiting()
                 .await
@@ -92,6 +110,9 @@ async fn serve_http(server: SafeOps, addr: SocketAddr) -> Result<(), String> {
         return Err(format!(
             "--http {addr}: safe-ops serves HTTP on loopback only (127.0.0.1 or [::1])"
         ));
+    }
+    if let Some(exposure) = server.guard_config().exposure() {
+        exposure.watch(None, RELOAD_POLL);
     }
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(["localhost", "127.0.0.1", "::1"])

@@ -7,9 +7,15 @@ use std::{
 };
 
 use guard_runtime::{
-    Confirmed, Form, FormEnum, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, read_only,
+    Confirmed, Exposure, Form, FormEnum, Guard, Guarded, Preview, ToolArgs, ToolError, db::ReadDb,
+    destructive, exposed, read_only,
 };
-use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
+use rmcp::{
+    ServerHandler,
+    handler::server::wrapper::Parameters,
+    model::{ServerCapabilities, ServerConfig},
+    tool, tool_handler, tool_router,
+};
 use rusqlite::Connection;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -116,18 +122,31 @@ fn check_name(kind: &str, name: &str) -> Result<(), ToolError> {
     }
 }
 
+/// The allowlist that ships with the example: every tool it defines.
+pub const DEFAULT_ALLOWLIST: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/allowlist.toml");
+
 impl SafeOps {
+    /// Opens the sandbox and the database (created and seeded on first start). A guard
+    /// without an exposure gets the shipped allowlist.
     pub fn open(root: &Path, db_path: &Path, guard: Guard) -> Result<Self, String> {
         let sandbox = Sandbox::new(root)
             .map_err(|e| format!("cannot use sandbox root {}: {e}", root.display()))?;
         let conn = db::open(db_path)
             .map_err(|e| format!("cannot open database {}: {e}", db_path.display()))?;
+        let guard = match guard.exposure() {
+            Some(_) => guard,
+            None => guard.with_exposure(Exposure::allowlist(DEFAULT_ALLOWLIST)),
+        };
         Ok(Self {
             sandbox,
             db_path: db_path.to_path_buf(),
             db: Arc::new(Mutex::new(conn)),
-            guard: Arc::new(guard),
+            guard: Arc::new(guard.with_sqlite(db_path)),
         })
+    }
+
+    pub fn guard_config(&self) -> &Arc<Guard> {
+        &self.guard
     }
 
     pub fn sandbox(&self) -> &Sandbox {
@@ -207,7 +226,7 @@ impl SafeOps {
     }
 }
 
-#[tool_router(server_handler)]
+#[tool_router]
 impl SafeOps {
     /// Delete a file inside the sandbox root. The user confirms in a form first.
     #[destructive(
@@ -285,6 +304,10 @@ impl SafeOps {
                 (&args.service, level, &confirmed.rollback_plan),
             )
             .map_err(ToolError::internal)?;
+        self.guard.outbox().send(
+            "deployments",
+            serde_json::json!({"service": args.service, "approval_level": level}),
+        );
         Ok(format!(
             "Deployment of {} submitted ({level}); rollback plan recorded.",
             args.service
@@ -294,15 +317,30 @@ impl SafeOps {
     /// List the database tables and their row counts.
     #[read_only]
     #[tool]
-    async fn list_tables(&self) -> Result<String, ToolError> {
-        let conn = self.db();
+    async fn list_tables(&self, db: ReadDb) -> Result<String, ToolError> {
         let mut lines = Vec::new();
-        for table in db::tables(&conn).map_err(ToolError::internal)? {
-            let rows = db::table_rows(&conn, &table)
-                .map_err(ToolError::internal)?
-                .unwrap_or(0);
+        for table in db::tables(&db)? {
+            let rows = db::table_rows(&db, &table)?.unwrap_or(0);
             lines.push(format!("{table}: {rows} rows"));
         }
         Ok(lines.join("\n"))
+    }
+}
+
+/// rmcp routes to the tools the allowlist (and read-only mode) leave enabled; any other
+/// name is answered exactly like a tool that does not exist.
+#[tool_handler(router = exposed(self, Self::tool_router()))]
+impl ServerHandler for SafeOps {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(rmcp::model::Implementation::new(
+            "safe-ops",
+            env!("CARGO_PKG_VERSION"),
+        ))
     }
 }

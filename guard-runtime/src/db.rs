@@ -1,0 +1,165 @@
+//! SQLite handles that guard gives to tools. A read handle is read-only in the engine
+//! itself (`mode=ro` plus `PRAGMA query_only`), so even a buggy read tool cannot write:
+//! there is no SQL string to inspect, the engine refuses.
+
+use std::{
+    ops::Deref,
+    path::{Path, PathBuf},
+};
+
+use rmcp::handler::server::{common::FromContextPart, tool::ToolCallContext};
+use rusqlite::{Connection, OpenFlags};
+
+use crate::{
+    Guarded,
+    error::{ToolError, codes},
+};
+
+/// A connection the engine opened read-only. Take it in `#[read_only]` tools.
+#[derive(Debug)]
+pub struct ReadDb {
+    conn: Connection,
+}
+
+/// A read-write connection. `#[read_only]` tools cannot take it (compile error), and
+/// read-only mode refuses to open it.
+#[derive(Debug)]
+pub struct WriteDb {
+    conn: Connection,
+}
+
+impl ReadDb {
+    /// Opens `path` with `mode=ro` and `query_only`; a missing file is an error, never created.
+    pub fn open(path: &Path) -> Result<Self, ToolError> {
+        let uri = format!("file:{}?mode=ro", uri_path(path));
+        let conn = Connection::open_with_flags(
+            uri,
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_URI
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| unavailable(path, e))?;
+        conn.pragma_update(None, "query_only", true)
+            .map_err(|e| unavailable(path, e))?;
+        Ok(Self { conn })
+    }
+}
+
+impl WriteDb {
+    /// Opens an existing database file for writing.
+    pub fn open(path: &Path) -> Result<Self, ToolError> {
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| unavailable(path, e))?;
+        Ok(Self { conn })
+    }
+}
+
+impl Deref for ReadDb {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        &self.conn
+    }
+}
+
+impl Deref for WriteDb {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        &self.conn
+    }
+}
+
+/// Percent-encodes the characters that would end the path part of an SQLite URI.
+fn uri_path(path: &Path) -> String {
+    path.to_string_lossy()
+        .replace('%', "%25")
+        .replace('?', "%3f")
+        .replace('#', "%23")
+}
+
+fn unavailable(path: &Path, error: rusqlite::Error) -> ToolError {
+    tracing::warn!(path = %path.display(), %error, "database unavailable");
+    let why = if path.exists() {
+        "it could not be opened"
+    } else {
+        "the file does not exist (a read-only handle never creates one)"
+    };
+    ToolError::new(
+        codes::UNAVAILABLE,
+        format!(
+            "The database is unavailable: {why}. Nothing was changed; ask the operator to check the server's database path."
+        ),
+    )
+}
+
+impl From<rusqlite::Error> for ToolError {
+    /// The engine's refusal to write through a read-only handle gets a stable code; any
+    /// other database error is internal (logged with a trace id, not shown).
+    fn from(error: rusqlite::Error) -> Self {
+        let read_only = matches!(
+            &error,
+            rusqlite::Error::SqliteFailure(e, _)
+                if e.code == rusqlite::ErrorCode::ReadOnly
+                    || e.extended_code == rusqlite::ffi::SQLITE_READONLY
+        ) || error.to_string().contains("readonly");
+        if read_only {
+            tracing::warn!(%error, "write refused by a read-only database handle");
+            ToolError::new(
+                codes::READ_ONLY,
+                "The database refused to write: this tool's connection is read-only, so nothing was changed.",
+            )
+        } else {
+            ToolError::internal(error)
+        }
+    }
+}
+
+/// Where a guard's tools find their SQLite database.
+#[derive(Debug, Clone)]
+pub struct SqliteDatabase {
+    path: PathBuf,
+}
+
+impl SqliteDatabase {
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self { path: path.into() }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+fn database<S: Guarded>(server: &S) -> Result<&SqliteDatabase, rmcp::ErrorData> {
+    server.guard().sqlite().ok_or_else(|| {
+        rmcp::ErrorData::internal_error(
+            "this server gives tools no database handle: configure one with Guard::with_sqlite",
+            None,
+        )
+    })
+}
+
+impl<S: Guarded> FromContextPart<ToolCallContext<'_, S>> for ReadDb {
+    fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, rmcp::ErrorData> {
+        let db = database(context.service)?;
+        ReadDb::open(db.path()).map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))
+    }
+}
+
+impl<S: Guarded> FromContextPart<ToolCallContext<'_, S>> for WriteDb {
+    fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, rmcp::ErrorData> {
+        let guard = context.service.guard();
+        if guard.exposure().is_some_and(|e| e.is_read_only()) {
+            return Err(rmcp::ErrorData::internal_error(
+                "read-only mode: no write handle is given out",
+                None,
+            ));
+        }
+        let db = database(context.service)?;
+        WriteDb::open(db.path()).map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))
+    }
+}
