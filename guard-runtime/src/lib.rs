@@ -10,7 +10,7 @@ extern crate self as guard_runtime;
 mod args;
 mod canonical;
 mod confirmed;
-#[cfg(feature = "sqlite")]
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod db;
 mod error;
 pub mod exposure;
@@ -22,6 +22,8 @@ mod outbox;
 mod preview;
 mod validate;
 
+#[cfg(feature = "testing")]
+pub mod honesty;
 #[cfg(feature = "testing")]
 pub mod testing;
 

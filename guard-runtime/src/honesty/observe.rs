@@ -1,0 +1,404 @@
+//! Observers: each reads one kind of state a tool can change and turns it into a
+//! [`Snapshot`], a sorted map that compares equal exactly when nothing observable changed.
+
+use std::{
+    collections::BTreeMap,
+    fmt,
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+use sha2::{Digest, Sha256};
+
+use crate::{Guard, Outbound, canonical_json};
+
+/// What one observer (or several, merged) saw: key → description. Two snapshots are equal
+/// exactly when every key and every description is equal.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Snapshot(pub BTreeMap<String, String>);
+
+/// One difference between two snapshots.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub key: String,
+    /// `None`: the key did not exist before.
+    pub before: Option<String>,
+    /// `None`: the key is gone.
+    pub after: Option<String>,
+}
+
+impl fmt::Display for Change {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.before, &self.after) {
+            (None, Some(after)) => write!(f, "{}: added ({after})", self.key),
+            (Some(before), None) => write!(f, "{}: removed (was {before})", self.key),
+            (Some(before), Some(after)) => write!(f, "{}: {before} → {after}", self.key),
+            (None, None) => write!(f, "{}: unchanged", self.key),
+        }
+    }
+}
+
+impl Snapshot {
+    pub fn insert(&mut self, key: impl Into<String>, value: impl Into<String>) {
+        self.0.insert(key.into(), value.into());
+    }
+
+    /// Adds every entry of `other` under `prefix` (`"{prefix} {key}"`).
+    pub fn merge(&mut self, prefix: &str, other: Snapshot) {
+        for (key, value) in other.0 {
+            self.0.insert(format!("{prefix} {key}"), value);
+        }
+    }
+
+    /// Every key whose description differs between `self` (before) and `after`.
+    pub fn diff(&self, after: &Snapshot) -> Vec<Change> {
+        let mut changes = Vec::new();
+        for (key, before) in &self.0 {
+            match after.0.get(key) {
+                None => changes.push(Change {
+                    key: key.clone(),
+                    before: Some(before.clone()),
+                    after: None,
+                }),
+                Some(now) if now != before => changes.push(Change {
+                    key: key.clone(),
+                    before: Some(before.clone()),
+                    after: Some(now.clone()),
+                }),
+                Some(_) => {}
+            }
+        }
+        for (key, now) in &after.0 {
+            if !self.0.contains_key(key) {
+                changes.push(Change {
+                    key: key.clone(),
+                    before: None,
+                    after: Some(now.clone()),
+                });
+            }
+        }
+        changes.sort_by(|a, b| a.key.cmp(&b.key));
+        changes
+    }
+
+    /// The differences as one line each; empty when nothing changed.
+    pub fn describe_diff(&self, after: &Snapshot) -> Vec<String> {
+        self.diff(after).iter().map(ToString::to_string).collect()
+    }
+}
+
+/// A source of observable state.
+pub trait Observe: Send + Sync {
+    /// Names the observed thing in reports (`sqlite ops.db`, `dir files`, `outbox`).
+    fn label(&self) -> String;
+    /// Reads the state now. An error is reported, never treated as "unchanged".
+    fn snapshot(&self) -> Result<Snapshot, String>;
+}
+
+/// Reads every observer and merges the results under their labels.
+pub fn snapshot_all(observers: &[Box<dyn Observe>]) -> Result<Snapshot, String> {
+    let mut all = Snapshot::default();
+    for observer in observers {
+        let label = observer.label();
+        let part = observer
+            .snapshot()
+            .map_err(|e| format!("{label}: cannot observe: {e}"))?;
+        all.merge(&label, part);
+    }
+    Ok(all)
+}
+
+fn short(digest: &[u8]) -> String {
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+// ── SQLite ────────────────────────────────────────────────────────────────────────────────
+
+/// Every table of an SQLite database (including `sqlite_sequence`, which betrays an insert
+/// even when the row was deleted again), every index, view and trigger, and `user_version`.
+/// A table's description is its row count and a sha256 over its schema SQL and all its rows
+/// in rowid order (tables without rowid: rows sorted by their encoding).
+#[cfg(feature = "sqlite")]
+pub struct SqliteObserver {
+    path: PathBuf,
+}
+
+#[cfg(feature = "sqlite")]
+impl SqliteObserver {
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self { path: path.into() }
+    }
+
+    fn read(&self) -> rusqlite::Result<Snapshot> {
+        use rusqlite::{Connection, OpenFlags};
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        let mut snap = Snapshot::default();
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        snap.insert("pragma user_version", version.to_string());
+        let objects: Vec<(String, String, Option<String>)> = conn
+            .prepare("SELECT type, name, sql FROM sqlite_master ORDER BY type, name")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<Result<_, _>>()?;
+        for (kind, name, sql) in objects {
+            let sql = sql.unwrap_or_default();
+            if kind == "table" {
+                let (rows, digest) = table_digest(&conn, &name, &sql)?;
+                snap.insert(
+                    format!("table {name}"),
+                    format!("{}, sha256 {}", plural(rows, "row", "rows"), short(&digest)),
+                );
+            } else {
+                snap.insert(
+                    format!("{kind} {name}"),
+                    format!("sql sha256 {}", short(&Sha256::digest(sql.as_bytes()))),
+                );
+            }
+        }
+        Ok(snap)
+    }
+}
+
+#[cfg(feature = "sqlite")]
+impl Observe for SqliteObserver {
+    fn label(&self) -> String {
+        let name = self
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| self.path.display().to_string());
+        format!("sqlite {name}")
+    }
+
+    fn snapshot(&self) -> Result<Snapshot, String> {
+        if !self.path.exists() {
+            let mut snap = Snapshot::default();
+            snap.insert("file", "missing");
+            return Ok(snap);
+        }
+        self.read().map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(feature = "sqlite")]
+fn table_digest(
+    conn: &rusqlite::Connection,
+    name: &str,
+    sql: &str,
+) -> rusqlite::Result<(usize, [u8; 32])> {
+    let quoted = format!("\"{}\"", name.replace('"', "\"\""));
+    let without_rowid = sql.to_ascii_uppercase().contains("WITHOUT ROWID");
+    let query = if without_rowid {
+        format!("SELECT * FROM {quoted}")
+    } else {
+        format!("SELECT * FROM {quoted} ORDER BY rowid")
+    };
+    let mut stmt = conn.prepare(&query)?;
+    let columns = stmt.column_count();
+    let mut rows: Vec<Vec<u8>> = Vec::new();
+    let mut cursor = stmt.query([])?;
+    while let Some(row) = cursor.next()? {
+        let mut encoded = Vec::new();
+        for i in 0..columns {
+            encode_value(&mut encoded, row.get_ref(i)?);
+        }
+        rows.push(encoded);
+    }
+    if without_rowid {
+        rows.sort();
+    }
+    let mut hasher = Sha256::new();
+    hasher.update((sql.len() as u64).to_le_bytes());
+    hasher.update(sql.as_bytes());
+    for row in &rows {
+        hasher.update((row.len() as u64).to_le_bytes());
+        hasher.update(row);
+    }
+    Ok((rows.len(), hasher.finalize().into()))
+}
+
+/// A type tag and a length prefix per value, so `('ab','c')` and `('a','bc')` differ.
+#[cfg(feature = "sqlite")]
+fn encode_value(out: &mut Vec<u8>, value: rusqlite::types::ValueRef<'_>) {
+    use rusqlite::types::ValueRef;
+    match value {
+        ValueRef::Null => out.push(b'N'),
+        ValueRef::Integer(i) => {
+            out.push(b'I');
+            out.extend_from_slice(&i.to_le_bytes());
+        }
+        ValueRef::Real(f) => {
+            out.push(b'R');
+            out.extend_from_slice(&f.to_bits().to_le_bytes());
+        }
+        ValueRef::Text(bytes) | ValueRef::Blob(bytes) => {
+            out.push(if matches!(value, ValueRef::Text(_)) {
+                b'T'
+            } else {
+                b'B'
+            });
+            out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+            out.extend_from_slice(bytes);
+        }
+    }
+}
+
+// ── Directory tree ────────────────────────────────────────────────────────────────────────
+
+/// A directory tree: every entry by path relative to the root (`/`-separated). Files are
+/// described by size and sha256 of their bytes, symlinks by their target (never followed),
+/// directories as such. On Unix the permission bits are part of the description.
+pub struct DirObserver {
+    root: PathBuf,
+}
+
+impl DirObserver {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+}
+
+impl Observe for DirObserver {
+    fn label(&self) -> String {
+        let name = self
+            .root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| self.root.display().to_string());
+        format!("dir {name}")
+    }
+
+    fn snapshot(&self) -> Result<Snapshot, String> {
+        let mut snap = Snapshot::default();
+        match std::fs::symlink_metadata(&self.root) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                snap.insert(".", "missing");
+                return Ok(snap);
+            }
+            Err(e) => return Err(format!("{}: {e}", self.root.display())),
+            Ok(_) => {}
+        }
+        walk(&self.root, &self.root, &mut snap).map_err(|e| e.to_string())?;
+        Ok(snap)
+    }
+}
+
+fn walk(root: &Path, path: &Path, snap: &mut Snapshot) -> std::io::Result<()> {
+    let meta = std::fs::symlink_metadata(path)?;
+    let rel = path
+        .strip_prefix(root)
+        .map(|p| {
+            p.components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/")
+        })
+        .unwrap_or_default();
+    let key = if rel.is_empty() { ".".to_owned() } else { rel };
+    let mode = mode(&meta);
+    let kind = meta.file_type();
+    if kind.is_symlink() {
+        let target = std::fs::read_link(path)?;
+        snap.insert(key, format!("symlink → {}", target.display()));
+    } else if kind.is_dir() {
+        snap.insert(key, format!("dir{mode}"));
+        let mut entries = std::fs::read_dir(path)?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<Result<Vec<_>, _>>()?;
+        entries.sort();
+        for entry in entries {
+            walk(root, &entry, snap)?;
+        }
+    } else if kind.is_file() {
+        let bytes = std::fs::read(path)?;
+        snap.insert(
+            key,
+            format!(
+                "{}, sha256 {}{mode}",
+                plural(bytes.len(), "byte", "bytes"),
+                short(&Sha256::digest(&bytes))
+            ),
+        );
+    } else {
+        snap.insert(key, format!("special file{mode}"));
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn mode(meta: &std::fs::Metadata) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    format!(", mode {:o}", meta.permissions().mode() & 0o7777)
+}
+
+#[cfg(not(unix))]
+fn mode(meta: &std::fs::Metadata) -> String {
+    if meta.permissions().readonly() {
+        ", read-only".to_owned()
+    } else {
+        String::new()
+    }
+}
+
+// ── Outbox ────────────────────────────────────────────────────────────────────────────────
+
+type Sent = Arc<dyn Fn() -> Vec<Outbound> + Send + Sync>;
+
+/// The messages tools sent through a guard's [`crate::Outbox`]: the total and, per channel,
+/// the count and a sha256 over the canonical JSON of the bodies in sending order.
+pub struct OutboxObserver {
+    sent: Sent,
+}
+
+impl OutboxObserver {
+    /// Observes the outbox of `guard`.
+    pub fn new(guard: Arc<Guard>) -> Self {
+        Self::from_fn(move || guard.outbox().sent())
+    }
+
+    /// Observes whatever `sent` returns (another outbox, a capture endpoint, ...).
+    pub fn from_fn(sent: impl Fn() -> Vec<Outbound> + Send + Sync + 'static) -> Self {
+        Self {
+            sent: Arc::new(sent),
+        }
+    }
+}
+
+impl Observe for OutboxObserver {
+    fn label(&self) -> String {
+        "outbox".to_owned()
+    }
+
+    fn snapshot(&self) -> Result<Snapshot, String> {
+        let sent = (self.sent)();
+        let mut snap = Snapshot::default();
+        snap.insert("total", plural(sent.len(), "message", "messages"));
+        let mut channels: BTreeMap<&str, (usize, Sha256)> = BTreeMap::new();
+        for message in &sent {
+            let (count, hasher) = channels
+                .entry(message.channel.as_str())
+                .or_insert_with(|| (0, Sha256::new()));
+            *count += 1;
+            let body = canonical_json(&message.body);
+            hasher.update((body.len() as u64).to_le_bytes());
+            hasher.update(body.as_bytes());
+        }
+        for (channel, (count, hasher)) in channels {
+            snap.insert(
+                format!("channel {channel}"),
+                format!(
+                    "{}, sha256 {}",
+                    plural(count, "message", "messages"),
+                    short(&hasher.finalize())
+                ),
+            );
+        }
+        Ok(snap)
+    }
+}
