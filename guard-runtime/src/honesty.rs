@@ -914,7 +914,7 @@ fn judge_one_effect(
         ),
         _ => (
             format!(
-                "not idempotent: {what} left a state different from one call ({}); none claimed",
+                "{what} left a state different from one call ({}); no idempotency claimed",
                 keys(one_call, after)
             ),
             Verdict::Reported,

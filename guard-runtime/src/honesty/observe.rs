@@ -125,12 +125,35 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 #[cfg(feature = "sqlite")]
 pub struct SqliteObserver {
     path: PathBuf,
+    name: Option<String>,
+    ignored: Vec<(String, String)>,
 }
 
 #[cfg(feature = "sqlite")]
 impl SqliteObserver {
+    /// Reports label the database `sqlite <file name>`.
     pub fn new(path: impl Into<PathBuf>) -> Self {
-        Self { path: path.into() }
+        Self {
+            path: path.into(),
+            name: None,
+            ignored: Vec::new(),
+        }
+    }
+
+    /// Leaves `table.column` out of the digest: a value the fixture cannot hold still (a
+    /// `DEFAULT CURRENT_TIMESTAMP`), so that states of fresh fixtures compare by what
+    /// matters. The column still counts for the row count; the description says it is
+    /// ignored, so nobody reads the digest as covering it.
+    pub fn ignore_column(mut self, table: impl Into<String>, column: impl Into<String>) -> Self {
+        self.ignored.push((table.into(), column.into()));
+        self
+    }
+
+    /// Labels the database `sqlite <name>` instead. Labels must be the same on every
+    /// fresh fixture: the kit compares states across fixtures.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
     }
 
     fn read(&self) -> rusqlite::Result<Snapshot> {
@@ -149,10 +172,25 @@ impl SqliteObserver {
         for (kind, name, sql) in objects {
             let sql = sql.unwrap_or_default();
             if kind == "table" {
-                let (rows, digest) = table_digest(&conn, &name, &sql)?;
+                let ignored: Vec<&str> = self
+                    .ignored
+                    .iter()
+                    .filter(|(t, _)| *t == name)
+                    .map(|(_, c)| c.as_str())
+                    .collect();
+                let (rows, digest) = table_digest(&conn, &name, &sql, &ignored)?;
+                let note = if ignored.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (ignoring {})", ignored.join(", "))
+                };
                 snap.insert(
                     format!("table {name}"),
-                    format!("{}, sha256 {}", plural(rows, "row", "rows"), short(&digest)),
+                    format!(
+                        "{}, sha256 {}{note}",
+                        plural(rows, "row", "rows"),
+                        short(&digest)
+                    ),
                 );
             } else {
                 snap.insert(
@@ -168,11 +206,12 @@ impl SqliteObserver {
 #[cfg(feature = "sqlite")]
 impl Observe for SqliteObserver {
     fn label(&self) -> String {
-        let name = self
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| self.path.display().to_string());
+        let name = self.name.clone().unwrap_or_else(|| {
+            self.path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| self.path.display().to_string())
+        });
         format!("sqlite {name}")
     }
 
@@ -191,6 +230,7 @@ fn table_digest(
     conn: &rusqlite::Connection,
     name: &str,
     sql: &str,
+    ignored: &[&str],
 ) -> rusqlite::Result<(usize, [u8; 32])> {
     let quoted = format!("\"{}\"", name.replace('"', "\"\""));
     let without_rowid = sql.to_ascii_uppercase().contains("WITHOUT ROWID");
@@ -200,12 +240,18 @@ fn table_digest(
         format!("SELECT * FROM {quoted} ORDER BY rowid")
     };
     let mut stmt = conn.prepare(&query)?;
-    let columns = stmt.column_count();
+    let columns: Vec<usize> = stmt
+        .column_names()
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| !ignored.contains(n))
+        .map(|(i, _)| i)
+        .collect();
     let mut rows: Vec<Vec<u8>> = Vec::new();
     let mut cursor = stmt.query([])?;
     while let Some(row) = cursor.next()? {
         let mut encoded = Vec::new();
-        for i in 0..columns {
+        for &i in &columns {
             encode_value(&mut encoded, row.get_ref(i)?);
         }
         rows.push(encoded);
@@ -253,25 +299,46 @@ fn encode_value(out: &mut Vec<u8>, value: rusqlite::types::ValueRef<'_>) {
 
 /// A directory tree: every entry by path relative to the root (`/`-separated). Files are
 /// described by size and sha256 of their bytes, symlinks by their target (never followed),
-/// directories as such. On Unix the permission bits are part of the description.
+/// directories as such. On Unix the permission bits are part of the description. The
+/// root's own name is not part of any key, so trees in different temporary directories
+/// compare equal when their contents are.
 pub struct DirObserver {
     root: PathBuf,
+    name: String,
+    skip: Vec<String>,
 }
 
 impl DirObserver {
+    /// Reports label the tree `dir`.
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        Self { root: root.into() }
+        Self {
+            root: root.into(),
+            name: "dir".to_owned(),
+            skip: Vec::new(),
+        }
+    }
+
+    /// Labels the tree `name` (`sandbox`, `uploads`), to tell several trees apart.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Leaves out these relative paths (and everything under them): files another observer
+    /// reads better, such as an SQLite database and its `-wal` and `-shm` companions.
+    pub fn skipping<I, P>(mut self, paths: I) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<String>,
+    {
+        self.skip.extend(paths.into_iter().map(Into::into));
+        self
     }
 }
 
 impl Observe for DirObserver {
     fn label(&self) -> String {
-        let name = self
-            .root
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| self.root.display().to_string());
-        format!("dir {name}")
+        self.name.clone()
     }
 
     fn snapshot(&self) -> Result<Snapshot, String> {
@@ -284,13 +351,12 @@ impl Observe for DirObserver {
             Err(e) => return Err(format!("{}: {e}", self.root.display())),
             Ok(_) => {}
         }
-        walk(&self.root, &self.root, &mut snap).map_err(|e| e.to_string())?;
+        walk(&self.root, &self.root, &self.skip, &mut snap).map_err(|e| e.to_string())?;
         Ok(snap)
     }
 }
 
-fn walk(root: &Path, path: &Path, snap: &mut Snapshot) -> std::io::Result<()> {
-    let meta = std::fs::symlink_metadata(path)?;
+fn walk(root: &Path, path: &Path, skip: &[String], snap: &mut Snapshot) -> std::io::Result<()> {
     let rel = path
         .strip_prefix(root)
         .map(|p| {
@@ -300,7 +366,14 @@ fn walk(root: &Path, path: &Path, snap: &mut Snapshot) -> std::io::Result<()> {
                 .join("/")
         })
         .unwrap_or_default();
+    if skip
+        .iter()
+        .any(|s| rel == *s || rel.starts_with(&format!("{s}/")))
+    {
+        return Ok(());
+    }
     let key = if rel.is_empty() { ".".to_owned() } else { rel };
+    let meta = std::fs::symlink_metadata(path)?;
     let mode = mode(&meta);
     let kind = meta.file_type();
     if kind.is_symlink() {
@@ -313,7 +386,7 @@ fn walk(root: &Path, path: &Path, snap: &mut Snapshot) -> std::io::Result<()> {
             .collect::<Result<Vec<_>, _>>()?;
         entries.sort();
         for entry in entries {
-            walk(root, &entry, snap)?;
+            walk(root, &entry, skip, snap)?;
         }
     } else if kind.is_file() {
         let bytes = std::fs::read(path)?;

@@ -1,0 +1,610 @@
+//! The annotation-honesty kit against real servers: every safe-ops tool, and three small
+//! fixture servers whose annotations are, respectively, a lie about reading, a lie about
+//! idempotency, and the truth. Each case runs on a fresh SQLite file in a temporary
+//! directory, through real rmcp clients and servers in process.
+
+#[path = "support/mod.rs"]
+mod support;
+
+use std::{path::PathBuf, sync::Arc};
+
+use guard_runtime::{
+    Guard, Guarded, ToolError,
+    db::{ReadDb, WriteDb},
+    honesty::{
+        DirObserver, Fixture, Kit, OutboxObserver, Probe, Report, Snapshot, SqliteObserver, Verdict,
+    },
+    idempotent, read_only,
+    testing::Answer,
+};
+use rmcp::{handler::server::wrapper::Parameters, model::ProtocolVersion, tool, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use support::{MRTR, PUSH, World};
+use tempfile::TempDir;
+
+// ── safe-ops ───────────────────────────────────────────────────────────────────────────
+
+/// A fresh safe-ops world, observed in full: the database, the whole temporary directory
+/// (sandbox files and the file outside the root; the database files are the SQLite
+/// observer's), and the outbox.
+async fn safe_ops_fixture() -> Fixture<safe_ops::SafeOps> {
+    let world = World::new();
+    let server = world.server();
+    let outbox = OutboxObserver::new(server.guard_config().clone());
+    Fixture::new(server)
+        // When a deployment happened is not what makes two deployments differ from one.
+        .observe(SqliteObserver::new(&world.db).ignore_column("deployments", "deployed_at"))
+        .observe(DirObserver::new(&world.base).named("files").skipping([
+            "safe-ops.db",
+            "safe-ops.db-wal",
+            "safe-ops.db-shm",
+            "safe-ops.db-journal",
+        ]))
+        .observe(outbox)
+        .keep(world)
+}
+
+fn safe_ops_probes() -> Vec<Probe> {
+    vec![
+        Probe::new("delete_file", json!({"path": "old.log"}))
+            .invalid([
+                json!({"path": "missing.txt"}),
+                json!({"path": "../outside.txt"}),
+                json!({"path": "/etc/hostname"}),
+                json!({"path": 7}),
+                json!({}),
+            ])
+            .human(Answer::Accept(
+                json!({"confirm": true, "reason": "rotated"}),
+            )),
+        Probe::new("drop_table", json!({"table": "orders"}))
+            .invalid([
+                json!({"table": "no_such_table"}),
+                json!({"table": "orders; DROP TABLE customers"}),
+                json!({"table": ""}),
+                json!({}),
+            ])
+            // The human retypes whichever table the call names.
+            .human_for(|args| {
+                Answer::Accept(json!({
+                    "typed_name": args.get("table").cloned().unwrap_or(Value::Null),
+                    "approver": "ops-lead",
+                }))
+            }),
+        Probe::new("deploy", json!({"service": "billing"}))
+            .invalid([
+                json!({"service": "billing api"}),
+                json!({"service": ""}),
+                json!({"service": ["billing"]}),
+            ])
+            .human(Answer::Accept(json!({
+                "approval_level": "standard",
+                "rollback_plan": "redeploy the previous release",
+            }))),
+        Probe::new("list_tables", json!({})).invalid([json!({"table": "orders"})]),
+    ]
+}
+
+async fn check_safe_ops(era: ProtocolVersion) {
+    let kit = Kit::new(safe_ops_fixture).protocol(era);
+    let mut reports = Vec::new();
+    for probe in safe_ops_probes() {
+        let report = kit.check(&probe).await;
+        println!("{report}");
+        reports.push(report);
+    }
+    let by_name = |name: &str| {
+        reports
+            .iter()
+            .find(|r| r.tool == name)
+            .unwrap_or_else(|| panic!("a report for {name}"))
+    };
+
+    let list = by_name("list_tables");
+    assert_eq!(list.claims.as_ref().and_then(|c| c.read_only), Some(true));
+    assert!(list.passed(), "list_tables is honestly read-only:\n{list}");
+    assert!(
+        list.cases.iter().all(|c| c.verdict == Verdict::Consistent),
+        "every case was judged against readOnlyHint:\n{list}"
+    );
+
+    for name in ["delete_file", "drop_table", "deploy"] {
+        let report = by_name(name);
+        assert_eq!(
+            report.claims.as_ref().and_then(|c| c.idempotent),
+            Some(false),
+            "{name} claims no idempotency"
+        );
+        assert!(
+            report.passed(),
+            "{name} claims nothing the kit judges, so it is reported, not failed:\n{report}"
+        );
+        assert_has_every_case(report);
+        assert!(
+            report.cases.iter().all(|c| c.verdict == Verdict::Reported),
+            "{name}: every case is reported, none judged:\n{report}"
+        );
+    }
+
+    // What the reports say must be what happened.
+    let delete = by_name("delete_file").to_string();
+    assert!(
+        delete.contains("files files/old.log: removed"),
+        "the deletion is recorded:\n{delete}"
+    );
+    let drop = by_name("drop_table");
+    assert!(
+        first_case(drop)
+            .remote_records
+            .iter()
+            .any(|r| r.contains("table orders: removed")),
+        "the dropped table is recorded:\n{drop}"
+    );
+    let deploy = by_name("deploy");
+    let repeat = case(deploy, "byte-identical repeat");
+    assert!(
+        repeat.result.starts_with("not idempotent")
+            && repeat.result.contains("table deployments")
+            && repeat.result.contains("outbox channel deployments"),
+        "a second deploy adds a row and a message:\n{deploy}"
+    );
+    // However the two concurrent deploys interleave (guard's re-check may refuse the
+    // second with STATE_CHANGED), the records hold one row per deploy that went through.
+    let at_once = case(deploy, "two identical calls at once");
+    let went_through = [&at_once.first_call, &at_once.second_call]
+        .iter()
+        .filter(|c| c.starts_with("ok "))
+        .count();
+    assert!(went_through >= 1, "{deploy}");
+    let rows = if went_through == 1 { "1 row" } else { "2 rows" };
+    assert!(
+        at_once
+            .remote_records
+            .iter()
+            .any(|r| r.starts_with("sqlite safe-ops.db table deployments")
+                && r.contains(&format!("→ {rows},"))),
+        "{rows} after {went_through} deploys went through:\n{deploy}"
+    );
+    let retry = case(deploy, "retry after the client dropped");
+    assert!(
+        retry
+            .first_call
+            .contains("after the server received the request"),
+        "{deploy}"
+    );
+}
+
+#[tokio::test]
+async fn safe_ops_every_tool_push() {
+    check_safe_ops(PUSH).await;
+}
+
+#[tokio::test]
+async fn safe_ops_every_tool_mrtr() {
+    check_safe_ops(MRTR).await;
+}
+
+// ── a read tool that writes ──────────────────────────────────────────────────────────────
+
+#[derive(Deserialize, JsonSchema)]
+struct DocArgs {
+    /// Document id.
+    doc: String,
+}
+
+/// Documents and, next to them, an access log the "read" writes to.
+#[derive(Clone)]
+struct Docs {
+    db: PathBuf,
+    guard: Arc<Guard>,
+}
+
+impl Guarded for Docs {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[tool_router(server_handler)]
+impl Docs {
+    /// Claims to read, and records an access timestamp: the lie the kit must catch.
+    #[read_only]
+    #[tool(description = "Read a document's title")]
+    async fn touch(&self, Parameters(args): Parameters<DocArgs>) -> Result<String, ToolError> {
+        let title: String = ReadDb::open(&self.db)?.query_row(
+            "SELECT title FROM docs WHERE id = ?1",
+            [&args.doc],
+            |r| r.get(0),
+        )?;
+        let db = WriteDb::open(&self.db)?;
+        db.execute(
+            "INSERT OR REPLACE INTO access (doc, last_accessed_at) VALUES (?1, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+            [&args.doc],
+        )?;
+        Ok(title)
+    }
+
+    /// Really reads, through the engine-enforced read-only handle.
+    #[read_only]
+    #[tool(description = "Read a document's title, honestly")]
+    async fn title(
+        &self,
+        db: ReadDb,
+        Parameters(args): Parameters<DocArgs>,
+    ) -> Result<String, ToolError> {
+        Ok(
+            db.query_row("SELECT title FROM docs WHERE id = ?1", [&args.doc], |r| {
+                r.get(0)
+            })?,
+        )
+    }
+}
+
+struct Db {
+    _dir: TempDir,
+    path: PathBuf,
+}
+
+fn database(schema: &str) -> Db {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("app.db");
+    rusqlite::Connection::open(&path)
+        .and_then(|c| c.execute_batch(schema))
+        .expect("fixture database");
+    Db { _dir: dir, path }
+}
+
+const DOCS: &str = "
+CREATE TABLE docs (id TEXT PRIMARY KEY, title TEXT NOT NULL);
+CREATE TABLE access (doc TEXT PRIMARY KEY, last_accessed_at TEXT NOT NULL);
+INSERT INTO docs VALUES ('42', 'Quarterly report'), ('43', 'Runbook');
+";
+
+async fn docs_fixture() -> Fixture<Docs> {
+    let db = database(DOCS);
+    let server = Docs {
+        db: db.path.clone(),
+        guard: Arc::new(Guard::ephemeral().expect("guard").with_sqlite(&db.path)),
+    };
+    Fixture::new(server)
+        .observe(SqliteObserver::new(&db.path))
+        .keep(db)
+}
+
+#[tokio::test]
+async fn a_read_only_tool_that_writes_an_access_time_fails() {
+    let kit = Kit::new(docs_fixture);
+    let report = kit
+        .check(&Probe::new("touch", json!({"doc": "42"})).invalid([json!({"doc": "nope"})]))
+        .await;
+    println!("{report}");
+    assert_eq!(report.claims.as_ref().and_then(|c| c.read_only), Some(true));
+    assert!(!report.passed(), "the kit must catch the lie:\n{report}");
+    let failures = report.failures();
+    assert!(
+        failures
+            .iter()
+            .any(|f| f.contains("NOT read-only") && f.contains("sqlite app.db table access")),
+        "the failure names the table that changed: {failures:#?}"
+    );
+    assert!(
+        first_case(&report).verdict == Verdict::Contradicts,
+        "one call is enough to catch it:\n{report}"
+    );
+    assert!(
+        report.to_string().contains("verdict: FAIL"),
+        "the printed report says so:\n{report}"
+    );
+    // The unknown document fails before the write: that case is consistent.
+    let invalid = case(&report, "nonexistent or invalid input 1");
+    assert_eq!(invalid.verdict, Verdict::Consistent, "{report}");
+    assert!(invalid.first_call.starts_with("isError"), "{report}");
+}
+
+#[tokio::test]
+async fn an_honest_read_only_tool_passes() {
+    for era in [PUSH, MRTR] {
+        let kit = Kit::new(docs_fixture).protocol(era);
+        let report = kit
+            .check(&Probe::new("title", json!({"doc": "42"})).invalid([json!({"doc": "nope"})]))
+            .await;
+        println!("{report}");
+        assert!(report.passed(), "{report}");
+        assert_has_every_case(&report);
+        assert!(first_case(&report).first_call.contains("Quarterly report"));
+    }
+}
+
+// ── idempotency: a lie and the truth ─────────────────────────────────────────────────────
+
+#[derive(Deserialize, JsonSchema)]
+struct Comment {
+    ticket: i64,
+    text: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Status {
+    ticket: i64,
+    status: String,
+}
+
+#[derive(Clone)]
+struct Tickets {
+    guard: Arc<Guard>,
+}
+
+impl Guarded for Tickets {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[tool_router(server_handler)]
+impl Tickets {
+    /// Claims idempotency and appends a row on every call.
+    #[idempotent]
+    #[tool(description = "Comment on a ticket")]
+    async fn comment(
+        &self,
+        Parameters(args): Parameters<Comment>,
+        db: WriteDb,
+    ) -> Result<String, ToolError> {
+        db.execute(
+            "INSERT INTO comments (ticket, text) VALUES (?1, ?2)",
+            (args.ticket, &args.text),
+        )?;
+        Ok("commented".into())
+    }
+
+    /// Sets a status: doing it again, or twice at once, leaves the same ticket.
+    #[idempotent]
+    #[tool(description = "Set a ticket's status")]
+    async fn set_status(
+        &self,
+        Parameters(args): Parameters<Status>,
+        db: WriteDb,
+    ) -> Result<String, ToolError> {
+        if !["open", "closed"].contains(&args.status.as_str()) {
+            return Err(ToolError::invalid_input("status must be open or closed"));
+        }
+        let changed = db.execute(
+            "UPDATE tickets SET status = ?2 WHERE id = ?1",
+            (args.ticket, &args.status),
+        )?;
+        if changed == 0 {
+            return Err(ToolError::invalid_input(format!(
+                "no ticket {}",
+                args.ticket
+            )));
+        }
+        Ok(format!("ticket {} is {}", args.ticket, args.status))
+    }
+}
+
+const TICKETS: &str = "
+CREATE TABLE tickets (id INTEGER PRIMARY KEY, status TEXT NOT NULL);
+CREATE TABLE comments (id INTEGER PRIMARY KEY AUTOINCREMENT, ticket INTEGER NOT NULL, text TEXT NOT NULL);
+INSERT INTO tickets VALUES (1, 'open'), (2, 'open');
+";
+
+async fn tickets_fixture() -> Fixture<Tickets> {
+    let db = database(TICKETS);
+    let server = Tickets {
+        guard: Arc::new(Guard::ephemeral().expect("guard").with_sqlite(&db.path)),
+    };
+    Fixture::new(server)
+        .observe(SqliteObserver::new(&db.path))
+        .keep(db)
+}
+
+#[tokio::test]
+async fn an_idempotent_tool_that_appends_fails() {
+    let kit = Kit::new(tickets_fixture);
+    let report = kit
+        .check(&Probe::new("comment", json!({"ticket": 1, "text": "seen"})))
+        .await;
+    println!("{report}");
+    assert_eq!(
+        report.claims.as_ref().and_then(|c| c.idempotent),
+        Some(true)
+    );
+    assert!(!report.passed(), "{report}");
+    for name in [
+        "byte-identical repeat",
+        "retry after the client dropped",
+        "two identical calls at once",
+    ] {
+        let case = case(&report, name);
+        assert_eq!(case.verdict, Verdict::Contradicts, "{name}:\n{report}");
+        assert!(
+            case.result.contains("NOT idempotent") && case.result.contains("table comments"),
+            "{name} names the table that grew:\n{report}"
+        );
+    }
+    // The dropped call really ran on the server: its answer was lost, not its effect.
+    let retry = case(&report, "retry after the client dropped");
+    assert!(retry.first_call.contains("answer was lost"), "{report}");
+    assert!(
+        retry.remote_records[0].contains("table comments"),
+        "the lost call still wrote:\n{report}"
+    );
+}
+
+#[tokio::test]
+async fn an_honest_idempotent_tool_passes() {
+    let kit = Kit::new(tickets_fixture);
+    let report = kit
+        .check(
+            &Probe::new("set_status", json!({"ticket": 1, "status": "closed"})).invalid([
+                json!({"ticket": 99, "status": "closed"}),
+                json!({"ticket": 1, "status": "archived"}),
+                json!({"ticket": "one", "status": "closed"}),
+            ]),
+        )
+        .await;
+    println!("{report}");
+    assert!(report.passed(), "{report}");
+    assert_has_every_case(&report);
+    for name in [
+        "byte-identical repeat",
+        "retry after the client dropped",
+        "two identical calls at once",
+    ] {
+        assert_eq!(
+            case(&report, name).verdict,
+            Verdict::Consistent,
+            "{name}:\n{report}"
+        );
+    }
+    assert!(
+        first_case(&report)
+            .remote_records
+            .iter()
+            .any(|r| r.contains("table tickets")),
+        "the first call did change the ticket:\n{report}"
+    );
+}
+
+// ── observers ────────────────────────────────────────────────────────────────────────────
+
+#[test]
+fn observers_see_content_not_just_counts() {
+    let db = database(TICKETS);
+    let sqlite = SqliteObserver::new(&db.path);
+    let snap = |o: &dyn guard_runtime::honesty::Observe| o.snapshot().expect("snapshot");
+    let before = snap(&sqlite);
+    // Same row count, different content.
+    rusqlite::Connection::open(&db.path)
+        .and_then(|c| c.execute("UPDATE tickets SET status = 'closed' WHERE id = 2", []))
+        .expect("update");
+    let after = snap(&sqlite);
+    assert_eq!(
+        before.describe_diff(&after).len(),
+        1,
+        "{:?}",
+        before.describe_diff(&after)
+    );
+    assert!(before.describe_diff(&after)[0].starts_with("table tickets: 2 rows"));
+    // An ignored column does not count; the others still do.
+    let lenient = SqliteObserver::new(&db.path).ignore_column("tickets", "status");
+    assert_eq!(
+        snap(&lenient).describe_diff(&snap(&lenient)),
+        Vec::<String>::new()
+    );
+    let lenient_before = snap(&lenient);
+    rusqlite::Connection::open(&db.path)
+        .and_then(|c| c.execute("UPDATE tickets SET status = 'open' WHERE id = 2", []))
+        .expect("update");
+    assert_eq!(lenient_before, snap(&lenient), "status is ignored");
+    assert_ne!(after, snap(&sqlite), "but not by the full observer");
+    rusqlite::Connection::open(&db.path)
+        .and_then(|c| c.execute("UPDATE tickets SET status = 'closed' WHERE id = 2", []))
+        .expect("update");
+    // An insert that is deleted again still moves the AUTOINCREMENT counter.
+    rusqlite::Connection::open(&db.path)
+        .and_then(|c| {
+            c.execute_batch(
+                "INSERT INTO comments (ticket, text) VALUES (1, 'x'); DELETE FROM comments;",
+            )
+        })
+        .expect("insert and delete");
+    let later = snap(&sqlite);
+    let diff = after.describe_diff(&later);
+    assert!(
+        diff.iter().any(|d| d.starts_with("table sqlite_sequence")),
+        "{diff:?}"
+    );
+    // A new table shows up, a dropped one too.
+    rusqlite::Connection::open(&db.path)
+        .and_then(|c| c.execute_batch("CREATE TABLE extra (x); DROP TABLE comments;"))
+        .expect("schema change");
+    let diff = later.diff(&snap(&sqlite));
+    let keys: Vec<_> = diff
+        .iter()
+        .map(|c| (c.key.as_str(), c.before.is_some(), c.after.is_some()))
+        .collect();
+    assert!(keys.contains(&("table extra", false, true)), "{keys:?}");
+    assert!(keys.contains(&("table comments", true, false)), "{keys:?}");
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("a.txt"), "one").expect("write");
+    std::fs::create_dir(dir.path().join("sub")).expect("mkdir");
+    std::fs::write(dir.path().join("sub/b.txt"), "two").expect("write");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("/etc/hostname", dir.path().join("link")).expect("symlink");
+    let files = DirObserver::new(dir.path());
+    let before = snap(&files);
+    assert!(before.0.contains_key("sub/b.txt"), "{before:?}");
+    // Same size, other bytes.
+    std::fs::write(dir.path().join("sub/b.txt"), "TWO").expect("rewrite");
+    let diff = before.describe_diff(&snap(&files));
+    assert_eq!(diff.len(), 1, "{diff:?}");
+    assert!(diff[0].starts_with("sub/b.txt: 3 bytes"), "{diff:?}");
+    #[cfg(unix)]
+    assert!(
+        before.0["link"].starts_with("symlink → /etc/hostname"),
+        "links are recorded, not followed: {before:?}"
+    );
+
+    let guard = Arc::new(Guard::ephemeral().expect("guard"));
+    let outbox = OutboxObserver::new(guard.clone());
+    let empty = snap(&outbox);
+    guard.outbox().send("mail", json!({"to": "a@example.com"}));
+    let one = snap(&outbox);
+    let diff = empty.describe_diff(&one);
+    assert!(
+        diff.iter()
+            .any(|d| d.starts_with("channel mail: added (1 message")),
+        "{diff:?}"
+    );
+    guard.outbox().send("mail", json!({"to": "a@example.com"}));
+    assert_ne!(one, snap(&outbox), "a second identical message is a change");
+    assert_eq!(
+        Snapshot::default().describe_diff(&Snapshot::default()),
+        Vec::<String>::new()
+    );
+}
+
+// ── helpers ──────────────────────────────────────────────────────────────────────────────
+
+#[track_caller]
+fn case<'r>(report: &'r Report, name: &str) -> &'r guard_runtime::honesty::CaseReport {
+    report
+        .cases
+        .iter()
+        .find(|c| c.case.starts_with(name))
+        .unwrap_or_else(|| panic!("no case {name:?} in:\n{report}"))
+}
+
+#[track_caller]
+fn first_case(report: &Report) -> &guard_runtime::honesty::CaseReport {
+    case(report, "one call with a valid input")
+}
+
+#[track_caller]
+fn assert_has_every_case(report: &Report) {
+    for name in [
+        "one call with a valid input",
+        "byte-identical repeat",
+        "nonexistent or invalid input",
+        "retry after the client dropped",
+        "two identical calls at once",
+    ] {
+        let case = case(report, name);
+        assert_ne!(case.verdict, Verdict::Error, "{name} ran:\n{report}");
+        let text = case.to_string();
+        for field in [
+            "case: ",
+            "request: ",
+            "first call: ",
+            "second call: ",
+            "remote records: ",
+            "result: ",
+        ] {
+            assert!(text.contains(field), "{name} has {field:?}:\n{text}");
+        }
+    }
+}
