@@ -13,12 +13,17 @@ use crate::form::Form;
 #[derive(Debug)]
 pub struct Confirmed<F> {
     form: F,
+    target: String,
     trace_id: String,
 }
 
 impl<F: Form> Confirmed<F> {
-    pub(crate) fn new(form: F, trace_id: String) -> Self {
-        Self { form, trace_id }
+    pub(crate) fn new(form: F, target: String, trace_id: String) -> Self {
+        Self {
+            form,
+            target,
+            trace_id,
+        }
     }
 }
 
@@ -31,6 +36,12 @@ impl<F> Confirmed<F> {
     /// Takes the accepted form out of the proof.
     pub fn into_form(self) -> F {
         self.form
+    }
+
+    /// The resolved target the human confirmed (the preview's target, re-checked just
+    /// now): act on this, so what the human confirmed is what executes.
+    pub fn target(&self) -> &str {
+        &self.target
     }
 
     /// The id that ties this call's log and audit lines together.

@@ -45,7 +45,7 @@ impl ToolError {
 
     /// An internal failure: the detail is logged with a trace id; the model gets the id only.
     pub fn internal(detail: impl fmt::Display) -> Self {
-        let trace_id = uuid::Uuid::new_v4().to_string();
+        let trace_id = crate::trace::new_id();
         tracing::error!(%trace_id, %detail, "tool failed internally");
         Self::new(
             codes::INTERNAL,

@@ -121,7 +121,7 @@ impl<'g, F: Form> Flow<'g, F> {
         // An answering round continues the asking round's trace.
         let trace_id = match &opened {
             Some(Ok(sealed)) => sealed.trace_id.clone(),
-            _ => uuid::Uuid::new_v4().to_string(),
+            _ => crate::trace::new_id(),
         };
         Self {
             guard,
@@ -179,17 +179,23 @@ impl<'g, F: Form> Flow<'g, F> {
         form: F,
     ) -> Step<Confirmed<F>> {
         match again {
-            Ok(Preview::Effect(now)) if now.fingerprint() == confirmed.fingerprint() => {
-                let answer = serde_json::Value::Object(form.to_content()).to_string();
-                tracing::info!(
-                    target: "guard::audit",
-                    tool = self.spec.name,
-                    outcome = "accepted",
-                    trace_id = %self.trace_id,
-                    target_resource = confirmed.target(),
-                    answer = %answer,
-                );
-                Ok(Confirmed::new(form, self.trace_id.clone()))
+            Ok(Preview::Effect(now)) if now == *confirmed => {
+                if tracing::enabled!(target: "guard::audit", tracing::Level::INFO) {
+                    let answer = serde_json::Value::Object(form.to_content()).to_string();
+                    tracing::info!(
+                        target: "guard::audit",
+                        tool = self.spec.name,
+                        outcome = "accepted",
+                        trace_id = %self.trace_id,
+                        target_resource = confirmed.target(),
+                        answer = %answer,
+                    );
+                }
+                Ok(Confirmed::new(
+                    form,
+                    now.target().to_owned(),
+                    self.trace_id.clone(),
+                ))
             }
             Ok(_) => Err(self.refuse("state_changed", state_changed(confirmed.target()))),
             Err(error) => Err(self.refuse("preview_failed", error)),
@@ -267,7 +273,7 @@ impl<'g, F: Form> Flow<'g, F> {
         ElicitRequestParams::FormElicitationParams {
             meta: None,
             message,
-            requested_schema: F::SPEC.requested_schema(),
+            requested_schema: crate::form::cached_schema::<F>(),
         }
     }
 

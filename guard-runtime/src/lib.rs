@@ -20,6 +20,7 @@ pub mod forms;
 mod guard;
 mod outbox;
 mod preview;
+mod trace;
 mod validate;
 
 #[cfg(feature = "testing")]

@@ -57,8 +57,9 @@ impl Effect {
         &self.summary
     }
 
-    /// A digest of everything the human was shown plus the hidden state, so the re-check
-    /// can tell whether the target changed since.
+    /// A digest of everything the human was shown plus the hidden state. It is sealed into
+    /// MRTR request state, so the answering round can tell whether the target changed
+    /// since the human saw it.
     pub fn fingerprint(&self) -> String {
         let mut hash = Sha256::new();
         for part in [&self.target, &self.summary, &self.state] {

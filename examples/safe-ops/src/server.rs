@@ -241,17 +241,9 @@ impl SafeOps {
         Parameters(args): Parameters<DeleteFileArgs>,
         confirmed: Confirmed<DeleteConfirmation>,
     ) -> Result<String, ToolError> {
-        let Resolved::File(file) = self
-            .sandbox
-            .resolve(&args.path)
-            .map_err(ToolError::invalid_input)?
-        else {
-            return Err(ToolError::new(
-                guard_runtime::codes::STATE_CHANGED,
-                "the file disappeared before deletion",
-            ));
-        };
-        std::fs::remove_file(&file).map_err(ToolError::internal)?;
+        // The confirmed target is the file the preview resolved inside the sandbox and the
+        // re-check found unchanged.
+        std::fs::remove_file(confirmed.target()).map_err(ToolError::internal)?;
         let reason = confirmed
             .reason
             .as_deref()
