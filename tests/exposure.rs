@@ -1,0 +1,922 @@
+//! Which tools exist at all: the allowlist fails closed, a tool that is not listed answers
+//! exactly like a name that never existed, reloads reach the client as
+//! `notifications/tools/list_changed`, and the environment switches are read safely.
+//! In process against `safe_ops::SafeOps` and a server defined here, and over stdio against
+//! the `safe-ops` binary (SIGHUP, logs, environment).
+
+#[path = "support/mod.rs"]
+mod support;
+
+use std::{
+    io::{BufRead, BufReader, Write},
+    path::{Path, PathBuf},
+    process::{Child, ChildStdin, Command, Stdio},
+    sync::{Arc, mpsc},
+    time::{Duration, Instant},
+};
+
+use guard_runtime::{
+    Exposure, Guard, Guarded, exposed, idempotent, read_only, testing::ScriptedHuman,
+};
+use rmcp::{
+    ClientHandler, ErrorData, RoleClient, ServerHandler, ServiceExt,
+    handler::server::wrapper::Parameters,
+    model::{
+        ClientConfig, ElicitRequestParams, ElicitResult, ErrorCode, ProtocolVersion,
+        ServerCapabilities, ServerConfig,
+    },
+    service::{NotificationContext, RequestContext, RunningService, ServiceError},
+    tool, tool_handler, tool_router,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use support::*;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+
+/// The four tools safe-ops defines, with arguments that would be valid for each.
+fn safe_ops_calls() -> Vec<(&'static str, Value)> {
+    vec![
+        ("delete_file", json!({"path": "old.log"})),
+        ("drop_table", json!({"table": "orders"})),
+        ("deploy", json!({"service": "billing"})),
+        ("list_tables", json!({})),
+    ]
+}
+
+const ALL_TOOLS: &str = "tools = [\"delete_file\", \"drop_table\", \"deploy\", \"list_tables\"]\n";
+
+/// Writes `text` to `path` atomically (a reader never sees half a file).
+fn write_file(path: &Path, text: &str) {
+    let tmp = path.with_extension("tmp-write");
+    std::fs::write(&tmp, text).expect("write allowlist");
+    std::fs::rename(&tmp, path).expect("rename allowlist into place");
+}
+
+fn guard_with(exposure: Exposure) -> Guard {
+    Guard::ephemeral()
+        .expect("guard key")
+        .with_exposure(exposure)
+}
+
+async fn tool_names<H: ClientHandler>(client: &RunningService<RoleClient, H>) -> Vec<String> {
+    let mut names: Vec<String> = client
+        .list_all_tools()
+        .await
+        .expect("tools/list answers")
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+/// The JSON-RPC error of a `tools/call`; panics if the call succeeded.
+async fn call_error<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    tool: &str,
+    args: Value,
+) -> ErrorData {
+    match client.call_tool(params(tool, args)).await {
+        Err(ServiceError::McpError(error)) => error,
+        Ok(result) => panic!("{tool}: expected a JSON-RPC error, got a result: {result:?}"),
+        Err(other) => panic!("{tool}: expected a JSON-RPC error, got {other}"),
+    }
+}
+
+/// Asserts that calling `tool` fails exactly as calling a name that never existed.
+#[track_caller]
+fn assert_same_as_unknown(tool: &str, hidden: &ErrorData, unknown: &ErrorData) {
+    assert_eq!(hidden.code, ErrorCode::INVALID_PARAMS, "{tool}: {hidden:?}");
+    assert_eq!(
+        (&hidden.code, &hidden.message, &hidden.data),
+        (&unknown.code, &unknown.message, &unknown.data),
+        "{tool} must be indistinguishable from an unknown tool"
+    );
+}
+
+async fn assert_nothing_callable<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    label: &str,
+) {
+    let unknown = call_error(client, "no_such_tool", json!({})).await;
+    assert_eq!(unknown.code, ErrorCode::INVALID_PARAMS, "{label}");
+    for (tool, args) in safe_ops_calls() {
+        let hidden = call_error(client, tool, args).await;
+        assert_same_as_unknown(&format!("{label}: {tool}"), &hidden, &unknown);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The allowlist in process
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn toml_allowlist_publishes_only_its_tools() {
+    for era in [PUSH, MRTR] {
+        let world = World::new();
+        let list = world.base.join("allowlist.toml");
+        std::fs::write(&list, "tools = [\"list_tables\", \"deploy\"]\n").unwrap();
+        let server = world.server_with(guard_with(Exposure::allowlist(&list)));
+        let client = connect(server, ScriptedHuman::new(era.clone())).await;
+        assert_eq!(
+            tool_names(&client).await,
+            ["deploy", "list_tables"],
+            "{era:?}"
+        );
+        let listed = call(&client, "list_tables", json!({})).await;
+        assert!(!is_error(&listed), "{}", text(&listed));
+        assert!(
+            text(&listed).contains("orders: 4 rows"),
+            "{}",
+            text(&listed)
+        );
+    }
+}
+
+#[tokio::test]
+async fn json_allowlist_publishes_only_its_tools() {
+    for era in [PUSH, MRTR] {
+        let world = World::new();
+        let list = world.base.join("allowlist.json");
+        std::fs::write(&list, r#"{"tools": ["drop_table"]}"#).unwrap();
+        let server = world.server_with(guard_with(Exposure::allowlist(&list)));
+        let client = connect(server, ScriptedHuman::new(era.clone())).await;
+        assert_eq!(tool_names(&client).await, ["drop_table"], "{era:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_hidden_tool_answers_exactly_like_a_name_that_never_existed() {
+    for era in [PUSH, MRTR] {
+        let world = World::new();
+        let list = world.base.join("allowlist.toml");
+        std::fs::write(&list, "tools = [\"list_tables\"]\n").unwrap();
+        let human = ScriptedHuman::new(era.clone());
+        // Had the human been asked, this answer would have let the deletion run.
+        human.will(guard_runtime::testing::Answer::Accept(
+            json!({"confirm": true}),
+        ));
+        let server = world.server_with(guard_with(Exposure::allowlist(&list)));
+        let client = connect(server, human.clone()).await;
+        let unknown = call_error(&client, "no_such_tool", json!({"path": "old.log"})).await;
+        assert_eq!(unknown.code, ErrorCode::INVALID_PARAMS);
+        assert_eq!(unknown.code.0, -32602);
+        for (tool, args) in safe_ops_calls() {
+            if tool == "list_tables" {
+                continue;
+            }
+            let hidden = call_error(&client, tool, args).await;
+            assert_same_as_unknown(tool, &hidden, &unknown);
+        }
+        // Same arguments, same answer: the name alone decides, nothing leaks.
+        let hidden = call_error(&client, "delete_file", json!({"path": "old.log"})).await;
+        assert_same_as_unknown("delete_file", &hidden, &unknown);
+        assert!(
+            human.shown().is_empty(),
+            "nobody is asked about a hidden tool"
+        );
+        assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+        assert_eq!(world.rows("orders"), Some(4));
+        assert!(world.deployments().is_empty());
+    }
+}
+
+/// Every way an allowlist can be wrong. Each enables no tool at all.
+fn broken_allowlists(dir: &Path) -> Vec<(&'static str, PathBuf)> {
+    let file = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let directory = dir.join("a-directory.toml");
+    std::fs::create_dir_all(&directory).unwrap();
+    vec![
+        ("missing file", dir.join("missing.toml")),
+        ("a directory, not a file", directory),
+        (
+            "bad TOML syntax",
+            file("syntax.toml", "tools = [\"list_tables\""),
+        ),
+        ("bad JSON syntax", file("syntax.json", "{\"tools\": [")),
+        (
+            "unknown tool name",
+            file(
+                "unknown.toml",
+                "tools = [\"list_tables\", \"drop_tables\"]\n",
+            ),
+        ),
+        (
+            "duplicate name",
+            file("dup.json", r#"{"tools": ["list_tables", "list_tables"]}"#),
+        ),
+        (
+            "unknown key",
+            file("key.toml", "tools = [\"list_tables\"]\nread_only = false\n"),
+        ),
+        (
+            "misspelt key",
+            file("tool.toml", "tool = [\"list_tables\"]\n"),
+        ),
+        (
+            "wrong type",
+            file("type.json", r#"{"tools": "list_tables"}"#),
+        ),
+        (
+            "wrong extension",
+            file("allowlist.yaml", "tools: [list_tables]\n"),
+        ),
+        ("no extension", file("allowlist", ALL_TOOLS)),
+        ("empty file", file("empty.toml", "")),
+    ]
+}
+
+#[tokio::test]
+async fn every_broken_allowlist_enables_nothing_and_the_server_still_answers() {
+    let world = World::new();
+    let dir = world.base.join("lists");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (label, path) in broken_allowlists(&dir) {
+        let existed = path.exists();
+        let server = world.server_with(guard_with(Exposure::allowlist(&path)));
+        let client = connect(server, ScriptedHuman::new(PUSH)).await;
+        assert!(tool_names(&client).await.is_empty(), "{label}");
+        assert_nothing_callable(&client, label).await;
+        // Still serving: a second listing answers, still empty.
+        assert!(tool_names(&client).await.is_empty(), "{label}");
+        assert_eq!(
+            path.exists(),
+            existed,
+            "{label}: the allowlist is never created"
+        );
+    }
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+    assert_eq!(world.rows("orders"), Some(4));
+}
+
+#[tokio::test]
+async fn an_unreadable_allowlist_enables_nothing() {
+    use std::os::unix::fs::PermissionsExt;
+    let world = World::new();
+    let path = world.base.join("locked.toml");
+    std::fs::write(&path, ALL_TOOLS).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o000)).unwrap();
+    if std::fs::read_to_string(&path).is_ok() {
+        eprintln!(
+            "SKIPPED an_unreadable_allowlist_enables_nothing: this user (root?) reads a mode-000 \
+             file anyway; the unreadable case is covered by the directory path in \
+             every_broken_allowlist_enables_nothing_and_the_server_still_answers"
+        );
+        return;
+    }
+    let server = world.server_with(guard_with(Exposure::allowlist(&path)));
+    let client = connect(server, ScriptedHuman::new(PUSH)).await;
+    assert!(tool_names(&client).await.is_empty());
+    assert_nothing_callable(&client, "mode 000").await;
+}
+
+#[tokio::test]
+async fn an_empty_list_is_valid_and_enables_nothing() {
+    let world = World::new();
+    let list = world.base.join("allowlist.json");
+    std::fs::write(&list, r#"{"tools": []}"#).unwrap();
+    let server = world.server_with(guard_with(Exposure::allowlist(&list)));
+    let client = connect(server, ScriptedHuman::new(PUSH)).await;
+    assert!(tool_names(&client).await.is_empty());
+    assert_nothing_callable(&client, "tools = []").await;
+}
+
+// ---------------------------------------------------------------------------------------
+// A tool added in code stays off until it is listed
+// ---------------------------------------------------------------------------------------
+
+#[derive(Clone)]
+struct Shop {
+    guard: Arc<Guard>,
+}
+
+impl Guarded for Shop {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct OrderId {
+    id: i64,
+}
+
+#[tool_router]
+impl Shop {
+    /// Count the orders.
+    #[read_only]
+    #[tool]
+    async fn count_orders(&self) -> String {
+        "4 orders".into()
+    }
+
+    /// Cancel a test order (only test orders, only its status). Added after the allowlist
+    /// was written.
+    #[idempotent]
+    #[tool]
+    async fn cancel_test_order(&self, Parameters(args): Parameters<OrderId>) -> String {
+        format!("test order {} cancelled", args.id)
+    }
+}
+
+#[tool_handler(router = exposed(self, Self::tool_router()))]
+impl ServerHandler for Shop {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+}
+
+async fn connect_shop(
+    exposure: Exposure,
+) -> (Arc<Exposure>, RunningService<RoleClient, ScriptedHuman>) {
+    let shop = Shop {
+        guard: Arc::new(guard_with(exposure)),
+    };
+    let exposure = shop.guard.exposure().cloned().expect("exposure set");
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = shop.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = ScriptedHuman::new(PUSH)
+        .connect(client_io)
+        .await
+        .expect("client connects");
+    (exposure, client)
+}
+
+#[tokio::test]
+async fn a_tool_added_in_code_stays_off_until_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("allowlist.toml");
+    std::fs::write(&list, "tools = [\"count_orders\"]\n").unwrap();
+    let (exposure, client) = connect_shop(Exposure::allowlist(&list)).await;
+    assert_eq!(tool_names(&client).await, ["count_orders"]);
+    let unknown = call_error(&client, "no_such_tool", json!({"id": 7})).await;
+    let hidden = call_error(&client, "cancel_test_order", json!({"id": 7})).await;
+    assert_same_as_unknown("cancel_test_order", &hidden, &unknown);
+
+    write_file(&list, "tools = [\"count_orders\", \"cancel_test_order\"]\n");
+    assert!(exposure.reload(false), "listing the tool changes the set");
+    assert_eq!(
+        tool_names(&client).await,
+        ["cancel_test_order", "count_orders"]
+    );
+    let result = call(&client, "cancel_test_order", json!({"id": 7})).await;
+    assert_eq!(text(&result), "test order 7 cancelled");
+}
+
+#[tokio::test]
+async fn read_only_mode_keeps_only_read_only_tools_even_when_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("allowlist.toml");
+    std::fs::write(&list, "tools = [\"count_orders\", \"cancel_test_order\"]\n").unwrap();
+    let (exposure, client) = connect_shop(Exposure::allowlist(&list).read_only(true)).await;
+    assert!(exposure.is_read_only());
+    assert_eq!(tool_names(&client).await, ["count_orders"]);
+    let unknown = call_error(&client, "no_such_tool", json!({"id": 7})).await;
+    let hidden = call_error(&client, "cancel_test_order", json!({"id": 7})).await;
+    assert_same_as_unknown("cancel_test_order", &hidden, &unknown);
+}
+
+// ---------------------------------------------------------------------------------------
+// Reload
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn reload_applies_a_changed_file_and_a_broken_one_closes_everything() {
+    let world = World::new();
+    let list = world.base.join("allowlist.toml");
+    std::fs::write(&list, "tools = [\"list_tables\"]\n").unwrap();
+    let server = world.server_with(guard_with(Exposure::allowlist(&list)));
+    let exposure = server.guard_config().exposure().cloned().unwrap();
+    let client = connect(server, ScriptedHuman::new(PUSH)).await;
+    assert_eq!(tool_names(&client).await, ["list_tables"]);
+
+    assert!(!exposure.reload(false), "an unchanged file is not re-read");
+    assert!(!exposure.reload(true), "forced, the same tools: no change");
+
+    write_file(&list, "tools = [\"list_tables\", \"drop_table\"]\n");
+    assert!(exposure.reload(false));
+    assert_eq!(tool_names(&client).await, ["drop_table", "list_tables"]);
+
+    write_file(&list, "tools = [\"list_tables\", \"drop_table\"\n");
+    assert!(exposure.reload(false), "a broken file is a change");
+    assert!(tool_names(&client).await.is_empty());
+    assert_nothing_callable(&client, "broken on reload").await;
+
+    std::fs::remove_file(&list).unwrap();
+    exposure.reload(false);
+    assert!(
+        tool_names(&client).await.is_empty(),
+        "deleted: still nothing"
+    );
+
+    write_file(&list, "tools = [\"deploy\"]\n");
+    assert!(exposure.reload(false));
+    assert_eq!(tool_names(&client).await, ["deploy"]);
+}
+
+/// A client that records `notifications/tools/list_changed`.
+#[derive(Clone)]
+struct Watcher {
+    human: ScriptedHuman,
+    changed: UnboundedSender<()>,
+}
+
+impl ClientHandler for Watcher {
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.human.create_elicitation(request, context).await
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.changed.send(());
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        self.human.get_info()
+    }
+}
+
+/// Serves safe-ops with its allowlist watched every `poll` and a [`Watcher`] client.
+async fn connect_watched(
+    world: &World,
+    list: &Path,
+    era: ProtocolVersion,
+    poll: Duration,
+) -> (RunningService<RoleClient, Watcher>, UnboundedReceiver<()>) {
+    let server = world.server_with(guard_with(Exposure::allowlist(list)));
+    let exposure = server.guard_config().exposure().cloned().unwrap();
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            exposure.watch(Some(running.peer().clone()), poll);
+            let _ = running.waiting().await;
+        }
+    });
+    let (changed, received) = unbounded_channel();
+    let watcher = Watcher {
+        human: ScriptedHuman::new(era.clone()),
+        changed,
+    };
+    let client = watcher.connect_client(client_io, era).await;
+    (client, received)
+}
+
+impl Watcher {
+    async fn connect_client(
+        self,
+        io: tokio::io::DuplexStream,
+        era: ProtocolVersion,
+    ) -> RunningService<RoleClient, Self> {
+        use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+        if era.has_initialize() {
+            self.serve(io).await
+        } else {
+            self.serve_with_lifecycle(
+                io,
+                ClientLifecycleMode::Discover {
+                    preferred_versions: vec![era],
+                },
+            )
+            .await
+        }
+        .expect("client connects")
+    }
+}
+
+/// Waits (bounded) for the next `notifications/tools/list_changed`.
+async fn next_list_changed(received: &mut UnboundedReceiver<()>, what: &str) {
+    tokio::time::timeout(Duration::from_secs(30), received.recv())
+        .await
+        .unwrap_or_else(|_| panic!("no notifications/tools/list_changed after {what}"))
+        .expect("the client is still connected");
+}
+
+#[tokio::test]
+async fn the_watcher_reloads_a_changed_file_and_tells_the_client() {
+    for era in [PUSH, MRTR] {
+        let world = World::new();
+        let list = world.base.join("allowlist.toml");
+        std::fs::write(&list, "tools = [\"list_tables\"]\n").unwrap();
+        let (client, mut changed) =
+            connect_watched(&world, &list, era.clone(), Duration::from_millis(20)).await;
+        assert_eq!(tool_names(&client).await, ["list_tables"]);
+
+        write_file(&list, "tools = [\"list_tables\", \"delete_file\"]\n");
+        next_list_changed(&mut changed, "adding delete_file").await;
+        assert_eq!(tool_names(&client).await, ["delete_file", "list_tables"]);
+
+        write_file(&list, "tools = [\"list_tables\", \"delete_file\", ]]\n");
+        next_list_changed(&mut changed, "breaking the file").await;
+        assert!(tool_names(&client).await.is_empty());
+        assert_nothing_callable(&client, "broken while watched").await;
+
+        write_file(&list, "tools = [\"deploy\"]\n");
+        next_list_changed(&mut changed, "fixing the file").await;
+        assert_eq!(tool_names(&client).await, ["deploy"]);
+        assert!(
+            changed.try_recv().is_err(),
+            "one notification per change, none extra"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The binary over stdio: SIGHUP, the log line, the environment
+// ---------------------------------------------------------------------------------------
+
+/// The safe-ops binary (`SAFE_OPS_BIN`, or built once per test process).
+fn safe_ops_bin() -> PathBuf {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Ok(bin) = std::env::var("SAFE_OPS_BIN") {
+            return PathBuf::from(bin);
+        }
+        let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-q", "-p", "safe-ops"])
+            .current_dir(&workspace)
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building safe-ops failed");
+        workspace.join("target/debug/safe-ops")
+    })
+    .clone()
+}
+
+/// The safe-ops binary on stdio, spoken to line by line in JSON-RPC (protocol 2025-11-25).
+struct StdioServer {
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::Receiver<Value>,
+    notifications: Vec<Value>,
+    next_id: u64,
+    stderr: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl StdioServer {
+    /// Starts safe-ops in a fresh directory with `args` and `env` (GUARD_* unset unless
+    /// given) and initializes the session.
+    fn start(args: &[&str], env: &[(&str, &str)]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let stderr = dir.path().join("stderr.log");
+        let mut command = Command::new(safe_ops_bin());
+        command
+            .arg("--root")
+            .arg(dir.path().join("files"))
+            .arg("--db")
+            .arg(dir.path().join("ops.db"))
+            .args(args)
+            .env_remove("GUARD_ALLOWLIST")
+            .env_remove("GUARD_READ_ONLY")
+            .env("NO_COLOR", "1")
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).unwrap());
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = command.spawn().expect("safe-ops starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Ok(value) = serde_json::from_str::<Value>(&line)
+                    && tx.send(value).is_err()
+                {
+                    break;
+                }
+            }
+        });
+        let mut server = Self {
+            child,
+            stdin,
+            lines,
+            notifications: Vec::new(),
+            next_id: 1,
+            stderr,
+            _dir: dir,
+        };
+        server
+            .request(
+                "initialize",
+                json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "exposure-test", "version": "1"}
+                }),
+            )
+            .expect("initialize succeeds");
+        server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn send(&mut self, message: Value) {
+        writeln!(self.stdin, "{message}").expect("write to safe-ops");
+        self.stdin.flush().unwrap();
+    }
+
+    fn recv(&mut self, until: Instant, what: &str) -> Value {
+        let left = until.saturating_duration_since(Instant::now());
+        self.lines
+            .recv_timeout(left)
+            .unwrap_or_else(|e| panic!("safe-ops sent nothing for {what}: {e}"))
+    }
+
+    /// Sends a request and returns its `result` (Ok) or `error` (Err).
+    fn request(&mut self, method: &str, params: Value) -> Result<Value, Value> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let until = Instant::now() + Duration::from_secs(60);
+        loop {
+            let message = self.recv(until, method);
+            if message.get("id") == Some(&json!(id)) {
+                if let Some(error) = message.get("error") {
+                    return Err(error.clone());
+                }
+                return Ok(message["result"].clone());
+            }
+            if message.get("method").is_some() && message.get("id").is_none() {
+                self.notifications.push(message);
+            }
+        }
+    }
+
+    fn tool_names(&mut self) -> Vec<String> {
+        let result = self.request("tools/list", json!({})).expect("tools/list");
+        let mut names: Vec<String> = result["tools"]
+            .as_array()
+            .expect("tools array")
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn call_error(&mut self, tool: &str, args: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": args}))
+            .expect_err("the call is refused at the protocol level")
+    }
+
+    /// Waits (bounded) for a notification with `method`, consuming it.
+    fn wait_notification(&mut self, method: &str) {
+        let until = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(at) = self
+                .notifications
+                .iter()
+                .position(|n| n["method"] == method)
+            {
+                self.notifications.remove(at);
+                return;
+            }
+            let message = self.recv(until, method);
+            if message.get("method").is_some() && message.get("id").is_none() {
+                self.notifications.push(message);
+            }
+        }
+    }
+
+    /// Stops the server and returns everything it logged.
+    fn stop(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+}
+
+impl Drop for StdioServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn sighup_reloads_a_change_the_poll_cannot_see_and_tells_the_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("allowlist.toml");
+    std::fs::write(&list, "tools = [\"deploy\"]\n").unwrap();
+    let mut server = StdioServer::start(&["--allowlist", list.to_str().unwrap()], &[]);
+    assert_eq!(server.tool_names(), ["deploy"]);
+
+    // A change the poll sees (the length differs). The notification also proves the watch
+    // task runs, so its SIGHUP handler is installed before any signal is sent.
+    write_file(&list, "tools = [\"list_tables\"]\n");
+    server.wait_notification("notifications/tools/list_changed");
+    assert_eq!(server.tool_names(), ["list_tables"]);
+
+    // Same length, same modification time: the poll cannot tell the file changed.
+    let seen = std::fs::metadata(&list).unwrap();
+    let tmp = dir.path().join("next.toml");
+    std::fs::write(&tmp, "tools = [\"delete_file\"]\n").unwrap();
+    assert_eq!(std::fs::metadata(&tmp).unwrap().len(), seen.len());
+    std::fs::File::options()
+        .write(true)
+        .open(&tmp)
+        .unwrap()
+        .set_modified(seen.modified().unwrap())
+        .unwrap();
+    std::fs::rename(&tmp, &list).unwrap();
+    assert_eq!(server.tool_names(), ["list_tables"], "not reloaded yet");
+
+    let status = Command::new("kill")
+        .args(["-HUP", &server.pid().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    server.wait_notification("notifications/tools/list_changed");
+    assert_eq!(server.tool_names(), ["delete_file"]);
+    assert!(
+        server.child.try_wait().unwrap().is_none(),
+        "SIGHUP reloads, it does not end the server"
+    );
+}
+
+#[test]
+fn a_broken_allowlist_is_logged_once_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "unknown.toml",
+            "tools = [\"list_tables\", \"drop_tables\"]\n",
+            "drop_tables",
+        ),
+        ("syntax.toml", "tools = [\"list_tables\"", "is not valid"),
+        ("dup.json", r#"{"tools": ["deploy", "deploy"]}"#, "twice"),
+        ("list.yaml", "tools: [deploy]\n", ".toml or .json"),
+    ];
+    for (name, text, reason) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let mut server = StdioServer::start(&["--allowlist", path.to_str().unwrap()], &[]);
+        assert!(server.tool_names().is_empty(), "{name}");
+        let unknown = server.call_error("no_such_tool", json!({}));
+        assert_eq!(unknown["code"], -32602, "{name}");
+        for (tool, args) in safe_ops_calls() {
+            assert_eq!(server.call_error(tool, args), unknown, "{name}: {tool}");
+        }
+        assert!(server.tool_names().is_empty(), "{name}: still answering");
+        let log = server.stop();
+        let lines: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains("no tool is enabled"))
+            .collect();
+        assert_eq!(
+            lines.len(),
+            1,
+            "{name}: one line, not one per request:\n{log}"
+        );
+        assert!(lines[0].contains(reason), "{name}: {}", lines[0]);
+        assert!(
+            lines[0].contains(path.to_str().unwrap()),
+            "{name}: the line names the file: {}",
+            lines[0]
+        );
+    }
+}
+
+#[test]
+fn guard_allowlist_env_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("only-deploy.json");
+    std::fs::write(&list, r#"{"tools": ["deploy"]}"#).unwrap();
+    let mut server = StdioServer::start(&[], &[("GUARD_ALLOWLIST", list.to_str().unwrap())]);
+    assert_eq!(server.tool_names(), ["deploy"]);
+}
+
+#[test]
+fn guard_read_only_env_is_read_the_safe_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("all.toml");
+    std::fs::write(&list, ALL_TOOLS).unwrap();
+    let list = list.to_str().unwrap();
+    let cases: [(&str, &[&str]); 8] = [
+        ("1", &["list_tables"]),
+        ("true", &["list_tables"]),
+        (" On ", &["list_tables"]),
+        ("yes please", &["list_tables"]),
+        ("2", &["list_tables"]),
+        ("0", &["delete_file", "deploy", "drop_table", "list_tables"]),
+        (
+            "off",
+            &["delete_file", "deploy", "drop_table", "list_tables"],
+        ),
+        ("", &["delete_file", "deploy", "drop_table", "list_tables"]),
+    ];
+    for (value, expected) in cases {
+        let mut server = StdioServer::start(
+            &[],
+            &[("GUARD_ALLOWLIST", list), ("GUARD_READ_ONLY", value)],
+        );
+        assert_eq!(server.tool_names(), expected, "GUARD_READ_ONLY={value:?}");
+        let log = server.stop();
+        let understood = ["1", "true", " On ", "0", "off", ""].contains(&value);
+        assert_eq!(
+            log.contains("is not understood, so read-only mode is ON"),
+            !understood,
+            "GUARD_READ_ONLY={value:?}: a value that is not understood is logged:\n{log}"
+        );
+    }
+}
+
+/// Runs one `from_env` case in a child copy of this test binary, where the environment is
+/// set before the process starts (no `set_var` racing other tests' threads).
+const FROM_ENV_CASE: &str = "GUARD_TESTS_FROM_ENV_CASE";
+
+#[tokio::test]
+async fn exposure_from_env_reads_guard_allowlist_and_guard_read_only() {
+    if let Ok(case) = std::env::var(FROM_ENV_CASE) {
+        return from_env_case(&case).await;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("all.toml");
+    std::fs::write(&list, ALL_TOOLS).unwrap();
+    let list = list.to_str().unwrap();
+    let cases: [(&str, &[(&str, &str)]); 4] = [
+        ("no-allowlist", &[]),
+        ("no-allowlist", &[("GUARD_READ_ONLY", "0")]),
+        (
+            "read-only-garbled",
+            &[("GUARD_ALLOWLIST", list), ("GUARD_READ_ONLY", "yes please")],
+        ),
+        (
+            "all",
+            &[("GUARD_ALLOWLIST", list), ("GUARD_READ_ONLY", "0")],
+        ),
+    ];
+    for (case, env) in cases {
+        let mut command = Command::new(std::env::current_exe().unwrap());
+        command
+            .args([
+                "exposure_from_env_reads_guard_allowlist_and_guard_read_only",
+                "--exact",
+                "--test-threads=1",
+                "--nocapture",
+            ])
+            .env_remove("GUARD_ALLOWLIST")
+            .env_remove("GUARD_READ_ONLY")
+            .env(FROM_ENV_CASE, case);
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let output = command.output().expect("the test binary runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success() && stdout.contains("1 passed"),
+            "case {case} with {env:?} failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+async fn from_env_case(case: &str) {
+    let exposure = Exposure::from_env();
+    let world = World::new();
+    let expected: &[&str] = match case {
+        "no-allowlist" => {
+            assert!(exposure.path().is_none());
+            assert!(!exposure.is_read_only());
+            &[]
+        }
+        "read-only-garbled" => {
+            assert!(exposure.is_read_only(), "not understood reads as ON");
+            &["list_tables"]
+        }
+        "all" => {
+            assert!(!exposure.is_read_only());
+            &["delete_file", "deploy", "drop_table", "list_tables"]
+        }
+        other => panic!("unknown case {other}"),
+    };
+    let client = connect(
+        world.server_with(guard_with(exposure)),
+        ScriptedHuman::new(PUSH),
+    )
+    .await;
+    assert_eq!(tool_names(&client).await, expected, "case {case}");
+    if expected.is_empty() {
+        assert_nothing_callable(&client, case).await;
+    }
+}
