@@ -311,6 +311,24 @@ async fn the_engine_refuses_every_write_through_a_read_handle() {
 }
 
 #[tokio::test]
+async fn a_read_handle_never_creates_a_file() {
+    let world = World::new();
+    let client = connect_reports(&world, &world.db, &world.db, false).await;
+    let copy = world.base.join("copy.db");
+    let attached = world.base.join("attached.db");
+    for sql in [
+        format!("VACUUM INTO '{}'", copy.display()),
+        format!("ATTACH DATABASE '{}' AS side", attached.display()),
+    ] {
+        let result = call(&client, "run_report", json!({"sql": sql})).await;
+        assert!(is_error(&result), "{sql}: {}", text(&result));
+        assert_eq!(code(&result).as_deref(), Some("READ_ONLY"), "{sql}");
+    }
+    assert!(!copy.exists(), "VACUUM INTO created {}", copy.display());
+    assert!(!attached.exists(), "ATTACH created {}", attached.display());
+}
+
+#[tokio::test]
 async fn a_read_handle_never_creates_a_missing_database() {
     let world = World::new();
     let missing = world.base.join("nowhere").join("gone.db");

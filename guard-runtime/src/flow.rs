@@ -113,11 +113,10 @@ pub type Rules<F> = fn(&F) -> Result<(), String>;
 
 impl<'g, F: Form> Flow<'g, F> {
     pub fn new(guard: &'g Guard, call: GuardCall, spec: &'static ToolSpec) -> Self {
-        let binding = binding::<F>(spec, &call.arguments);
-        let opened = call
-            .request_state
-            .as_ref()
-            .map(|state| guard.codec().open_json_with::<Sealed>(state, &binding));
+        let opened = call.request_state.as_ref().map(|state| {
+            let binding = binding::<F>(spec, &call.arguments);
+            guard.codec().open_json_with::<Sealed>(state, &binding)
+        });
         // An answering round continues the asking round's trace.
         let trace_id = match &opened {
             Some(Ok(sealed)) => sealed.trace_id.clone(),

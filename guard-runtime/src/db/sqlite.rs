@@ -41,6 +41,8 @@ impl ReadDb {
         .map_err(|e| unavailable(path, e))?;
         conn.pragma_update(None, "query_only", true)
             .map_err(|e| unavailable(path, e))?;
+        // No ATTACH, and so no `VACUUM INTO` either: a read handle never creates a file.
+        conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0);
         Ok(Self { conn })
     }
 }
@@ -105,7 +107,10 @@ impl From<rusqlite::Error> for ToolError {
             rusqlite::Error::SqliteFailure(e, _)
                 if e.code == rusqlite::ErrorCode::ReadOnly
                     || e.extended_code == rusqlite::ffi::SQLITE_READONLY
-        ) || error.to_string().contains("readonly");
+        ) || {
+            let text = error.to_string();
+            text.contains("readonly") || text.contains("too many attached databases")
+        };
         if read_only {
             tracing::warn!(%error, "write refused by a read-only database handle");
             ToolError::new(
