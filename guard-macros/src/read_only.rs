@@ -27,8 +27,10 @@ pub fn expand(attr: TokenStream, mut f: ImplItemFn) -> TokenStream {
             );
         }
     }
-    if let Some(other) = conflicting(&f, &["destructive", "idempotent"]) {
-        cx.error_spanned_by(other, "a tool cannot be both `#[read_only]` and `#[destructive]` or `#[idempotent]`: remove `#[read_only]` if it changes anything; a read-only tool needs no idempotency claim");
+    if let Some(other) = conflicting(&f, &["destructive"]) {
+        cx.error_spanned_by(other, "a tool cannot be both `#[read_only]` and `#[destructive]`: remove `#[read_only]` if it changes anything, or `#[destructive]` if it only reads");
+    } else if let Some(other) = conflicting(&f, &["idempotent"]) {
+        cx.error_spanned_by(other, "a `#[read_only]` tool changes nothing, so it needs no `#[idempotent]` claim: remove `#[idempotent]`, or `#[read_only]` if the tool writes");
     } else {
         tool_attr::set_hints(&cx, &mut f, "read_only", tool_attr::read_only_hints());
     }
