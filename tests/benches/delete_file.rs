@@ -5,7 +5,11 @@
 //! the box. Each iteration deletes a freshly written file; writing it happens in the
 //! (unmeasured) batch setup, identically for both sides.
 //!
-//! - `guarded`: `safe_ops::SafeOps`, whose `delete_file` is a `#[destructive]` tool.
+//! - `guarded`: `safe_ops::SafeOps`, whose `delete_file` is a `#[destructive]` tool (its
+//!   router holds four tools and is filtered by its allowlist on every call).
+//! - `guarded_one_tool`: the same guarded `delete_file` (same sandbox, form and preview) in
+//!   a server with only that tool and an allowlist, so the comparison with the hand-written
+//!   server prices guard alone, not the example's larger tool set.
 //! - `hand_written`: a plain rmcp server below, written the way a careful author would do
 //!   the same job without guard: sandboxed path resolution, an existence check, one
 //!   elicitation with the same form schema, the three outcomes, the checkbox check, a
@@ -21,7 +25,7 @@ use std::{
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use guard_runtime::{
-    Form, Guard, Preview,
+    Confirmed, Exposure, Form, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, exposed,
     testing::{Answer, ScriptedHuman},
 };
 use rmcp::{
@@ -32,7 +36,7 @@ use rmcp::{
         ElicitationAction, ElicitationSchema, ProtocolVersion,
     },
     service::RunningService,
-    tool, tool_router,
+    tool, tool_handler, tool_router,
 };
 use safe_ops::{SafeOps, sandbox::Sandbox, server::DeleteConfirmation};
 use schemars::JsonSchema;
@@ -229,6 +233,83 @@ impl HandWritten {
 }
 
 // ---------------------------------------------------------------------------------------
+// The same guarded tool in a server of its own.
+// ---------------------------------------------------------------------------------------
+
+#[derive(Clone)]
+struct GuardedOne {
+    sandbox: Sandbox,
+    guard: std::sync::Arc<Guard>,
+}
+
+impl Guarded for GuardedOne {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema, ToolArgs)]
+struct GuardedArgs {
+    /// Path of the file, relative to the sandbox root.
+    path: String,
+}
+
+impl GuardedOne {
+    /// safe-ops' preview, word for word.
+    async fn preview_delete(&self, args: &GuardedArgs) -> Result<Preview, ToolError> {
+        match self
+            .sandbox
+            .resolve(&args.path)
+            .map_err(ToolError::invalid_input)?
+        {
+            safe_ops::sandbox::Resolved::Missing(_) => Ok(Preview::nothing(format!(
+                "File not found, nothing to delete: {}",
+                args.path
+            ))),
+            safe_ops::sandbox::Resolved::File(file) => {
+                let meta = std::fs::metadata(&file).map_err(ToolError::internal)?;
+                let modified = meta
+                    .modified()
+                    .map(|t| format!("{t:?}"))
+                    .unwrap_or_default();
+                Ok(Preview::effect(
+                    file.display().to_string(),
+                    format!(
+                        "Delete file {} ({} bytes). This cannot be undone.",
+                        file.display(),
+                        meta.len()
+                    ),
+                )
+                .with_state(modified))
+            }
+        }
+    }
+}
+
+#[tool_router]
+impl GuardedOne {
+    /// Delete a file inside the sandbox root. The user confirms in a form first.
+    #[destructive(confirm = "checkbox", preview = Self::preview_delete)]
+    #[tool]
+    async fn delete_file(
+        &self,
+        Parameters(args): Parameters<GuardedArgs>,
+        confirmed: Confirmed<DeleteConfirmation>,
+    ) -> Result<String, ToolError> {
+        std::fs::remove_file(confirmed.target()).map_err(ToolError::internal)?;
+        let reason = confirmed
+            .reason
+            .as_deref()
+            .map(|r| format!(" Reason: {r}."))
+            .unwrap_or_default();
+        Ok(format!("Deleted {}.{reason}", args.path))
+    }
+}
+
+#[tool_handler(router = exposed(self, Self::tool_router()))]
+impl ServerHandler for GuardedOne {}
+
+// ---------------------------------------------------------------------------------------
 // The harness: one connection per side, one fresh file per iteration.
 // ---------------------------------------------------------------------------------------
 
@@ -318,7 +399,18 @@ fn delete_file(c: &mut Criterion) {
     // Same-length roots, so both sides show the human messages of the same length.
     let guarded_root = dir.path().join("guarded");
     let written_root = dir.path().join("written");
+    let one_root = dir.path().join("onetool");
     std::fs::create_dir_all(&written_root).expect("sandbox root");
+    let allowlist = dir.path().join("allowlist.toml");
+    std::fs::write(&allowlist, "tools = [\"delete_file\"]\n").expect("allowlist");
+    let one = GuardedOne {
+        sandbox: Sandbox::new(&one_root).expect("sandbox root"),
+        guard: std::sync::Arc::new(
+            Guard::ephemeral()
+                .expect("guard key")
+                .with_exposure(Exposure::allowlist(&allowlist)),
+        ),
+    };
 
     let guarded = SafeOps::open(
         &guarded_root,
@@ -335,9 +427,11 @@ fn delete_file(c: &mut Criterion) {
         serde_json::to_value(confirmation_schema()).expect("hand-written schema serializes");
     assert_eq!(guard_schema, written_schema, "both sides ask the same form");
 
-    let (guarded, written) = rt.block_on(async {
+    let one_root = one.sandbox.root().to_path_buf();
+    let (guarded, one, written) = rt.block_on(async {
         (
             Side::connect(guarded, guarded_root.clone()).await,
+            Side::connect(one, one_root).await,
             Side::connect(written, written_root.clone()).await,
         )
     });
@@ -347,7 +441,12 @@ fn delete_file(c: &mut Criterion) {
         .sample_size(60)
         .warm_up_time(Duration::from_secs(3))
         .measurement_time(Duration::from_secs(20));
-    for (name, side) in [("guarded", &guarded), ("hand_written", &written)] {
+    let sides = [
+        ("guarded", &guarded),
+        ("guarded_one_tool", &one),
+        ("hand_written", &written),
+    ];
+    for (name, side) in sides {
         group.bench_function(name, |b| {
             b.to_async(&rt).iter_batched(
                 || side.prepare(),
@@ -358,12 +457,13 @@ fn delete_file(c: &mut Criterion) {
     }
     group.finish();
 
-    for (name, side) in [("guarded", &guarded), ("hand_written", &written)] {
+    for (name, side) in sides {
         let left = std::fs::read_dir(&side.root).expect("read sandbox").count();
         assert_eq!(left, 0, "{name}: every prepared file was deleted");
     }
     rt.block_on(async {
         let _ = guarded.client.cancel().await;
+        let _ = one.client.cancel().await;
         let _ = written.client.cancel().await;
     });
 }
@@ -398,7 +498,8 @@ fn parts(c: &mut Criterion) {
     group.bench_function("router_rebuild/hand_written_1_tool", |b| {
         b.iter(|| written.get_tool("delete_file"))
     });
-    group.bench_function("schema/guard_form_spec", |b| {
+    // guard builds each form's schema once and clones it per call; this is the first build.
+    group.bench_function("schema/guard_form_spec_first_build", |b| {
         b.iter(|| DeleteConfirmation::SPEC.requested_schema())
     });
     group.bench_function("schema/rmcp_builder", |b| b.iter(confirmation_schema));
@@ -448,10 +549,7 @@ fn parts(c: &mut Criterion) {
         b.iter(|| {
             let object =
                 guard_runtime::validate(DeleteConfirmation::SPEC, Some(&answer)).expect("valid");
-            let form = DeleteConfirmation::from_valid(object).expect("builds");
-            // What `recheck` formats for its audit event, subscriber or not.
-            let audit = Value::Object(form.to_content()).to_string();
-            (form, audit)
+            DeleteConfirmation::from_valid(object).expect("builds")
         })
     });
     group.bench_function("answer/serde_from_value", |b| {
