@@ -1,27 +1,17 @@
 //! `safe-ops --http` serves streamable HTTP on loopback and rejects requests whose Host or
 //! Origin is not local (DNS rebinding).
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::{
     io::{Read, Write},
     net::{TcpListener, TcpStream},
-    path::PathBuf,
     process::{Child, Command, Stdio},
     time::{Duration, Instant},
 };
 
-fn safe_ops_bin() -> PathBuf {
-    if let Ok(bin) = std::env::var("SAFE_OPS_BIN") {
-        return PathBuf::from(bin);
-    }
-    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "-q", "-p", "safe-ops"])
-        .current_dir(&workspace)
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "building safe-ops failed");
-    workspace.join("target/debug/safe-ops")
-}
+use support::stdio::safe_ops_bin;
 
 struct Server {
     child: Child,

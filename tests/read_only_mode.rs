@@ -6,11 +6,8 @@
 mod support;
 
 use std::{
-    io::{BufRead, BufReader, Write},
     path::{Path, PathBuf},
-    process::{Child, ChildStdin, Command, Stdio},
-    sync::{Arc, mpsc},
-    time::{Duration, Instant},
+    sync::Arc,
 };
 
 use guard_runtime::{
@@ -29,7 +26,7 @@ use rmcp::{
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use support::*;
+use support::{stdio::StdioServer, *};
 
 const ALL_TOOLS: &str = "tools = [\"delete_file\", \"drop_table\", \"deploy\", \"list_tables\"]\n";
 
@@ -438,131 +435,6 @@ async fn no_write_handle_is_given_out_in_read_only_mode() {
 // The binary: --read-only and GUARD_READ_ONLY
 // ---------------------------------------------------------------------------------------
 
-/// The safe-ops binary (`SAFE_OPS_BIN`, or built once per test process).
-fn safe_ops_bin() -> PathBuf {
-    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BIN.get_or_init(|| {
-        if let Ok(bin) = std::env::var("SAFE_OPS_BIN") {
-            return PathBuf::from(bin);
-        }
-        let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "-q", "-p", "safe-ops"])
-            .current_dir(&workspace)
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building safe-ops failed");
-        workspace.join("target/debug/safe-ops")
-    })
-    .clone()
-}
-
-/// safe-ops on stdio, spoken to in JSON-RPC lines (protocol 2025-11-25).
-struct StdioServer {
-    child: Child,
-    stdin: ChildStdin,
-    lines: mpsc::Receiver<Value>,
-    next_id: u64,
-}
-
-impl StdioServer {
-    fn start(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Self {
-        let mut command = Command::new(safe_ops_bin());
-        command
-            .arg("--root")
-            .arg(dir.join("files"))
-            .arg("--db")
-            .arg(dir.join("ops.db"))
-            .args(args)
-            .env_remove("GUARD_ALLOWLIST")
-            .env_remove("GUARD_READ_ONLY")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        for (key, value) in env {
-            command.env(key, value);
-        }
-        let mut child = command.spawn().expect("safe-ops starts");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Ok(value) = serde_json::from_str::<Value>(&line)
-                    && tx.send(value).is_err()
-                {
-                    break;
-                }
-            }
-        });
-        let mut server = Self {
-            child,
-            stdin,
-            lines,
-            next_id: 1,
-        };
-        server
-            .request(
-                "initialize",
-                json!({
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "read-only-test", "version": "1"}
-                }),
-            )
-            .expect("initialize succeeds");
-        writeln!(
-            server.stdin,
-            "{}",
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        )
-        .unwrap();
-        server
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Result<Value, Value> {
-        let id = self.next_id;
-        self.next_id += 1;
-        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
-        let until = Instant::now() + Duration::from_secs(60);
-        loop {
-            let left = until.saturating_duration_since(Instant::now());
-            let reply = self
-                .lines
-                .recv_timeout(left)
-                .unwrap_or_else(|e| panic!("no answer to {method}: {e}"));
-            if reply.get("id") == Some(&json!(id)) {
-                return match reply.get("error") {
-                    Some(error) => Err(error.clone()),
-                    None => Ok(reply["result"].clone()),
-                };
-            }
-        }
-    }
-
-    fn tool_names(&mut self) -> Vec<String> {
-        let result = self.request("tools/list", json!({})).expect("tools/list");
-        let mut names: Vec<String> = result["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap().to_owned())
-            .collect();
-        names.sort();
-        names
-    }
-}
-
-impl Drop for StdioServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// A label, the command line, and the environment of one run of the binary.
 type Run<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)]);
 
@@ -592,7 +464,7 @@ fn the_binary_in_read_only_mode_publishes_only_list_tables() {
         ),
     ];
     for (label, args, env) in runs {
-        let mut server = StdioServer::start(dir.path(), args, env);
+        let mut server = StdioServer::start_in(dir.path(), args, env);
         assert_eq!(server.tool_names(), ["list_tables"], "{label}");
         let unknown = server
             .request(
@@ -629,7 +501,7 @@ fn the_binary_in_read_only_mode_publishes_only_list_tables() {
         assert_eq!(orders_in(&dir.path().join("ops.db")), Some(4), "{label}");
     }
     // Control: the same allowlist without read-only mode publishes all four.
-    let mut server = StdioServer::start(dir.path(), &["--allowlist", list], &[]);
+    let mut server = StdioServer::start_in(dir.path(), &["--allowlist", list], &[]);
     assert_eq!(
         server.tool_names(),
         ["delete_file", "deploy", "drop_table", "list_tables"]

@@ -3,6 +3,8 @@
 //! tool result carries.
 #![allow(dead_code)]
 
+pub mod stdio;
+
 use std::{
     path::{Path, PathBuf},
     sync::{Arc, Mutex},

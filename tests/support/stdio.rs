@@ -1,0 +1,201 @@
+//! safe-ops as a child process on stdio, spoken to line by line in JSON-RPC (protocol
+//! 2025-11-25), for tests of the binary's flags, environment, signals and log.
+
+use std::{
+    io::{BufRead, BufReader, Write},
+    path::{Path, PathBuf},
+    process::{Child, ChildStdin, Command, Stdio},
+    sync::mpsc,
+    time::{Duration, Instant},
+};
+
+use serde_json::{Value, json};
+
+/// The safe-ops binary (`SAFE_OPS_BIN`, or built once per test process).
+pub fn safe_ops_bin() -> PathBuf {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Ok(bin) = std::env::var("SAFE_OPS_BIN") {
+            return PathBuf::from(bin);
+        }
+        let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-q", "-p", "safe-ops"])
+            .current_dir(&workspace)
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building safe-ops failed");
+        workspace.join("target/debug/safe-ops")
+    })
+    .clone()
+}
+
+/// The safe-ops binary on stdio, spoken to line by line in JSON-RPC (protocol 2025-11-25).
+pub struct StdioServer {
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::Receiver<Value>,
+    notifications: Vec<Value>,
+    next_id: u64,
+    stderr: PathBuf,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl StdioServer {
+    /// Starts safe-ops in a fresh directory with `args` and `env` (GUARD_* unset unless
+    /// given) and initializes the session.
+    pub fn start(args: &[&str], env: &[(&str, &str)]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let mut server = Self::start_in(dir.path(), args, env);
+        server._dir = Some(dir);
+        server
+    }
+
+    /// Like [`StdioServer::start`], with the sandbox (`files/`), database (`ops.db`) and log
+    /// (`stderr.log`) in `dir`, which the caller keeps.
+    pub fn start_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Self {
+        let stderr = dir.join("stderr.log");
+        let mut command = Command::new(safe_ops_bin());
+        command
+            .arg("--root")
+            .arg(dir.join("files"))
+            .arg("--db")
+            .arg(dir.join("ops.db"))
+            .args(args)
+            .env_remove("GUARD_ALLOWLIST")
+            .env_remove("GUARD_READ_ONLY")
+            .env("NO_COLOR", "1")
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).unwrap());
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = command.spawn().expect("safe-ops starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Ok(value) = serde_json::from_str::<Value>(&line)
+                    && tx.send(value).is_err()
+                {
+                    break;
+                }
+            }
+        });
+        let mut server = Self {
+            child,
+            stdin,
+            lines,
+            notifications: Vec::new(),
+            next_id: 1,
+            stderr,
+            _dir: None,
+        };
+        server
+            .request(
+                "initialize",
+                json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "exposure-test", "version": "1"}
+                }),
+            )
+            .expect("initialize succeeds");
+        server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn is_running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    pub fn send(&mut self, message: Value) {
+        writeln!(self.stdin, "{message}").expect("write to safe-ops");
+        self.stdin.flush().unwrap();
+    }
+
+    pub fn recv(&mut self, until: Instant, what: &str) -> Value {
+        let left = until.saturating_duration_since(Instant::now());
+        self.lines
+            .recv_timeout(left)
+            .unwrap_or_else(|e| panic!("safe-ops sent nothing for {what}: {e}"))
+    }
+
+    /// Sends a request and returns its `result` (Ok) or `error` (Err).
+    pub fn request(&mut self, method: &str, params: Value) -> Result<Value, Value> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let until = Instant::now() + Duration::from_secs(60);
+        loop {
+            let message = self.recv(until, method);
+            if message.get("id") == Some(&json!(id)) {
+                if let Some(error) = message.get("error") {
+                    return Err(error.clone());
+                }
+                return Ok(message["result"].clone());
+            }
+            if message.get("method").is_some() && message.get("id").is_none() {
+                self.notifications.push(message);
+            }
+        }
+    }
+
+    pub fn tool_names(&mut self) -> Vec<String> {
+        let result = self.request("tools/list", json!({})).expect("tools/list");
+        let mut names: Vec<String> = result["tools"]
+            .as_array()
+            .expect("tools array")
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    pub fn call_error(&mut self, tool: &str, args: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": args}))
+            .expect_err("the call is refused at the protocol level")
+    }
+
+    /// Waits (bounded) for a notification with `method`, consuming it.
+    pub fn wait_notification(&mut self, method: &str) {
+        let until = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(at) = self
+                .notifications
+                .iter()
+                .position(|n| n["method"] == method)
+            {
+                self.notifications.remove(at);
+                return;
+            }
+            let message = self.recv(until, method);
+            if message.get("method").is_some() && message.get("id").is_none() {
+                self.notifications.push(message);
+            }
+        }
+    }
+
+    /// Stops the server and returns everything it logged.
+    pub fn stop(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+}
+
+impl Drop for StdioServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
