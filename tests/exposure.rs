@@ -24,7 +24,7 @@ use rmcp::{
         ClientConfig, ElicitRequestParams, ElicitResult, ErrorCode, ProtocolVersion,
         ServerCapabilities, ServerConfig,
     },
-    service::{NotificationContext, RequestContext, RunningService, ServiceError},
+    service::{NotificationContext, RequestContext, RunningService},
     tool, tool_handler, tool_router,
 };
 use schemars::JsonSchema;
@@ -56,31 +56,6 @@ fn guard_with(exposure: Exposure) -> Guard {
     Guard::ephemeral()
         .expect("guard key")
         .with_exposure(exposure)
-}
-
-async fn tool_names<H: ClientHandler>(client: &RunningService<RoleClient, H>) -> Vec<String> {
-    let mut names: Vec<String> = client
-        .list_all_tools()
-        .await
-        .expect("tools/list answers")
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect();
-    names.sort();
-    names
-}
-
-/// The JSON-RPC error of a `tools/call`; panics if the call succeeded.
-async fn call_error<H: ClientHandler>(
-    client: &RunningService<RoleClient, H>,
-    tool: &str,
-    args: Value,
-) -> ErrorData {
-    match client.call_tool(params(tool, args)).await {
-        Err(ServiceError::McpError(error)) => error,
-        Ok(result) => panic!("{tool}: expected a JSON-RPC error, got a result: {result:?}"),
-        Err(other) => panic!("{tool}: expected a JSON-RPC error, got {other}"),
-    }
 }
 
 /// Asserts that calling `tool` fails exactly as calling a name that never existed.

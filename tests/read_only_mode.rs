@@ -17,7 +17,7 @@ use guard_runtime::{
     testing::ScriptedHuman,
 };
 use rmcp::{
-    ClientHandler, ErrorData, RoleClient, ServerHandler, ServiceExt,
+    RoleClient, ServerHandler, ServiceExt,
     handler::server::wrapper::Parameters,
     model::{CallToolResult, ErrorCode, ServerCapabilities, ServerConfig},
     service::{RunningService, ServiceError},
@@ -25,7 +25,7 @@ use rmcp::{
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use support::{stdio::StdioServer, *};
 
 const ALL_TOOLS: &str = "tools = [\"delete_file\", \"drop_table\", \"deploy\", \"list_tables\"]\n";
@@ -34,30 +34,6 @@ fn allowlist(dir: &Path, text: &str) -> PathBuf {
     let path = dir.join("allowlist.toml");
     std::fs::write(&path, text).unwrap();
     path
-}
-
-async fn tool_names<H: ClientHandler>(client: &RunningService<RoleClient, H>) -> Vec<String> {
-    let mut names: Vec<String> = client
-        .list_all_tools()
-        .await
-        .expect("tools/list answers")
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect();
-    names.sort();
-    names
-}
-
-async fn call_error<H: ClientHandler>(
-    client: &RunningService<RoleClient, H>,
-    tool: &str,
-    args: Value,
-) -> ErrorData {
-    match client.call_tool(params(tool, args)).await {
-        Err(ServiceError::McpError(error)) => error,
-        Ok(result) => panic!("{tool}: expected a JSON-RPC error, got a result: {result:?}"),
-        Err(other) => panic!("{tool}: expected a JSON-RPC error, got {other}"),
-    }
 }
 
 // ---------------------------------------------------------------------------------------

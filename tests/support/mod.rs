@@ -356,3 +356,29 @@ impl ClientHandler for Observer {
         self.human.get_info()
     }
 }
+
+/// The names `tools/list` shows, sorted.
+pub async fn tool_names<H: ClientHandler>(client: &RunningService<RoleClient, H>) -> Vec<String> {
+    let mut names: Vec<String> = client
+        .list_all_tools()
+        .await
+        .expect("tools/list answers")
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+/// The JSON-RPC error of a `tools/call`; panics if the call succeeded.
+pub async fn call_error<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    tool: &str,
+    args: Value,
+) -> ErrorData {
+    match client.call_tool(params(tool, args)).await {
+        Err(rmcp::ServiceError::McpError(error)) => error,
+        Ok(result) => panic!("{tool}: expected a JSON-RPC error, got a result: {result:?}"),
+        Err(other) => panic!("{tool}: expected a JSON-RPC error, got {other}"),
+    }
+}
