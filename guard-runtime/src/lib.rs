@@ -18,6 +18,7 @@ mod flow;
 mod form;
 pub mod forms;
 mod guard;
+pub mod identity;
 mod outbox;
 mod preview;
 mod trace;
@@ -40,6 +41,9 @@ pub use form::{
 };
 pub use guard::{Guard, GuardError, Guarded, KEY_ENV, exposed};
 pub use guard_macros::{Form, FormEnum, ToolArgs, destructive, idempotent, read_only};
+#[cfg(feature = "jwt")]
+pub use identity::BearerIdentity;
+pub use identity::{EnvIdentity, Identity, IdentityProvider, require_scopes};
 pub use outbox::{Outbound, Outbox};
 pub use preview::{Effect, Preview};
 pub use validate::validate;
