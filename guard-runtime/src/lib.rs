@@ -62,6 +62,4 @@ pub mod __private {
     pub const fn assert_checkbox_form<T: crate::CheckboxForm>() {}
     pub const fn assert_type_to_confirm_form<T: crate::TypeToConfirmForm>() {}
     pub const fn assert_guarded<T: crate::Guarded + ?Sized>() {}
-    pub const fn assert_form_enum<T: crate::FormEnum>() {}
-    pub const fn assert_field_value<T: crate::FieldValue>() {}
 }
