@@ -255,34 +255,9 @@ struct GuardedArgs {
 }
 
 impl GuardedOne {
-    /// safe-ops' preview, word for word.
+    /// safe-ops' own preview.
     async fn preview_delete(&self, args: &GuardedArgs) -> Result<Preview, ToolError> {
-        match self
-            .sandbox
-            .resolve(&args.path)
-            .map_err(ToolError::invalid_input)?
-        {
-            safe_ops::sandbox::Resolved::Missing(_) => Ok(Preview::nothing(format!(
-                "File not found, nothing to delete: {}",
-                args.path
-            ))),
-            safe_ops::sandbox::Resolved::File(file) => {
-                let meta = std::fs::metadata(&file).map_err(ToolError::internal)?;
-                let modified = meta
-                    .modified()
-                    .map(|t| format!("{t:?}"))
-                    .unwrap_or_default();
-                Ok(Preview::effect(
-                    file.display().to_string(),
-                    format!(
-                        "Delete file {} ({} bytes). This cannot be undone.",
-                        file.display(),
-                        meta.len()
-                    ),
-                )
-                .with_state(modified))
-            }
-        }
+        safe_ops::server::preview_delete(&self.sandbox, &args.path)
     }
 }
 
@@ -506,24 +481,7 @@ fn parts(c: &mut Criterion) {
     // safe-ops' preview: resolve in the sandbox, stat, format the summary and state.
     group.bench_function("preview/sandbox_resolve_and_stat", |b| {
         b.iter(|| {
-            let resolved = sandbox.resolve("keep.log").expect("inside the sandbox");
-            let safe_ops::sandbox::Resolved::File(file) = resolved else {
-                panic!("keep.log exists");
-            };
-            let meta = std::fs::metadata(&file).expect("stat");
-            let modified = meta
-                .modified()
-                .map(|t| format!("{t:?}"))
-                .unwrap_or_default();
-            Preview::effect(
-                file.display().to_string(),
-                format!(
-                    "Delete file {} ({} bytes). This cannot be undone.",
-                    file.display(),
-                    meta.len()
-                ),
-            )
-            .with_state(modified)
+            safe_ops::server::preview_delete(&sandbox, "keep.log").expect("inside the sandbox")
         })
     });
     group.bench_function("preview/hand_written_resolve_and_stat", |b| {

@@ -106,6 +106,32 @@ fn urgent_needs_rollback_plan(form: &DeployConfig) -> Result<(), String> {
     Ok(())
 }
 
+/// What deleting `path` would do: nothing if it is missing, else the resolved file and its
+/// size, with its modification time as hidden state so a change refuses the delete.
+pub fn preview_delete(sandbox: &Sandbox, path: &str) -> Result<Preview, ToolError> {
+    match sandbox.resolve(path).map_err(ToolError::invalid_input)? {
+        Resolved::Missing(_) => Ok(Preview::nothing(format!(
+            "File not found, nothing to delete: {path}"
+        ))),
+        Resolved::File(file) => {
+            let meta = std::fs::metadata(&file).map_err(ToolError::internal)?;
+            let modified = meta
+                .modified()
+                .map(|t| format!("{t:?}"))
+                .unwrap_or_default();
+            Ok(Preview::effect(
+                file.display().to_string(),
+                format!(
+                    "Delete file {} ({} bytes). This cannot be undone.",
+                    file.display(),
+                    meta.len()
+                ),
+            )
+            .with_state(modified))
+        }
+    }
+}
+
 /// Service and table names: letters, digits, `_` and `-`, as the tools promise.
 fn check_name(kind: &str, name: &str) -> Result<(), ToolError> {
     let ok = !name.is_empty()
@@ -158,32 +184,7 @@ impl SafeOps {
     }
 
     async fn preview_delete(&self, args: &DeleteFileArgs) -> Result<Preview, ToolError> {
-        match self
-            .sandbox
-            .resolve(&args.path)
-            .map_err(ToolError::invalid_input)?
-        {
-            Resolved::Missing(_) => Ok(Preview::nothing(format!(
-                "File not found, nothing to delete: {}",
-                args.path
-            ))),
-            Resolved::File(file) => {
-                let meta = std::fs::metadata(&file).map_err(ToolError::internal)?;
-                let modified = meta
-                    .modified()
-                    .map(|t| format!("{t:?}"))
-                    .unwrap_or_default();
-                Ok(Preview::effect(
-                    file.display().to_string(),
-                    format!(
-                        "Delete file {} ({} bytes). This cannot be undone.",
-                        file.display(),
-                        meta.len()
-                    ),
-                )
-                .with_state(modified))
-            }
-        }
+        preview_delete(&self.sandbox, &args.path)
     }
 
     async fn preview_drop(&self, args: &DropTableArgs) -> Result<Preview, ToolError> {
