@@ -124,3 +124,16 @@ pub fn flag_value(cx: &Ctxt, opt: &Opt) -> bool {
         }
     }
 }
+
+/// `"90s"`, `"5m"`, `"1h"` as seconds; `None` if it does not read as one.
+pub fn parse_duration(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (digits, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit())?);
+    let n: u64 = digits.parse().ok().filter(|n| *n > 0)?;
+    match unit {
+        "s" => Some(n),
+        "m" => n.checked_mul(60),
+        "h" => n.checked_mul(3600),
+        _ => None,
+    }
+}

@@ -151,7 +151,7 @@ fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
         "on_decline" => o.on_decline = attr::string_value(cx, &opt),
         "on_cancel" => o.on_cancel = attr::string_value(cx, &opt),
         "timeout" => o.timeout_secs = attr::string_value(cx, &opt).and_then(|s| {
-            let secs = parse_duration(&s);
+            let secs = attr::parse_duration(&s);
             if secs.is_none() {
                 cx.error_spanned_by(&opt.value, format!("cannot read timeout `{s}`; write a positive whole number with a unit: \"90s\", \"5m\", \"1h\""));
             }
@@ -159,18 +159,6 @@ fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
         }),
         "idempotent" => o.idempotent = attr::flag_value(cx, &opt),
         _ => {}
-    }
-}
-
-fn parse_duration(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (digits, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit())?);
-    let n: u64 = digits.parse().ok().filter(|n| *n > 0)?;
-    match unit {
-        "s" => Some(n),
-        "m" => n.checked_mul(60),
-        "h" => n.checked_mul(3600),
-        _ => None,
     }
 }
 

@@ -21,6 +21,12 @@ pub mod codes {
     pub const READ_ONLY: &str = "READ_ONLY";
     /// A resource the tool needs (its database) cannot be opened.
     pub const UNAVAILABLE: &str = "UNAVAILABLE";
+    /// No operation with this id belongs to the caller (unknown, or another tenant's or user's).
+    pub const OPERATION_NOT_FOUND: &str = "OPERATION_NOT_FOUND";
+    /// The caller used up this tool's rate for now.
+    pub const RATE_LIMITED: &str = "RATE_LIMITED";
+    /// The store failed while a confirm was in flight: it may or may not have committed.
+    pub const RESULT_UNKNOWN: &str = "RESULT_UNKNOWN";
 }
 
 /// A model-visible tool failure. Returning `Err(ToolError)` gives an `isError` result.

@@ -24,6 +24,8 @@ pub struct Guard {
     #[cfg(feature = "sqlite")]
     sqlite: Option<crate::db::SqliteDatabase>,
     outbox: Outbox,
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    operations: Option<crate::ops::Operations>,
 }
 
 /// Why a [`Guard`] could not be built.
@@ -51,6 +53,8 @@ impl Guard {
             #[cfg(feature = "sqlite")]
             sqlite: None,
             outbox: Outbox::default(),
+            #[cfg(any(feature = "sqlite", feature = "postgres"))]
+            operations: None,
         })
     }
 
@@ -102,6 +106,18 @@ impl Guard {
     #[cfg(feature = "sqlite")]
     pub fn sqlite(&self) -> Option<&crate::db::SqliteDatabase> {
         self.sqlite.as_ref()
+    }
+
+    /// The store, identity provider and audit sink of `#[prepare]`/`#[confirm]` tools.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub fn with_operations(mut self, operations: crate::ops::Operations) -> Self {
+        self.operations = Some(operations);
+        self
+    }
+
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub fn operations(&self) -> Option<&crate::ops::Operations> {
+        self.operations.as_ref()
     }
 
     /// Where tools record the notifications they send.

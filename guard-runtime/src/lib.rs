@@ -19,6 +19,8 @@ mod form;
 pub mod forms;
 mod guard;
 pub mod identity;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub mod ops;
 mod outbox;
 mod preview;
 mod trace;
@@ -40,7 +42,9 @@ pub use form::{
     FormEnum, FormSpec, Format, TypeToConfirmForm,
 };
 pub use guard::{Guard, GuardError, Guarded, KEY_ENV, exposed};
-pub use guard_macros::{Form, FormEnum, ToolArgs, destructive, idempotent, read_only};
+pub use guard_macros::{
+    Form, FormEnum, ToolArgs, confirm, destructive, idempotent, operations, prepare, read_only,
+};
 #[cfg(feature = "jwt")]
 pub use identity::BearerIdentity;
 pub use identity::{EnvIdentity, Identity, IdentityProvider, require_scopes};
@@ -62,4 +66,18 @@ pub mod __private {
     pub const fn assert_checkbox_form<T: crate::CheckboxForm>() {}
     pub const fn assert_type_to_confirm_form<T: crate::TypeToConfirmForm>() {}
     pub const fn assert_guarded<T: crate::Guarded + ?Sized>() {}
+    /// Pins a confirm's `Approved<P>` to the payload its prepare's `Intent<P>` froze.
+    pub const fn same_payload<Prepared, Confirmed>()
+    where
+        Prepared: SamePayload<Confirmed>,
+    {
+    }
+
+    #[diagnostic::on_unimplemented(
+        message = "the confirm takes `Approved<{T}>` but its prepare returns `Intent<{Self}>`",
+        label = "not the payload the prepare froze",
+        note = "a confirm acts on exactly what its prepare stored and the user saw: use the same payload type in both"
+    )]
+    pub trait SamePayload<T> {}
+    impl<T> SamePayload<T> for T {}
 }

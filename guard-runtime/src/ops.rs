@@ -1,0 +1,114 @@
+//! Two-phase operations: `#[prepare]` freezes an intent, `#[confirm]` carries it out once.
+//!
+//! A prepare tool checks the request and stores an intent: a server-generated
+//! `operation_id`, the caller's tenant and user (from the [`IdentityProvider`], never from
+//! arguments), the op and target, the canonical payload and its SHA-256, and an expiry. It
+//! never runs the effect.
+//!
+//! A confirm tool takes only that `operation_id` and, in one store transaction, locks the
+//! intent, checks that it belongs to the caller, returns the stored result for a repeat,
+//! refuses an expired intent, re-checks the target through the author's hook, runs the
+//! author's effect, stores the result, writes the audit record and commits. A failure
+//! anywhere before the commit rolls all of it back.
+//!
+//! `get_operation_result(operation_id)` answers "did it happen?" after a timeout.
+//!
+//! The store is an [`OperationStore`]: [`SqliteStore`] (one file, WAL) embedded, or
+//! [`PgStore`] (feature `postgres`) for several server processes.
+
+mod audit;
+mod call;
+mod confirm;
+mod intent;
+mod lookup;
+#[cfg(feature = "postgres")]
+mod pg;
+mod prepare;
+mod rate;
+mod schema;
+mod sql;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
+use std::sync::Arc;
+
+pub use audit::{AuditRecord, AuditSink, AuditTable};
+pub use confirm::{Approved, Locked, Recheck};
+pub use intent::{Intent, OperationRef, Status};
+#[cfg(feature = "postgres")]
+pub use pg::PgStore;
+pub use prepare::Prepare;
+pub use rate::Rate;
+pub use sql::{BoxFuture, Dialect, Row, SqlValue, StoreError, Tx, TxBackend};
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteStore;
+
+#[doc(hidden)]
+pub use call::{ConfirmSpec, PrepareSpec};
+#[doc(hidden)]
+pub use lookup::get_operation_result;
+
+use crate::identity::IdentityProvider;
+
+/// Where intents, results, rate counters and (by default) audit records live. One method:
+/// begin a transaction that serialises with every other transaction touching the same
+/// intent. Implement [`TxBackend`] and this trait to add an engine.
+pub trait OperationStore: Send + Sync + 'static {
+    fn begin(&self) -> BoxFuture<'_, Result<Tx, StoreError>>;
+}
+
+impl<T: OperationStore + ?Sized> OperationStore for Arc<T> {
+    fn begin(&self) -> BoxFuture<'_, Result<Tx, StoreError>> {
+        (**self).begin()
+    }
+}
+
+/// A server's two-phase configuration: the store, who is calling, and where audit records go.
+#[derive(Clone)]
+pub struct Operations {
+    pub(crate) store: Arc<dyn OperationStore>,
+    pub(crate) identity: Arc<dyn IdentityProvider>,
+    pub(crate) audit: Arc<dyn AuditSink>,
+}
+
+impl Operations {
+    /// Operations on `store`, for callers established by `identity`, audited into the
+    /// store's `guard_audit` table.
+    pub fn new(store: impl OperationStore, identity: impl IdentityProvider + 'static) -> Self {
+        Self {
+            store: Arc::new(store),
+            identity: Arc::new(identity),
+            audit: Arc::new(AuditTable),
+        }
+    }
+
+    /// Writes audit records through `sink` instead, still inside each call's transaction.
+    pub fn audit(mut self, sink: impl AuditSink) -> Self {
+        self.audit = Arc::new(sink);
+        self
+    }
+
+    pub fn store(&self) -> &Arc<dyn OperationStore> {
+        &self.store
+    }
+}
+
+impl std::fmt::Debug for Operations {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Operations").finish_non_exhaustive()
+    }
+}
+
+/// Milliseconds since the Unix epoch, the unit of every time guard stores.
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// A stored time for the model: RFC 3339 in UTC.
+pub(crate) fn rfc3339(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_default()
+}

@@ -1,0 +1,420 @@
+//! The confirm step that `#[confirm]` expands into, all in one store transaction:
+//!
+//! 1. lock the intent (`BEGIN IMMEDIATE` on SQLite, `SELECT … FOR UPDATE` on PostgreSQL);
+//! 2. another tenant's or user's intent is `OPERATION_NOT_FOUND`, exactly like an unknown id;
+//! 3. a `SUBMITTED` intent returns its stored result with `already_processed: true`;
+//! 4. an expired intent is marked `EXPIRED` and refused;
+//! 5. the author's `recheck` hook looks at the target again (a [`Locked`] intent);
+//! 6. the author's effect runs with the [`Approved`] proof;
+//! 7. the effect's row, the result, the status and the audit record are written;
+//! 8. commit.
+//!
+//! A store failure after the transaction began may or may not have committed, so the model
+//! is told the result is unknown and to ask `get_operation_result` before retrying.
+
+use rmcp::{
+    RoleServer, handler::server::wrapper::Parameters, model::CallToolResponse,
+    service::RequestContext,
+};
+use serde::{Serialize, de::DeserializeOwned};
+use serde_json::{Value, json};
+
+use super::{
+    call::{Caller, ConfirmSpec},
+    intent::{OperationRef, Status, Stored, sha256_hex},
+    now_ms, rfc3339,
+    sql::{StoreError, Tx},
+};
+use crate::{
+    error::{ToolError, codes},
+    flow::Step,
+    guard::Guard,
+    identity::Identity,
+};
+
+/// What the author's `recheck` hook found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recheck {
+    /// The target is still as the user saw it: go on.
+    Unchanged,
+    /// The target changed since the prepare (the order shipped): say what changed. Guard
+    /// refuses with `STATE_CHANGED` and closes the intent as `REJECTED`.
+    Changed(String),
+}
+
+/// A locked, owned, unexpired intent, before its re-check. The `recheck` hook gets this.
+pub struct Locked<P> {
+    caller: Caller,
+    spec: &'static ConfirmSpec,
+    tx: Tx,
+    intent: Stored,
+    payload: P,
+}
+
+/// The proof a confirm handler takes: guard builds it only for a locked intent that belongs
+/// to the caller, has not expired, was not submitted before, and passed the re-check, and
+/// only inside the transaction the result will commit in.
+pub struct Approved<P>(Locked<P>);
+
+impl<P> Locked<P> {
+    /// Who is calling (the intent's owner).
+    pub fn caller(&self) -> &Identity {
+        &self.caller.identity
+    }
+
+    pub fn operation_id(&self) -> &str {
+        &self.intent.operation_id
+    }
+
+    /// The target the prepare froze.
+    pub fn target(&self) -> &str {
+        &self.intent.target
+    }
+
+    /// The payload the prepare froze, as the user saw it.
+    pub fn payload(&self) -> &P {
+        &self.payload
+    }
+
+    /// The transaction the effect commits in.
+    pub fn tx(&mut self) -> &mut Tx {
+        &mut self.tx
+    }
+
+    pub fn trace_id(&self) -> &str {
+        &self.caller.trace_id
+    }
+}
+
+impl<P> std::ops::Deref for Approved<P> {
+    type Target = Locked<P>;
+    fn deref(&self) -> &Locked<P> {
+        &self.0
+    }
+}
+
+impl<P> std::ops::DerefMut for Approved<P> {
+    fn deref_mut(&mut self) -> &mut Locked<P> {
+        &mut self.0
+    }
+}
+
+impl<P: DeserializeOwned> Locked<P> {
+    /// Steps 1–4: lock the intent and end the call unless it can go ahead.
+    #[doc(hidden)]
+    pub async fn begin(
+        guard: &Guard,
+        request: &RequestContext<RoleServer>,
+        spec: &'static ConfirmSpec,
+        Parameters(reference): Parameters<OperationRef>,
+    ) -> Step<Self> {
+        let caller = Caller::start(guard, request, spec.tool, spec.op, spec.scopes).await?;
+        let id = reference.operation_id.trim().to_ascii_lowercase();
+        if uuid::Uuid::try_parse(&id).is_err() {
+            let record = caller.record(codes::INVALID_INPUT, None, None, None);
+            caller.audit_alone(&record).await;
+            return Err(caller.refuse(
+                ToolError::invalid_input(format!(
+                    "operation_id must be the UUID that {} returned; nothing was done",
+                    spec.prepare_tool
+                )),
+                None,
+            ));
+        }
+        let mut tx = match caller.ops.store.begin().await {
+            Ok(tx) => tx,
+            Err(e) => {
+                return Err(caller.unavailable(
+                    &e,
+                    "The operation was not touched; retry with the same operation_id",
+                ));
+            }
+        };
+        let gate = Gate {
+            caller: &caller,
+            spec,
+            id: &id,
+        };
+        match gate.check(&mut tx).await {
+            Ok(Gated::Go(intent)) => {
+                let payload = match serde_json::from_str::<P>(&intent.payload) {
+                    Ok(payload) => payload,
+                    Err(e) => {
+                        tracing::error!(trace_id = %caller.trace_id, operation_id = %id, error = %e, "a stored payload no longer reads as the confirm's payload type");
+                        drop(tx);
+                        return Err(caller.refuse(ToolError::internal(e), Some(&id)));
+                    }
+                };
+                Ok(Self {
+                    caller,
+                    spec,
+                    tx,
+                    intent: *intent,
+                    payload,
+                })
+            }
+            Ok(Gated::Done(outcome, answer)) => {
+                let record = caller.record(outcome, Some(&id), None, None);
+                match finish_early(&caller, tx, &record).await {
+                    Ok(()) => Err(answer),
+                    Err(e) => Err(result_unknown(&caller, &id, spec, &e)),
+                }
+            }
+            Err(e) => Err(result_unknown(&caller, &id, spec, &e)),
+        }
+    }
+
+    /// Step 5's verdict: go on with the proof, or close the intent as `REJECTED`.
+    #[doc(hidden)]
+    pub async fn rechecked(self, verdict: Result<Recheck, ToolError>) -> Step<Approved<P>> {
+        match verdict {
+            Ok(Recheck::Unchanged) => Ok(Approved(self)),
+            Ok(Recheck::Changed(what)) => {
+                let Self {
+                    caller,
+                    spec,
+                    mut tx,
+                    intent,
+                    ..
+                } = self;
+                let id = intent.operation_id.as_str();
+                let record =
+                    caller.record(codes::STATE_CHANGED, Some(id), Some(&intent.target), None);
+                let closed = async {
+                    set_status(&mut tx, id, Status::Rejected).await?;
+                    caller.audit(&mut tx, &record).await?;
+                    tx.commit().await
+                }
+                .await;
+                if let Err(e) = closed {
+                    return Err(result_unknown(&caller, id, spec, &e));
+                }
+                Err(caller.refuse(
+                    ToolError::new(
+                        codes::STATE_CHANGED,
+                        format!(
+                            "{what}. Nothing was done: the target changed after the user saw the preview, so operation {id} is closed. Call {} again if the user still wants it.",
+                            spec.prepare_tool
+                        ),
+                    ),
+                    Some(id),
+                ))
+            }
+            Err(refusal) => Err(self.refused(refusal).await),
+        }
+    }
+
+    /// The author refused (or failed): roll back, audit, and pass the refusal on.
+    async fn refused(self, refusal: ToolError) -> Box<CallToolResponse> {
+        let Self {
+            caller,
+            spec,
+            tx,
+            intent,
+            ..
+        } = self;
+        let id = intent.operation_id.as_str();
+        if refusal.code() == codes::UNAVAILABLE {
+            drop(tx);
+            return result_unknown(&caller, id, spec, &StoreError::Other(refusal.to_string()));
+        }
+        if let Err(e) = tx.rollback().await {
+            return result_unknown(&caller, id, spec, &e);
+        }
+        let record = caller.record(refusal.code(), Some(id), Some(&intent.target), None);
+        caller.audit_alone(&record).await;
+        caller.refuse(refusal, Some(id))
+    }
+}
+
+impl<P: DeserializeOwned> Approved<P> {
+    /// Steps 7–8: store the effect's result with its audit record and commit, or roll all of
+    /// it back.
+    #[doc(hidden)]
+    pub async fn finish<R: Serialize>(
+        self,
+        effect: Result<R, ToolError>,
+    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let result = match effect.and_then(|r| serde_json::to_value(r).map_err(ToolError::internal))
+        {
+            Ok(result) => result,
+            Err(refusal) => return Ok(*self.0.refused(refusal).await),
+        };
+        let Locked {
+            caller,
+            spec,
+            mut tx,
+            intent,
+            ..
+        } = self.0;
+        let id = intent.operation_id.as_str();
+        let now = now_ms();
+        let record = caller.record("SUBMITTED", Some(id), Some(&intent.target), None);
+        let committed = async {
+            tx.execute(
+                "INSERT INTO guard_operation_effects (operation_id, committed_at) VALUES ($1, $2)",
+                &[id.into(), now.into()],
+            )
+            .await?;
+            let updated = tx
+                .execute(
+                    "UPDATE guard_operations SET status = 'SUBMITTED', result = $2, confirmed_at = $3
+                     WHERE operation_id = $1 AND status = 'PREPARED'",
+                    &[id.into(), result.to_string().into(), now.into()],
+                )
+                .await?;
+            if updated != 1 {
+                return Err(StoreError::Other(format!(
+                    "operation {id} left PREPARED while locked ({updated} rows updated)"
+                )));
+            }
+            caller.audit(&mut tx, &record).await?;
+            tx.commit().await
+        }
+        .await;
+        if let Err(e) = committed {
+            return Ok(*result_unknown(&caller, id, spec, &e));
+        }
+        Ok(caller.answer("SUBMITTED", submitted(&intent, result, now, false), id))
+    }
+}
+
+/// Steps 1–4 over one transaction.
+struct Gate<'a> {
+    caller: &'a Caller,
+    spec: &'static ConfirmSpec,
+    id: &'a str,
+}
+
+enum Gated {
+    Go(Box<Stored>),
+    /// The call ends here with this outcome; the transaction commits what it marked.
+    Done(&'static str, Box<CallToolResponse>),
+}
+
+impl Gate<'_> {
+    async fn check(&self, tx: &mut Tx) -> Result<Gated, StoreError> {
+        let (caller, id) = (self.caller, self.id);
+        let who = &caller.identity;
+        let intent = match Stored::read(tx, id, true).await? {
+            Some(intent) if intent.owned_by(&who.tenant, &who.user, Some(self.spec.op)) => intent,
+            _ => {
+                return Ok(Gated::Done(
+                    codes::OPERATION_NOT_FOUND,
+                    caller.refuse(not_found(id, self.spec.prepare_tool), None),
+                ));
+            }
+        };
+        if intent.payload_sha256 != sha256_hex(intent.payload.as_bytes()) {
+            tracing::error!(trace_id = %caller.trace_id, operation_id = %id, "stored payload does not match its SHA-256; refusing to act on it");
+            set_status(tx, id, Status::Rejected).await?;
+            return Ok(self.refused(ToolError::new(
+                codes::INVALID_STATE,
+                format!(
+                    "Operation {id} no longer matches what the user confirmed, so it is closed and nothing was done. Call {} again (trace_id {}).",
+                    self.spec.prepare_tool, caller.trace_id
+                ),
+            )));
+        }
+        let now = now_ms();
+        match intent.status {
+            Status::Submitted => {
+                let result = Stored::json(intent.result.as_deref());
+                let body = submitted(&intent, result, intent.confirmed_at.unwrap_or(now), true);
+                return Ok(Gated::Done(
+                    "ALREADY_PROCESSED",
+                    Box::new(caller.answer("ALREADY_PROCESSED", body, id)),
+                ));
+            }
+            Status::Expired => return Ok(self.expired()),
+            Status::Rejected => {
+                return Ok(self.refused(ToolError::new(
+                    codes::INVALID_STATE,
+                    format!(
+                        "Operation {id} was closed because its target changed before it was confirmed; nothing was done. Call {} again if the user still wants it.",
+                        self.spec.prepare_tool
+                    ),
+                )));
+            }
+            Status::Prepared if intent.expires_at <= now => {
+                set_status(tx, id, Status::Expired).await?;
+                return Ok(self.expired());
+            }
+            Status::Prepared => {}
+        }
+        Ok(Gated::Go(Box::new(intent)))
+    }
+
+    fn expired(&self) -> Gated {
+        self.refused(ToolError::new(
+            codes::CONFIRMATION_EXPIRED,
+            format!(
+                "Operation {} expired before it was confirmed; nothing was done. Call {} again and show the user the new preview.",
+                self.id, self.spec.prepare_tool
+            ),
+        ))
+    }
+
+    fn refused(&self, error: ToolError) -> Gated {
+        Gated::Done(error.code(), self.caller.refuse(error, Some(self.id)))
+    }
+}
+
+/// Ends a gated transaction: what the gate marked commits with its audit record.
+async fn finish_early(
+    caller: &Caller,
+    mut tx: Tx,
+    record: &super::AuditRecord,
+) -> Result<(), StoreError> {
+    caller.audit(&mut tx, record).await?;
+    tx.commit().await
+}
+
+async fn set_status(tx: &mut Tx, id: &str, status: Status) -> Result<(), StoreError> {
+    tx.execute(
+        "UPDATE guard_operations SET status = $2 WHERE operation_id = $1",
+        &[id.into(), status.as_str().into()],
+    )
+    .await
+    .map(drop)
+}
+
+pub(crate) fn not_found(id: &str, prepare_tool: &str) -> ToolError {
+    ToolError::new(
+        codes::OPERATION_NOT_FOUND,
+        format!(
+            "No operation {id} exists for you; nothing was done. Use the operation_id that {prepare_tool} returned to you, or call {prepare_tool} again."
+        ),
+    )
+}
+
+fn submitted(intent: &Stored, result: Value, confirmed_at: i64, already_processed: bool) -> Value {
+    json!({
+        "operation_id": intent.operation_id,
+        "op": intent.op,
+        "status": "SUBMITTED",
+        "already_processed": already_processed,
+        "confirmed_at": rfc3339(confirmed_at),
+        "result": result,
+    })
+}
+
+/// The store failed mid-confirm: the commit may or may not have happened.
+fn result_unknown(
+    caller: &Caller,
+    id: &str,
+    spec: &ConfirmSpec,
+    error: &StoreError,
+) -> Box<CallToolResponse> {
+    tracing::error!(trace_id = %caller.trace_id, tool = spec.tool, operation_id = %id, %error, "operation store failed during a confirm");
+    caller.refuse(
+        ToolError::new(
+            codes::RESULT_UNKNOWN,
+            format!(
+                "Result unknown: the operation store failed while confirming operation {id}, so it may or may not have been submitted. Call get_operation_result(operation_id) before retrying (trace_id {}).",
+                caller.trace_id
+            ),
+        ),
+        Some(id),
+    )
+}

@@ -1,0 +1,186 @@
+//! Intents: what a prepare freezes, and how guard reads one back.
+
+use rmcp::schemars::{self, JsonSchema};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::sql::{Dialect, Row, StoreError, Tx};
+use crate::canonical::canonical_json;
+
+/// Where an intent stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Status {
+    /// Stored by a prepare, waiting for its confirm.
+    Prepared,
+    /// Confirmed: the effect committed and its result is stored.
+    Submitted,
+    /// Not confirmed in time.
+    Expired,
+    /// The target changed before the confirm, so the effect did not run.
+    Rejected,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Prepared => "PREPARED",
+            Status::Submitted => "SUBMITTED",
+            Status::Expired => "EXPIRED",
+            Status::Rejected => "REJECTED",
+        }
+    }
+
+    fn parse(s: &str) -> Result<Self, StoreError> {
+        Ok(match s {
+            "PREPARED" => Status::Prepared,
+            "SUBMITTED" => Status::Submitted,
+            "EXPIRED" => Status::Expired,
+            "REJECTED" => Status::Rejected,
+            other => {
+                return Err(StoreError::Column(format!(
+                    "unknown intent status `{other}`"
+                )));
+            }
+        })
+    }
+}
+
+/// What a prepare handler returns: the target, the payload the confirm will act on, and the
+/// preview the user is shown. Guard stores it; nothing runs yet.
+#[derive(Debug, Clone)]
+pub struct Intent<P> {
+    pub(crate) target: String,
+    pub(crate) payload: P,
+    pub(crate) preview: Option<Value>,
+    pub(crate) summary: Option<String>,
+}
+
+impl<P: Serialize> Intent<P> {
+    /// An intent to act on `target` (the id the one-pending rule and the audit use) with
+    /// `payload`. The preview defaults to the payload.
+    pub fn new(target: impl Into<String>, payload: P) -> Self {
+        Self {
+            target: target.into(),
+            payload,
+            preview: None,
+            summary: None,
+        }
+    }
+
+    /// What the user is shown before confirming: the concrete effect, in the words of the
+    /// business (order number, amount, reason, expiry).
+    pub fn preview(mut self, preview: impl Serialize) -> Self {
+        self.preview = Some(serde_json::to_value(preview).unwrap_or(Value::Null));
+        self
+    }
+
+    /// A one-line parameter summary for the audit record. Leave out personal data.
+    pub fn summary(mut self, summary: impl Into<String>) -> Self {
+        self.summary = Some(summary.into());
+        self
+    }
+}
+
+/// The only argument a confirm tool and `get_operation_result` take.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OperationRef {
+    /// The operation_id that the prepare tool returned.
+    pub operation_id: String,
+}
+
+/// The canonical payload (sorted keys, compact) and its SHA-256 in hex.
+pub(crate) fn canonical_payload(payload: &Value) -> (String, String) {
+    let canonical = canonical_json(payload);
+    let hash = sha256_hex(canonical.as_bytes());
+    (canonical, hash)
+}
+
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// An intent as stored.
+#[derive(Debug, Clone)]
+pub(crate) struct Stored {
+    pub operation_id: String,
+    pub tenant: String,
+    pub user: String,
+    pub op: String,
+    pub target: String,
+    pub payload: String,
+    pub payload_sha256: String,
+    pub preview: String,
+    pub status: Status,
+    pub expires_at: i64,
+    pub result: Option<String>,
+    pub created_at: i64,
+    pub confirmed_at: Option<i64>,
+}
+
+impl Stored {
+    /// Reads one intent; `lock` holds its row until the transaction ends (on PostgreSQL;
+    /// SQLite's `BEGIN IMMEDIATE` already holds the whole database).
+    pub async fn read(
+        tx: &mut Tx,
+        operation_id: &str,
+        lock: bool,
+    ) -> Result<Option<Self>, StoreError> {
+        let lock = if lock && tx.dialect() == Dialect::Postgres {
+            " FOR UPDATE"
+        } else {
+            ""
+        };
+        let sql = format!(
+            "SELECT operation_id, tenant, user_id, op, target, payload, payload_sha256, preview,
+                    status, expires_at, result, created_at, confirmed_at
+             FROM guard_operations WHERE operation_id = $1{lock}"
+        );
+        tx.query_opt(&sql, &[operation_id.into()])
+            .await?
+            .map(|row| Self::from_row(&row))
+            .transpose()
+    }
+
+    fn from_row(row: &Row) -> Result<Self, StoreError> {
+        Ok(Self {
+            operation_id: row.text("operation_id")?.to_owned(),
+            tenant: row.text("tenant")?.to_owned(),
+            user: row.text("user_id")?.to_owned(),
+            op: row.text("op")?.to_owned(),
+            target: row.text("target")?.to_owned(),
+            payload: row.text("payload")?.to_owned(),
+            payload_sha256: row.text("payload_sha256")?.to_owned(),
+            preview: row.text("preview")?.to_owned(),
+            status: Status::parse(row.text("status")?)?,
+            expires_at: row.int("expires_at")?,
+            result: row.opt_text("result")?.map(str::to_owned),
+            created_at: row.int("created_at")?,
+            confirmed_at: row.opt_int("confirmed_at")?,
+        })
+    }
+
+    /// Whether `tenant`/`user` may see or confirm this intent of `op`.
+    pub fn owned_by(&self, tenant: &str, user: &str, op: Option<&str>) -> bool {
+        self.tenant == tenant && self.user == user && op.is_none_or(|op| self.op == op)
+    }
+
+    /// The status a reader should see: a `PREPARED` intent past its expiry is expired, even
+    /// before a confirm marks it so.
+    pub fn effective_status(&self, now: i64) -> Status {
+        match self.status {
+            Status::Prepared if self.expires_at <= now => Status::Expired,
+            status => status,
+        }
+    }
+
+    pub fn json(text: Option<&str>) -> Value {
+        text.and_then(|t| serde_json::from_str(t).ok())
+            .unwrap_or(Value::Null)
+    }
+}

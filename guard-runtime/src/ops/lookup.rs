@@ -1,0 +1,71 @@
+//! `get_operation_result(operation_id)`: did it happen? Read-only, and only for the caller's
+//! own operations; anyone else's id is `OPERATION_NOT_FOUND`, as for an unknown one.
+
+use rmcp::{
+    RoleServer, handler::server::wrapper::Parameters, model::CallToolResponse,
+    service::RequestContext,
+};
+use serde_json::json;
+
+use super::{
+    call::Caller,
+    confirm::not_found,
+    intent::{OperationRef, Status, Stored},
+    now_ms, rfc3339,
+};
+use crate::guard::Guard;
+
+/// The name of the generated tool.
+pub const TOOL: &str = "get_operation_result";
+
+/// Answers with the operation's status, preview and (once submitted) its result.
+pub async fn get_operation_result(
+    guard: &Guard,
+    request: &RequestContext<RoleServer>,
+    Parameters(reference): Parameters<OperationRef>,
+) -> Result<CallToolResponse, rmcp::ErrorData> {
+    let caller = match Caller::start(guard, request, TOOL, "", &[]).await {
+        Ok(caller) => caller,
+        Err(done) => return Ok(*done),
+    };
+    let id = reference.operation_id.trim().to_ascii_lowercase();
+    let read = async {
+        let mut tx = caller.ops.store.begin().await?;
+        let intent = Stored::read(&mut tx, &id, false).await?;
+        tx.rollback().await?;
+        Ok(intent)
+    }
+    .await;
+    let who = &caller.identity;
+    let intent = match read {
+        Ok(Some(intent)) if intent.owned_by(&who.tenant, &who.user, None) => intent,
+        Ok(_) => return Ok(*caller.refuse(not_found(&id, "the prepare tool"), None)),
+        Err(e) => {
+            return Ok(*caller.unavailable(&e, "Ask again shortly before retrying anything"));
+        }
+    };
+    let status = intent.effective_status(now_ms());
+    let next = match status {
+        Status::Prepared => "Not submitted yet. Confirm it only if the user agreed to the preview.",
+        Status::Submitted => "Submitted; do not confirm it again.",
+        Status::Expired => {
+            "Expired without being submitted; prepare it again if the user still wants it."
+        }
+        Status::Rejected => {
+            "Closed without being submitted because its target changed; prepare it again if the user still wants it."
+        }
+    };
+    let body = json!({
+        "operation_id": intent.operation_id,
+        "op": intent.op,
+        "status": status,
+        "target": intent.target,
+        "preview": Stored::json(Some(&intent.preview)),
+        "created_at": rfc3339(intent.created_at),
+        "expires_at": rfc3339(intent.expires_at),
+        "confirmed_at": intent.confirmed_at.map(rfc3339),
+        "result": Stored::json(intent.result.as_deref()),
+        "next": next,
+    });
+    Ok(caller.answer(status.as_str(), body, &intent.operation_id))
+}

@@ -1,0 +1,265 @@
+//! The prepare step that `#[prepare]` expands into: identify, check scopes and rate, let the
+//! author check the request inside a store transaction, then store the intent and its audit
+//! record together. No effect runs here.
+
+use rmcp::{RoleServer, model::CallToolResponse, service::RequestContext};
+use serde::Serialize;
+use serde_json::json;
+
+use super::{
+    call::{Caller, PrepareSpec},
+    intent::{Intent, canonical_payload},
+    now_ms, rfc3339,
+    sql::{StoreError, Tx},
+};
+use crate::{
+    error::{ToolError, codes},
+    flow::Step,
+    guard::Guard,
+    identity::Identity,
+};
+
+/// A prepare in progress, handed to the author's handler: the trusted caller and a store
+/// transaction in which to read what the check needs.
+pub struct Prepare {
+    caller: Caller,
+    spec: &'static PrepareSpec,
+    tx: Tx,
+    now: i64,
+}
+
+impl Prepare {
+    /// Who is calling, from the identity provider.
+    pub fn caller(&self) -> &Identity {
+        &self.caller.identity
+    }
+
+    /// The transaction the intent will be stored in.
+    pub fn tx(&mut self) -> &mut Tx {
+        &mut self.tx
+    }
+
+    pub fn trace_id(&self) -> &str {
+        &self.caller.trace_id
+    }
+
+    #[doc(hidden)]
+    pub async fn begin(
+        guard: &Guard,
+        request: &RequestContext<RoleServer>,
+        spec: &'static PrepareSpec,
+    ) -> Step<Self> {
+        let caller = Caller::start(guard, request, spec.tool, spec.op, spec.scopes).await?;
+        let now = now_ms();
+        let mut tx = match caller.ops.store.begin().await {
+            Ok(tx) => tx,
+            Err(e) => return Err(caller.unavailable(&e, "Try again shortly")),
+        };
+        if let Some(rate) = &spec.rate {
+            let who = (
+                caller.identity.tenant.as_str(),
+                caller.identity.user.as_str(),
+            );
+            match rate.take(&mut tx, who, spec.tool, now).await {
+                Ok(Ok(())) => {}
+                Ok(Err(wait)) => {
+                    drop(tx);
+                    let record = caller.record(codes::RATE_LIMITED, None, None, None);
+                    caller.audit_alone(&record).await;
+                    let error = ToolError::new(
+                        codes::RATE_LIMITED,
+                        format!(
+                            "{} allows {} for each user; nothing was prepared. Try again in {} seconds.",
+                            spec.tool,
+                            rate.describe(),
+                            wait.as_secs().max(1)
+                        ),
+                    );
+                    return Err(caller.refuse(error, None));
+                }
+                Err(e) => return Err(caller.unavailable(&e, "Try again shortly")),
+            }
+        }
+        Ok(Self {
+            caller,
+            spec,
+            tx,
+            now,
+        })
+    }
+
+    /// Stores the author's intent, or answers with the author's refusal.
+    #[doc(hidden)]
+    pub async fn finish<P: Serialize>(
+        self,
+        checked: Result<Intent<P>, ToolError>,
+    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let Self {
+            caller,
+            spec,
+            tx,
+            now,
+        } = self;
+        let intent = match checked {
+            Ok(intent) => intent,
+            Err(refusal) => {
+                drop(tx);
+                let record = caller.record(refusal.code(), None, None, None);
+                caller.alone(&record, spec.rate.as_ref()).await;
+                return Ok(*caller.refuse(refusal, None));
+            }
+        };
+        let payload = match serde_json::to_value(&intent.payload) {
+            Ok(payload) => payload,
+            Err(e) => return Ok(*caller.refuse(ToolError::internal(e), None)),
+        };
+        let preview = intent.preview.clone().unwrap_or_else(|| payload.clone());
+        let operation_id = uuid::Uuid::new_v4().to_string();
+        let expires_at =
+            now.saturating_add(i64::try_from(spec.ttl.as_millis()).unwrap_or(i64::MAX));
+        let stored = Stored {
+            caller: &caller,
+            spec,
+            intent: &intent,
+            operation_id: &operation_id,
+            payload: canonical_payload(&payload),
+            preview: preview.to_string(),
+            now,
+            expires_at,
+        };
+        match stored.write(tx).await {
+            Ok(()) => {}
+            Err(e) if e.is_unique() => return Ok(pending_elsewhere(&caller, spec, &intent).await),
+            Err(e) => {
+                return Ok(
+                    *caller.unavailable(&e, "No operation was stored; call the prepare tool again")
+                );
+            }
+        }
+        let body = json!({
+            "operation_id": operation_id,
+            "op": spec.op,
+            "status": "PREPARED",
+            "expires_at": rfc3339(expires_at),
+            "preview": preview,
+            "requires_user_confirmation": true,
+            "next": format!(
+                "Nothing has changed yet. Show this preview to the user; only if they explicitly agree, call {} with this operation_id before it expires.",
+                spec.confirm_tool
+            ),
+        });
+        Ok(caller.answer("PREPARED", body, &operation_id))
+    }
+}
+
+/// The rows one prepare writes, in one transaction.
+struct Stored<'a, P> {
+    caller: &'a Caller,
+    spec: &'static PrepareSpec,
+    intent: &'a Intent<P>,
+    operation_id: &'a str,
+    payload: (String, String),
+    preview: String,
+    now: i64,
+    expires_at: i64,
+}
+
+impl<P> Stored<'_, P> {
+    async fn write(self, mut tx: Tx) -> Result<(), StoreError> {
+        let who = &self.caller.identity;
+        // An expired intent no longer holds its target.
+        tx.execute(
+            "UPDATE guard_operations SET status = 'EXPIRED'
+             WHERE tenant = $1 AND op = $2 AND target = $3 AND status = 'PREPARED'
+               AND expires_at <= $4",
+            &[
+                who.tenant.as_str().into(),
+                self.spec.op.into(),
+                self.intent.target.as_str().into(),
+                self.now.into(),
+            ],
+        )
+        .await?;
+        tx.execute(
+            "INSERT INTO guard_operations
+                (operation_id, tenant, user_id, op, target, payload, payload_sha256, preview,
+                 status, expires_at, created_at, trace_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'PREPARED', $9, $10, $11)",
+            &[
+                self.operation_id.into(),
+                who.tenant.as_str().into(),
+                who.user.as_str().into(),
+                self.spec.op.into(),
+                self.intent.target.as_str().into(),
+                self.payload.0.into(),
+                self.payload.1.into(),
+                self.preview.into(),
+                self.expires_at.into(),
+                self.now.into(),
+                self.caller.trace_id.as_str().into(),
+            ],
+        )
+        .await?;
+        let record = self.caller.record(
+            "PREPARED",
+            Some(self.operation_id),
+            Some(&self.intent.target),
+            self.intent.summary.as_deref(),
+        );
+        self.caller.audit(&mut tx, &record).await?;
+        tx.commit().await
+    }
+}
+
+/// Another intent for the same target is still pending: say which (if it is the caller's
+/// own) and until when.
+async fn pending_elsewhere<P>(
+    caller: &Caller,
+    spec: &PrepareSpec,
+    intent: &Intent<P>,
+) -> CallToolResponse {
+    let pending = async {
+        let mut tx = caller.ops.store.begin().await?;
+        let row = tx
+            .query_opt(
+                "SELECT operation_id, user_id, expires_at FROM guard_operations
+                 WHERE tenant = $1 AND op = $2 AND target = $3 AND status = 'PREPARED'",
+                &[
+                    caller.identity.tenant.as_str().into(),
+                    spec.op.into(),
+                    intent.target.as_str().into(),
+                ],
+            )
+            .await?;
+        tx.rollback().await?;
+        Ok::<_, StoreError>(row)
+    }
+    .await;
+    let detail = match pending {
+        Ok(Some(row)) if row.text("user_id").ok() == Some(caller.identity.user.as_str()) => {
+            format!(
+                "your operation {} is still pending until {}: confirm that one with {}, or wait until it expires",
+                row.text("operation_id").unwrap_or_default(),
+                rfc3339(row.int("expires_at").unwrap_or_default()),
+                spec.confirm_tool
+            )
+        }
+        Ok(Some(row)) => format!(
+            "another user's operation on it is pending until {}; try again after that",
+            rfc3339(row.int("expires_at").unwrap_or_default())
+        ),
+        _ => "another operation on it is pending; try again shortly".to_owned(),
+    };
+    let record = caller.record(codes::INVALID_STATE, None, Some(&intent.target), None);
+    caller.alone(&record, spec.rate.as_ref()).await;
+    *caller.refuse(
+        ToolError::new(
+            codes::INVALID_STATE,
+            format!(
+                "Nothing was prepared: {} already has a pending {} operation; {detail}.",
+                intent.target, spec.op
+            ),
+        ),
+        None,
+    )
+}

@@ -1,0 +1,88 @@
+//! Per-user, per-tool rate limits, kept in the store so they hold across server processes.
+//! A sliding window: the calls in the last `per` are counted; the bucket row is locked
+//! first, so two calls of one user count one after the other.
+
+use std::time::Duration;
+
+use super::sql::{Dialect, StoreError, Tx};
+
+/// At most `limit` calls per `per`, for one user of one tool (`rate = "5/min"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rate {
+    pub limit: u32,
+    pub per: Duration,
+}
+
+impl Rate {
+    /// Counts this call against `who`'s limit for `tool`. `Ok(Err(wait))` means the limit is
+    /// used up and a call may succeed again after `wait`.
+    pub(crate) async fn take(
+        &self,
+        tx: &mut Tx,
+        (tenant, user): (&str, &str),
+        tool: &str,
+        now: i64,
+    ) -> Result<Result<(), Duration>, StoreError> {
+        let key = [tenant.into(), user.into(), tool.into()];
+        tx.execute(
+            "INSERT INTO guard_rate_buckets (tenant, user_id, tool) VALUES ($1, $2, $3)
+             ON CONFLICT DO NOTHING",
+            &key,
+        )
+        .await?;
+        let lock = match tx.dialect() {
+            Dialect::Postgres => " FOR UPDATE",
+            Dialect::Sqlite => "",
+        };
+        tx.query(
+            &format!(
+                "SELECT tool FROM guard_rate_buckets
+                 WHERE tenant = $1 AND user_id = $2 AND tool = $3{lock}"
+            ),
+            &key,
+        )
+        .await?;
+        let per = i64::try_from(self.per.as_millis()).unwrap_or(i64::MAX);
+        let window_start = now.saturating_sub(per);
+        let mut params = key.to_vec();
+        params.push(window_start.into());
+        tx.execute(
+            "DELETE FROM guard_rate_events
+             WHERE tenant = $1 AND user_id = $2 AND tool = $3 AND at <= $4",
+            &params,
+        )
+        .await?;
+        let row = tx
+            .query_opt(
+                "SELECT COUNT(*) AS calls, MIN(at) AS oldest FROM guard_rate_events
+                 WHERE tenant = $1 AND user_id = $2 AND tool = $3 AND at > $4",
+                &params,
+            )
+            .await?
+            .ok_or_else(|| StoreError::Column("COUNT returned no row".into()))?;
+        if row.int("calls")? >= i64::from(self.limit) {
+            let oldest = row.opt_int("oldest")?.unwrap_or(now);
+            let wait = (oldest + per - now).max(1000);
+            return Ok(Err(Duration::from_millis(wait.unsigned_abs())));
+        }
+        params[3] = now.into();
+        tx.execute(
+            "INSERT INTO guard_rate_events (tenant, user_id, tool, at) VALUES ($1, $2, $3, $4)",
+            &params,
+        )
+        .await?;
+        Ok(Ok(()))
+    }
+
+    /// "5 per minute", for messages.
+    pub(crate) fn describe(&self) -> String {
+        let per = match self.per.as_secs() {
+            1 => "second".to_owned(),
+            60 => "minute".to_owned(),
+            3600 => "hour".to_owned(),
+            86400 => "day".to_owned(),
+            secs => format!("{secs} seconds"),
+        };
+        format!("{} per {per}", self.limit)
+    }
+}

@@ -1,0 +1,274 @@
+//! The narrow SQL surface that the operation store and the authors' effects share: one
+//! transaction, values and rows. The same statement text runs on SQLite and PostgreSQL:
+//! parameters are written `$1`, `$2`, … and the SQLite backend reads them as `?1`, `?2`.
+
+use std::{fmt, future::Future, pin::Pin, sync::Arc};
+
+/// A boxed, sendable future: what a store backend returns.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Which SQL engine runs a transaction, for the few statements that differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+/// A statement parameter or a column value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SqlValue {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+}
+
+impl From<i64> for SqlValue {
+    fn from(v: i64) -> Self {
+        SqlValue::Int(v)
+    }
+}
+
+impl From<i32> for SqlValue {
+    fn from(v: i32) -> Self {
+        SqlValue::Int(v.into())
+    }
+}
+
+impl From<f64> for SqlValue {
+    fn from(v: f64) -> Self {
+        SqlValue::Real(v)
+    }
+}
+
+impl From<&str> for SqlValue {
+    fn from(v: &str) -> Self {
+        SqlValue::Text(v.to_owned())
+    }
+}
+
+impl From<String> for SqlValue {
+    fn from(v: String) -> Self {
+        SqlValue::Text(v)
+    }
+}
+
+impl From<&String> for SqlValue {
+    fn from(v: &String) -> Self {
+        SqlValue::Text(v.clone())
+    }
+}
+
+impl<T: Into<SqlValue>> From<Option<T>> for SqlValue {
+    fn from(v: Option<T>) -> Self {
+        v.map_or(SqlValue::Null, Into::into)
+    }
+}
+
+/// One result row, read by column name.
+#[derive(Debug, Clone)]
+pub struct Row {
+    columns: Arc<[String]>,
+    values: Vec<SqlValue>,
+}
+
+impl Row {
+    pub fn new(columns: Arc<[String]>, values: Vec<SqlValue>) -> Self {
+        Self { columns, values }
+    }
+
+    /// The value of `column`, if the row has that column.
+    pub fn get(&self, column: &str) -> Option<&SqlValue> {
+        let at = self.columns.iter().position(|c| c == column)?;
+        self.values.get(at)
+    }
+
+    fn value(&self, column: &str) -> Result<&SqlValue, StoreError> {
+        self.get(column)
+            .ok_or_else(|| StoreError::Column(format!("the row has no column `{column}`")))
+    }
+
+    /// An integer column (NULL is an error).
+    pub fn int(&self, column: &str) -> Result<i64, StoreError> {
+        self.opt_int(column)?
+            .ok_or_else(|| StoreError::Column(format!("column `{column}` is NULL")))
+    }
+
+    /// An integer column that may be NULL.
+    pub fn opt_int(&self, column: &str) -> Result<Option<i64>, StoreError> {
+        match self.value(column)? {
+            SqlValue::Null => Ok(None),
+            SqlValue::Int(v) => Ok(Some(*v)),
+            other => Err(StoreError::Column(format!(
+                "column `{column}` holds {other:?}, not an integer"
+            ))),
+        }
+    }
+
+    /// A text column (NULL is an error).
+    pub fn text(&self, column: &str) -> Result<&str, StoreError> {
+        self.opt_text(column)?
+            .ok_or_else(|| StoreError::Column(format!("column `{column}` is NULL")))
+    }
+
+    /// A text column that may be NULL.
+    pub fn opt_text(&self, column: &str) -> Result<Option<&str>, StoreError> {
+        match self.value(column)? {
+            SqlValue::Null => Ok(None),
+            SqlValue::Text(v) => Ok(Some(v)),
+            other => Err(StoreError::Column(format!(
+                "column `{column}` holds {other:?}, not text"
+            ))),
+        }
+    }
+}
+
+/// A store failure. Its text is for logs: the model only ever sees a stable code.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum StoreError {
+    /// A unique constraint refused a second row.
+    #[error("unique constraint violated: {0}")]
+    Unique(String),
+    /// The engine could not take a lock in time, or aborted the transaction to break a
+    /// deadlock; trying again may succeed.
+    #[error("the store is busy: {0}")]
+    Busy(String),
+    /// A row did not have the shape the reader expected.
+    #[error("unexpected row shape: {0}")]
+    Column(String),
+    /// Anything else: connection lost, bad SQL, permission denied, disk full.
+    #[error("store failure: {0}")]
+    Other(String),
+}
+
+impl StoreError {
+    pub fn is_unique(&self) -> bool {
+        matches!(self, StoreError::Unique(_))
+    }
+}
+
+/// A store failure inside a tool: the detail goes to the log under a trace id and the model
+/// gets `UNAVAILABLE`. In a confirm, guard turns it into "result unknown".
+impl From<StoreError> for crate::ToolError {
+    fn from(error: StoreError) -> Self {
+        let trace_id = crate::trace::new_id();
+        tracing::error!(%trace_id, %error, "operation store failed");
+        crate::ToolError::new(
+            crate::codes::UNAVAILABLE,
+            format!(
+                "The database failed while serving this call. Try again later; quote trace_id {trace_id} to the operator if it persists."
+            ),
+        )
+    }
+}
+
+/// What a store engine implements for one open transaction. Guard and the authors use it
+/// through [`Tx`]. Dropping a backend that was neither committed nor rolled back must roll
+/// it back (or discard its connection, which does the same).
+pub trait TxBackend: Send + 'static {
+    fn dialect(&self) -> Dialect;
+    /// Runs one statement; returns the number of rows it changed.
+    fn execute<'a>(
+        &'a mut self,
+        sql: &'a str,
+        params: &'a [SqlValue],
+    ) -> BoxFuture<'a, Result<u64, StoreError>>;
+    /// Runs one statement and returns its rows.
+    fn query<'a>(
+        &'a mut self,
+        sql: &'a str,
+        params: &'a [SqlValue],
+    ) -> BoxFuture<'a, Result<Vec<Row>, StoreError>>;
+    fn commit(self: Box<Self>) -> BoxFuture<'static, Result<(), StoreError>>;
+    fn rollback(self: Box<Self>) -> BoxFuture<'static, Result<(), StoreError>>;
+}
+
+/// One open transaction on an operation store. An effect gets `&mut Tx`, so it can read and
+/// write inside guard's transaction but cannot commit or roll it back: guard does that, after
+/// storing the result and the audit record.
+pub struct Tx {
+    backend: Box<dyn TxBackend>,
+}
+
+impl Tx {
+    pub fn new(backend: Box<dyn TxBackend>) -> Self {
+        Self { backend }
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        self.backend.dialect()
+    }
+
+    /// Runs one statement (`$1`, `$2`, … for parameters); returns the rows it changed.
+    pub async fn execute(&mut self, sql: &str, params: &[SqlValue]) -> Result<u64, StoreError> {
+        self.backend.execute(sql, params).await
+    }
+
+    /// Runs one statement and returns its rows.
+    pub async fn query(&mut self, sql: &str, params: &[SqlValue]) -> Result<Vec<Row>, StoreError> {
+        self.backend.query(sql, params).await
+    }
+
+    /// Runs one statement and returns its first row, if any.
+    pub async fn query_opt(
+        &mut self,
+        sql: &str,
+        params: &[SqlValue],
+    ) -> Result<Option<Row>, StoreError> {
+        Ok(self.query(sql, params).await?.into_iter().next())
+    }
+
+    pub async fn commit(self) -> Result<(), StoreError> {
+        self.backend.commit().await
+    }
+
+    pub async fn rollback(self) -> Result<(), StoreError> {
+        self.backend.rollback().await
+    }
+}
+
+impl fmt::Debug for Tx {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tx")
+            .field("dialect", &self.dialect())
+            .finish_non_exhaustive()
+    }
+}
+
+/// `$1`, `$2`, … outside quoted text become `?1`, `?2`, …, SQLite's numbered parameters.
+pub(crate) fn numbered_for_sqlite(sql: &str) -> std::borrow::Cow<'_, str> {
+    if !sql.contains('$') {
+        return sql.into();
+    }
+    let mut out = String::with_capacity(sql.len());
+    let mut quote: Option<char> = None;
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '\'' || c == '"' => quote = Some(c),
+            None if c == '$' && chars.peek().is_some_and(char::is_ascii_digit) => {
+                out.push('?');
+                continue;
+            }
+            None => {}
+        }
+        out.push(c);
+    }
+    out.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::numbered_for_sqlite;
+
+    #[test]
+    fn dollar_parameters_become_numbered_outside_quotes() {
+        assert_eq!(
+            numbered_for_sqlite("SELECT $1, '$2', \"$3\", $10 FROM t WHERE a = $2"),
+            "SELECT ?1, '$2', \"$3\", ?10 FROM t WHERE a = ?2"
+        );
+        assert_eq!(numbered_for_sqlite("SELECT 1"), "SELECT 1");
+    }
+}
