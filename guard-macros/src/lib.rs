@@ -7,12 +7,13 @@ mod destructive;
 mod form;
 mod form_enum;
 mod names;
+mod operations;
 mod read_only;
 mod tool_args;
 mod tool_attr;
 
 use proc_macro::TokenStream;
-use syn::{DeriveInput, ImplItemFn, parse_macro_input};
+use syn::{DeriveInput, ImplItemFn, ItemImpl, parse_macro_input};
 
 /// Guards a destructive rmcp tool method. Put it directly above `#[tool]`.
 ///
@@ -58,4 +59,29 @@ pub fn derive_form_enum(input: TokenStream) -> TokenStream {
 #[proc_macro_derive(ToolArgs)]
 pub fn derive_tool_args(input: TokenStream) -> TokenStream {
     tool_args::derive(parse_macro_input!(input as DeriveInput)).into()
+}
+
+/// Two-phase operations on an rmcp tool impl. Put it above `#[tool_router]`. It pairs each
+/// `#[prepare(op = ...)]` tool with the `#[confirm(op = ...)]` tool of the same op and adds
+/// the read-only `get_operation_result` tool.
+#[proc_macro_attribute]
+pub fn operations(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let item = parse_macro_input!(item as ItemImpl);
+    operations::expand(attr.into(), item).into()
+}
+
+/// Freezes an intent for a later confirm: `op = "..."`, `ttl = "10m"`, `scope = "..."`,
+/// `rate = "5/min"`. Read by `#[operations]` on the impl.
+#[proc_macro_attribute]
+pub fn prepare(_attr: TokenStream, item: TokenStream) -> TokenStream {
+    let f = parse_macro_input!(item as ImplItemFn);
+    operations::standalone("prepare", f).into()
+}
+
+/// Carries out a prepared intent once: `op = "..."`, `recheck = Self::fn`. Read by
+/// `#[operations]` on the impl.
+#[proc_macro_attribute]
+pub fn confirm(_attr: TokenStream, item: TokenStream) -> TokenStream {
+    let f = parse_macro_input!(item as ImplItemFn);
+    operations::standalone("confirm", f).into()
 }

@@ -93,3 +93,20 @@ pub fn idempotent_hints() -> proc_macro2::TokenStream {
 pub fn destructive_hints(idempotent: bool) -> proc_macro2::TokenStream {
     quote!(read_only_hint = false, destructive_hint = true, idempotent_hint = #idempotent)
 }
+
+pub fn prepare_hints() -> proc_macro2::TokenStream {
+    quote!(
+        read_only_hint = false,
+        destructive_hint = false,
+        idempotent_hint = false
+    )
+}
+
+/// A confirm's repeat returns the stored result and changes nothing more.
+pub fn confirm_hints() -> proc_macro2::TokenStream {
+    quote!(
+        read_only_hint = false,
+        destructive_hint = true,
+        idempotent_hint = true
+    )
+}

@@ -1,0 +1,594 @@
+//! `#[operations]` on an impl block: pairs each `#[prepare(op = ...)]` tool with the
+//! `#[confirm(op = ...)]` tool of the same op, checks both handlers' shapes, expands them into
+//! guard's two-phase flow, and adds the read-only `get_operation_result` tool.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::{
+    Expr, FnArg, Ident, ImplItem, ImplItemFn, ItemImpl, LitStr, Pat, Type, spanned::Spanned,
+};
+
+use crate::{
+    attr::{self, Opt},
+    ctxt::Ctxt,
+    tool_attr,
+};
+
+const PREPARE_OPTIONS: &[&str] = &["op", "ttl", "scope", "rate"];
+const CONFIRM_OPTIONS: &[&str] = &["op", "recheck"];
+const RESULT_TOOL: &str = "get_operation_result";
+
+struct PrepareOpts {
+    op: Option<LitStr>,
+    ttl_secs: Option<u64>,
+    scopes: Vec<String>,
+    rate: Option<(u32, u64)>,
+}
+
+struct ConfirmOpts {
+    op: Option<LitStr>,
+    recheck: Option<Expr>,
+}
+
+/// One `#[prepare]` method, checked.
+struct PrepareFn {
+    f: ImplItemFn,
+    opts: PrepareOpts,
+    /// `P` of the `Intent<P>` it returns.
+    payload: Option<Type>,
+}
+
+/// One `#[confirm]` method, checked.
+struct ConfirmFn {
+    f: ImplItemFn,
+    opts: ConfirmOpts,
+    /// `P` of the `Approved<P>` it takes.
+    payload: Option<Type>,
+}
+
+pub fn expand(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
+    let cx = Ctxt::new();
+    if !attr.is_empty() {
+        cx.error_spanned_by(&attr, "`#[operations]` takes no options; options go on each `#[prepare(...)]` and `#[confirm(...)]`");
+    }
+    let mut prepares = Vec::new();
+    let mut confirms = Vec::new();
+    let mut kept = Vec::new();
+    for impl_item in std::mem::take(&mut item.items) {
+        let ImplItem::Fn(mut f) = impl_item else {
+            kept.push(impl_item);
+            continue;
+        };
+        if let Some(at) = f
+            .attrs
+            .iter()
+            .position(|a| tool_attr::is_attr(a, "prepare"))
+        {
+            let a = f.attrs.remove(at);
+            let opts = prepare_opts(&cx, &a);
+            let payload = check_prepare(&cx, &f);
+            prepares.push(PrepareFn { f, opts, payload });
+        } else if let Some(at) = f
+            .attrs
+            .iter()
+            .position(|a| tool_attr::is_attr(a, "confirm"))
+        {
+            let a = f.attrs.remove(at);
+            let opts = confirm_opts(&cx, &a);
+            let payload = check_confirm(&cx, &f);
+            confirms.push(ConfirmFn { f, opts, payload });
+        } else {
+            if f.sig.ident == RESULT_TOOL {
+                cx.error_spanned_by(&f.sig.ident, format!("`{RESULT_TOOL}` is the tool `#[operations]` adds for two-phase operations; rename this method"));
+            }
+            if f.sig.ident == "tool_router" {
+                cx.error_spanned_by(&f.sig.ident, "`#[operations]` must sit above `#[tool_router]`, so rmcp's router sees the tools it generates");
+            }
+            kept.push(ImplItem::Fn(f));
+        }
+    }
+    pair(&cx, &prepares, &confirms);
+    if prepares.is_empty() && confirms.is_empty() {
+        cx.error_spanned_by(&item.self_ty, "`#[operations]` found no `#[prepare]` or `#[confirm]` tool in this impl; remove it, or mark the two-phase tools");
+    }
+    match cx.check() {
+        Ok(()) => {
+            let expanded = generate(&prepares, &confirms);
+            item.items = kept;
+            item.items.extend(expanded);
+            quote!(#item)
+        }
+        Err(errors) => {
+            // Keep the bodies (their own errors still show), out of rmcp's router.
+            let bodies: Vec<ImplItemFn> = prepares
+                .into_iter()
+                .map(|p| p.f)
+                .chain(confirms.into_iter().map(|c| c.f))
+                .map(hidden)
+                .collect();
+            item.items = kept;
+            let fallback = fallback_impl(&item, bodies);
+            quote!(#errors #item #fallback)
+        }
+    }
+}
+
+fn fallback_impl(item: &ItemImpl, bodies: Vec<ImplItemFn>) -> TokenStream {
+    let self_ty = &item.self_ty;
+    let (impl_generics, _, where_clause) = item.generics.split_for_impl();
+    quote! {
+        impl #impl_generics #self_ty #where_clause {
+            #(#[allow(dead_code)] #bodies)*
+        }
+    }
+}
+
+/// The author's body under a hidden name, without the tool attribute.
+fn hidden(mut f: ImplItemFn) -> ImplItemFn {
+    f.sig.ident = format_ident!("__guard_{}", f.sig.ident);
+    f.attrs
+        .retain(|a| !tool_attr::is_attr(a, "tool") && !a.path().is_ident("doc"));
+    f.attrs.push(syn::parse_quote!(#[doc(hidden)]));
+    f.vis = syn::Visibility::Inherited;
+    f
+}
+
+fn options(cx: &Ctxt, a: &syn::Attribute, what: &str, valid: &[&str]) -> Vec<Opt> {
+    let tokens = match &a.meta {
+        syn::Meta::List(list) => list.tokens.clone(),
+        _ => TokenStream::new(),
+    };
+    attr::parse_options(cx, tokens, what, valid).unwrap_or_default()
+}
+
+fn op_name(cx: &Ctxt, opt: &Opt) -> Option<LitStr> {
+    let Some(Expr::Lit(syn::ExprLit {
+        lit: syn::Lit::Str(s),
+        ..
+    })) = &opt.value
+    else {
+        attr::string_value(cx, opt);
+        return None;
+    };
+    let v = s.value();
+    let ok = v.starts_with(|c: char| c.is_ascii_lowercase())
+        && v.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if !ok {
+        cx.error_spanned_by(s, format!("op `{v}` must be a snake_case name such as \"order_cancel\": it names the operation in the store and the audit log"));
+        return None;
+    }
+    Some(s.clone())
+}
+
+fn prepare_opts(cx: &Ctxt, a: &syn::Attribute) -> PrepareOpts {
+    let mut o = PrepareOpts {
+        op: None,
+        ttl_secs: None,
+        scopes: Vec::new(),
+        rate: None,
+    };
+    for opt in options(cx, a, "#[prepare]", PREPARE_OPTIONS) {
+        match opt.key.to_string().as_str() {
+            "op" => o.op = op_name(cx, &opt),
+            "ttl" => {
+                o.ttl_secs = attr::string_value(cx, &opt).and_then(|s| {
+                    let secs = attr::parse_duration(&s);
+                    if secs.is_none() {
+                        cx.error_spanned_by(&opt.value, format!("cannot read ttl `{s}`; write a positive whole number with a unit: \"90s\", \"10m\", \"1h\""));
+                    }
+                    secs
+                })
+            }
+            "scope" => {
+                if let Some(s) = attr::string_value(cx, &opt) {
+                    o.scopes = s
+                        .split(|c: char| c == ',' || c.is_whitespace())
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_owned)
+                        .collect();
+                    if o.scopes.is_empty() {
+                        cx.error_spanned_by(&opt.value, "`scope` is empty; name the scope the caller needs, e.g. `scope = \"orders.cancel\"`, or leave the option out");
+                    }
+                }
+            }
+            "rate" => {
+                o.rate = attr::string_value(cx, &opt).and_then(|s| {
+                    let rate = parse_rate(&s);
+                    if rate.is_none() {
+                        cx.error_spanned_by(&opt.value, format!("cannot read rate `{s}`; write calls per period, e.g. \"5/min\", \"30/h\", \"2/s\", \"100/day\""));
+                    }
+                    rate
+                })
+            }
+            _ => {}
+        }
+    }
+    if o.op.is_none() && !has_key(a, "op") {
+        cx.error_spanned_by(
+            a,
+            "`#[prepare]` needs `op = \"...\"`: the operation name its `#[confirm]` names too",
+        );
+    }
+    if o.ttl_secs.is_none() && !has_key(a, "ttl") {
+        cx.error_spanned_by(a, "`#[prepare]` needs `ttl = \"10m\"`: how long the user has to confirm before the intent expires");
+    }
+    o
+}
+
+fn confirm_opts(cx: &Ctxt, a: &syn::Attribute) -> ConfirmOpts {
+    let mut o = ConfirmOpts {
+        op: None,
+        recheck: None,
+    };
+    for opt in options(cx, a, "#[confirm]", CONFIRM_OPTIONS) {
+        match opt.key.to_string().as_str() {
+            "op" => o.op = op_name(cx, &opt),
+            "recheck" => o.recheck = attr::expr_value(cx, &opt, "Self::recheck_fn").cloned(),
+            _ => {}
+        }
+    }
+    if o.op.is_none() && !has_key(a, "op") {
+        cx.error_spanned_by(
+            a,
+            "`#[confirm]` needs `op = \"...\"`: the operation its `#[prepare]` froze",
+        );
+    }
+    if o.recheck.is_none() && !has_key(a, "recheck") {
+        cx.error_spanned_by(a, "`#[confirm]` needs `recheck = Self::fn`: the target may have changed since the prepare (the order shipped), so guard re-checks it inside the confirm's transaction before the effect. Write `async fn(&self, &mut Locked<Payload>) -> Result<Recheck, ToolError>`");
+    }
+    o
+}
+
+/// Whether the attribute names `key` at all (so a bad value is not also reported missing).
+fn has_key(a: &syn::Attribute, key: &str) -> bool {
+    let syn::Meta::List(list) = &a.meta else {
+        return false;
+    };
+    let tokens = list.tokens.to_string();
+    tokens
+        .split(',')
+        .any(|part| part.trim().split(['=', ' ']).next() == Some(key))
+}
+
+/// `"5/min"` → (5, 60).
+fn parse_rate(s: &str) -> Option<(u32, u64)> {
+    let (limit, per) = s.split_once('/')?;
+    let limit: u32 = limit.trim().parse().ok().filter(|n| *n > 0)?;
+    let per = match per.trim() {
+        "s" | "sec" | "second" => 1,
+        "m" | "min" | "minute" => 60,
+        "h" | "hour" => 3600,
+        "d" | "day" => 86400,
+        _ => return None,
+    };
+    Some((limit, per))
+}
+
+/// The type argument of the last path segment named `name`, looking through `&`/`&mut`.
+fn type_arg<'t>(ty: &'t Type, name: &str) -> Option<&'t Type> {
+    let ty = match ty {
+        Type::Reference(r) => &*r.elem,
+        other => other,
+    };
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != name {
+        return None;
+    }
+    match &last.arguments {
+        syn::PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
+            syn::GenericArgument::Type(t) => Some(t),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+fn is_named(ty: &Type, name: &str) -> bool {
+    let ty = match ty {
+        Type::Reference(r) => &*r.elem,
+        other => other,
+    };
+    matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == name))
+}
+
+fn is_mut_ref(ty: &Type) -> bool {
+    matches!(ty, Type::Reference(r) if r.mutability.is_some())
+}
+
+/// Checks shared by both kinds: `async`, `&self`, a `#[tool]` below.
+fn check_common(cx: &Ctxt, f: &ImplItemFn, what: &str) {
+    if f.sig.asyncness.is_none() {
+        cx.error_spanned_by(
+            f.sig.fn_token,
+            format!("a `#[{what}]` handler must be `async fn`"),
+        );
+    }
+    if !matches!(f.sig.inputs.first(), Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none())
+    {
+        cx.error_spanned_by(
+            &f.sig.ident,
+            format!("a `#[{what}]` tool is a method taking `&self`"),
+        );
+    }
+    if !f.attrs.iter().any(|a| tool_attr::is_attr(a, "tool")) {
+        cx.error_spanned_by(&f.sig.ident, format!("`#[{what}]` must sit directly above rmcp's `#[tool]` on a tool method; guard writes the tool's annotations into that `#[tool]`"));
+    }
+    for other in ["destructive", "read_only", "idempotent"] {
+        if let Some(a) = f.attrs.iter().find(|a| tool_attr::is_attr(a, other)) {
+            cx.error_spanned_by(a, format!("a `#[{what}]` tool cannot also be `#[{other}]`: guard sets its annotations from the two-phase flow"));
+        }
+    }
+}
+
+fn typed_args(f: &ImplItemFn) -> impl Iterator<Item = (usize, &syn::PatType)> {
+    f.sig
+        .inputs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| match a {
+            FnArg::Typed(pt) => Some((i, pt)),
+            FnArg::Receiver(_) => None,
+        })
+}
+
+/// A prepare takes `&mut Prepare` and its `Parameters<Args>`, and returns
+/// `Result<Intent<P>, ToolError>`. Returns `P`.
+fn check_prepare(cx: &Ctxt, f: &ImplItemFn) -> Option<Type> {
+    check_common(cx, f, "prepare");
+    let mut prepare = 0;
+    let mut params = 0;
+    for (_, pt) in typed_args(f) {
+        if is_named(&pt.ty, "Prepare") {
+            prepare += 1;
+            if !is_mut_ref(&pt.ty) {
+                cx.error_spanned_by(&pt.ty, "take the prepare context as `&mut Prepare`");
+            }
+        } else if type_arg(&pt.ty, "Parameters").is_some() {
+            params += 1;
+        } else {
+            cx.error_spanned_by(&pt.ty, "a `#[prepare]` handler takes `&mut Prepare` (the trusted caller and the store transaction) and its `Parameters<Args>`, nothing else; the caller's identity comes from `Prepare::caller()`");
+        }
+    }
+    if prepare != 1 {
+        cx.error_spanned_by(&f.sig, "a `#[prepare]` handler takes the context once: `prepare: &mut Prepare`, for the trusted caller and the transaction the intent is stored in");
+    }
+    if params > 1 {
+        cx.error_spanned_by(
+            &f.sig,
+            "take the tool's arguments as one `Parameters<Args>`",
+        );
+    }
+    let payload = match &f.sig.output {
+        syn::ReturnType::Type(_, ty) => {
+            type_arg(ty, "Result").and_then(|ok| type_arg(ok, "Intent"))
+        }
+        syn::ReturnType::Default => None,
+    };
+    if payload.is_none() {
+        cx.error_spanned_by(&f.sig, "a `#[prepare]` handler returns `Result<Intent<Payload>, ToolError>`: the intent guard stores for the confirm, or the refusal the model sees");
+    }
+    payload.cloned()
+}
+
+/// A confirm takes only `&mut Approved<P>`: its one model-visible argument, `operation_id`,
+/// is added by guard. Returns `P`.
+fn check_confirm(cx: &Ctxt, f: &ImplItemFn) -> Option<Type> {
+    check_common(cx, f, "confirm");
+    let mut payload = None;
+    for (_, pt) in typed_args(f) {
+        if let Some(p) = type_arg(&pt.ty, "Approved") {
+            if !is_mut_ref(&pt.ty) {
+                cx.error_spanned_by(&pt.ty, "take the proof as `&mut Approved<Payload>`");
+            }
+            if payload.is_some() {
+                cx.error_spanned_by(&pt.ty, "take the `Approved<_>` proof once");
+            }
+            payload = Some(p.clone());
+        } else {
+            let name = match &*pt.pat {
+                Pat::Ident(pi) => format!("`{}`", pi.ident),
+                _ => "this argument".to_owned(),
+            };
+            cx.error_spanned_by(pt, format!("a `#[confirm]` tool's only model-visible argument is `operation_id`, which guard adds: anything else ({name}) could differ from what the user confirmed. Put it in the prepare tool's arguments and read it from `Approved::payload()`"));
+        }
+    }
+    if payload.is_none() {
+        cx.error_spanned_by(&f.sig, "a `#[confirm]` handler must take the proof `approved: &mut Approved<Payload>`: only guard builds it, inside the locked transaction, after every check; the effect cannot run without it");
+    }
+    payload
+}
+
+/// Every confirm has exactly one prepare of its op, and the other way round.
+fn pair(cx: &Ctxt, prepares: &[PrepareFn], confirms: &[ConfirmFn]) {
+    let op = |o: &Option<LitStr>| o.as_ref().map(LitStr::value);
+    for (i, p) in prepares.iter().enumerate() {
+        let Some(name) = op(&p.opts.op) else { continue };
+        if prepares[..i]
+            .iter()
+            .any(|q| op(&q.opts.op).as_deref() == Some(&*name))
+        {
+            cx.error_spanned_by(&p.opts.op, format!("a second `#[prepare]` for op `{name}`; each op has one prepare tool and one confirm tool"));
+        }
+        if !confirms
+            .iter()
+            .any(|c| op(&c.opts.op).as_deref() == Some(&*name))
+        {
+            cx.error_spanned_by(&p.opts.op, format!("nothing confirms op `{name}`: add a `#[confirm(op = \"{name}\", recheck = ...)]` tool, or the intents this prepares can never be carried out"));
+        }
+    }
+    for (i, c) in confirms.iter().enumerate() {
+        let Some(name) = op(&c.opts.op) else { continue };
+        if confirms[..i]
+            .iter()
+            .any(|d| op(&d.opts.op).as_deref() == Some(&*name))
+        {
+            cx.error_spanned_by(
+                &c.opts.op,
+                format!("a second `#[confirm]` for op `{name}`; each op has one confirm tool"),
+            );
+        }
+        if !prepares
+            .iter()
+            .any(|p| op(&p.opts.op).as_deref() == Some(&*name))
+        {
+            let known: Vec<String> = prepares.iter().filter_map(|p| op(&p.opts.op)).collect();
+            let hint = if known.is_empty() {
+                String::new()
+            } else {
+                format!(" (this impl prepares: {})", known.join(", "))
+            };
+            cx.error_spanned_by(&c.opts.op, format!("no `#[prepare(op = \"{name}\", ...)]` in this impl{hint}: a confirm only carries out an intent that a prepare froze and the user saw; add the prepare tool"));
+        }
+    }
+}
+
+fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
+    let rt = quote!(::guard_runtime);
+    let rmcp = quote!(::guard_runtime::__private::rmcp);
+    let mut out: Vec<ImplItem> = Vec::new();
+    for p in prepares {
+        let op = p.opts.op.as_ref().expect("checked").value();
+        let confirm = confirms
+            .iter()
+            .find(|c| c.opts.op.as_ref().is_some_and(|o| o.value() == op))
+            .expect("paired");
+        let name = p.f.sig.ident.clone();
+        let tool = name.to_string();
+        let confirm_tool = confirm.f.sig.ident.to_string();
+        let inner = format_ident!("__guard_{}", name);
+        let ttl = p.opts.ttl_secs.expect("checked");
+        let scopes = &p.opts.scopes;
+        let rate = match p.opts.rate {
+            Some((limit, per)) => {
+                quote!(::core::option::Option::Some(#rt::ops::Rate { limit: #limit, per: ::core::time::Duration::from_secs(#per) }))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let mut params = Vec::new();
+        let mut forward = Vec::new();
+        let mut asserts = Vec::new();
+        for (i, pt) in typed_args(&p.f) {
+            if is_named(&pt.ty, "Prepare") {
+                forward.push(quote!(&mut __guard_prepare));
+                continue;
+            }
+            let binding = format_ident!("__guard_p{}", i);
+            let ty = &pt.ty;
+            if let Some(args) = type_arg(ty, "Parameters") {
+                asserts
+                    .push(quote_spanned!(ty.span()=> #rt::__private::assert_tool_args::<#args>();));
+            }
+            params.push(quote!(#binding: #ty));
+            forward.push(quote!(#binding));
+        }
+        let mut tool_fn = p.f.clone();
+        let cx = Ctxt::new();
+        tool_attr::set_hints(&cx, &mut tool_fn, "prepare", tool_attr::prepare_hints());
+        let _ = cx.check();
+        let receiver = tool_fn.sig.inputs.first().cloned();
+        tool_fn.sig.inputs = syn::parse_quote!(#receiver, __guard_request: #rmcp::service::RequestContext<#rmcp::RoleServer>, #(#params),*);
+        tool_fn.sig.output = syn::parse_quote!(-> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData>);
+        tool_fn.block = syn::parse_quote!({
+            const __GUARD_SPEC: &#rt::ops::PrepareSpec = &#rt::ops::PrepareSpec {
+                tool: #tool,
+                op: #op,
+                confirm_tool: #confirm_tool,
+                ttl: ::core::time::Duration::from_secs(#ttl),
+                scopes: &[#(#scopes),*],
+                rate: #rate,
+            };
+            #rt::__private::assert_guarded::<Self>();
+            #(#asserts)*
+            let mut __guard_prepare = match #rt::ops::Prepare::begin(#rt::Guarded::guard(self), &__guard_request, __GUARD_SPEC).await {
+                ::core::result::Result::Ok(prepare) => prepare,
+                ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+            };
+            let __guard_checked = Self::#inner(self, #(#forward),*).await;
+            __guard_prepare.finish(__guard_checked).await
+        });
+        out.push(ImplItem::Fn(hidden(p.f.clone())));
+        out.push(ImplItem::Fn(tool_fn));
+    }
+    for c in confirms {
+        let op = c.opts.op.as_ref().expect("checked").value();
+        let prepare = prepares
+            .iter()
+            .find(|p| p.opts.op.as_ref().is_some_and(|o| o.value() == op))
+            .expect("paired");
+        let name = c.f.sig.ident.clone();
+        let tool = name.to_string();
+        let prepare_tool = prepare.f.sig.ident.to_string();
+        let inner = format_ident!("__guard_{}", name);
+        let scopes = &prepare.opts.scopes;
+        let payload = c.payload.as_ref().expect("checked");
+        let recheck = c.opts.recheck.as_ref().expect("checked");
+        let same_payload = prepare.payload.as_ref().map(|prepared| {
+            quote_spanned!(payload.span()=> #rt::__private::same_payload::<#prepared, #payload>();)
+        });
+        let recheck_call =
+            quote_spanned!(recheck.span()=> #recheck(self, &mut __guard_locked).await);
+        let mut tool_fn = c.f.clone();
+        let cx = Ctxt::new();
+        tool_attr::set_hints(&cx, &mut tool_fn, "confirm", tool_attr::confirm_hints());
+        let _ = cx.check();
+        let receiver = tool_fn.sig.inputs.first().cloned();
+        tool_fn.sig.inputs = syn::parse_quote!(#receiver, __guard_request: #rmcp::service::RequestContext<#rmcp::RoleServer>, __guard_operation: #rmcp::handler::server::wrapper::Parameters<#rt::ops::OperationRef>);
+        tool_fn.sig.output = syn::parse_quote!(-> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData>);
+        tool_fn.block = syn::parse_quote!({
+            const __GUARD_SPEC: &#rt::ops::ConfirmSpec = &#rt::ops::ConfirmSpec {
+                tool: #tool,
+                op: #op,
+                prepare_tool: #prepare_tool,
+                scopes: &[#(#scopes),*],
+            };
+            #rt::__private::assert_guarded::<Self>();
+            #same_payload
+            let mut __guard_locked = match #rt::ops::Locked::<#payload>::begin(#rt::Guarded::guard(self), &__guard_request, __GUARD_SPEC, __guard_operation).await {
+                ::core::result::Result::Ok(locked) => locked,
+                ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+            };
+            let __guard_verdict = #recheck_call;
+            let mut __guard_approved = match __guard_locked.rechecked(__guard_verdict).await {
+                ::core::result::Result::Ok(approved) => approved,
+                ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+            };
+            let __guard_effect = Self::#inner(self, &mut __guard_approved).await;
+            __guard_approved.finish(__guard_effect).await
+        });
+        out.push(ImplItem::Fn(hidden(c.f.clone())));
+        out.push(ImplItem::Fn(tool_fn));
+    }
+    let result_tool = Ident::new(RESULT_TOOL, Span::call_site());
+    let hints = tool_attr::read_only_hints();
+    out.push(syn::parse_quote! {
+        #[#rmcp::tool(
+            description = "Did a prepared operation happen? Returns its status (PREPARED, SUBMITTED, EXPIRED or REJECTED), its preview and, once submitted, its result. Call it after a confirm timed out or failed with an unknown result, before retrying.",
+            annotations(#hints)
+        )]
+        async fn #result_tool(
+            &self,
+            __guard_request: #rmcp::service::RequestContext<#rmcp::RoleServer>,
+            __guard_operation: #rmcp::handler::server::wrapper::Parameters<#rt::ops::OperationRef>,
+        ) -> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData> {
+            #rt::__private::assert_guarded::<Self>();
+            #rt::ops::get_operation_result(#rt::Guarded::guard(self), &__guard_request, __guard_operation).await
+        }
+    });
+    out
+}
+
+/// `#[prepare]` or `#[confirm]` expanded on its own: the impl lacks `#[operations]`.
+pub fn standalone(what: &str, f: ImplItemFn) -> TokenStream {
+    let message = format!(
+        "`#[{what}]` needs `#[guard_runtime::operations]` on the impl block, above `#[tool_router]`: it pairs each prepare with its confirm and adds the `get_operation_result` tool"
+    );
+    let error = syn::Error::new(f.sig.ident.span(), message).to_compile_error();
+    let hidden = hidden(f);
+    quote! {
+        #error
+        #[allow(dead_code)]
+        #hidden
+    }
+}
