@@ -1,0 +1,209 @@
+//! The three tools. The model can prepare and confirm a cancellation request; it cannot
+//! change prices, addresses or payment state, run SQL, or say who it is acting for.
+
+use std::sync::Arc;
+
+use guard_runtime::{
+    Guard, Guarded, ToolArgs, ToolError, codes, operations,
+    ops::{Approved, Intent, Locked, Prepare, Recheck},
+};
+use rmcp::{
+    ServerHandler,
+    handler::server::wrapper::Parameters,
+    model::{ServerCapabilities, ServerConfig},
+    tool, tool_handler, tool_router,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::orders::{self, NewRequest};
+
+/// The order-cancel MCP server. Who is calling comes from the guard's identity provider.
+#[derive(Clone)]
+pub struct OrderCancel {
+    guard: Arc<Guard>,
+}
+
+impl OrderCancel {
+    /// A server whose guard has operations configured (`Guard::with_operations`).
+    pub fn new(guard: Guard) -> Self {
+        Self {
+            guard: Arc::new(guard),
+        }
+    }
+}
+
+impl Guarded for OrderCancel {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema, ToolArgs)]
+pub struct PrepareCancelArgs {
+    /// The order number the customer sees, e.g. "A10001" (6 to 32 letters, digits, - or _).
+    #[schemars(length(min = 6, max = 32), regex(pattern = r"^[A-Za-z0-9_-]+$"))]
+    pub order_no: String,
+    /// Why the customer wants to cancel, in their words (2 to 200 characters).
+    #[schemars(length(min = 2, max = 200))]
+    pub reason: String,
+}
+
+impl PrepareCancelArgs {
+    /// The schema's rules, enforced: the model's arguments are not trusted to follow it.
+    fn checked(self) -> Result<Self, ToolError> {
+        let order_no = self.order_no.trim().to_owned();
+        let reason = self.reason.trim().to_owned();
+        let mut problems = Vec::new();
+        if !(6..=32).contains(&order_no.chars().count())
+            || !order_no
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            problems.push("order_no must be 6 to 32 letters, digits, - or _");
+        }
+        if !(2..=200).contains(&reason.chars().count()) {
+            problems.push("reason must be 2 to 200 characters");
+        }
+        if problems.is_empty() {
+            Ok(Self { order_no, reason })
+        } else {
+            Err(ToolError::invalid_input(format!(
+                "{}; nothing was prepared. Fix the arguments and call again.",
+                problems.join("; ")
+            )))
+        }
+    }
+}
+
+/// What a prepare freezes and a confirm acts on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CancelPayload {
+    pub order_id: i64,
+    pub order_no: String,
+    pub reason: String,
+}
+
+/// What a confirm returns (and a repeated confirm returns again).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CancelSubmitted {
+    pub request_id: i64,
+    pub order_no: String,
+    pub request_status: String,
+    pub message: String,
+}
+
+#[operations]
+#[tool_router]
+impl OrderCancel {
+    #[prepare(
+        op = "order_cancel",
+        ttl = "10m",
+        scope = "order.cancel.request",
+        rate = "5/min"
+    )]
+    #[tool(
+        description = "Check an order and prepare a request to cancel it. This cancels nothing and files nothing: it returns a preview and an operation_id. Show the preview to the user; only if they agree, call confirm_order_cancel."
+    )]
+    async fn prepare_order_cancel(
+        &self,
+        prepare: &mut Prepare,
+        Parameters(args): Parameters<PrepareCancelArgs>,
+    ) -> Result<Intent<CancelPayload>, ToolError> {
+        let args = args.checked()?;
+        let tenant = prepare.caller().tenant.clone();
+        let order = orders::find(prepare.tx(), &tenant, &args.order_no)
+            .await?
+            .ok_or_else(|| orders::not_found(&args.order_no))?;
+        if !orders::cancellable(&order.status) {
+            return Err(orders::not_cancellable(&order));
+        }
+        if let Some(request_id) = orders::pending_request(prepare.tx(), order.order_id).await? {
+            return Err(ToolError::new(
+                codes::INVALID_STATE,
+                format!(
+                    "Order {} already has a pending cancellation request ({request_id}); nothing was prepared.",
+                    order.order_no
+                ),
+            ));
+        }
+        let preview = json!({
+            "order_no": order.order_no,
+            "order_status": order.status,
+            "total": order.total(),
+            "reason": args.reason,
+            "effect": "files a cancellation request for this order; the order is not closed or deleted",
+        });
+        Ok(Intent::new(
+            order.order_id.to_string(),
+            CancelPayload {
+                order_id: order.order_id,
+                order_no: order.order_no.clone(),
+                reason: args.reason,
+            },
+        )
+        .preview(preview)
+        .summary(format!("order_no={}", order.order_no)))
+    }
+
+    #[confirm(op = "order_cancel", recheck = Self::still_cancellable)]
+    #[tool(
+        description = "File the cancellation request that prepare_order_cancel prepared. Call it only after the user explicitly agreed to that preview, with its operation_id. Retrying with the same operation_id is safe: it returns the same request."
+    )]
+    async fn confirm_order_cancel(
+        &self,
+        approved: &mut Approved<CancelPayload>,
+    ) -> Result<CancelSubmitted, ToolError> {
+        let payload = approved.payload().clone();
+        let caller = approved.caller().clone();
+        let operation_id = approved.operation_id().to_owned();
+        let request_id = orders::file_request(
+            approved.tx(),
+            &NewRequest {
+                tenant: &caller.tenant,
+                order_id: payload.order_id,
+                requested_by: &caller.user,
+                reason: &payload.reason,
+                operation_id: &operation_id,
+            },
+        )
+        .await?;
+        Ok(CancelSubmitted {
+            request_id,
+            order_no: payload.order_no,
+            request_status: "PENDING".into(),
+            message:
+                "The cancellation request is filed; the order itself is not closed or deleted yet."
+                    .into(),
+        })
+    }
+}
+
+impl OrderCancel {
+    /// The order may have shipped since the user saw the preview.
+    async fn still_cancellable(
+        &self,
+        locked: &mut Locked<CancelPayload>,
+    ) -> Result<Recheck, ToolError> {
+        let tenant = locked.caller().tenant.clone();
+        let order_id = locked.payload().order_id;
+        let order_no = locked.payload().order_no.clone();
+        Ok(
+            match orders::status_locked(locked.tx(), &tenant, order_id).await? {
+                Some(status) if orders::cancellable(&status) => Recheck::Unchanged,
+                Some(status) => Recheck::Changed(format!("Order {order_no} is now {status}")),
+                None => Recheck::Changed(format!("Order {order_no} no longer exists")),
+            },
+        )
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for OrderCancel {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
+            rmcp::model::Implementation::new("order-cancel", env!("CARGO_PKG_VERSION")),
+        )
+    }
+}

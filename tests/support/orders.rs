@@ -1,0 +1,252 @@
+//! A throwaway order-cancel world on either store: the store, an owner's handle that may do
+//! anything (to ship an order or age an intent behind the server's back), and servers for
+//! any caller, connected in process.
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicU64, Ordering},
+};
+
+use guard_runtime::{
+    EnvIdentity, Guard, Identity,
+    ops::{AuditSink, OperationStore, Operations, PgStore, SqlValue},
+};
+use order_cancel::{OrderCancel, schema, stores};
+use rmcp::{RoleClient, ServiceExt, model::CallToolResult, service::RunningService};
+use serde_json::Value;
+
+use super::call;
+
+pub const URL_ENV: &str = "GUARD_TEST_PG_URL";
+pub const SCOPE: &str = "order.cancel.request";
+
+/// Which store a world runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Sqlite,
+    Postgres,
+}
+
+/// The PostgreSQL test URL, or `None` after saying loudly that `what` is skipped.
+pub fn pg_url(what: &str) -> Option<String> {
+    match std::env::var(URL_ENV) {
+        Ok(url) => Some(url),
+        Err(_) => {
+            eprintln!("SKIPPED: {URL_ENV} is not set, so {what} did not run on PostgreSQL");
+            None
+        }
+    }
+}
+
+pub struct World {
+    pub engine: Engine,
+    /// The server's store (on PostgreSQL: the server's restricted role).
+    pub store: Arc<dyn OperationStore>,
+    /// The schema owner's store, for setting the scene and reading the truth.
+    pub owner: Arc<dyn OperationStore>,
+    pub schema: Option<String>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+/// A schema name unique to this test process and call.
+pub fn fresh_schema(prefix: &str) -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{prefix}_{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+impl World {
+    /// A fresh world on `engine` with the demo orders, or `None` if PostgreSQL is not
+    /// configured (after printing that the test was skipped).
+    pub async fn new(engine: Engine) -> Option<Self> {
+        Self::with_orders(engine, schema::DEMO_ORDERS).await
+    }
+
+    pub async fn with_orders(engine: Engine, orders: &[schema::SeedOrder<'_>]) -> Option<Self> {
+        match engine {
+            Engine::Sqlite => {
+                let dir = tempfile::tempdir().expect("temp dir");
+                let store = stores::open_sqlite(&dir.path().join("orders.db"), orders)
+                    .await
+                    .expect("SQLite store opens");
+                let store: Arc<dyn OperationStore> = Arc::new(store);
+                Some(Self {
+                    engine,
+                    owner: store.clone(),
+                    store,
+                    schema: None,
+                    _dir: Some(dir),
+                })
+            }
+            Engine::Postgres => {
+                let url = pg_url("this two-phase test")?;
+                let schema = fresh_schema("guard_oc");
+                stores::setup_postgres(&url, &schema, orders)
+                    .await
+                    .expect("PostgreSQL schema set up");
+                let owner = PgStore::from_config(
+                    stores::pg_config(&url, &schema, None).expect("owner config"),
+                    2,
+                )
+                .expect("owner pool");
+                let store = stores::connect_postgres(&url, &schema, 16).expect("server role pool");
+                Some(Self {
+                    engine,
+                    store: Arc::new(store),
+                    owner: Arc::new(owner),
+                    schema: Some(schema),
+                    _dir: None,
+                })
+            }
+        }
+    }
+
+    /// The server as `user` of `tenant` holding `scopes`, with guard's audit table.
+    pub fn server(&self, tenant: &str, user: &str, scopes: &[&str]) -> OrderCancel {
+        self.server_audited(tenant, user, scopes, None)
+    }
+
+    pub fn server_audited(
+        &self,
+        tenant: &str,
+        user: &str,
+        scopes: &[&str],
+        audit: Option<Arc<dyn AuditSink>>,
+    ) -> OrderCancel {
+        let identity = EnvIdentity::new(Identity::new(tenant, user, scopes.iter().copied()));
+        let mut operations = Operations::new(self.store.clone(), identity);
+        if let Some(audit) = audit {
+            operations = operations.audit(audit);
+        }
+        OrderCancel::new(
+            Guard::ephemeral()
+                .expect("guard key")
+                .with_operations(operations),
+        )
+    }
+
+    /// alice of tenant_demo, who may cancel.
+    pub async fn alice(&self) -> Client {
+        connect(self.server("tenant_demo", "alice", &[SCOPE])).await
+    }
+
+    /// Runs `sql` as the owner; returns the changed row count.
+    pub async fn exec(&self, sql: &str, params: &[SqlValue]) -> u64 {
+        let mut tx = self.owner.begin().await.expect("owner tx");
+        let n = tx.execute(sql, params).await.expect("owner statement");
+        tx.commit().await.expect("owner commit");
+        n
+    }
+
+    /// The first column of each row of `sql`, run as the owner.
+    pub async fn query(&self, sql: &str, params: &[SqlValue]) -> Vec<guard_runtime::ops::Row> {
+        let mut tx = self.owner.begin().await.expect("owner tx");
+        let rows = tx.query(sql, params).await.expect("owner query");
+        tx.rollback().await.expect("owner rollback");
+        rows
+    }
+
+    pub async fn count(&self, sql: &str, params: &[SqlValue]) -> i64 {
+        self.query(sql, params).await[0]
+            .int("n")
+            .expect("count column n")
+    }
+
+    /// Cancellation requests filed for `order_id`.
+    pub async fn requests(&self, order_id: i64) -> i64 {
+        self.count(
+            "SELECT COUNT(*) AS n FROM order_cancel_requests WHERE order_id = $1",
+            &[order_id.into()],
+        )
+        .await
+    }
+
+    /// The stored status of an intent.
+    pub async fn status(&self, operation_id: &str) -> String {
+        self.query(
+            "SELECT status FROM guard_operations WHERE operation_id = $1",
+            &[operation_id.into()],
+        )
+        .await[0]
+            .text("status")
+            .expect("status")
+            .to_owned()
+    }
+
+    /// Audit outcomes for `operation_id`, oldest first.
+    pub async fn audit_outcomes(&self, operation_id: &str) -> Vec<String> {
+        self.query(
+            "SELECT outcome FROM guard_audit WHERE operation_id = $1 ORDER BY audit_id",
+            &[operation_id.into()],
+        )
+        .await
+        .iter()
+        .map(|r| r.text("outcome").expect("outcome").to_owned())
+        .collect()
+    }
+}
+
+pub type Client = RunningService<RoleClient, ()>;
+
+/// Serves `server` in process and connects a plain client to it.
+pub async fn connect(server: OrderCancel) -> Client {
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    ().serve(client_io).await.expect("client connects")
+}
+
+/// The structured body of a successful result.
+pub fn body(result: &CallToolResult) -> &Value {
+    assert_ne!(
+        result.is_error,
+        Some(true),
+        "expected success, got {result:?}"
+    );
+    result
+        .structured_content
+        .as_ref()
+        .expect("structured content")
+}
+
+/// The text of an error result, which starts with its `[CODE]`.
+#[track_caller]
+pub fn error_text(result: &CallToolResult) -> String {
+    assert!(super::is_error(result), "expected an error, got {result:?}");
+    super::text(result)
+}
+
+/// The refusal of preparing to cancel `order_no` for `reason`.
+pub async fn prepare_refused(client: &Client, order_no: &str, reason: &str) -> String {
+    let args = serde_json::json!({"order_no": order_no, "reason": reason});
+    error_text(&call(client, "prepare_order_cancel", args).await)
+}
+
+/// Prepares cancelling `order_no`; returns the operation_id.
+pub async fn prepare(client: &Client, order_no: &str) -> String {
+    let result = call(
+        client,
+        "prepare_order_cancel",
+        serde_json::json!({"order_no": order_no, "reason": "customer changed their mind"}),
+    )
+    .await;
+    body(&result)["operation_id"]
+        .as_str()
+        .expect("operation_id")
+        .to_owned()
+}
+
+pub async fn confirm(client: &Client, operation_id: &str) -> CallToolResult {
+    call(
+        client,
+        "confirm_order_cancel",
+        serde_json::json!({"operation_id": operation_id}),
+    )
+    .await
+}

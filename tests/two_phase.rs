@@ -1,0 +1,669 @@
+//! Two-phase operations on order-cancel, the same suite on SQLite and on PostgreSQL: the
+//! seed's eight cases (duplicate and concurrent confirms, cross-tenant and cross-user
+//! confirms, expiry, a target that changed, the database role, a failure after the insert)
+//! and the rest of the contract (preview without effect, codes, rate limit, one pending
+//! intent per target, get_operation_result, audit).
+
+mod support;
+
+use std::sync::Arc;
+
+use guard_runtime::ops::{AuditRecord, AuditSink, BoxFuture, StoreError, Tx};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use support::{
+    call,
+    orders::{
+        self, Engine, SCOPE, World, body, confirm, connect, error_text, prepare, prepare_refused,
+    },
+};
+
+/// Runs each listed `async fn name(engine: Engine)` once per store.
+macro_rules! both_stores {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    super::$name(super::Engine::Sqlite).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    super::$name(super::Engine::Postgres).await;
+                }
+            )*
+        }
+    };
+}
+
+both_stores!(
+    prepare_freezes_an_intent_and_changes_nothing,
+    duplicate_confirm_returns_the_same_request,
+    ten_concurrent_confirms_file_one_request,
+    cross_tenant_confirm_is_not_found,
+    cross_user_confirm_is_not_found,
+    expired_intent_is_refused_and_marked_expired,
+    order_shipped_after_prepare_is_refused,
+    failure_after_the_insert_leaves_nothing_half_written,
+    missing_scope_is_denied_and_audited,
+    rate_limit_holds_in_the_store,
+    one_pending_intent_per_order,
+    get_operation_result_tells_what_happened,
+    bad_and_unknown_operation_ids,
+    business_refusals_prepare_nothing,
+    tampered_payload_is_refused,
+);
+
+const ORDER: &str = "A10001";
+const ORDER_ID: i64 = 1001;
+
+async fn prepare_freezes_an_intent_and_changes_nothing(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    let result = call(
+        &alice,
+        "prepare_order_cancel",
+        json!({"order_no": ORDER, "reason": "  customer changed their mind "}),
+    )
+    .await;
+    let body = body(&result).clone();
+    assert_eq!(body["status"], "PREPARED");
+    assert_eq!(body["requires_user_confirmation"], true);
+    assert_eq!(body["preview"]["order_no"], ORDER);
+    assert_eq!(body["preview"]["total"], "129.00");
+    assert_eq!(body["preview"]["reason"], "customer changed their mind");
+    assert!(
+        body["next"]
+            .as_str()
+            .unwrap()
+            .contains("confirm_order_cancel")
+    );
+    let id = body["operation_id"].as_str().unwrap();
+    assert_eq!(
+        uuid_version(id),
+        Some(4),
+        "a server-generated UUID v4: {id}"
+    );
+
+    assert_eq!(world.requests(ORDER_ID).await, 0, "a prepare files nothing");
+    let row = &world
+        .query(
+            "SELECT tenant, user_id, op, target, payload, payload_sha256, status, expires_at, created_at
+             FROM guard_operations WHERE operation_id = $1",
+            &[id.into()],
+        )
+        .await[0];
+    assert_eq!(row.text("tenant").unwrap(), "tenant_demo");
+    assert_eq!(row.text("user_id").unwrap(), "alice");
+    assert_eq!(row.text("op").unwrap(), "order_cancel");
+    assert_eq!(row.text("target").unwrap(), "1001");
+    assert_eq!(row.text("status").unwrap(), "PREPARED");
+    let payload = row.text("payload").unwrap();
+    assert_eq!(
+        payload, r#"{"order_id":1001,"order_no":"A10001","reason":"customer changed their mind"}"#,
+        "canonical: sorted keys, compact"
+    );
+    let hash: String = Sha256::digest(payload.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(row.text("payload_sha256").unwrap(), hash);
+    let ttl = row.int("expires_at").unwrap() - row.int("created_at").unwrap();
+    assert_eq!(ttl, 10 * 60 * 1000, "ttl = \"10m\"");
+    assert_eq!(world.audit_outcomes(id).await, ["PREPARED"]);
+}
+
+async fn duplicate_confirm_returns_the_same_request(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    let id = prepare(&alice, ORDER).await;
+    let first = body(&confirm(&alice, &id).await).clone();
+    assert_eq!(first["status"], "SUBMITTED");
+    assert_eq!(first["already_processed"], false);
+    let request_id = first["result"]["request_id"].as_i64().expect("request_id");
+
+    let second = body(&confirm(&alice, &id).await).clone();
+    assert_eq!(second["already_processed"], true);
+    assert_eq!(second["result"]["request_id"].as_i64(), Some(request_id));
+    assert_eq!(
+        second["result"], first["result"],
+        "the stored result, unchanged"
+    );
+
+    assert_eq!(world.requests(ORDER_ID).await, 1);
+    assert_eq!(world.status(&id).await, "SUBMITTED");
+    assert_eq!(
+        world.audit_outcomes(&id).await,
+        ["PREPARED", "SUBMITTED", "ALREADY_PROCESSED"]
+    );
+    let order = &world
+        .query(
+            "SELECT status FROM orders WHERE order_id = $1",
+            &[ORDER_ID.into()],
+        )
+        .await[0];
+    assert_eq!(
+        order.text("status").unwrap(),
+        "PAID",
+        "the order itself is untouched"
+    );
+}
+
+async fn ten_concurrent_confirms_file_one_request(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let alice = Arc::new(world.alice().await);
+    let id = prepare(&alice, ORDER).await;
+    let calls = (0..10).map(|_| {
+        let alice = alice.clone();
+        let id = id.clone();
+        tokio::spawn(async move { confirm(&alice, &id).await })
+    });
+    let mut request_ids = Vec::new();
+    let mut fresh = 0;
+    for call in calls {
+        let result = call.await.expect("task");
+        let body = body(&result);
+        request_ids.push(body["result"]["request_id"].as_i64().unwrap());
+        if body["already_processed"] == false {
+            fresh += 1;
+        }
+    }
+    assert_eq!(fresh, 1, "exactly one confirm did the work");
+    request_ids.dedup();
+    assert_eq!(
+        request_ids.len(),
+        1,
+        "every confirm reports the same request"
+    );
+    assert_eq!(world.requests(ORDER_ID).await, 1);
+    assert_eq!(
+        world
+            .count(
+                "SELECT COUNT(*) AS n FROM guard_operation_effects WHERE operation_id = $1",
+                &[id.as_str().into()]
+            )
+            .await,
+        1
+    );
+}
+
+async fn cross_tenant_confirm_is_not_found(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    let id = prepare(&alice, ORDER).await;
+    let mallory = connect(world.server("tenant_other", "alice", &[SCOPE])).await;
+    let refused = error_text(&confirm(&mallory, &id).await);
+    assert_not_found_like_unknown(&mallory, &id, &refused).await;
+    let lookup = call(
+        &mallory,
+        "get_operation_result",
+        json!({"operation_id": id}),
+    )
+    .await;
+    assert!(error_text(&lookup).starts_with("[OPERATION_NOT_FOUND]"));
+    assert_eq!(world.requests(ORDER_ID).await, 0);
+    assert_eq!(
+        world.status(&id).await,
+        "PREPARED",
+        "the owner can still confirm"
+    );
+    assert!(body(&confirm(&alice, &id).await)["result"]["request_id"].is_i64());
+}
+
+async fn cross_user_confirm_is_not_found(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    let id = prepare(&alice, ORDER).await;
+    let bob = connect(world.server("tenant_demo", "bob", &[SCOPE])).await;
+    let refused = error_text(&confirm(&bob, &id).await);
+    assert_not_found_like_unknown(&bob, &id, &refused).await;
+    assert_eq!(world.requests(ORDER_ID).await, 0);
+    assert_eq!(world.status(&id).await, "PREPARED");
+}
+
+/// The refusal reads exactly like the one for an id that never existed (no existence leak).
+async fn assert_not_found_like_unknown(client: &orders::Client, id: &str, refused: &str) {
+    assert!(refused.starts_with("[OPERATION_NOT_FOUND]"), "{refused}");
+    let unknown = uuid::Uuid::new_v4().to_string();
+    let other = error_text(&confirm(client, &unknown).await);
+    assert_eq!(refused.replace(id, "ID"), other.replace(&unknown, "ID"));
+}
+
+async fn expired_intent_is_refused_and_marked_expired(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    let id = prepare(&alice, ORDER).await;
+    world
+        .exec(
+            "UPDATE guard_operations SET expires_at = expires_at - 3600000 WHERE operation_id = $1",
+            &[id.as_str().into()],
+        )
+        .await;
+    let lookup =
+        body(&call(&alice, "get_operation_result", json!({"operation_id": id})).await).clone();
+    assert_eq!(
+        lookup["status"], "EXPIRED",
+        "a reader sees it expired before any confirm"
+    );
+    let refused = error_text(&confirm(&alice, &id).await);
+    assert!(refused.starts_with("[CONFIRMATION_EXPIRED]"), "{refused}");
+    assert!(
+        refused.contains("prepare_order_cancel"),
+        "says what to do next: {refused}"
+    );
+    assert_eq!(world.status(&id).await, "EXPIRED");
+    assert_eq!(world.requests(ORDER_ID).await, 0);
+    // Expired, it no longer blocks a new prepare of the same order.
+    let again = prepare(&alice, ORDER).await;
+    assert_ne!(again, id);
+}
+
+async fn order_shipped_after_prepare_is_refused(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    let id = prepare(&alice, ORDER).await;
+    world
+        .exec(
+            "UPDATE orders SET status = 'SHIPPED' WHERE order_id = $1",
+            &[ORDER_ID.into()],
+        )
+        .await;
+    let refused = error_text(&confirm(&alice, &id).await);
+    assert!(refused.starts_with("[STATE_CHANGED]"), "{refused}");
+    assert!(refused.contains("A10001 is now SHIPPED"), "{refused}");
+    assert_eq!(world.status(&id).await, "REJECTED");
+    assert_eq!(world.requests(ORDER_ID).await, 0);
+    let again = error_text(&confirm(&alice, &id).await);
+    assert!(again.starts_with("[INVALID_STATE]"), "{again}");
+    assert_eq!(
+        world.audit_outcomes(&id).await,
+        ["PREPARED", "STATE_CHANGED", "INVALID_STATE"]
+    );
+}
+
+/// An audit sink that fails the SUBMITTED record: it is written after the effect's insert,
+/// inside the same transaction.
+struct FailingAudit;
+
+impl AuditSink for FailingAudit {
+    fn record<'a>(
+        &'a self,
+        tx: &'a mut Tx,
+        record: &'a AuditRecord,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            if record.outcome == "SUBMITTED" {
+                return Err(StoreError::Other("audit log volume is full".into()));
+            }
+            guard_runtime::ops::AuditTable.record(tx, record).await
+        })
+    }
+}
+
+async fn failure_after_the_insert_leaves_nothing_half_written(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let broken = connect(world.server_audited(
+        "tenant_demo",
+        "alice",
+        &[SCOPE],
+        Some(Arc::new(FailingAudit)),
+    ))
+    .await;
+    let id = prepare(&broken, ORDER).await;
+    let failed = error_text(&confirm(&broken, &id).await);
+    assert!(failed.starts_with("[RESULT_UNKNOWN]"), "{failed}");
+    assert!(
+        failed.contains("Call get_operation_result(operation_id) before retrying"),
+        "{failed}"
+    );
+    assert!(
+        !failed.contains("volume is full"),
+        "internal detail stays in the log: {failed}"
+    );
+    assert_eq!(
+        world.requests(ORDER_ID).await,
+        0,
+        "the filed request rolled back"
+    );
+    assert_eq!(
+        world.status(&id).await,
+        "PREPARED",
+        "the status rolled back"
+    );
+    assert_eq!(
+        world
+            .count(
+                "SELECT COUNT(*) AS n FROM guard_operation_effects WHERE operation_id = $1",
+                &[id.as_str().into()]
+            )
+            .await,
+        0
+    );
+    assert_eq!(
+        world.audit_outcomes(&id).await,
+        ["PREPARED"],
+        "no SUBMITTED record"
+    );
+
+    // get_operation_result tells the truth, and a retry with a working log succeeds once.
+    let alice = world.alice().await;
+    let lookup =
+        body(&call(&alice, "get_operation_result", json!({"operation_id": id})).await).clone();
+    assert_eq!(lookup["status"], "PREPARED");
+    assert_eq!(
+        body(&confirm(&alice, &id).await)["already_processed"],
+        false
+    );
+    assert_eq!(world.requests(ORDER_ID).await, 1);
+}
+
+async fn missing_scope_is_denied_and_audited(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    let id = prepare(&alice, ORDER).await;
+    let reader = connect(world.server("tenant_demo", "alice", &["order.read"])).await;
+    let denied = error_text(&confirm(&reader, &id).await);
+    assert!(denied.starts_with("[PERMISSION_DENIED]"), "{denied}");
+    assert!(denied.contains("order.cancel.request"), "{denied}");
+    let denied = prepare_refused(&reader, "A10004", "dup").await;
+    assert!(denied.starts_with("[PERMISSION_DENIED]"), "{denied}");
+    assert_eq!(
+        world
+            .count(
+                "SELECT COUNT(*) AS n FROM guard_audit WHERE outcome = 'PERMISSION_DENIED' AND user_id = 'alice'",
+                &[]
+            )
+            .await,
+        2
+    );
+    assert_eq!(world.status(&id).await, "PREPARED");
+}
+
+async fn rate_limit_holds_in_the_store(engine: Engine) {
+    let orders: Vec<(i64, String)> = (0..7).map(|i| (5000 + i, format!("R5000{i}"))).collect();
+    let seed: Vec<_> = orders
+        .iter()
+        .map(|(id, no)| order_cancel::schema::SeedOrder {
+            order_id: *id,
+            tenant: "tenant_demo",
+            order_no: no,
+            status: "PAID",
+            total_cents: 100,
+        })
+        .collect();
+    let Some(world) = World::with_orders(engine, &seed).await else {
+        return;
+    };
+    // Two server processes' worth of guards on one store: the limit is the store's.
+    let first = world.alice().await;
+    let second = world.alice().await;
+    for (i, (_, no)) in orders.iter().take(5).enumerate() {
+        let client = if i % 2 == 0 { &first } else { &second };
+        prepare(client, no).await;
+    }
+    let limited = prepare_refused(&second, &orders[5].1, "too many").await;
+    assert!(limited.starts_with("[RATE_LIMITED]"), "{limited}");
+    assert!(limited.contains("5 per minute"), "{limited}");
+    assert!(limited.contains("Try again in"), "{limited}");
+    // Another user has a limit of their own.
+    let bob = connect(world.server("tenant_demo", "bob", &[SCOPE])).await;
+    prepare(&bob, &orders[6].1).await;
+    assert_eq!(
+        world
+            .count(
+                "SELECT COUNT(*) AS n FROM guard_audit WHERE outcome = 'RATE_LIMITED'",
+                &[]
+            )
+            .await,
+        1
+    );
+}
+
+async fn one_pending_intent_per_order(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    let id = prepare(&alice, ORDER).await;
+    let again = prepare_refused(&alice, ORDER, "again").await;
+    assert!(again.starts_with("[INVALID_STATE]"), "{again}");
+    assert!(
+        again.contains(&id),
+        "alice is told which of hers is pending: {again}"
+    );
+    let bob = connect(world.server("tenant_demo", "bob", &[SCOPE])).await;
+    let other = prepare_refused(&bob, ORDER, "mine").await;
+    assert!(other.starts_with("[INVALID_STATE]"), "{other}");
+    assert!(
+        !other.contains(&id),
+        "bob is not given alice's operation_id: {other}"
+    );
+    // Once submitted, the order has a pending request, which the business refuses to double.
+    confirm(&alice, &id).await;
+    let after = prepare_refused(&alice, ORDER, "again").await;
+    assert!(
+        after.contains("already has a pending cancellation request"),
+        "{after}"
+    );
+    assert_eq!(
+        world
+            .count(
+                "SELECT COUNT(*) AS n FROM guard_operations WHERE target = '1001'",
+                &[]
+            )
+            .await,
+        1
+    );
+}
+
+async fn get_operation_result_tells_what_happened(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    let id = prepare(&alice, ORDER).await;
+    let before = lookup(&alice, &id).await;
+    assert_eq!(before["status"], "PREPARED");
+    assert_eq!(before["result"], Value::Null);
+    assert_eq!(before["preview"]["order_no"], ORDER);
+    let submitted = body(&confirm(&alice, &id).await).clone();
+    let after = lookup(&alice, &id).await;
+    assert_eq!(after["status"], "SUBMITTED");
+    assert_eq!(after["result"], submitted["result"]);
+    assert!(
+        after["next"]
+            .as_str()
+            .unwrap()
+            .contains("do not confirm it again")
+    );
+    // Reading changes nothing.
+    assert_eq!(world.audit_outcomes(&id).await, ["PREPARED", "SUBMITTED"]);
+}
+
+async fn bad_and_unknown_operation_ids(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    let bad = error_text(&confirm(&alice, "'; DROP TABLE orders; --").await);
+    assert!(bad.starts_with("[INVALID_INPUT]"), "{bad}");
+    assert!(bad.contains("prepare_order_cancel"), "{bad}");
+    let unknown = error_text(&confirm(&alice, &uuid::Uuid::new_v4().to_string()).await);
+    assert!(unknown.starts_with("[OPERATION_NOT_FOUND]"), "{unknown}");
+    // A confirm takes nothing but operation_id.
+    let extra = alice
+        .call_tool(
+            rmcp::model::CallToolRequestParams::new("confirm_order_cancel").with_arguments(
+                json!({"operation_id": uuid::Uuid::new_v4().to_string(), "order_no": ORDER})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ),
+        )
+        .await;
+    let extra = error_text(&extra.expect("an isError result"));
+    assert!(extra.contains("unknown field `order_no`"), "{extra}");
+    assert_eq!(world.requests(ORDER_ID).await, 0);
+}
+
+async fn business_refusals_prepare_nothing(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    for (order_no, reason, code) in [
+        ("A10003", "changed mind", "[INVALID_STATE]"),
+        ("B20001", "changed mind", "[ORDER_NOT_FOUND]"),
+        ("ZZ9999", "changed mind", "[ORDER_NOT_FOUND]"),
+        ("A1", "changed mind", "[INVALID_INPUT]"),
+        ("A10001", "x", "[INVALID_INPUT]"),
+    ] {
+        let text = prepare_refused(&alice, order_no, reason).await;
+        assert!(text.starts_with(code), "{order_no}: {text}");
+        assert!(text.contains("nothing was prepared"), "{text}");
+    }
+    assert_eq!(
+        world
+            .count("SELECT COUNT(*) AS n FROM guard_operations", &[])
+            .await,
+        0
+    );
+}
+
+async fn lookup(client: &orders::Client, id: &str) -> Value {
+    body(&call(client, "get_operation_result", json!({"operation_id": id})).await).clone()
+}
+
+async fn tampered_payload_is_refused(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    let id = prepare(&alice, ORDER).await;
+    // Someone with database access swaps the order the user confirmed for another one.
+    world
+        .exec(
+            "UPDATE guard_operations SET payload = replace(payload, '1001', '1004') WHERE operation_id = $1",
+            &[id.as_str().into()],
+        )
+        .await;
+    let refused = error_text(&confirm(&alice, &id).await);
+    assert!(refused.starts_with("[INVALID_STATE]"), "{refused}");
+    assert!(
+        refused.contains("no longer matches what the user confirmed"),
+        "{refused}"
+    );
+    assert_eq!(world.status(&id).await, "REJECTED");
+    assert_eq!(
+        world.requests(ORDER_ID).await + world.requests(1004).await,
+        0
+    );
+}
+
+/// The version nibble of a UUID.
+fn uuid_version(id: &str) -> Option<usize> {
+    uuid::Uuid::parse_str(id).ok().map(|u| u.get_version_num())
+}
+
+#[tokio::test]
+async fn postgres_role_cannot_update_orders_but_confirm_works() {
+    let Some(world) = World::new(Engine::Postgres).await else {
+        return;
+    };
+    let url = orders::pg_url("the database role test").expect("checked");
+    let schema = world.schema.clone().unwrap();
+    let config =
+        order_cancel::stores::pg_config(&url, &schema, Some(order_cancel::schema::APP_ROLE))
+            .unwrap();
+    let (app, connection) = config
+        .connect(tokio_postgres::NoTls)
+        .await
+        .expect("connect as app role");
+    tokio::spawn(connection);
+    for sql in [
+        "UPDATE orders SET status = 'CLOSED' WHERE order_id = 1001",
+        "DELETE FROM orders WHERE order_id = 1001",
+        "INSERT INTO orders (order_id, tenant, order_no, status, total_cents) VALUES (9, 't', 'X00009', 'PAID', 1)",
+        "UPDATE order_cancel_requests SET status = 'DONE'",
+        "SELECT status FROM orders WHERE order_id = 1001 FOR UPDATE",
+    ] {
+        let error = app.batch_execute(sql).await.expect_err(sql);
+        assert_eq!(
+            error.code(),
+            Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE),
+            "{sql}: {error:?}"
+        );
+    }
+    let alice = world.alice().await;
+    let id = prepare(&alice, ORDER).await;
+    assert_eq!(body(&confirm(&alice, &id).await)["status"], "SUBMITTED");
+    assert_eq!(world.requests(ORDER_ID).await, 1);
+}
+
+#[tokio::test]
+async fn tools_are_listed_with_honest_annotations_and_one_argument() {
+    let Some(world) = World::new(Engine::Sqlite).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    let tools = alice.list_all_tools().await.expect("tools/list");
+    let find = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| panic!("{name} listed"))
+    };
+    let confirm = find("confirm_order_cancel");
+    let properties: Vec<&String> = confirm.input_schema["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(properties, ["operation_id"]);
+    let hints = |name: &str| {
+        let a = find(name).annotations.clone().expect("annotations");
+        (a.read_only_hint, a.destructive_hint, a.idempotent_hint)
+    };
+    assert_eq!(
+        hints("prepare_order_cancel"),
+        (Some(false), Some(false), Some(false))
+    );
+    assert_eq!(
+        hints("confirm_order_cancel"),
+        (Some(false), Some(true), Some(true))
+    );
+    assert_eq!(hints("get_operation_result").0, Some(true));
+    let prepare = find("prepare_order_cancel");
+    let args: Vec<&String> = prepare.input_schema["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(
+        args,
+        ["order_no", "reason"],
+        "no identity field in any schema"
+    );
+}
