@@ -8,7 +8,7 @@ echo "== cargo fmt --check"
 cargo fmt --all --check
 echo "== cargo clippy --all-targets -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
-echo "== build safe-ops (the Python client tests drive the binary)"
-cargo build -p safe-ops
+echo "== build the example binaries (the process tests drive them)"
+cargo build -p safe-ops -p order-cancel
 echo "== cargo test"
 cargo test --workspace --no-fail-fast

@@ -402,17 +402,8 @@ async fn missing_scope_is_denied_and_audited(engine: Engine) {
 }
 
 async fn rate_limit_holds_in_the_store(engine: Engine) {
-    let orders: Vec<(i64, String)> = (0..7).map(|i| (5000 + i, format!("R5000{i}"))).collect();
-    let seed: Vec<_> = orders
-        .iter()
-        .map(|(id, no)| order_cancel::schema::SeedOrder {
-            order_id: *id,
-            tenant: "tenant_demo",
-            order_no: no,
-            status: "PAID",
-            total_cents: 100,
-        })
-        .collect();
+    let orders = orders::paid_orders(5000, 7);
+    let seed = orders::seed_rows(&orders);
     let Some(world) = World::with_orders(engine, &seed).await else {
         return;
     };

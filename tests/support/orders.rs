@@ -14,6 +14,7 @@ use guard_runtime::{
 use order_cancel::{OrderCancel, schema, stores};
 use rmcp::{RoleClient, ServiceExt, model::CallToolResult, service::RunningService};
 use serde_json::Value;
+use sha2::Digest;
 
 use super::call;
 
@@ -25,6 +26,27 @@ pub const SCOPE: &str = "order.cancel.request";
 pub enum Engine {
     Sqlite,
     Postgres,
+}
+
+/// `count` PAID orders of tenant_demo, ids from `first`, numbered `P{id}`.
+pub fn paid_orders(first: i64, count: i64) -> Vec<(i64, String)> {
+    (first..first + count)
+        .map(|id| (id, format!("P{id:06}")))
+        .collect()
+}
+
+/// Seed rows for `orders`.
+pub fn seed_rows(orders: &[(i64, String)]) -> Vec<schema::SeedOrder<'_>> {
+    orders
+        .iter()
+        .map(|(id, no)| schema::SeedOrder {
+            order_id: *id,
+            tenant: "tenant_demo",
+            order_no: no,
+            status: "PAID",
+            total_cents: 100,
+        })
+        .collect()
 }
 
 /// The PostgreSQL test URL, or `None` after saying loudly that `what` is skipped.
@@ -45,7 +67,7 @@ pub struct World {
     /// The schema owner's store, for setting the scene and reading the truth.
     pub owner: Arc<dyn OperationStore>,
     pub schema: Option<String>,
-    _dir: Option<tempfile::TempDir>,
+    dir: Option<tempfile::TempDir>,
 }
 
 /// A schema name unique to this test process and call.
@@ -78,7 +100,7 @@ impl World {
                     owner: store.clone(),
                     store,
                     schema: None,
-                    _dir: Some(dir),
+                    dir: Some(dir),
                 })
             }
             Engine::Postgres => {
@@ -98,10 +120,15 @@ impl World {
                     store: Arc::new(store),
                     owner: Arc::new(owner),
                     schema: Some(schema),
-                    _dir: None,
+                    dir: None,
                 })
             }
         }
+    }
+
+    /// The SQLite file, for a server process to open too.
+    pub fn sqlite_path(&self) -> Option<std::path::PathBuf> {
+        self.dir.as_ref().map(|d| d.path().join("orders.db"))
     }
 
     /// The server as `user` of `tenant` holding `scopes`, with guard's audit table.
@@ -174,6 +201,43 @@ impl World {
             .text("status")
             .expect("status")
             .to_owned()
+    }
+
+    /// Stores a `PREPARED` intent for `user` of tenant_demo to cancel `order`, exactly as
+    /// `prepare_order_cancel` writes it, without the prepare's rate limit (5 per minute per
+    /// user), for tests that need hundreds of intents of one user.
+    pub async fn stored_intent(&self, order_id: i64, order_no: &str, user: &str) -> String {
+        let id = uuid::Uuid::new_v4().to_string();
+        let payload = guard_runtime::canonical_json(&serde_json::json!({
+            "order_id": order_id,
+            "order_no": order_no,
+            "reason": "customer changed their mind",
+        }));
+        let hash: String = sha2::Sha256::digest(payload.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64;
+        self.exec(
+            "INSERT INTO guard_operations
+                (operation_id, tenant, user_id, op, target, payload, payload_sha256, preview,
+                 status, expires_at, created_at, trace_id)
+             VALUES ($1, 'tenant_demo', $2, 'order_cancel', $3, $4, $5, '{}', 'PREPARED', $6, $7, 'fixture')",
+            &[
+                id.as_str().into(),
+                user.into(),
+                order_id.to_string().into(),
+                payload.into(),
+                hash.into(),
+                (now + 600_000).into(),
+                now.into(),
+            ],
+        )
+        .await;
+        id
     }
 
     /// Audit outcomes for `operation_id`, oldest first.

@@ -1,0 +1,302 @@
+//! order-cancel as real server processes: four processes confirming concurrently against
+//! one PostgreSQL, and a process killed with SIGKILL in the middle of confirms, on both
+//! stores. The processes are the `order-cancel` binary on stdio, each with its own pool.
+
+mod support;
+
+use std::{
+    collections::{HashMap, HashSet},
+    path::{Path, PathBuf},
+    process::Command,
+    sync::Arc,
+    time::Duration,
+};
+
+use rmcp::{
+    RoleClient, ServiceExt,
+    model::{CallToolRequestParams, CallToolResult},
+    service::RunningService,
+    transport::TokioChildProcess,
+};
+use serde_json::{Value, json};
+use support::orders::{Engine, SCOPE, World, paid_orders, pg_url, seed_rows};
+use tokio::sync::Semaphore;
+
+type Server = RunningService<RoleClient, ()>;
+
+/// The order-cancel binary, built once per test process.
+fn binary() -> PathBuf {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-q", "-p", "order-cancel"])
+            .current_dir(&workspace)
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building order-cancel failed");
+        workspace.join("target/debug/order-cancel")
+    })
+    .clone()
+}
+
+/// Starts an order-cancel process as alice of tenant_demo on the world's store.
+async fn spawn(world: &World, db: Option<&Path>) -> (Server, u32) {
+    let mut command = tokio::process::Command::new(binary());
+    match world.engine {
+        Engine::Postgres => {
+            let url = pg_url("a server process").expect("checked by World");
+            command
+                .arg("--pg")
+                .arg(url)
+                .arg("--pg-schema")
+                .arg(world.schema.as_deref().unwrap())
+                .arg("--pg-connections")
+                .arg("8");
+        }
+        Engine::Sqlite => {
+            command.arg("--db").arg(db.expect("a SQLite path"));
+        }
+    }
+    command
+        .env("GUARD_TENANT", "tenant_demo")
+        .env("GUARD_USER", "alice")
+        .env("GUARD_SCOPES", SCOPE)
+        .env("RUST_LOG", "warn");
+    let (transport, _) = TokioChildProcess::builder(command)
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .expect("order-cancel starts");
+    let pid = transport.id().expect("a pid");
+    let server = ().serve(transport).await.expect("MCP session with the process");
+    (server, pid)
+}
+
+async fn confirm(server: &Server, id: &str) -> Result<CallToolResult, rmcp::ServiceError> {
+    server
+        .call_tool(
+            CallToolRequestParams::new("confirm_order_cancel")
+                .with_arguments(json!({"operation_id": id}).as_object().unwrap().clone()),
+        )
+        .await
+}
+
+/// `(request_id, already_processed)` of a SUBMITTED answer; panics on anything else.
+fn submitted(result: &CallToolResult) -> (i64, bool) {
+    assert_ne!(result.is_error, Some(true), "a confirm failed: {result:?}");
+    let body = result.structured_content.as_ref().expect("structured");
+    assert_eq!(body["status"], "SUBMITTED", "{body}");
+    (
+        body["result"]["request_id"].as_i64().expect("request_id"),
+        body["already_processed"]
+            .as_bool()
+            .expect("already_processed"),
+    )
+}
+
+/// Confirms each of `ids` on `server`, 8 at a time.
+async fn confirm_all(server: Arc<Server>, ids: Vec<String>) -> Vec<(String, (i64, bool))> {
+    let gate = Arc::new(Semaphore::new(8));
+    let calls = ids.into_iter().map(|id| {
+        let (server, gate) = (server.clone(), gate.clone());
+        tokio::spawn(async move {
+            let _slot = gate.acquire_owned().await.unwrap();
+            let result = confirm(&server, &id).await.expect("protocol-level success");
+            (id, submitted(&result))
+        })
+    });
+    let mut out = Vec::new();
+    for call in calls {
+        out.push(call.await.expect("task"));
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn four_processes_confirm_each_operation_exactly_once() {
+    let orders = paid_orders(10_000, 201);
+    let Some(world) = World::with_orders(Engine::Postgres, &seed_rows(&orders)).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    let same = support::orders::prepare(&alice, &orders[0].1).await;
+    let mut different = Vec::new();
+    for (order_id, order_no) in &orders[1..] {
+        different.push(world.stored_intent(*order_id, order_no, "alice").await);
+    }
+    let mut servers = Vec::new();
+    for _ in 0..4 {
+        servers.push(Arc::new(spawn(&world, None).await.0));
+    }
+
+    // 4 processes × 8 concurrent confirms of one operation.
+    let runs = servers
+        .iter()
+        .map(|server| tokio::spawn(confirm_all(server.clone(), vec![same.clone(); 8])));
+    let mut answers = Vec::new();
+    for run in runs {
+        answers.extend(run.await.unwrap());
+    }
+    assert_eq!(answers.len(), 32);
+    let fresh = answers.iter().filter(|(_, (_, already))| !already).count();
+    assert_eq!(fresh, 1, "one effect, 31 already_processed");
+    let request_ids: HashSet<i64> = answers.iter().map(|(_, (r, _))| *r).collect();
+    assert_eq!(request_ids.len(), 1);
+    assert_eq!(world.requests(orders[0].0).await, 1);
+
+    // 4 processes × 200 operations, each process in its own order, 8 at a time.
+    let runs = servers.iter().enumerate().map(|(i, server)| {
+        let mut ids = different.clone();
+        ids.rotate_left(i * 50);
+        if i % 2 == 1 {
+            ids.reverse();
+        }
+        tokio::spawn(confirm_all(server.clone(), ids))
+    });
+    let mut by_operation: HashMap<String, Vec<(i64, bool)>> = HashMap::new();
+    for run in runs {
+        for (id, answer) in run.await.unwrap() {
+            by_operation.entry(id).or_default().push(answer);
+        }
+    }
+    assert_eq!(by_operation.len(), 200);
+    for (id, answers) in &by_operation {
+        assert_eq!(answers.len(), 4, "{id}");
+        assert_eq!(
+            answers.iter().filter(|(_, already)| !already).count(),
+            1,
+            "{id}"
+        );
+        let ids: HashSet<i64> = answers.iter().map(|(r, _)| *r).collect();
+        assert_eq!(ids.len(), 1, "{id}: every process reports the same request");
+    }
+    let requests = world
+        .count(
+            "SELECT COUNT(*) AS n FROM order_cancel_requests WHERE order_id >= 10001",
+            &[],
+        )
+        .await;
+    assert_eq!(requests, 200, "exactly one request per operation");
+    let orders_with_more = world
+        .count(
+            "SELECT COUNT(*) AS n FROM (SELECT order_id FROM order_cancel_requests
+             GROUP BY order_id HAVING COUNT(*) > 1) AS doubled",
+            &[],
+        )
+        .await;
+    assert_eq!(orders_with_more, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_process_killed_mid_confirm_leaves_whole_operations() {
+    killed_mid_confirm(Engine::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_process_killed_mid_confirm_leaves_whole_operations() {
+    killed_mid_confirm(Engine::Postgres).await;
+}
+
+/// Confirms 120 operations 8 at a time, SIGKILLs the process after the first answers, then
+/// asks a restarted process about each one.
+async fn killed_mid_confirm(engine: Engine) {
+    let orders = paid_orders(20_000, 120);
+    let Some(world) = World::with_orders(engine, &seed_rows(&orders)).await else {
+        return;
+    };
+    let db = world.sqlite_path();
+    let mut ids = Vec::new();
+    for (order_id, order_no) in &orders {
+        ids.push(world.stored_intent(*order_id, order_no, "alice").await);
+    }
+    let (server, pid) = spawn(&world, db.as_deref()).await;
+    let server = Arc::new(server);
+    let gate = Arc::new(Semaphore::new(8));
+    let (answered_tx, mut answered) = tokio::sync::mpsc::unbounded_channel();
+    for id in ids.clone() {
+        let (server, gate, answered_tx) = (server.clone(), gate.clone(), answered_tx.clone());
+        tokio::spawn(async move {
+            let _slot = gate.acquire_owned().await.unwrap();
+            if let Ok(result) = confirm(&server, &id).await {
+                let _ = answered_tx.send((id, result));
+            }
+        });
+    }
+    drop(answered_tx);
+    let mut seen_submitted = HashSet::new();
+    while seen_submitted.len() < 10 {
+        let (id, result) = answered.recv().await.expect("answers before the kill");
+        submitted(&result);
+        seen_submitted.insert(id);
+    }
+    let killed = Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    // Answers already on their way out of the dying process still count as seen.
+    while let Ok(Some((id, result))) =
+        tokio::time::timeout(Duration::from_secs(5), answered.recv()).await
+    {
+        submitted(&result);
+        seen_submitted.insert(id);
+    }
+
+    let (restarted, _) = spawn(&world, db.as_deref()).await;
+    let (mut done, mut pending) = (0, 0);
+    for (id, (order_id, _)) in ids.iter().zip(&orders) {
+        let result = restarted
+            .call_tool(
+                CallToolRequestParams::new("get_operation_result")
+                    .with_arguments(json!({"operation_id": id}).as_object().unwrap().clone()),
+            )
+            .await
+            .expect("get_operation_result");
+        let body: &Value = result.structured_content.as_ref().expect("structured");
+        let requests = world.requests(*order_id).await;
+        match body["status"].as_str() {
+            Some("SUBMITTED") => {
+                done += 1;
+                assert_eq!(requests, 1, "{id}: submitted with its one request");
+                let request_id = world
+                    .query(
+                        "SELECT request_id FROM order_cancel_requests WHERE source_operation_id = $1",
+                        &[id.as_str().into()],
+                    )
+                    .await[0]
+                    .int("request_id")
+                    .unwrap();
+                assert_eq!(body["result"]["request_id"].as_i64(), Some(request_id));
+            }
+            Some("PREPARED") => {
+                pending += 1;
+                assert_eq!(requests, 0, "{id}: still prepared, nothing filed");
+                assert!(
+                    !seen_submitted.contains(id),
+                    "{id}: answered SUBMITTED, then lost"
+                );
+                assert_eq!(body["result"], Value::Null);
+            }
+            other => panic!("{id}: unexpected status {other:?}: {body}"),
+        }
+    }
+    eprintln!(
+        "{engine:?}: after SIGKILL, {done} operations SUBMITTED and {pending} still PREPARED; none half-done"
+    );
+    assert_eq!(done + pending, 120);
+
+    // The survivors can be confirmed once each on the restarted process.
+    let left: Vec<String> = ids
+        .iter()
+        .filter(|id| !seen_submitted.contains(*id))
+        .cloned()
+        .collect();
+    confirm_all(Arc::new(restarted), left).await;
+    let total = world
+        .count(
+            "SELECT COUNT(*) AS n FROM order_cancel_requests WHERE order_id >= 20000",
+            &[],
+        )
+        .await;
+    assert_eq!(total, 120);
+}
