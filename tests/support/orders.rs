@@ -253,6 +253,34 @@ impl World {
     }
 }
 
+impl Drop for World {
+    /// A PostgreSQL world drops its schema (on a thread of its own: `drop` cannot await).
+    fn drop(&mut self) {
+        let (Some(schema), Ok(url)) = (self.schema.take(), std::env::var(URL_ENV)) else {
+            return;
+        };
+        let dropped = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            runtime.block_on(async {
+                let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                    .await
+                    .expect("connect to drop the test schema");
+                tokio::spawn(connection);
+                client
+                    .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+                    .await
+            })
+        })
+        .join();
+        if let Ok(Err(error)) = dropped {
+            eprintln!("could not drop a test schema: {error}");
+        }
+    }
+}
+
 pub type Client = RunningService<RoleClient, ()>;
 
 /// Serves `server` in process and connects a plain client to it.
