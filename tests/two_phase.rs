@@ -56,6 +56,7 @@ both_stores!(
     bad_and_unknown_operation_ids,
     business_refusals_prepare_nothing,
     tampered_payload_is_refused,
+    store_failure_mid_confirm_is_result_unknown,
 );
 
 const ORDER: &str = "A10001";
@@ -571,6 +572,60 @@ async fn tampered_payload_is_refused(engine: Engine) {
         world.requests(ORDER_ID).await + world.requests(1004).await,
         0
     );
+}
+
+async fn store_failure_mid_confirm_is_result_unknown(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    let id = prepare(&alice, ORDER).await;
+    // The effect's INSERT fails inside the confirm: the server loses its right to file
+    // requests (PostgreSQL), or the table is renamed away under it (SQLite).
+    let (break_it, mend_it) = match engine {
+        Engine::Postgres => (
+            "REVOKE INSERT ON order_cancel_requests FROM order_cancel_app",
+            "GRANT INSERT ON order_cancel_requests TO order_cancel_app",
+        ),
+        Engine::Sqlite => (
+            "ALTER TABLE order_cancel_requests RENAME TO order_cancel_requests_away",
+            "ALTER TABLE order_cancel_requests_away RENAME TO order_cancel_requests",
+        ),
+    };
+    world.exec(break_it, &[]).await;
+    let failed = error_text(&confirm(&alice, &id).await);
+    assert!(
+        failed.starts_with("[RESULT_UNKNOWN] Result unknown:"),
+        "{failed}"
+    );
+    assert!(
+        failed.contains(&id) && failed.contains("trace_id"),
+        "{failed}"
+    );
+    for leak in [
+        "permission",
+        "order_cancel_requests",
+        "INSERT",
+        "no such table",
+        "SQL",
+    ] {
+        assert!(
+            !failed.contains(leak),
+            "the model sees no database detail ({leak}): {failed}"
+        );
+    }
+    world.exec(mend_it, &[]).await;
+    assert_eq!(
+        lookup(&alice, &id).await["status"],
+        "PREPARED",
+        "nothing half-written"
+    );
+    assert_eq!(world.requests(ORDER_ID).await, 0);
+    assert_eq!(
+        body(&confirm(&alice, &id).await)["already_processed"],
+        false
+    );
+    assert_eq!(world.requests(ORDER_ID).await, 1);
 }
 
 /// The version nibble of a UUID.
