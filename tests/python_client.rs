@@ -1,6 +1,6 @@
-//! safe-ops against a real third-party client: the official Python MCP SDK.
+//! safe-ops and order-cancel against a real third-party client: the official Python MCP SDK.
 //!
-//! Prepares `.venv` with `scripts/python-venv.sh`, makes sure the `safe-ops` binary exists,
+//! Prepares `.venv` with `scripts/python-venv.sh`, makes sure both binaries exist,
 //! then runs `tests/python` with pytest. The Python tests cover the push elicitation path
 //! (protocol 2025-11-25, low-level `ClientSession`) and the multi-round-trip path
 //! (protocol 2026-07-28, high-level `Client`). Without Python the test fails: it never
@@ -27,15 +27,15 @@ fn show(what: &str, output: &Output) -> String {
     )
 }
 
-/// `SAFE_OPS_BIN` if set; else the `safe-ops` binary beside this test's target directory,
-/// built first with `cargo build -p safe-ops` (a no-op when it is up to date), so the
-/// Python client never talks to a stale server.
-fn safe_ops_bin(root: &Path) -> PathBuf {
-    if let Some(path) = std::env::var_os("SAFE_OPS_BIN") {
+/// `$env_var` if set; else the `package` binary beside this test's target directory, built
+/// first with `cargo build -p <package>` (a no-op when it is up to date), so the Python client
+/// never talks to a stale server.
+fn example_bin(root: &Path, package: &str, env_var: &str) -> PathBuf {
+    if let Some(path) = std::env::var_os(env_var) {
         let path = PathBuf::from(path);
         assert!(
             path.is_file(),
-            "SAFE_OPS_BIN={} does not name a file",
+            "{env_var}={} does not name a file",
             path.display()
         );
         return path;
@@ -48,7 +48,7 @@ fn safe_ops_bin(root: &Path) -> PathBuf {
     let mut build = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     build
         .current_dir(root)
-        .args(["build", "--quiet", "-p", "safe-ops"]);
+        .args(["build", "--quiet", "-p", package]);
     if profile_dir
         .file_name()
         .is_some_and(|name| name == "release")
@@ -60,23 +60,23 @@ fn safe_ops_bin(root: &Path) -> PathBuf {
     }
     let built = build
         .output()
-        .unwrap_or_else(|e| panic!("cannot run cargo to build safe-ops: {e}"));
+        .unwrap_or_else(|e| panic!("cannot run cargo to build {package}: {e}"));
     assert!(
         built.status.success(),
         "{}",
-        show("cargo build -p safe-ops", &built)
+        show(&format!("cargo build -p {package}"), &built)
     );
-    let bin = profile_dir.join(format!("safe-ops{}", std::env::consts::EXE_SUFFIX));
+    let bin = profile_dir.join(format!("{package}{}", std::env::consts::EXE_SUFFIX));
     assert!(
         bin.is_file(),
-        "cargo built safe-ops but {} is missing",
+        "cargo built {package} but {} is missing",
         bin.display()
     );
     bin
 }
 
 #[test]
-fn python_sdk_client_drives_safe_ops_over_stdio() {
+fn python_sdk_client_drives_the_examples_over_stdio() {
     let root = workspace_root();
 
     let venv = Command::new("bash")
@@ -96,11 +96,13 @@ fn python_sdk_client_drives_safe_ops_over_stdio() {
         python.display()
     );
 
-    let bin = safe_ops_bin(&root);
+    let safe_ops = example_bin(&root, "safe-ops", "SAFE_OPS_BIN");
+    let order_cancel = example_bin(&root, "order-cancel", "ORDER_CANCEL_BIN");
     let pytest = Command::new(&python)
         .args(["-m", "pytest", "tests/python", "-q", "-rxXs"])
         .current_dir(&root)
-        .env("SAFE_OPS_BIN", &bin)
+        .env("SAFE_OPS_BIN", &safe_ops)
+        .env("ORDER_CANCEL_BIN", &order_cancel)
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.display()));
