@@ -4,9 +4,13 @@
 #[path = "support/mod.rs"]
 mod support;
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
-use guard_runtime::{Guard, INPUT_KEY, testing::ScriptedHuman};
+use guard_runtime::{
+    EnvIdentity, Guard, INPUT_KEY, Identity,
+    ops::{Operations, SqliteStore},
+    testing::ScriptedHuman,
+};
 use rmcp::{
     RoleClient,
     model::{
@@ -339,6 +343,44 @@ async fn replayed_accept_runs_once() {
         "the replay deleted nothing"
     );
     let _ = client.cancel().await;
+}
+
+/// Two replicas with one key and one operation store: a state answered on one is refused
+/// on the other, because the used nonce is kept in the shared store.
+#[tokio::test]
+async fn replay_on_another_replica_sharing_the_store_is_refused() {
+    let world = World::new();
+    let store = Arc::new(SqliteStore::open(world.base.join("guard.db")).expect("store opens"));
+    let key = [7u8; 32];
+    let replica = || {
+        let identity = EnvIdentity::new(Identity::new("t", "u", Vec::<String>::new()));
+        Guard::with_key(key.to_vec())
+            .expect("guard key")
+            .with_operations(Operations::new(store.clone(), identity))
+    };
+    let (first, _) = client_for(&world, replica()).await;
+    let (second, _) = client_for(&world, replica()).await;
+    let args = json!({"path": "old.log"});
+    let path = world.path("old.log");
+    let modified = std::fs::metadata(&path)
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    let (state, _) = first_round(&first, "delete_file", args.clone()).await;
+    let result = send(&first, "delete_file", args.clone(), &state, accept_delete()).await;
+    assert_natural(&result, "executed");
+
+    // The same bytes and mtime again, so only the single-use rule can stop the replay.
+    std::fs::write(&path, OLD_LOG).expect("restore");
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .and_then(|f| f.set_modified(modified))
+        .expect("restore mtime");
+    let result = send(&second, "delete_file", args, &state, accept_delete()).await;
+    assert_refused(&result, "INVALID_STATE", "replayed");
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+    let _ = first.cancel().await;
+    let _ = second.cancel().await;
 }
 
 #[tokio::test]

@@ -150,7 +150,7 @@ impl<'g, F: Form> Flow<'g, F> {
         rules: Option<Rules<F>>,
     ) -> Step<F> {
         let answer = if self.is_mrtr() {
-            self.ask_mrtr(effect, expected)?
+            self.ask_mrtr(effect, expected).await?
         } else {
             self.ask_push(effect, expected).await?
         };
@@ -310,7 +310,7 @@ impl<'g, F: Form> Flow<'g, F> {
         }
     }
 
-    fn ask_mrtr(&self, effect: &Effect, expected: Option<&str>) -> Step<ElicitResult> {
+    async fn ask_mrtr(&self, effect: &Effect, expected: Option<&str>) -> Step<ElicitResult> {
         let ttl = self.guard.timeout(self.spec.timeout);
         let Some(opened) = &self.opened else {
             if !self.client_can_confirm() {
@@ -364,7 +364,20 @@ impl<'g, F: Form> Flow<'g, F> {
         if sealed.fingerprint != effect.fingerprint() {
             return Err(self.refuse("state_changed", state_changed(effect.target())));
         }
-        if !self.guard.redeem(&sealed.nonce, ttl) {
+        let redeemed = self.guard.redeem(&sealed.nonce, ttl).await.map_err(|error| {
+            tracing::error!(trace_id = %self.trace_id, %error, "could not record a used request state");
+            self.refuse(
+                "store_failed",
+                ToolError::new(
+                    codes::UNAVAILABLE,
+                    format!(
+                        "Nothing was changed: the server could not record this confirmation as used (trace_id {}). Call the tool again to ask afresh.",
+                        self.trace_id
+                    ),
+                ),
+            )
+        })?;
+        if !redeemed {
             return Err(self.refuse(
                 "replayed",
                 ToolError::new(

@@ -133,8 +133,20 @@ impl Guard {
         &self.codec
     }
 
-    /// Marks a sealed request state as used; false if it already was (a replay).
-    pub(crate) fn redeem(&self, nonce: &str, valid_for: Duration) -> bool {
+    /// Marks a sealed request state as used; false if it already was (a replay). With an
+    /// operation store the mark is kept there, so replicas sharing the store and the key
+    /// refuse each other's replays too; without one it is kept in this process.
+    pub(crate) async fn redeem(&self, nonce: &str, valid_for: Duration) -> Result<bool, String> {
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        if let Some(operations) = &self.operations {
+            return crate::ops::redeem(operations.store().as_ref(), nonce, valid_for)
+                .await
+                .map_err(|e| e.to_string());
+        }
+        Ok(self.redeem_here(nonce, valid_for))
+    }
+
+    fn redeem_here(&self, nonce: &str, valid_for: Duration) -> bool {
         let now = Instant::now();
         let mut redeemed = self.redeemed.lock().unwrap_or_else(|p| p.into_inner());
         redeemed.retain(|_, until| *until > now);

@@ -25,6 +25,7 @@ mod lookup;
 mod pg;
 mod prepare;
 mod rate;
+mod redeem;
 mod schema;
 mod sql;
 #[cfg(feature = "sqlite")]
@@ -39,6 +40,7 @@ pub use intent::{Intent, OperationRef, Status};
 pub use pg::PgStore;
 pub use prepare::Prepare;
 pub use rate::Rate;
+pub(crate) use redeem::redeem;
 pub use sql::{BoxFuture, Dialect, Row, SqlValue, StoreError, Tx, TxBackend};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;

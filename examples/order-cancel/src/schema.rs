@@ -130,6 +130,7 @@ pub fn postgres_grants(schema: &str) -> String {
          GRANT SELECT, INSERT ON {schema}.guard_operation_effects TO {APP_ROLE};
          GRANT SELECT, INSERT, UPDATE ON {schema}.guard_rate_buckets TO {APP_ROLE};
          GRANT SELECT, INSERT, DELETE ON {schema}.guard_rate_events TO {APP_ROLE};
+         GRANT SELECT, INSERT, DELETE ON {schema}.guard_redeemed_states TO {APP_ROLE};
          GRANT SELECT, INSERT ON {schema}.guard_audit TO {APP_ROLE};
          GRANT USAGE ON SEQUENCE {schema}.guard_audit_audit_id_seq TO {APP_ROLE};
          CREATE OR REPLACE FUNCTION {schema}.order_cancel_lock(p_tenant TEXT, p_order BIGINT)

@@ -7,6 +7,8 @@
 //!   is the last line of defence against a second effect.
 //! - `guard_rate_buckets` / `guard_rate_events`: the per-user, per-tool rate limit. Locking the
 //!   bucket row makes concurrent calls of one user take turns.
+//! - `guard_redeemed_states`: MRTR request states already answered, so a replica sharing
+//!   the store refuses a replay that another replica accepted.
 //! - `guard_audit`: the default [`AuditSink`](super::AuditSink)'s table.
 
 macro_rules! schema {
@@ -51,6 +53,10 @@ macro_rules! schema {
             );
             CREATE INDEX IF NOT EXISTS guard_rate_events_window
                 ON guard_rate_events (tenant, user_id, tool, at);
+            CREATE TABLE IF NOT EXISTS guard_redeemed_states (
+                nonce      TEXT PRIMARY KEY,
+                expires_at BIGINT NOT NULL
+            );
             CREATE TABLE IF NOT EXISTS guard_audit (
                 audit_id     ",
             $audit_id,

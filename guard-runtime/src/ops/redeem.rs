@@ -1,0 +1,35 @@
+//! Single use of MRTR request states across replicas: the nonce of each answered state is
+//! kept in the operation store until the state would have expired anyway.
+
+use std::time::Duration;
+
+use super::{OperationStore, now_ms, sql::StoreError};
+
+/// Records `nonce` as used for `valid_for`; false if it already was.
+pub(crate) async fn redeem(
+    store: &dyn OperationStore,
+    nonce: &str,
+    valid_for: Duration,
+) -> Result<bool, StoreError> {
+    let now = now_ms();
+    let until = now.saturating_add(i64::try_from(valid_for.as_millis()).unwrap_or(i64::MAX));
+    let mut tx = store.begin().await?;
+    tx.execute(
+        "DELETE FROM guard_redeemed_states WHERE expires_at <= $1",
+        &[now.into()],
+    )
+    .await?;
+    match tx
+        .execute(
+            "INSERT INTO guard_redeemed_states (nonce, expires_at) VALUES ($1, $2)",
+            &[nonce.into(), until.into()],
+        )
+        .await
+    {
+        Ok(_) => {}
+        Err(e) if e.is_unique() => return Ok(false),
+        Err(e) => return Err(e),
+    }
+    tx.commit().await?;
+    Ok(true)
+}
