@@ -490,8 +490,12 @@ async fn get_operation_result_tells_what_happened(engine: Engine) {
             .unwrap()
             .contains("do not confirm it again")
     );
-    // Reading changes nothing.
-    assert_eq!(world.audit_outcomes(&id).await, ["PREPARED", "SUBMITTED"]);
+    // Reading changes no operation; each lookup leaves an audit record.
+    assert_eq!(world.status(&id).await, "SUBMITTED");
+    assert_eq!(
+        world.audit_outcomes(&id).await,
+        ["PREPARED", "LOOKED_UP", "SUBMITTED", "LOOKED_UP"]
+    );
 }
 
 async fn bad_and_unknown_operation_ids(engine: Engine) {

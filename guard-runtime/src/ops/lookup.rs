@@ -1,5 +1,6 @@
-//! `get_operation_result(operation_id)`: did it happen? Read-only, and only for the caller's
-//! own operations; anyone else's id is `OPERATION_NOT_FOUND`, as for an unknown one.
+//! `get_operation_result(operation_id)`: did it happen? It changes no operation, answers only
+//! about the caller's own (anyone else's id is `OPERATION_NOT_FOUND`, as for an unknown one),
+//! and leaves an audit record of who asked.
 
 use rmcp::{
     RoleServer, handler::server::wrapper::Parameters, model::CallToolResponse,
@@ -13,7 +14,7 @@ use super::{
     intent::{OperationRef, Status, Stored},
     now_ms, rfc3339,
 };
-use crate::guard::Guard;
+use crate::{error::codes, guard::Guard};
 
 /// The name of the generated tool.
 pub const TOOL: &str = "get_operation_result";
@@ -29,17 +30,27 @@ pub async fn get_operation_result(
         Err(done) => return Ok(*done),
     };
     let id = reference.operation_id.trim().to_ascii_lowercase();
+    let who = &caller.identity;
+    // The lookup is audited too (who asked about which operation), in its own transaction.
     let read = async {
         let mut tx = caller.ops.store.begin().await?;
-        let intent = Stored::read(&mut tx, &id, false).await?;
-        tx.rollback().await?;
+        let intent = Stored::read(&mut tx, &id, false)
+            .await?
+            .filter(|intent| intent.owned_by(&who.tenant, &who.user, None));
+        let outcome = if intent.is_some() {
+            "LOOKED_UP"
+        } else {
+            codes::OPERATION_NOT_FOUND
+        };
+        let record = caller.record(outcome, Some(&id), None, None);
+        caller.audit(&mut tx, &record).await?;
+        tx.commit().await?;
         Ok(intent)
     }
     .await;
-    let who = &caller.identity;
     let intent = match read {
-        Ok(Some(intent)) if intent.owned_by(&who.tenant, &who.user, None) => intent,
-        Ok(_) => return Ok(*caller.refuse(not_found(&id, "the prepare tool"), None)),
+        Ok(Some(intent)) => intent,
+        Ok(None) => return Ok(*caller.refuse(not_found(&id, "the prepare tool"), None)),
         Err(e) => {
             return Ok(*caller.unavailable(&e, "Ask again shortly before retrying anything"));
         }
