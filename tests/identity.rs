@@ -741,7 +741,11 @@ impl Orders {
 
 /// Serves `Orders` over streamable HTTP on a loopback port; returns the port.
 async fn serve_http(identity: Arc<dyn IdentityProvider>) -> u16 {
-    let server = Orders { identity };
+    serve_over_http(Orders { identity }).await
+}
+
+/// Serves `server` over streamable HTTP (stateless, JSON responses) on a loopback port.
+async fn serve_over_http<S: rmcp::ServerHandler + Clone + Send + Sync + 'static>(server: S) -> u16 {
     let mut config = StreamableHttpServerConfig::default();
     config.legacy_session_mode = false;
     config.json_response = true;
@@ -762,11 +766,20 @@ async fn serve_http(identity: Arc<dyn IdentityProvider>) -> u16 {
 /// One stateless `tools/call` over HTTP with an optional Authorization header; the JSON-RPC
 /// result object.
 async fn http_call(port: u16, tool: &str, authorization: Option<&str>) -> Value {
+    http_call_with(port, tool, json!({}), authorization).await
+}
+
+async fn http_call_with(
+    port: u16,
+    tool: &str,
+    arguments: Value,
+    authorization: Option<&str>,
+) -> Value {
     let body = json!({
         "jsonrpc": "2.0",
         "id": 1,
         "method": "tools/call",
-        "params": {"name": tool, "arguments": {}},
+        "params": {"name": tool, "arguments": arguments},
     })
     .to_string();
     let auth = authorization
@@ -936,4 +949,82 @@ async fn the_environment_identity_serves_stdio_but_refuses_http_requests() {
     let result = support::call(&client, "whoami", json!({})).await;
     assert!(support::is_error(&result));
     assert_eq!(support::code(&result).as_deref(), Some("PERMISSION_DENIED"));
+}
+
+/// Two-phase operations over HTTP: each request's caller is its verified token, so another
+/// user's token cannot confirm an operation, and the environment identity is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_operations_belong_to_the_token_that_prepared_them() {
+    use guard_runtime::{
+        Guard,
+        ops::{Operations, SqliteStore},
+    };
+    capture();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("orders.db");
+    let store = order_cancel::stores::open_sqlite(&path, order_cancel::schema::DEMO_ORDERS)
+        .await
+        .unwrap();
+    let serve = |identity: Arc<dyn IdentityProvider>, store: SqliteStore| {
+        let guard = Guard::ephemeral()
+            .unwrap()
+            .with_operations(Operations::new(store, identity));
+        serve_over_http(order_cancel::OrderCancel::new(guard))
+    };
+    let port = serve(Arc::new(hs_provider()), store.clone()).await;
+    let token = |user: &str| {
+        let claims = with(
+            claims("tenant_demo", user),
+            "scope",
+            json!("order.cancel.request"),
+        );
+        format!("Bearer {}", hs256(&claims))
+    };
+    let (alice, bob) = (token("alice"), token("bob"));
+
+    let prepared = http_call_with(
+        port,
+        "prepare_order_cancel",
+        json!({"order_no": "A10001", "reason": "changed my mind"}),
+        Some(&alice),
+    )
+    .await;
+    let id = prepared["structuredContent"]["operation_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("an operation_id: {prepared}"))
+        .to_owned();
+    let args = json!({"operation_id": id});
+
+    let refused = http_call_with(port, "confirm_order_cancel", args.clone(), Some(&bob)).await;
+    assert_eq!(refused["isError"], json!(true), "{refused}");
+    assert!(result_text(&refused).starts_with("[OPERATION_NOT_FOUND]"));
+    let anonymous = http_call_with(port, "confirm_order_cancel", args.clone(), None).await;
+    assert!(result_text(&anonymous).starts_with("[PERMISSION_DENIED]"));
+
+    let done = http_call_with(port, "confirm_order_cancel", args.clone(), Some(&alice)).await;
+    assert_eq!(
+        done["structuredContent"]["status"],
+        json!("SUBMITTED"),
+        "{done}"
+    );
+    for result in [&prepared, &refused, &anonymous, &done] {
+        let text = result.to_string();
+        assert!(
+            !text.contains(alice.trim_start_matches("Bearer ")),
+            "no token echoed"
+        );
+    }
+
+    // The same store served with the environment identity refuses HTTP callers.
+    let env = EnvIdentity::new(Identity::new(
+        "tenant_demo",
+        "alice",
+        ["order.cancel.request"],
+    ));
+    let env_port = serve(Arc::new(env), store).await;
+    let refused = http_call_with(env_port, "get_operation_result", args, None).await;
+    assert!(
+        result_text(&refused).starts_with("[PERMISSION_DENIED]"),
+        "{refused}"
+    );
 }
