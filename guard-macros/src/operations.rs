@@ -2,7 +2,7 @@
 //! `#[confirm(op = ...)]` tool of the same op, checks both handlers' shapes, expands them into
 //! guard's two-phase flow, and adds the read-only `get_operation_result` tool.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use syn::{
     Expr, FnArg, Ident, ImplItem, ImplItemFn, ItemImpl, LitStr, Pat, Type, spanned::Spanned,
@@ -67,6 +67,7 @@ pub fn expand(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
             let a = f.attrs.remove(at);
             let opts = prepare_opts(&cx, &a);
             let payload = check_prepare(&cx, &f);
+            set_hints(&cx, &mut f, "prepare", tool_attr::prepare_hints());
             prepares.push(PrepareFn { f, opts, payload });
         } else if let Some(at) = f
             .attrs
@@ -76,6 +77,7 @@ pub fn expand(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
             let a = f.attrs.remove(at);
             let opts = confirm_opts(&cx, &a);
             let payload = check_confirm(&cx, &f);
+            set_hints(&cx, &mut f, "confirm", tool_attr::confirm_hints());
             confirms.push(ConfirmFn { f, opts, payload });
         } else {
             if f.sig.ident == RESULT_TOOL {
@@ -99,38 +101,87 @@ pub fn expand(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
             quote!(#item)
         }
         Err(errors) => {
-            // Keep the bodies (their own errors still show), out of rmcp's router.
-            let bodies: Vec<ImplItemFn> = prepares
+            item.items = kept;
+            for f in prepares
                 .into_iter()
                 .map(|p| p.f)
                 .chain(confirms.into_iter().map(|c| c.f))
-                .map(hidden)
-                .collect();
-            item.items = kept;
-            let fallback = fallback_impl(&item, bodies);
-            quote!(#errors #item #fallback)
+            {
+                item.items.extend(fallback(f));
+            }
+            quote!(#errors #item)
         }
     }
 }
 
-fn fallback_impl(item: &ItemImpl, bodies: Vec<ImplItemFn>) -> TokenStream {
-    let self_ty = &item.self_ty;
-    let (impl_generics, _, where_clause) = item.generics.split_for_impl();
-    quote! {
-        impl #impl_generics #self_ty #where_clause {
-            #(#[allow(dead_code)] #bodies)*
-        }
+/// Reports an author-set hint or a malformed `#[tool]`; a missing `#[tool]` is reported by
+/// [`check_common`].
+fn set_hints(cx: &Ctxt, f: &mut ImplItemFn, what: &str, hints: TokenStream) {
+    if f.attrs.iter().any(|a| tool_attr::is_attr(a, "tool")) {
+        tool_attr::set_hints(cx, f, what, hints);
     }
 }
 
-/// The author's body under a hidden name, without the tool attribute.
+/// rmcp's and guard's attributes that make a method a tool; the hidden body keeps none.
+fn is_tool_attr(a: &syn::Attribute) -> bool {
+    ["tool", "destructive", "read_only", "idempotent"]
+        .iter()
+        .any(|n| tool_attr::is_attr(a, n))
+}
+
+/// The author's body under a hidden name, without the tool attributes.
 fn hidden(mut f: ImplItemFn) -> ImplItemFn {
     f.sig.ident = format_ident!("__guard_{}", f.sig.ident);
     f.attrs
-        .retain(|a| !tool_attr::is_attr(a, "tool") && !a.path().is_ident("doc"));
+        .retain(|a| !is_tool_attr(a) && !a.path().is_ident("doc"));
     f.attrs.push(syn::parse_quote!(#[doc(hidden)]));
     f.vis = syn::Visibility::Inherited;
     f
+}
+
+/// On error: the author's body under the hidden name (so its own errors still show), and a
+/// stand-in under the tool's name that keeps rmcp's `#[tool]`, so rmcp's router still finds
+/// the tool and one mistake does not cascade into routing errors or unused imports.
+fn fallback(f: ImplItemFn) -> [ImplItem; 2] {
+    let name = f.sig.ident.clone();
+    let vis = f.vis.clone();
+    let tool: Vec<_> = f
+        .attrs
+        .iter()
+        .filter(|a| tool_attr::is_attr(a, "tool"))
+        .collect();
+    // Guard attributes already reported on this tool are dropped, not expanded; their
+    // imports are still used.
+    let dropped: Vec<_> = f
+        .attrs
+        .iter()
+        .filter(|a| is_tool_attr(a) && !tool_attr::is_attr(a, "tool"))
+        .map(|a| a.path())
+        .collect();
+    let unreachable = quote! {
+        #(#[allow(unused_imports)] use #dropped as _;)*
+        ::core::unreachable!("guard reported a compile error for this tool")
+    };
+    let stand_in = if tool.is_empty() {
+        // `#[tool]` already ran above a standalone `#[prepare]`/`#[confirm]` (or is missing):
+        // rmcp routes a method returning a boxed future.
+        syn::parse_quote! {
+            #[allow(dead_code)]
+            #vis fn #name(&self) -> ::std::pin::Pin<::std::boxed::Box<dyn ::core::future::Future<Output = ::std::string::String> + ::core::marker::Send + '_>> {
+                #unreachable
+            }
+        }
+    } else {
+        syn::parse_quote! {
+            #(#tool)*
+            #vis async fn #name(&self) -> ::std::string::String {
+                #unreachable
+            }
+        }
+    };
+    let mut body = hidden(f);
+    body.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
+    [ImplItem::Fn(body), ImplItem::Fn(stand_in)]
 }
 
 fn options(cx: &Ctxt, a: &syn::Attribute, what: &str, valid: &[&str]) -> Vec<Opt> {
@@ -302,7 +353,7 @@ fn check_common(cx: &Ctxt, f: &ImplItemFn, what: &str) {
     if f.sig.asyncness.is_none() {
         cx.error_spanned_by(
             f.sig.fn_token,
-            format!("a `#[{what}]` handler must be `async fn`"),
+            format!("a `#[{what}]` handler must be `async fn`: guard awaits it inside the store transaction {}. Write `async fn`", transaction_of(what)),
         );
     }
     if !matches!(f.sig.inputs.first(), Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none())
@@ -319,6 +370,15 @@ fn check_common(cx: &Ctxt, f: &ImplItemFn, what: &str) {
         if let Some(a) = f.attrs.iter().find(|a| tool_attr::is_attr(a, other)) {
             cx.error_spanned_by(a, format!("a `#[{what}]` tool cannot also be `#[{other}]`: guard sets its annotations from the two-phase flow"));
         }
+    }
+}
+
+/// What the store transaction a handler runs in is for.
+fn transaction_of(what: &str) -> &'static str {
+    if what == "prepare" {
+        "the intent is stored in"
+    } else {
+        "the effect commits in"
     }
 }
 
@@ -387,11 +447,7 @@ fn check_confirm(cx: &Ctxt, f: &ImplItemFn) -> Option<Type> {
             }
             payload = Some(p.clone());
         } else {
-            let name = match &*pt.pat {
-                Pat::Ident(pi) => format!("`{}`", pi.ident),
-                _ => "this argument".to_owned(),
-            };
-            cx.error_spanned_by(pt, format!("a `#[confirm]` tool's only model-visible argument is `operation_id`, which guard adds: anything else ({name}) could differ from what the user confirmed. Put it in the prepare tool's arguments and read it from `Approved::payload()`"));
+            confirm_extra_arg(cx, pt);
         }
     }
     if payload.is_none() {
@@ -400,9 +456,27 @@ fn check_confirm(cx: &Ctxt, f: &ImplItemFn) -> Option<Type> {
     payload
 }
 
-/// Every confirm has exactly one prepare of its op, and the other way round.
+/// An argument a confirm must not take: the model could send something other than what the
+/// user confirmed.
+fn confirm_extra_arg(cx: &Ctxt, pt: &syn::PatType) {
+    const FIX: &str = "Take such values in the prepare tool's `Parameters<Args>`, freeze them in the `Intent` payload, and read them here from `approved.payload()`; the caller is `approved.caller()`";
+    let what = if type_arg(&pt.ty, "Parameters").is_some() {
+        "`Parameters<_>`".to_owned()
+    } else {
+        match &*pt.pat {
+            Pat::Ident(pi) => format!("argument `{}`", pi.ident),
+            _ => "other argument".to_owned(),
+        }
+    };
+    cx.error_spanned_by(pt, format!("a `#[confirm]` tool takes no {what}: its only model-visible argument is `operation_id`, which guard adds, and anything else could differ from what the user saw and confirmed. {FIX}"));
+}
+
+/// Every confirm has exactly one prepare of its op, and the other way round. A side with an
+/// op already reported missing or malformed is not also reported unpaired.
 fn pair(cx: &Ctxt, prepares: &[PrepareFn], confirms: &[ConfirmFn]) {
     let op = |o: &Option<LitStr>| o.as_ref().map(LitStr::value);
+    let all_confirms_named = confirms.iter().all(|c| c.opts.op.is_some());
+    let all_prepares_named = prepares.iter().all(|p| p.opts.op.is_some());
     for (i, p) in prepares.iter().enumerate() {
         let Some(name) = op(&p.opts.op) else { continue };
         if prepares[..i]
@@ -411,9 +485,10 @@ fn pair(cx: &Ctxt, prepares: &[PrepareFn], confirms: &[ConfirmFn]) {
         {
             cx.error_spanned_by(&p.opts.op, format!("a second `#[prepare]` for op `{name}`; each op has one prepare tool and one confirm tool"));
         }
-        if !confirms
-            .iter()
-            .any(|c| op(&c.opts.op).as_deref() == Some(&*name))
+        if all_confirms_named
+            && !confirms
+                .iter()
+                .any(|c| op(&c.opts.op).as_deref() == Some(&*name))
         {
             cx.error_spanned_by(&p.opts.op, format!("nothing confirms op `{name}`: add a `#[confirm(op = \"{name}\", recheck = ...)]` tool, or the intents this prepares can never be carried out"));
         }
@@ -429,9 +504,10 @@ fn pair(cx: &Ctxt, prepares: &[PrepareFn], confirms: &[ConfirmFn]) {
                 format!("a second `#[confirm]` for op `{name}`; each op has one confirm tool"),
             );
         }
-        if !prepares
-            .iter()
-            .any(|p| op(&p.opts.op).as_deref() == Some(&*name))
+        if all_prepares_named
+            && !prepares
+                .iter()
+                .any(|p| op(&p.opts.op).as_deref() == Some(&*name))
         {
             let known: Vec<String> = prepares.iter().filter_map(|p| op(&p.opts.op)).collect();
             let hint = if known.is_empty() {
@@ -484,9 +560,6 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
             forward.push(quote!(#binding));
         }
         let mut tool_fn = p.f.clone();
-        let cx = Ctxt::new();
-        tool_attr::set_hints(&cx, &mut tool_fn, "prepare", tool_attr::prepare_hints());
-        let _ = cx.check();
         let receiver = tool_fn.sig.inputs.first().cloned();
         tool_fn.sig.inputs = syn::parse_quote!(#receiver, __guard_request: #rmcp::service::RequestContext<#rmcp::RoleServer>, #(#params),*);
         tool_fn.sig.output = syn::parse_quote!(-> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData>);
@@ -524,15 +597,15 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
         let scopes = &prepare.opts.scopes;
         let payload = c.payload.as_ref().expect("checked");
         let recheck = c.opts.recheck.as_ref().expect("checked");
-        let same_payload = prepare.payload.as_ref().map(|prepared| {
-            quote_spanned!(payload.span()=> #rt::__private::same_payload::<#prepared, #payload>();)
-        });
+        let prepared = prepare.payload.as_ref().expect("checked");
+        // Spanned at the confirm's `Approved<_>`: a mismatch is reported there.
+        let approved = {
+            let prepared = respan(quote!(#prepared), payload.span());
+            quote_spanned!(payload.span()=> #rt::__private::same_payload::<#prepared, #payload>(&mut __guard_approved))
+        };
         let recheck_call =
             quote_spanned!(recheck.span()=> #recheck(self, &mut __guard_locked).await);
         let mut tool_fn = c.f.clone();
-        let cx = Ctxt::new();
-        tool_attr::set_hints(&cx, &mut tool_fn, "confirm", tool_attr::confirm_hints());
-        let _ = cx.check();
         let receiver = tool_fn.sig.inputs.first().cloned();
         tool_fn.sig.inputs = syn::parse_quote!(#receiver, __guard_request: #rmcp::service::RequestContext<#rmcp::RoleServer>, __guard_operation: #rmcp::handler::server::wrapper::Parameters<#rt::ops::OperationRef>);
         tool_fn.sig.output = syn::parse_quote!(-> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData>);
@@ -544,8 +617,7 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
                 scopes: &[#(#scopes),*],
             };
             #rt::__private::assert_guarded::<Self>();
-            #same_payload
-            let mut __guard_locked = match #rt::ops::Locked::<#payload>::begin(#rt::Guarded::guard(self), &__guard_request, __GUARD_SPEC, __guard_operation).await {
+            let mut __guard_locked = match #rt::ops::Locked::<#prepared>::begin(#rt::Guarded::guard(self), &__guard_request, __GUARD_SPEC, __guard_operation).await {
                 ::core::result::Result::Ok(locked) => locked,
                 ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
             };
@@ -554,7 +626,7 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
                 ::core::result::Result::Ok(approved) => approved,
                 ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
             };
-            let __guard_effect = Self::#inner(self, &mut __guard_approved).await;
+            let __guard_effect = Self::#inner(self, #approved).await;
             __guard_approved.finish(__guard_effect).await
         });
         out.push(ImplItem::Fn(hidden(c.f.clone())));
@@ -579,16 +651,33 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
     out
 }
 
+/// `tokens`, every one at `span`.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tree| {
+            if let TokenTree::Group(g) = &tree {
+                let mut group = Group::new(g.delimiter(), respan(g.stream(), span));
+                group.set_span(span);
+                tree = TokenTree::Group(group);
+            } else {
+                tree.set_span(span);
+            }
+            tree
+        })
+        .collect()
+}
+
 /// `#[prepare]` or `#[confirm]` expanded on its own: the impl lacks `#[operations]`.
 pub fn standalone(what: &str, f: ImplItemFn) -> TokenStream {
     let message = format!(
         "`#[{what}]` needs `#[guard_runtime::operations]` on the impl block, above `#[tool_router]`: it pairs each prepare with its confirm and adds the `get_operation_result` tool"
     );
     let error = syn::Error::new(f.sig.ident.span(), message).to_compile_error();
-    let hidden = hidden(f);
+    let [body, stand_in] = fallback(f);
     quote! {
         #error
-        #[allow(dead_code)]
-        #hidden
+        #body
+        #stand_in
     }
 }

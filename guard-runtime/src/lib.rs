@@ -66,18 +66,32 @@ pub mod __private {
     pub const fn assert_checkbox_form<T: crate::CheckboxForm>() {}
     pub const fn assert_type_to_confirm_form<T: crate::TypeToConfirmForm>() {}
     pub const fn assert_guarded<T: crate::Guarded + ?Sized>() {}
-    /// Pins a confirm's `Approved<P>` to the payload its prepare's `Intent<P>` froze.
-    pub const fn same_payload<Prepared, Confirmed>()
+    /// Hands the proof, locked as the payload its prepare's `Intent<P>` froze, to a confirm
+    /// taking `Approved<P>`; pins the two payload types to be the same. The intent is locked
+    /// as the prepare's type, so a mismatch is this one error, not also the recheck's.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub fn same_payload<Prepared, Confirmed>(
+        approved: &mut crate::ops::Approved<Prepared>,
+    ) -> &mut crate::ops::Approved<Confirmed>
     where
         Prepared: SamePayload<Confirmed>,
     {
+        Prepared::same(approved)
     }
 
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     #[diagnostic::on_unimplemented(
         message = "the confirm takes `Approved<{T}>` but its prepare returns `Intent<{Self}>`",
         label = "not the payload the prepare froze",
         note = "a confirm acts on exactly what its prepare stored and the user saw: use the same payload type in both"
     )]
-    pub trait SamePayload<T> {}
-    impl<T> SamePayload<T> for T {}
+    pub trait SamePayload<T>: Sized {
+        fn same(approved: &mut crate::ops::Approved<Self>) -> &mut crate::ops::Approved<T>;
+    }
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    impl<T> SamePayload<T> for T {
+        fn same(approved: &mut crate::ops::Approved<T>) -> &mut crate::ops::Approved<T> {
+            approved
+        }
+    }
 }
