@@ -8,7 +8,7 @@ mod support;
 
 use std::sync::Arc;
 
-use guard_runtime::ops::{AuditRecord, AuditSink, BoxFuture, StoreError, Tx};
+use guard_runtime::ops::{AuditRecord, AuditSink, BoxFuture, Rate, StoreError, Tx};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use support::{
@@ -51,6 +51,7 @@ both_stores!(
     failure_after_the_insert_leaves_nothing_half_written,
     missing_scope_is_denied_and_audited,
     rate_limit_holds_in_the_store,
+    a_deployment_sets_its_own_rate,
     one_pending_intent_per_order,
     get_operation_result_tells_what_happened,
     bad_and_unknown_operation_ids,
@@ -323,12 +324,11 @@ async fn failure_after_the_insert_leaves_nothing_half_written(engine: Engine) {
     let Some(world) = World::new(engine).await else {
         return;
     };
-    let broken = connect(world.server_audited(
-        "tenant_demo",
-        "alice",
-        &[SCOPE],
-        Some(Arc::new(FailingAudit)),
-    ))
+    let broken = connect(
+        world.server_configured("tenant_demo", "alice", &[SCOPE], |ops| {
+            ops.audit(FailingAudit)
+        }),
+    )
     .await;
     let id = prepare(&broken, ORDER).await;
     let failed = error_text(&confirm(&broken, &id).await);
@@ -431,6 +431,29 @@ async fn rate_limit_holds_in_the_store(engine: Engine) {
             .await,
         1
     );
+}
+
+async fn a_deployment_sets_its_own_rate(engine: Engine) {
+    let orders = orders::paid_orders(6000, 3);
+    let seed = orders::seed_rows(&orders);
+    let Some(world) = World::with_orders(engine, &seed).await else {
+        return;
+    };
+    let two_an_hour = Rate {
+        limit: 2,
+        per: std::time::Duration::from_secs(3600),
+    };
+    let alice = connect(
+        world.server_configured("tenant_demo", "alice", &[SCOPE], |ops| {
+            ops.rate_limit("prepare_order_cancel", two_an_hour)
+        }),
+    )
+    .await;
+    prepare(&alice, &orders[0].1).await;
+    prepare(&alice, &orders[1].1).await;
+    let limited = prepare_refused(&alice, &orders[2].1, "third").await;
+    assert!(limited.starts_with("[RATE_LIMITED]"), "{limited}");
+    assert!(limited.contains("2 per hour"), "{limited}");
 }
 
 async fn one_pending_intent_per_order(engine: Engine) {

@@ -31,7 +31,7 @@ mod sql;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
-use std::sync::Arc;
+use std::{collections::HashMap, sync::Arc};
 
 pub use audit::{AuditRecord, AuditSink, AuditTable};
 pub use confirm::{Approved, Locked, Recheck};
@@ -71,6 +71,8 @@ pub struct Operations {
     pub(crate) store: Arc<dyn OperationStore>,
     pub(crate) identity: Arc<dyn IdentityProvider>,
     pub(crate) audit: Arc<dyn AuditSink>,
+    /// Per-tool rates that replace the ones the prepare tools declare.
+    rates: Arc<HashMap<&'static str, Rate>>,
 }
 
 impl Operations {
@@ -81,6 +83,7 @@ impl Operations {
             store: Arc::new(store),
             identity: Arc::new(identity),
             audit: Arc::new(AuditTable),
+            rates: Arc::default(),
         }
     }
 
@@ -88,6 +91,18 @@ impl Operations {
     pub fn audit(mut self, sink: impl AuditSink) -> Self {
         self.audit = Arc::new(sink);
         self
+    }
+
+    /// This deployment's limit for the prepare tool `tool`, in place of the `rate` it
+    /// declares (or in addition, if it declares none). Still enforced in the store.
+    pub fn rate_limit(mut self, tool: &'static str, rate: Rate) -> Self {
+        Arc::make_mut(&mut self.rates).insert(tool, rate);
+        self
+    }
+
+    /// The rate that holds for `tool`: this deployment's, else the one it declares.
+    pub(crate) fn rate_for(&self, tool: &str, declared: Option<Rate>) -> Option<Rate> {
+        self.rates.get(tool).copied().or(declared)
     }
 
     pub fn store(&self) -> &Arc<dyn OperationStore> {

@@ -9,7 +9,7 @@ use std::sync::{
 
 use guard_runtime::{
     EnvIdentity, Guard, Identity,
-    ops::{AuditSink, OperationStore, Operations, PgStore, SqlValue},
+    ops::{OperationStore, Operations, PgStore, SqlValue},
 };
 use order_cancel::{OrderCancel, schema, stores};
 use rmcp::{RoleClient, ServiceExt, model::CallToolResult, service::RunningService};
@@ -133,21 +133,20 @@ impl World {
 
     /// The server as `user` of `tenant` holding `scopes`, with guard's audit table.
     pub fn server(&self, tenant: &str, user: &str, scopes: &[&str]) -> OrderCancel {
-        self.server_audited(tenant, user, scopes, None)
+        self.server_configured(tenant, user, scopes, |operations| operations)
     }
 
-    pub fn server_audited(
+    /// The server as `user` of `tenant` holding `scopes`, its operations configured further
+    /// by `configure` (another audit sink, a deployment's rate).
+    pub fn server_configured(
         &self,
         tenant: &str,
         user: &str,
         scopes: &[&str],
-        audit: Option<Arc<dyn AuditSink>>,
+        configure: impl FnOnce(Operations) -> Operations,
     ) -> OrderCancel {
         let identity = EnvIdentity::new(Identity::new(tenant, user, scopes.iter().copied()));
-        let mut operations = Operations::new(self.store.clone(), identity);
-        if let Some(audit) = audit {
-            operations = operations.audit(audit);
-        }
+        let operations = configure(Operations::new(self.store.clone(), identity));
         OrderCancel::new(
             Guard::ephemeral()
                 .expect("guard key")

@@ -9,7 +9,9 @@ use serde_json::json;
 use super::{
     call::{Caller, PrepareSpec},
     intent::{Intent, canonical_payload},
-    now_ms, rfc3339,
+    now_ms,
+    rate::Rate,
+    rfc3339,
     sql::{StoreError, Tx},
 };
 use crate::{
@@ -24,6 +26,10 @@ use crate::{
 pub struct Prepare {
     caller: Caller,
     spec: &'static PrepareSpec,
+    /// The rate that holds for this tool here (see [`Operations::rate_limit`]).
+    ///
+    /// [`Operations::rate_limit`]: super::Operations::rate_limit
+    rate: Option<Rate>,
     tx: Tx,
     now: i64,
 }
@@ -55,7 +61,8 @@ impl Prepare {
             Ok(tx) => tx,
             Err(e) => return Err(caller.unavailable(&e, "Try again shortly")),
         };
-        if let Some(rate) = &spec.rate {
+        let rate = caller.ops.rate_for(spec.tool, spec.rate);
+        if let Some(rate) = &rate {
             let who = (
                 caller.identity.tenant.as_str(),
                 caller.identity.user.as_str(),
@@ -83,6 +90,7 @@ impl Prepare {
         Ok(Self {
             caller,
             spec,
+            rate,
             tx,
             now,
         })
@@ -97,6 +105,7 @@ impl Prepare {
         let Self {
             caller,
             spec,
+            rate,
             tx,
             now,
         } = self;
@@ -105,7 +114,7 @@ impl Prepare {
             Err(refusal) => {
                 drop(tx);
                 let record = caller.record(refusal.code(), None, None, None);
-                caller.alone(&record, spec.rate.as_ref()).await;
+                caller.alone(&record, rate.as_ref()).await;
                 return Ok(*caller.refuse(refusal, None));
             }
         };
@@ -129,7 +138,9 @@ impl Prepare {
         };
         match stored.write(tx).await {
             Ok(()) => {}
-            Err(e) if e.is_unique() => return Ok(pending_elsewhere(&caller, spec, &intent).await),
+            Err(e) if e.is_unique() => {
+                return Ok(pending_elsewhere(&caller, spec, rate, &intent).await);
+            }
             Err(e) => {
                 return Ok(
                     *caller.unavailable(&e, "No operation was stored; call the prepare tool again")
@@ -216,6 +227,7 @@ impl<P> Stored<'_, P> {
 async fn pending_elsewhere<P>(
     caller: &Caller,
     spec: &PrepareSpec,
+    rate: Option<Rate>,
     intent: &Intent<P>,
 ) -> CallToolResponse {
     let pending = async {
@@ -251,7 +263,7 @@ async fn pending_elsewhere<P>(
         _ => "another operation on it is pending; try again shortly".to_owned(),
     };
     let record = caller.record(codes::INVALID_STATE, None, Some(&intent.target), None);
-    caller.alone(&record, spec.rate.as_ref()).await;
+    caller.alone(&record, rate.as_ref()).await;
     *caller.refuse(
         ToolError::new(
             codes::INVALID_STATE,

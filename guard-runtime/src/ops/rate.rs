@@ -24,24 +24,24 @@ impl Rate {
         now: i64,
     ) -> Result<Result<(), Duration>, StoreError> {
         let key = [tenant.into(), user.into(), tool.into()];
-        tx.execute(
-            "INSERT INTO guard_rate_buckets (tenant, user_id, tool) VALUES ($1, $2, $3)
-             ON CONFLICT DO NOTHING",
-            &key,
-        )
-        .await?;
         let lock = match tx.dialect() {
             Dialect::Postgres => " FOR UPDATE",
             Dialect::Sqlite => "",
         };
-        tx.query(
-            &format!(
-                "SELECT tool FROM guard_rate_buckets
-                 WHERE tenant = $1 AND user_id = $2 AND tool = $3{lock}"
-            ),
-            &key,
-        )
-        .await?;
+        let bucket = format!(
+            "SELECT tool FROM guard_rate_buckets
+             WHERE tenant = $1 AND user_id = $2 AND tool = $3{lock}"
+        );
+        if tx.query_opt(&bucket, &key).await?.is_none() {
+            // The user's first call of this tool: create the bucket, then lock it.
+            tx.execute(
+                "INSERT INTO guard_rate_buckets (tenant, user_id, tool) VALUES ($1, $2, $3)
+                 ON CONFLICT DO NOTHING",
+                &key,
+            )
+            .await?;
+            tx.query(&bucket, &key).await?;
+        }
         let per = i64::try_from(self.per.as_millis()).unwrap_or(i64::MAX);
         let window_start = now.saturating_sub(per);
         let mut params = key.to_vec();
