@@ -28,7 +28,9 @@ CREATE TABLE IF NOT EXISTS order_cancel_requests (
     source_operation_id TEXT NOT NULL,
     created_at          BIGINT NOT NULL,
     CONSTRAINT order_cancel_requests_one_per_operation UNIQUE (source_operation_id)
-);";
+);
+CREATE UNIQUE INDEX IF NOT EXISTS order_cancel_requests_one_pending
+    ON order_cancel_requests (order_id) WHERE status = 'PENDING';";
 
 /// Creates the order tables (SQLite: through the store's own transaction).
 pub async fn create_tables(tx: &mut Tx) -> Result<(), StoreError> {
