@@ -54,7 +54,7 @@ fn check(cx: &Ctxt, input: &DeriveInput) {
                 )));
             } else if names::is_identity(&snake) {
                 cx.push(syn::Error::new(span, format!(
-                    "argument `{name}` lets the model choose who is acting; identity must come from trusted context (the server's environment for stdio, a verified bearer token over HTTP), never from tool arguments. Remove it and take the caller from trusted context: `prepare.caller()` in a `#[prepare]` tool, an `IdentityProvider` elsewhere"
+                    "argument `{name}` lets the model choose who is acting; identity must come from trusted context (the server's environment for stdio, a verified bearer token over HTTP), never from tool arguments. Remove it: a `#[prepare]` tool reads the caller from `prepare.caller()`, other tools from an `IdentityProvider`"
                 )));
             }
         }
