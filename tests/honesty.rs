@@ -1,4 +1,5 @@
-//! The annotation-honesty kit against real servers: every safe-ops tool, and three small
+//! The annotation-honesty kit against real servers: every safe-ops tool, order-cancel's
+//! confirm and get_operation_result, and three small
 //! fixture servers whose annotations are, respectively, a lie about reading, a lie about
 //! idempotency, and the truth. Each case runs on a fresh SQLite file in a temporary
 //! directory, through real rmcp clients and servers in process.
@@ -607,4 +608,121 @@ fn assert_has_every_case(report: &Report) {
             assert!(text.contains(field), "{name} has {field:?}:\n{text}");
         }
     }
+}
+
+// ── order-cancel ───────────────────────────────────────────────────────────────────────
+
+/// The operation every order-cancel fixture holds, prepared for alice to cancel A10001.
+const OPERATION: &str = "6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f";
+
+/// What order-cancel's tools may change: the orders, the cancellation requests, and the
+/// intents (status and result). Audit records, rate counters and timestamps are bookkeeping of
+/// every call, not the effect a repeat must not repeat.
+struct OrdersObserver(PathBuf);
+
+impl guard_runtime::honesty::Observe for OrdersObserver {
+    fn label(&self) -> String {
+        "orders".into()
+    }
+
+    fn snapshot(&self) -> Result<Snapshot, String> {
+        let conn = rusqlite::Connection::open_with_flags(
+            &self.0,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .map_err(|e| e.to_string())?;
+        let mut snapshot = Snapshot::default();
+        for (table, sql) in [
+            (
+                "orders",
+                "SELECT order_id, tenant || ' ' || order_no || ' ' || status FROM orders",
+            ),
+            (
+                "order_cancel_requests",
+                "SELECT request_id, order_id || ' ' || requested_by || ' ' || reason || ' ' || status || ' ' || source_operation_id FROM order_cancel_requests",
+            ),
+            (
+                "guard_operations",
+                "SELECT operation_id, status || ' ' || coalesce(result, '-') FROM guard_operations",
+            ),
+        ] {
+            let mut statement = conn.prepare(sql).map_err(|e| e.to_string())?;
+            let rows = statement
+                .query_map([], |r| {
+                    Ok((
+                        r.get::<_, rusqlite::types::Value>(0)?,
+                        r.get::<_, String>(1)?,
+                    ))
+                })
+                .map_err(|e| e.to_string())?;
+            for row in rows {
+                let (key, value) = row.map_err(|e| e.to_string())?;
+                snapshot.insert(format!("{table} {key:?}"), value);
+            }
+        }
+        Ok(snapshot)
+    }
+}
+
+async fn order_cancel_fixture() -> Fixture<order_cancel::OrderCancel> {
+    let world = support::orders::World::new(support::orders::Engine::Sqlite)
+        .await
+        .expect("SQLite always runs");
+    world.store_intent(OPERATION, 1001, "A10001", "alice").await;
+    let server = world.server("tenant_demo", "alice", &[support::orders::SCOPE]);
+    let db = world.sqlite_path().expect("a SQLite world");
+    Fixture::new(server).observe(OrdersObserver(db)).keep(world)
+}
+
+/// confirm claims idempotency: a repeat, a retry after the client dropped mid-call (the
+/// seed's timeout) and two identical confirms at once must each leave the state of one
+/// confirm. get_operation_result claims to read only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn order_cancel_hints_are_honest() {
+    let kit = Kit::new(order_cancel_fixture);
+    let confirm = kit
+        .check(
+            &Probe::new("confirm_order_cancel", json!({"operation_id": OPERATION})).invalid([
+                json!({"operation_id": "not-a-uuid"}),
+                json!({"operation_id": "00000000-0000-4000-8000-000000000000"}),
+                json!({}),
+            ]),
+        )
+        .await;
+    println!("{confirm}");
+    assert_eq!(
+        confirm.claims.as_ref().and_then(|c| c.idempotent),
+        Some(true)
+    );
+    assert!(
+        confirm.passed(),
+        "confirm is honestly idempotent:\n{confirm}"
+    );
+    assert_has_every_case(&confirm);
+    assert!(
+        first_case(&confirm)
+            .to_string()
+            .contains("order_cancel_requests"),
+        "the first confirm files the request:\n{confirm}"
+    );
+
+    let lookup = kit
+        .check(
+            &Probe::new("get_operation_result", json!({"operation_id": OPERATION}))
+                .invalid([json!({"operation_id": "nope"})]),
+        )
+        .await;
+    println!("{lookup}");
+    assert_eq!(lookup.claims.as_ref().and_then(|c| c.read_only), Some(true));
+    assert!(
+        lookup.passed(),
+        "get_operation_result is honestly read-only:\n{lookup}"
+    );
+    assert!(
+        lookup
+            .cases
+            .iter()
+            .all(|c| c.verdict == Verdict::Consistent),
+        "{lookup}"
+    );
 }

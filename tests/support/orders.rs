@@ -207,6 +207,12 @@ impl World {
     /// user), for tests that need hundreds of intents of one user.
     pub async fn stored_intent(&self, order_id: i64, order_no: &str, user: &str) -> String {
         let id = uuid::Uuid::new_v4().to_string();
+        self.store_intent(&id, order_id, order_no, user).await;
+        id
+    }
+
+    /// [`stored_intent`](Self::stored_intent) under a given operation id.
+    pub async fn store_intent(&self, id: &str, order_id: i64, order_no: &str, user: &str) {
         let payload = guard_runtime::canonical_json(&serde_json::json!({
             "order_id": order_id,
             "order_no": order_no,
@@ -226,7 +232,7 @@ impl World {
                  status, expires_at, created_at, trace_id)
              VALUES ($1, 'tenant_demo', $2, 'order_cancel', $3, $4, $5, '{}', 'PREPARED', $6, $7, 'fixture')",
             &[
-                id.as_str().into(),
+                id.into(),
                 user.into(),
                 order_id.to_string().into(),
                 payload.into(),
@@ -236,7 +242,6 @@ impl World {
             ],
         )
         .await;
-        id
     }
 
     /// Audit outcomes for `operation_id`, oldest first.
