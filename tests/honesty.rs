@@ -1,8 +1,8 @@
 //! The annotation-honesty kit against real servers: every safe-ops tool, order-cancel's
-//! confirm and get_operation_result, and three small
-//! fixture servers whose annotations are, respectively, a lie about reading, a lie about
-//! idempotency, and the truth. Each case runs on a fresh SQLite file in a temporary
-//! directory, through real rmcp clients and servers in process.
+//! confirm and get_operation_result, and three small fixture servers whose annotations are,
+//! respectively, a lie about reading, a lie about idempotency, and the truth. Each case runs
+//! on a fresh SQLite file in a temporary directory, through real rmcp clients and servers in
+//! process.
 
 #[path = "support/mod.rs"]
 mod support;
