@@ -531,6 +531,27 @@ async fn bad_and_unknown_operation_ids(engine: Engine) {
     assert!(bad.contains("prepare_order_cancel"), "{bad}");
     let unknown = error_text(&confirm(&alice, &uuid::Uuid::new_v4().to_string()).await);
     assert!(unknown.starts_with("[OPERATION_NOT_FOUND]"), "{unknown}");
+    let bad = error_text(
+        &call(
+            &alice,
+            "get_operation_result",
+            json!({"operation_id": "42"}),
+        )
+        .await,
+    );
+    assert!(bad.starts_with("[INVALID_INPUT]"), "{bad}");
+    let unknown = error_text(
+        &call(
+            &alice,
+            "get_operation_result",
+            json!({"operation_id": uuid::Uuid::new_v4().to_string()}),
+        )
+        .await,
+    );
+    assert!(
+        unknown.contains("the operation_id that prepare_order_cancel returned"),
+        "names the prepare tool: {unknown}"
+    );
     // A confirm takes nothing but operation_id.
     let extra = alice
         .call_tool(

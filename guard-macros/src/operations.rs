@@ -633,6 +633,7 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
         out.push(ImplItem::Fn(tool_fn));
     }
     let result_tool = Ident::new(RESULT_TOOL, Span::call_site());
+    let prepare_tools: Vec<String> = prepares.iter().map(|p| p.f.sig.ident.to_string()).collect();
     let hints = tool_attr::read_only_hints();
     out.push(syn::parse_quote! {
         #[#rmcp::tool(
@@ -645,7 +646,7 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
             __guard_operation: #rmcp::handler::server::wrapper::Parameters<#rt::ops::OperationRef>,
         ) -> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData> {
             #rt::__private::assert_guarded::<Self>();
-            #rt::ops::get_operation_result(#rt::Guarded::guard(self), &__guard_request, __guard_operation).await
+            #rt::ops::get_operation_result(#rt::Guarded::guard(self), &__guard_request, __guard_operation, &[#(#prepare_tools),*]).await
         }
     });
     out

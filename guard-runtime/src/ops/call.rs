@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use super::{
     Operations,
     audit::AuditRecord,
+    intent::OperationRef,
     now_ms,
     rate::Rate,
     sql::{StoreError, Tx},
@@ -95,6 +96,23 @@ impl Caller {
             return Err(caller.refuse(denied, None));
         }
         Ok(caller)
+    }
+
+    /// The operation id the model sent, normalised; a value that is not a UUID is refused
+    /// (and audited) as bad input naming `prepare_tool`, where a real one comes from.
+    pub async fn operation_id(&self, reference: &OperationRef, prepare_tool: &str) -> Step<String> {
+        let id = reference.operation_id.trim().to_ascii_lowercase();
+        if uuid::Uuid::try_parse(&id).is_ok() {
+            return Ok(id);
+        }
+        let record = self.record(codes::INVALID_INPUT, None, None, None);
+        self.audit_alone(&record).await;
+        Err(self.refuse(
+            ToolError::invalid_input(format!(
+                "operation_id must be the UUID that {prepare_tool} returned; nothing was done"
+            )),
+            None,
+        ))
     }
 
     pub fn record(

@@ -109,18 +109,7 @@ impl<P: DeserializeOwned> Locked<P> {
         Parameters(reference): Parameters<OperationRef>,
     ) -> Step<Self> {
         let caller = Caller::start(guard, request, spec.tool, spec.op, spec.scopes).await?;
-        let id = reference.operation_id.trim().to_ascii_lowercase();
-        if uuid::Uuid::try_parse(&id).is_err() {
-            let record = caller.record(codes::INVALID_INPUT, None, None, None);
-            caller.audit_alone(&record).await;
-            return Err(caller.refuse(
-                ToolError::invalid_input(format!(
-                    "operation_id must be the UUID that {} returned; nothing was done",
-                    spec.prepare_tool
-                )),
-                None,
-            ));
-        }
+        let id = caller.operation_id(&reference, spec.prepare_tool).await?;
         let mut tx = match caller.ops.store.begin().await {
             Ok(tx) => tx,
             Err(e) => {

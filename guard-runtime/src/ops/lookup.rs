@@ -20,16 +20,25 @@ use crate::{error::codes, guard::Guard};
 pub const TOOL: &str = "get_operation_result";
 
 /// Answers with the operation's status, preview and (once submitted) its result.
+/// `prepare_tools` name the server's prepare tools, for the not-found answer.
 pub async fn get_operation_result(
     guard: &Guard,
     request: &RequestContext<RoleServer>,
     Parameters(reference): Parameters<OperationRef>,
+    prepare_tools: &[&str],
 ) -> Result<CallToolResponse, rmcp::ErrorData> {
     let caller = match Caller::start(guard, request, TOOL, "", &[]).await {
         Ok(caller) => caller,
         Err(done) => return Ok(*done),
     };
-    let id = reference.operation_id.trim().to_ascii_lowercase();
+    let prepare = match prepare_tools {
+        [one] => (*one).to_owned(),
+        many => format!("one of {}", many.join(", ")),
+    };
+    let id = match caller.operation_id(&reference, &prepare).await {
+        Ok(id) => id,
+        Err(done) => return Ok(*done),
+    };
     let who = &caller.identity;
     // The lookup is audited too (who asked about which operation), in its own transaction.
     let read = async {
@@ -50,7 +59,7 @@ pub async fn get_operation_result(
     .await;
     let intent = match read {
         Ok(Some(intent)) => intent,
-        Ok(None) => return Ok(*caller.refuse(not_found(&id, "the prepare tool"), None)),
+        Ok(None) => return Ok(*caller.refuse(not_found(&id, &prepare), None)),
         Err(e) => {
             return Ok(*caller.unavailable(&e, "Ask again shortly before retrying anything"));
         }
