@@ -4,6 +4,10 @@
 //! before the effect runs, handles accept, decline and cancel as outcomes, revalidates the
 //! answer on the server, re-checks the target, and only then calls the handler with a
 //! [`Confirmed`] proof that nothing else can build. Unsafe handler shapes fail to compile.
+//!
+//! For business writes, `#[operations]` with `#[prepare]` and `#[confirm]` splits a write in
+//! two: the prepare freezes an intent in an operation store, the confirm carries it out once,
+//! in one transaction with its audit record (see [`ops`]).
 
 extern crate self as guard_runtime;
 
