@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine: formatting, lints, then every test (Rust unit,
-# integration and UI tests, and the Python SDK client tests, whose venv the suite installs).
+# integration and UI tests, and the Python and TypeScript SDK client tests, whose packages the
+# suite installs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
