@@ -1,30 +1,19 @@
 //! safe-ops and order-cancel against a second third-party client: the official TypeScript
 //! MCP SDK from npm (protocol 2025-11-25).
 //!
-//! Installs the pinned SDK into `tests/node/node_modules` with `scripts/node-deps.sh`, builds
-//! both binaries, then runs `node --test tests/node`. Without Node the test fails: it never
-//! passes by skipping.
+//! Installs the pinned SDK into `tests/node/node_modules` with `scripts/node-deps.sh`, makes
+//! sure both binaries exist, then runs `node --test tests/node`. Without Node the test fails:
+//! it never passes by skipping.
+
+#[path = "support/external.rs"]
+mod external;
 
 use std::{
-    path::{Path, PathBuf},
+    path::Path,
     process::{Command, Output},
 };
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ has a parent directory")
-        .to_path_buf()
-}
-
-fn show(what: &str, output: &Output) -> String {
-    format!(
-        "{what}: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
+use external::{example_bin, show, workspace_root};
 
 fn run(root: &Path, what: &str, command: &mut Command) -> Output {
     let output = command
@@ -43,19 +32,15 @@ fn typescript_sdk_client_drives_the_examples_over_stdio() {
         "scripts/node-deps.sh (needs Node.js 18+ and npm with the registry reachable)",
         Command::new("bash").arg(root.join("scripts/node-deps.sh")),
     );
-    run(
-        &root,
-        "cargo build -p safe-ops -p order-cancel",
-        Command::new(env!("CARGO")).args(["build", "-q", "-p", "safe-ops", "-p", "order-cancel"]),
-    );
-    let bin = |name: &str| root.join("target/debug").join(name);
+    let safe_ops = example_bin(&root, "safe-ops", "SAFE_OPS_BIN");
+    let order_cancel = example_bin(&root, "order-cancel", "ORDER_CANCEL_BIN");
     let tests = run(
         &root,
         "node --test tests/node",
         Command::new("node")
             .args(["--test", "tests/node/"])
-            .env("SAFE_OPS_BIN", bin("safe-ops"))
-            .env("ORDER_CANCEL_BIN", bin("order-cancel")),
+            .env("SAFE_OPS_BIN", &safe_ops)
+            .env("ORDER_CANCEL_BIN", &order_cancel),
     );
     let report = show("node --test tests/node", &tests);
     println!("{report}");
