@@ -188,15 +188,7 @@ async fn ten_concurrent_confirms_file_one_request(engine: Engine) {
         "every confirm reports the same request"
     );
     assert_eq!(world.requests(ORDER_ID).await, 1);
-    assert_eq!(
-        world
-            .count(
-                "SELECT COUNT(*) AS n FROM guard_operation_effects WHERE operation_id = $1",
-                &[id.as_str().into()]
-            )
-            .await,
-        1
-    );
+    assert_eq!(world.effects(&id).await, 1);
 }
 
 async fn cross_tenant_confirm_is_not_found(engine: Engine) {
@@ -257,8 +249,7 @@ async fn expired_intent_is_refused_and_marked_expired(engine: Engine) {
             &[id.as_str().into()],
         )
         .await;
-    let lookup =
-        body(&call(&alice, "get_operation_result", json!({"operation_id": id})).await).clone();
+    let lookup = lookup(&alice, &id).await;
     assert_eq!(
         lookup["status"], "EXPIRED",
         "a reader sees it expired before any confirm"
@@ -351,15 +342,7 @@ async fn failure_after_the_insert_leaves_nothing_half_written(engine: Engine) {
         "PREPARED",
         "the status rolled back"
     );
-    assert_eq!(
-        world
-            .count(
-                "SELECT COUNT(*) AS n FROM guard_operation_effects WHERE operation_id = $1",
-                &[id.as_str().into()]
-            )
-            .await,
-        0
-    );
+    assert_eq!(world.effects(&id).await, 0);
     assert_eq!(
         world.audit_outcomes(&id).await,
         ["PREPARED"],
@@ -368,8 +351,7 @@ async fn failure_after_the_insert_leaves_nothing_half_written(engine: Engine) {
 
     // get_operation_result tells the truth, and a retry with a working log succeeds once.
     let alice = world.alice().await;
-    let lookup =
-        body(&call(&alice, "get_operation_result", json!({"operation_id": id})).await).clone();
+    let lookup = lookup(&alice, &id).await;
     assert_eq!(lookup["status"], "PREPARED");
     assert_eq!(
         body(&confirm(&alice, &id).await)["already_processed"],

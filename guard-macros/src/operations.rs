@@ -184,12 +184,21 @@ fn fallback(f: ImplItemFn) -> [ImplItem; 2] {
     [ImplItem::Fn(body), ImplItem::Fn(stand_in)]
 }
 
-fn options(cx: &Ctxt, a: &syn::Attribute, what: &str, valid: &[&str]) -> Vec<Opt> {
+/// The attribute's options and the keys it names; `None` if the list did not parse (that
+/// error is reported, and "missing option" errors on top of it would only be noise).
+fn options(
+    cx: &Ctxt,
+    a: &syn::Attribute,
+    what: &str,
+    valid: &[&str],
+) -> Option<(Vec<Opt>, Vec<String>)> {
     let tokens = match &a.meta {
         syn::Meta::List(list) => list.tokens.clone(),
         _ => TokenStream::new(),
     };
-    attr::parse_options(cx, tokens, what, valid).unwrap_or_default()
+    let opts = attr::parse_options(cx, tokens, what, valid)?;
+    let keys = opts.iter().map(|opt| opt.key.to_string()).collect();
+    Some((opts, keys))
 }
 
 fn op_name(cx: &Ctxt, opt: &Opt) -> Option<LitStr> {
@@ -219,7 +228,12 @@ fn prepare_opts(cx: &Ctxt, a: &syn::Attribute) -> PrepareOpts {
         scopes: Vec::new(),
         rate: None,
     };
-    for opt in options(cx, a, "#[prepare]", PREPARE_OPTIONS) {
+    let Some((opts, given)) = options(cx, a, "#[prepare]", PREPARE_OPTIONS) else {
+        return o;
+    };
+    // A key given with a bad value is reported there, not also as missing.
+    let missing = |key: &str| !given.iter().any(|k| k == key);
+    for opt in opts {
         match opt.key.to_string().as_str() {
             "op" => o.op = op_name(cx, &opt),
             "ttl" => {
@@ -255,13 +269,13 @@ fn prepare_opts(cx: &Ctxt, a: &syn::Attribute) -> PrepareOpts {
             _ => {}
         }
     }
-    if o.op.is_none() && !has_key(a, "op") {
+    if missing("op") {
         cx.error_spanned_by(
             a,
             "`#[prepare]` needs `op = \"...\"`: the operation name its `#[confirm]` names too",
         );
     }
-    if o.ttl_secs.is_none() && !has_key(a, "ttl") {
+    if missing("ttl") {
         cx.error_spanned_by(a, "`#[prepare]` needs `ttl = \"10m\"`: how long the user has to confirm before the intent expires");
     }
     o
@@ -272,34 +286,27 @@ fn confirm_opts(cx: &Ctxt, a: &syn::Attribute) -> ConfirmOpts {
         op: None,
         recheck: None,
     };
-    for opt in options(cx, a, "#[confirm]", CONFIRM_OPTIONS) {
+    let Some((opts, given)) = options(cx, a, "#[confirm]", CONFIRM_OPTIONS) else {
+        return o;
+    };
+    let missing = |key: &str| !given.iter().any(|k| k == key);
+    for opt in opts {
         match opt.key.to_string().as_str() {
             "op" => o.op = op_name(cx, &opt),
             "recheck" => o.recheck = attr::expr_value(cx, &opt, "Self::recheck_fn").cloned(),
             _ => {}
         }
     }
-    if o.op.is_none() && !has_key(a, "op") {
+    if missing("op") {
         cx.error_spanned_by(
             a,
             "`#[confirm]` needs `op = \"...\"`: the operation its `#[prepare]` froze",
         );
     }
-    if o.recheck.is_none() && !has_key(a, "recheck") {
+    if missing("recheck") {
         cx.error_spanned_by(a, "`#[confirm]` needs `recheck = Self::fn`: the target may have changed since the prepare (the order shipped), so guard re-checks it inside the confirm's transaction before the effect. Write `async fn(&self, &mut Locked<Payload>) -> Result<Recheck, ToolError>`");
     }
     o
-}
-
-/// Whether the attribute names `key` at all (so a bad value is not also reported missing).
-fn has_key(a: &syn::Attribute, key: &str) -> bool {
-    let syn::Meta::List(list) = &a.meta else {
-        return false;
-    };
-    let tokens = list.tokens.to_string();
-    tokens
-        .split(',')
-        .any(|part| part.trim().split(['=', ' ']).next() == Some(key))
 }
 
 /// `"5/min"` → (5, 60).

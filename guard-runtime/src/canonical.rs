@@ -1,4 +1,5 @@
-//! Canonical JSON: sorted keys, compact, so equal arguments always hash and seal the same.
+//! Canonical JSON: sorted keys, compact, so equal arguments always hash and seal the same;
+//! and the lowercase hex guard writes digests in.
 
 use serde_json::Value;
 
@@ -37,4 +38,9 @@ fn write(value: &Value, out: &mut String) {
         }
         scalar => out.push_str(&scalar.to_string()),
     }
+}
+
+/// `bytes` as lowercase hex.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

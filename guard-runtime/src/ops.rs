@@ -116,8 +116,9 @@ impl std::fmt::Debug for Operations {
     }
 }
 
-/// Milliseconds since the Unix epoch, the unit of every time guard stores.
-pub(crate) fn now_ms() -> i64 {
+/// Milliseconds since the Unix epoch, the unit of every time guard stores (effects that
+/// store times beside guard's can use it too).
+pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))

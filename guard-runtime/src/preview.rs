@@ -66,6 +66,6 @@ impl Effect {
             hash.update((part.len() as u64).to_be_bytes());
             hash.update(part.as_bytes());
         }
-        hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+        crate::canonical::hex(&hash.finalize())
     }
 }

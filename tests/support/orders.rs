@@ -190,6 +190,15 @@ impl World {
         .await
     }
 
+    /// Rows in guard's effect table for `operation_id` (its primary key allows one).
+    pub async fn effects(&self, operation_id: &str) -> i64 {
+        self.count(
+            "SELECT COUNT(*) AS n FROM guard_operation_effects WHERE operation_id = $1",
+            &[operation_id.into()],
+        )
+        .await
+    }
+
     /// The stored status of an intent.
     pub async fn status(&self, operation_id: &str) -> String {
         self.query(
@@ -222,10 +231,7 @@ impl World {
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as i64;
+        let now = guard_runtime::ops::now_ms();
         self.exec(
             "INSERT INTO guard_operations
                 (operation_id, tenant, user_id, op, target, payload, payload_sha256, preview,

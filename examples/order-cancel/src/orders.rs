@@ -3,7 +3,7 @@
 
 use guard_runtime::{
     ToolError, codes,
-    ops::{Dialect, Tx},
+    ops::{Dialect, Tx, now_ms},
 };
 
 /// The order's tenant has no order with this number (or it is deleted).
@@ -130,10 +130,4 @@ pub fn not_cancellable(order: &Order) -> ToolError {
             order.order_no, order.status
         ),
     )
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }

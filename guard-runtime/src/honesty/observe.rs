@@ -109,7 +109,7 @@ pub fn snapshot_all(observers: &[Box<dyn Observe>]) -> Result<Snapshot, String> 
 }
 
 fn short(digest: &[u8]) -> String {
-    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+    crate::canonical::hex(&digest[..8])
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {

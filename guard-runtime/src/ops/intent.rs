@@ -6,7 +6,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::sql::{Dialect, Row, StoreError, Tx};
-use crate::canonical::canonical_json;
+use crate::canonical::{canonical_json, hex};
 
 /// Where an intent stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -99,10 +99,7 @@ pub(crate) fn canonical_payload(payload: &Value) -> (String, String) {
 }
 
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex(&Sha256::digest(bytes))
 }
 
 /// An intent as stored.
