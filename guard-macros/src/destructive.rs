@@ -150,13 +150,7 @@ fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
         "message" => o.message = attr::string_value(cx, &opt),
         "on_decline" => o.on_decline = attr::string_value(cx, &opt),
         "on_cancel" => o.on_cancel = attr::string_value(cx, &opt),
-        "timeout" => o.timeout_secs = attr::string_value(cx, &opt).and_then(|s| {
-            let secs = attr::parse_duration(&s);
-            if secs.is_none() {
-                cx.error_spanned_by(&opt.value, format!("cannot read timeout `{s}`; write a positive whole number with a unit: \"90s\", \"5m\", \"1h\""));
-            }
-            secs
-        }),
+        "timeout" => o.timeout_secs = attr::duration_value(cx, &opt, &attr::TIMEOUT),
         "idempotent" => o.idempotent = attr::flag_value(cx, &opt),
         _ => {}
     }

@@ -67,8 +67,8 @@ pub fn derive(input: DeriveInput) -> TokenStream {
     }
     match (cx.check(), fields) {
         (Ok(()), Some(fields)) => expand(&input.ident, &fields),
-        (Err(errors), fields) => {
-            let fallback = fallback(&input, fields.as_deref().unwrap_or_default());
+        (Err(errors), _) => {
+            let fallback = fallback(&input);
             quote!(#errors #fallback)
         }
         (Ok(()), None) => unreachable!("parse failures are reported"),
@@ -77,28 +77,15 @@ pub fn derive(input: DeriveInput) -> TokenStream {
 
 /// On error: still implement the traits, so uses of the form do not each report that it
 /// is not a form. The build fails on the reported errors; this code never runs.
-fn fallback(input: &DeriveInput, fields: &[Field]) -> TokenStream {
+fn fallback(input: &DeriveInput) -> TokenStream {
     let ident = &input.ident;
     let name = ident.to_string();
     let (impl_generics, ty_generics, _) = input.generics.split_for_impl();
     let bound = quote!(where Self: ::core::marker::Send + 'static);
-    let roles = [
-        fields
-            .iter()
-            .any(|f| f.checkbox)
-            .then(|| quote!(::guard_runtime::CheckboxForm)),
-        fields
-            .iter()
-            .any(|f| f.confirm_text)
-            .then(|| quote!(::guard_runtime::TypeToConfirmForm)),
-    ];
-    let role_impls = roles
-        .iter()
-        .flatten()
-        .map(|role| quote!(impl #impl_generics #role for #ident #ty_generics #bound {}));
     quote! {
+        impl #impl_generics ::guard_runtime::__private::FormDerived for #ident #ty_generics #bound {}
         impl #impl_generics ::guard_runtime::Form for #ident #ty_generics #bound {
-            const SPEC: &'static ::guard_runtime::FormSpec = &::guard_runtime::FormSpec { name: #name, fields: &[] };
+            const SPEC: &'static ::guard_runtime::form::FormSpec = &::guard_runtime::form::FormSpec { name: #name, fields: &[], fallback: true };
 
             fn from_valid(
                 _: &::guard_runtime::__private::serde_json::Map<::std::string::String, ::guard_runtime::__private::serde_json::Value>,
@@ -110,21 +97,7 @@ fn fallback(input: &DeriveInput, fields: &[Field]) -> TokenStream {
                 ::core::unreachable!("guard reported a compile error for this form")
             }
         }
-        #(#role_impls)*
     }
-}
-
-fn role_impls(ident: &Ident, fields: &[Field]) -> [Option<TokenStream>; 2] {
-    [
-        fields
-            .iter()
-            .any(|f| f.checkbox)
-            .then(|| quote!(impl ::guard_runtime::CheckboxForm for #ident {})),
-        fields
-            .iter()
-            .any(|f| f.confirm_text)
-            .then(|| quote!(impl ::guard_runtime::TypeToConfirmForm for #ident {})),
-    ]
 }
 
 fn parse(cx: &Ctxt, input: &DeriveInput) -> Option<Vec<Field>> {
@@ -439,6 +412,15 @@ fn check(cx: &Ctxt, fields: &[Field]) {
                 "`#[form(checkbox)]` goes on a plain `bool` field: the human must tick it",
             );
         }
+        if let Some(default @ Lit::Bool(b)) = &f.default
+            && f.checkbox
+            && b.value
+        {
+            cx.error_spanned_by(default, "a `#[form(checkbox)]` field cannot default to `true`: a pre-ticked box is consent the human never gave. Remove `default`, or write `default = false`");
+        }
+        if f.checkbox && f.confirm_text {
+            cx.error_spanned_by(&f.ident, "a field is either `#[form(checkbox)]` or `#[form(confirm_text)]`, not both");
+        }
         if f.confirm_text && (f.optional || !matches!(f.kind, Kind::String)) {
             cx.error_spanned_by(&f.ident, "`#[form(confirm_text)]` goes on a plain `String` field: the human retypes the target there");
         }
@@ -477,7 +459,7 @@ fn expand(ident: &Ident, fields: &[Field]) -> TokenStream {
         let key = field.to_string();
         let ty = &f.ty;
         quote_spanned! {ty.span()=>
-            #field: <#ty as ::guard_runtime::FieldValue>::from_field(content.get(#key), &fields[#i])?
+            #field: <#ty as ::guard_runtime::form::FieldValue>::from_field(content.get(#key), &fields[#i])?
         }
     });
     let to_json = fields.iter().map(|f| {
@@ -485,15 +467,16 @@ fn expand(ident: &Ident, fields: &[Field]) -> TokenStream {
         let key = field.to_string();
         let ty = &f.ty;
         quote! {
-            content.insert(<::std::string::String as ::core::convert::From<&str>>::from(#key), <#ty as ::guard_runtime::FieldValue>::to_json(&self.#field));
+            content.insert(<::std::string::String as ::core::convert::From<&str>>::from(#key), <#ty as ::guard_runtime::form::FieldValue>::to_json(&self.#field));
         }
     });
-    let role_impls = role_impls(ident, fields);
     quote! {
+        impl ::guard_runtime::__private::FormDerived for #ident {}
         impl ::guard_runtime::Form for #ident {
-            const SPEC: &'static ::guard_runtime::FormSpec = &::guard_runtime::FormSpec {
+            const SPEC: &'static ::guard_runtime::form::FormSpec = &::guard_runtime::form::FormSpec {
                 name: #name,
                 fields: &[#(#specs),*],
+                fallback: false,
             };
 
             fn from_valid(
@@ -509,7 +492,6 @@ fn expand(ident: &Ident, fields: &[Field]) -> TokenStream {
                 content
             }
         }
-        #(#role_impls)*
     }
 }
 
@@ -538,23 +520,23 @@ fn field_spec(f: &Field) -> TokenStream {
             let max = opt_num(f.max_length);
             let format = match f.format {
                 Some("email") => {
-                    quote!(::core::option::Option::Some(::guard_runtime::Format::Email))
+                    quote!(::core::option::Option::Some(::guard_runtime::form::Format::Email))
                 }
-                Some("uri") => quote!(::core::option::Option::Some(::guard_runtime::Format::Uri)),
-                Some("date") => quote!(::core::option::Option::Some(::guard_runtime::Format::Date)),
+                Some("uri") => quote!(::core::option::Option::Some(::guard_runtime::form::Format::Uri)),
+                Some("date") => quote!(::core::option::Option::Some(::guard_runtime::form::Format::Date)),
                 Some(_) => quote!(::core::option::Option::Some(
-                    ::guard_runtime::Format::DateTime
+                    ::guard_runtime::form::Format::DateTime
                 )),
                 None => quote!(::core::option::Option::None),
             };
-            quote!(::guard_runtime::FieldKind::String { min_length: #min, max_length: #max, format: #format })
+            quote!(::guard_runtime::form::FieldKind::String { min_length: #min, max_length: #max, format: #format })
         }
-        Kind::Bool => quote!(::guard_runtime::FieldKind::Boolean),
+        Kind::Bool => quote!(::guard_runtime::form::FieldKind::Boolean),
         Kind::Integer(rust_type) => {
             let ty = Ident::new(rust_type, Span::call_site());
             let min = opt_num(f.minimum.map(|n| n as i64));
             let max = opt_num(f.maximum.map(|n| n as i64));
-            quote!(::guard_runtime::FieldKind::Integer {
+            quote!(::guard_runtime::form::FieldKind::Integer {
                 minimum: #min,
                 maximum: #max,
                 type_min: #ty::MIN as i128,
@@ -565,47 +547,47 @@ fn field_spec(f: &Field) -> TokenStream {
         Kind::Number => {
             let min = opt_num(f.minimum);
             let max = opt_num(f.maximum);
-            quote!(::guard_runtime::FieldKind::Number { minimum: #min, maximum: #max })
+            quote!(::guard_runtime::form::FieldKind::Number { minimum: #min, maximum: #max })
         }
         // Spanned and bounded like the field's extraction, so a non-flat type is one error.
         Kind::Enum => {
             let ty = &f.ty;
             quote_spanned! {ty.span()=>
-                ::guard_runtime::FieldKind::Enum { values: <#ty as ::guard_runtime::FieldValue>::CHOICES }
+                ::guard_runtime::form::FieldKind::Enum { values: <#ty as ::guard_runtime::form::FieldValue>::CHOICES }
             }
         }
     };
     let default = match &f.default {
         None => quote!(::core::option::Option::None),
         Some(Lit::Str(s)) => {
-            quote!(::core::option::Option::Some(::guard_runtime::DefaultValue::Str(#s)))
+            quote!(::core::option::Option::Some(::guard_runtime::form::DefaultValue::Str(#s)))
         }
         Some(Lit::Bool(b)) => {
-            quote!(::core::option::Option::Some(::guard_runtime::DefaultValue::Bool(#b)))
+            quote!(::core::option::Option::Some(::guard_runtime::form::DefaultValue::Bool(#b)))
         }
         Some(Lit::Int(i)) if matches!(f.kind, Kind::Number) => {
             let n: f64 = i.base10_parse().unwrap_or_default();
-            quote!(::core::option::Option::Some(::guard_runtime::DefaultValue::Num(#n)))
+            quote!(::core::option::Option::Some(::guard_runtime::form::DefaultValue::Num(#n)))
         }
         Some(Lit::Int(i)) => {
             let n: i64 = i.base10_parse().unwrap_or_default();
-            quote!(::core::option::Option::Some(::guard_runtime::DefaultValue::Int(#n)))
+            quote!(::core::option::Option::Some(::guard_runtime::form::DefaultValue::Int(#n)))
         }
         Some(Lit::Float(x)) => {
             let n: f64 = x.base10_parse().unwrap_or_default();
-            quote!(::core::option::Option::Some(::guard_runtime::DefaultValue::Num(#n)))
+            quote!(::core::option::Option::Some(::guard_runtime::form::DefaultValue::Num(#n)))
         }
         Some(_) => quote!(::core::option::Option::None),
     };
     let role = if f.checkbox {
-        quote!(::guard_runtime::FieldRole::Checkbox)
+        quote!(::guard_runtime::form::FieldRole::Checkbox)
     } else if f.confirm_text {
-        quote!(::guard_runtime::FieldRole::ConfirmText)
+        quote!(::guard_runtime::form::FieldRole::ConfirmText)
     } else {
-        quote!(::guard_runtime::FieldRole::Plain)
+        quote!(::guard_runtime::form::FieldRole::Plain)
     };
     quote! {
-        ::guard_runtime::FieldSpec {
+        ::guard_runtime::form::FieldSpec {
             name: #name,
             title: #title,
             description: #description,

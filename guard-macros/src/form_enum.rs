@@ -23,8 +23,9 @@ pub fn derive(input: DeriveInput) -> TokenStream {
             let ident = &input.ident;
             quote! {
                 #errors
+                impl ::guard_runtime::__private::FormEnumDerived for #ident {}
                 impl ::guard_runtime::FormEnum for #ident {
-                    const VALUES: &'static [::guard_runtime::EnumValue] = &[];
+                    const VALUES: &'static [::guard_runtime::form::EnumValue] = &[];
                     fn from_wire(_: &str) -> ::core::option::Option<Self> {
                         ::core::unreachable!("guard reported a compile error for this enum")
                     }
@@ -124,7 +125,7 @@ fn expand(ident: &syn::Ident, variants: &[Variant]) -> TokenStream {
             Some(t) => quote!(::core::option::Option::Some(#t)),
             None => quote!(::core::option::Option::None),
         };
-        quote!(::guard_runtime::EnumValue { value: #value, title: #title })
+        quote!(::guard_runtime::form::EnumValue { value: #value, title: #title })
     });
     let from = variants.iter().map(|v| {
         let (value, var) = (&v.value, &v.ident);
@@ -135,8 +136,9 @@ fn expand(ident: &syn::Ident, variants: &[Variant]) -> TokenStream {
         quote!(Self::#var => #value)
     });
     quote! {
+        impl ::guard_runtime::__private::FormEnumDerived for #ident {}
         impl ::guard_runtime::FormEnum for #ident {
-            const VALUES: &'static [::guard_runtime::EnumValue] = &[#(#values),*];
+            const VALUES: &'static [::guard_runtime::form::EnumValue] = &[#(#values),*];
 
             fn from_wire(value: &str) -> ::core::option::Option<Self> {
                 match value {

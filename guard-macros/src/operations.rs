@@ -236,15 +236,7 @@ fn prepare_opts(cx: &Ctxt, a: &syn::Attribute) -> PrepareOpts {
     for opt in opts {
         match opt.key.to_string().as_str() {
             "op" => o.op = op_name(cx, &opt),
-            "ttl" => {
-                o.ttl_secs = attr::string_value(cx, &opt).and_then(|s| {
-                    let secs = attr::parse_duration(&s);
-                    if secs.is_none() {
-                        cx.error_spanned_by(&opt.value, format!("cannot read ttl `{s}`; write a positive whole number with a unit: \"90s\", \"10m\", \"1h\""));
-                    }
-                    secs
-                })
-            }
+            "ttl" => o.ttl_secs = attr::duration_value(cx, &opt, &attr::TTL),
             "scope" => {
                 if let Some(s) = attr::string_value(cx, &opt) {
                     o.scopes = s
@@ -257,15 +249,7 @@ fn prepare_opts(cx: &Ctxt, a: &syn::Attribute) -> PrepareOpts {
                     }
                 }
             }
-            "rate" => {
-                o.rate = attr::string_value(cx, &opt).and_then(|s| {
-                    let rate = parse_rate(&s);
-                    if rate.is_none() {
-                        cx.error_spanned_by(&opt.value, format!("cannot read rate `{s}`; write calls per period, e.g. \"5/min\", \"30/h\", \"2/s\", \"100/day\""));
-                    }
-                    rate
-                })
-            }
+            "rate" => o.rate = attr::rate_value(cx, &opt),
             _ => {}
         }
     }
@@ -307,20 +291,6 @@ fn confirm_opts(cx: &Ctxt, a: &syn::Attribute) -> ConfirmOpts {
         cx.error_spanned_by(a, "`#[confirm]` needs `recheck = Self::fn`: the target may have changed since the prepare (the order shipped), so guard re-checks it inside the confirm's transaction before the effect. Write `async fn(&self, &mut Locked<Payload>) -> Result<Recheck, ToolError>`");
     }
     o
-}
-
-/// `"5/min"` → (5, 60).
-fn parse_rate(s: &str) -> Option<(u32, u64)> {
-    let (limit, per) = s.split_once('/')?;
-    let limit: u32 = limit.trim().parse().ok().filter(|n| *n > 0)?;
-    let per = match per.trim() {
-        "s" | "sec" | "second" => 1,
-        "m" | "min" | "minute" => 60,
-        "h" | "hour" => 3600,
-        "d" | "day" => 86400,
-        _ => return None,
-    };
-    Some((limit, per))
 }
 
 /// The type argument of the last path segment named `name`, looking through `&`/`&mut`.

@@ -1,6 +1,11 @@
 //! The guarded call flow that `#[destructive]` expands into: preview, capability, one
 //! elicitation (push or MRTR), the three outcomes, revalidation, re-check, then the handler.
 //! Every step that ends the call returns the model's result; nothing after it runs.
+//!
+//! The steps form a chain of values that only this module can build: [`Flow::begin`] gives a
+//! [`Shown`] effect, only [`Flow::ask`] (which really asks the human) turns it into an
+//! [`Accepted`] answer, and only [`Flow::recheck`] turns that into the [`Confirmed`] proof.
+//! No step takes a form value from its caller, so no code can mint a proof without a human.
 
 use std::{marker::PhantomData, time::Duration};
 
@@ -24,7 +29,7 @@ use crate::{
     canonical::canonical_json,
     confirmed::Confirmed,
     error::{ToolError, codes},
-    form::{FieldRole, Form},
+    form::{DefaultValue, FieldKind, FieldRole, Form, FormSpec},
     guard::Guard,
     preview::{Effect, Preview},
     validate::validate,
@@ -108,6 +113,20 @@ pub struct Flow<'g, F> {
 /// A step either continues with a value or ends the call with the model's result.
 pub type Step<T> = Result<T, Box<CallToolResponse>>;
 
+/// The effect the preview found, about to be shown to the human. Only [`Flow::begin`]
+/// builds one.
+pub struct Shown {
+    effect: Effect,
+}
+
+/// The human's accepted and revalidated answer to one tool's question, before the re-check.
+/// Only [`Flow::ask`] builds one, and only after a real accept.
+pub struct Accepted<F> {
+    form: F,
+    effect: Effect,
+    spec: &'static ToolSpec,
+}
+
 /// The author's business rules on an accepted form.
 pub type Rules<F> = fn(&F) -> Result<(), String>;
 
@@ -133,9 +152,9 @@ impl<'g, F: Form> Flow<'g, F> {
     }
 
     /// Step 4: a failed precondition or a preview error ends the call without asking.
-    pub fn begin(&self, preview: Result<Preview, ToolError>) -> Step<Effect> {
+    pub fn begin(&self, preview: Result<Preview, ToolError>) -> Step<Shown> {
         match preview {
-            Ok(Preview::Effect(effect)) => Ok(effect),
+            Ok(Preview::Effect(effect)) => Ok(Shown { effect }),
             Ok(Preview::Nothing(text)) => Err(self.natural("precondition_failed", text)),
             Err(error) => Err(self.refuse("preview_failed", error)),
         }
@@ -145,14 +164,16 @@ impl<'g, F: Form> Flow<'g, F> {
     /// `expected` is the text a type-to-confirm answer must equal.
     pub async fn ask(
         &self,
-        effect: &Effect,
+        shown: Shown,
         expected: Option<&str>,
         rules: Option<Rules<F>>,
-    ) -> Step<F> {
+    ) -> Step<Accepted<F>> {
+        self.roles_hold(expected)?;
+        let effect = shown.effect;
         let answer = if self.is_mrtr() {
-            self.ask_mrtr(effect, expected).await?
+            self.ask_mrtr(&effect, expected).await?
         } else {
-            self.ask_push(effect, expected).await?
+            self.ask_push(&effect, expected).await?
         };
         match answer.action {
             ElicitationAction::Decline => Err(self.natural(
@@ -164,21 +185,46 @@ impl<'g, F: Form> Flow<'g, F> {
                     )
                 }),
             )),
-            ElicitationAction::Accept => self.accept(answer.content.as_ref(), expected, rules),
+            ElicitationAction::Accept => {
+                let form = self.accept(answer.content.as_ref(), expected, rules)?;
+                Ok(Accepted {
+                    form,
+                    effect,
+                    spec: self.spec,
+                })
+            }
             // Cancel, and any action a newer client may invent: nothing runs.
             _ => Err(self.cancelled()),
         }
     }
 
-    /// Step 8: the target must still be exactly what the human confirmed.
+    /// Step 8: the target must still be exactly what the human confirmed, and the answer
+    /// must be this tool's.
     pub fn recheck(
         &self,
-        confirmed: &Effect,
+        accepted: Accepted<F>,
         again: Result<Preview, ToolError>,
-        form: F,
     ) -> Step<Confirmed<F>> {
+        let Accepted {
+            form,
+            effect: confirmed,
+            spec,
+        } = accepted;
+        if !std::ptr::eq(spec, self.spec) {
+            tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, answered = spec.name, "an answer given to another tool reached this tool's re-check");
+            return Err(self.refuse(
+                "wrong_tool",
+                ToolError::new(
+                    codes::INVALID_CONFIRMATION,
+                    format!(
+                        "Nothing was changed: the confirmation was given for {}, not {}. Call the tool again to ask the user.",
+                        spec.name, self.spec.name
+                    ),
+                ),
+            ));
+        }
         match again {
-            Ok(Preview::Effect(now)) if now == *confirmed => {
+            Ok(Preview::Effect(now)) if now == confirmed => {
                 if tracing::enabled!(target: "guard::audit", tracing::Level::INFO) {
                     let answer = serde_json::Value::Object(form.to_content()).to_string();
                     tracing::info!(
@@ -198,6 +244,34 @@ impl<'g, F: Form> Flow<'g, F> {
             }
             Ok(_) => Err(self.refuse("state_changed", state_changed(confirmed.target()))),
             Err(error) => Err(self.refuse("preview_failed", error)),
+        }
+    }
+
+    /// The form's static roles must match the confirmation kind. The macro checks this at
+    /// compile time; checking again here keeps the flow fail-closed for any form.
+    fn roles_hold(&self, expected: Option<&str>) -> Step<()> {
+        let broken = match roles_problem(F::SPEC, self.spec.confirm) {
+            Some(problem) => Some(problem),
+            None if self.spec.confirm == ConfirmKind::TypeToConfirm && expected.is_none() => {
+                Some("type_to_confirm has no target text to compare")
+            }
+            None => None,
+        };
+        match broken {
+            None => Ok(()),
+            Some(problem) => {
+                tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, form = F::SPEC.name, problem, "form roles do not match the confirmation kind");
+                Err(self.refuse(
+                    "misconfigured",
+                    ToolError::new(
+                        codes::INVALID_STATE,
+                        format!(
+                            "Nothing was changed: {} is misconfigured on the server, so it cannot ask for confirmation (trace_id {}). Tell the operator.",
+                            self.spec.name, self.trace_id
+                        ),
+                    ),
+                ))
+            }
         }
     }
 
@@ -432,13 +506,13 @@ impl<'g, F: Form> Flow<'g, F> {
                 )));
             }
         }
-        if let Some(field) = F::SPEC.field_with_role(FieldRole::Checkbox)
-            && object.get(field.name) != Some(&Value::Bool(true))
-        {
-            return Err(self.invalid(format!(
-                "the confirmation box `{}` was not ticked",
-                field.name
-            )));
+        for field in F::SPEC.fields.iter().filter(|f| f.role == FieldRole::Checkbox) {
+            if object.get(field.name) != Some(&Value::Bool(true)) {
+                return Err(self.invalid(format!(
+                    "the confirmation box `{}` was not ticked",
+                    field.name
+                )));
+            }
         }
         let form = F::from_valid(object).map_err(|reason| self.invalid(reason))?;
         if let Some(rules) = rules
@@ -514,4 +588,51 @@ fn state_changed(target: &str) -> ToolError {
              confirmed is not what would run. Call the tool again to show the user the new state."
         ),
     )
+}
+
+/// What is wrong with `form`'s roles for `kind`, if anything. A `const fn`, so the macro can
+/// make a mismatch a compile error from the same description the flow enforces.
+pub const fn roles_problem(form: &FormSpec, kind: ConfirmKind) -> Option<&'static str> {
+    let (mut checkboxes, mut typed) = (0, 0);
+    let mut i = 0;
+    while i < form.fields.len() {
+        let field = &form.fields[i];
+        match field.role {
+            FieldRole::Checkbox => {
+                if !matches!(field.kind, FieldKind::Boolean) || field.optional {
+                    return Some(
+                        "a `#[form(checkbox)]` field must be a plain `bool`: the human ticks it",
+                    );
+                }
+                if matches!(field.default, Some(DefaultValue::Bool(true))) {
+                    return Some(
+                        "a `#[form(checkbox)]` field cannot default to `true`: a pre-ticked box is consent the human never gave",
+                    );
+                }
+                checkboxes += 1;
+            }
+            FieldRole::ConfirmText => {
+                if !matches!(field.kind, FieldKind::String { .. }) || field.optional {
+                    return Some(
+                        "a `#[form(confirm_text)]` field must be a plain `String`: the human types the target into it",
+                    );
+                }
+                typed += 1;
+            }
+            FieldRole::Plain => {}
+        }
+        i += 1;
+    }
+    match kind {
+        ConfirmKind::Checkbox if checkboxes != 1 => Some(
+            "`confirm = \"checkbox\"` needs a form with exactly one `#[form(checkbox)]` `bool` field: use `guard_runtime::forms::Checkbox` or mark one field of your form",
+        ),
+        ConfirmKind::TypeToConfirm if typed != 1 => Some(
+            "`confirm = \"type_to_confirm\"` needs a form with exactly one `#[form(confirm_text)]` `String` field: use `guard_runtime::forms::TypeToConfirm` or mark one field of your form",
+        ),
+        ConfirmKind::Checkbox | ConfirmKind::Form if typed != 0 => Some(
+            "this form asks the human to type the target (`#[form(confirm_text)]`) but the tool never compares it: use `confirm = \"type_to_confirm\", target = <argument>`, or remove the field",
+        ),
+        _ => None,
+    }
 }

@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
     label = "not a `#[derive(guard_runtime::Form)]` struct",
     note = "add `#[derive(guard_runtime::Form)]` to `{Self}`: the derive checks at compile time that the form is flat and collects no secrets"
 )]
-pub trait Form: Sized + Send + 'static {
+pub trait Form: crate::seal::FormDerived + Sized + Send + 'static {
     /// The fields, in declaration order.
     const SPEC: &'static FormSpec;
 
@@ -30,29 +30,13 @@ pub trait Form: Sized + Send + 'static {
     fn to_content(&self) -> Map<String, Value>;
 }
 
-/// A form that carries a checkbox the human must tick (`confirm = "checkbox"`).
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` has no checkbox field, but the tool uses `confirm = \"checkbox\"`",
-    label = "no field marked `#[form(checkbox)]`",
-    note = "mark one `bool` field of `{Self}` with `#[form(checkbox)]`, or use `guard_runtime::forms::Checkbox`"
-)]
-pub trait CheckboxForm: Form {}
-
-/// A form that carries a text field where the human retypes the target (`confirm = "type_to_confirm"`).
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` has no type-to-confirm field, but the tool uses `confirm = \"type_to_confirm\"`",
-    label = "no field marked `#[form(confirm_text)]`",
-    note = "mark one `String` field of `{Self}` with `#[form(confirm_text)]`, or use `guard_runtime::forms::TypeToConfirm`"
-)]
-pub trait TypeToConfirmForm: Form {}
-
 /// A unit-only enum offered as a single choice. Derive it with `#[derive(guard_runtime::FormEnum)]`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a form field: forms must be flat so every client can render them",
     label = "not a String, bool, number, Option of those, or a `#[derive(FormEnum)]` enum",
     note = "flatten the nested value into separate fields of this form, or make `{Self}` a unit-only enum with `#[derive(guard_runtime::FormEnum)]`"
 )]
-pub trait FormEnum: Sized + Send + 'static {
+pub trait FormEnum: crate::seal::FormEnumDerived + Sized + Send + 'static {
     /// The allowed wire values, in declaration order.
     const VALUES: &'static [EnumValue];
     /// The variant for a wire value that is one of [`Self::VALUES`].
@@ -73,6 +57,10 @@ pub struct EnumValue {
 pub struct FormSpec {
     pub name: &'static str,
     pub fields: &'static [FieldSpec],
+    /// Set by the derive's stand-in after a reported compile error, so compile-time checks
+    /// on the (empty) stand-in do not pile further errors on the real one.
+    #[doc(hidden)]
+    pub fallback: bool,
 }
 
 /// One declared field and its constraints.
@@ -300,12 +288,27 @@ pub(crate) fn cached_schema<F: Form>() -> ElicitationSchema {
     label = "not a String, bool, number, Option of those, or a `#[derive(FormEnum)]` enum",
     note = "flatten the nested value into separate fields of this form, or make `{Self}` a unit-only enum with `#[derive(guard_runtime::FormEnum)]`"
 )]
-pub trait FieldValue: Sized {
+pub trait FieldValue: field_seal::Sealed + Sized {
     /// The offered choices, for single-choice enum fields.
     const CHOICES: &'static [EnumValue] = &[];
 
     fn from_field(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String>;
     fn to_json(&self) -> Value;
+}
+
+/// Only the field types guard knows how to render flat: a user type cannot pose as one.
+mod field_seal {
+    pub trait Sealed {}
+    impl Sealed for String {}
+    impl Sealed for bool {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+    impl<T: super::FieldValue> Sealed for Option<T> {}
+    impl<E: super::FormEnum> Sealed for E {}
+    macro_rules! sealed {
+        ($($t:ty),*) => {$(impl Sealed for $t {})*};
+    }
+    sealed!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
 }
 
 fn present(value: Option<&Value>, field: &FieldSpec) -> Result<Value, String> {

@@ -19,7 +19,7 @@ pub mod db;
 mod error;
 pub mod exposure;
 mod flow;
-mod form;
+pub mod form;
 pub mod forms;
 mod guard;
 pub mod identity;
@@ -27,6 +27,7 @@ pub mod identity;
 pub mod ops;
 mod outbox;
 mod preview;
+mod seal;
 mod trace;
 mod validate;
 
@@ -35,16 +36,13 @@ pub mod honesty;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use args::{TargetText, ToolArgs};
+pub use args::ToolArgs;
 pub use canonical::canonical_json;
 pub use confirmed::Confirmed;
 pub use error::{ToolError, codes};
 pub use exposure::Exposure;
-pub use flow::{ConfirmKind, INPUT_KEY, ToolSpec};
-pub use form::{
-    CheckboxForm, DefaultValue, EnumValue, FieldKind, FieldRole, FieldSpec, FieldValue, Form,
-    FormEnum, FormSpec, Format, TypeToConfirmForm,
-};
+pub use flow::INPUT_KEY;
+pub use form::{Form, FormEnum};
 pub use guard::{Guard, GuardError, Guarded, KEY_ENV, exposed};
 pub use guard_macros::{
     Form, FormEnum, ToolArgs, confirm, destructive, idempotent, operations, prepare, read_only,
@@ -56,10 +54,21 @@ pub use outbox::{Outbound, Outbox};
 pub use preview::{Effect, Preview};
 pub use validate::validate;
 
-/// Items the macros expand to. Not a stable API.
+/// Items the macros expand to. Not a stable API, and nothing here can mint a proof: the
+/// flow's steps only build [`Confirmed`] after a real accept, and the confirm driver only
+/// builds `Approved` after the store lock and the author's re-check.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::flow::{Flow, GuardCall, Rules};
+    pub use crate::args::TargetText;
+    pub use crate::args::{ToolArgField, ToolArgsDerived, assert_tool_arg_field};
+    pub use crate::flow::{ConfirmKind, Flow, GuardCall, Rules, ToolSpec};
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub use crate::ops::{
+        call::{ConfirmSpec, PrepareSpec},
+        drive::{RecheckHook, lock_and_recheck},
+        lookup::get_operation_result,
+    };
+    pub use crate::seal::{FormDerived, FormEnumDerived};
     pub use rmcp;
     pub use serde_json;
 
@@ -67,8 +76,6 @@ pub mod __private {
     pub const fn assert_tool_args<T: crate::ToolArgs>() {}
     /// Pins a handler's form to `Form`.
     pub const fn assert_form<T: crate::Form>() {}
-    pub const fn assert_checkbox_form<T: crate::CheckboxForm>() {}
-    pub const fn assert_type_to_confirm_form<T: crate::TypeToConfirmForm>() {}
     pub const fn assert_guarded<T: crate::Guarded + ?Sized>() {}
     /// Hands the proof, locked as the payload its prepare's `Intent<P>` froze, to a confirm
     /// taking `Approved<P>`; pins the two payload types to be the same. The intent is locked
@@ -76,6 +83,63 @@ pub mod __private {
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub fn same_payload<Prepared, Confirmed>(
         approved: &mut crate::ops::Approved<Prepared>,
+
+    /// Fails the build when `form`'s confirmation roles do not fit `kind`: evaluated in a
+    /// `const` item, so the form's static description, not a marker, decides.
+    pub const fn assert_roles(form: &crate::form::FormSpec, kind: ConfirmKind) {
+        if form.fallback {
+            return;
+        }
+        if let Some(problem) = crate::flow::roles_problem(form, kind) {
+            panic!("{}", problem);
+        }
+    }
+
+    /// Pins `form = X` and the handler's `Confirmed<Y>` to one type (however each is spelled).
+    pub const fn assert_same_form<Declared: SameForm<Taken>, Taken>() {}
+
+    #[diagnostic::on_unimplemented(
+        message = "`form = {Self}` but the handler takes `Confirmed<{T}>`",
+        label = "not the form the handler takes",
+        note = "the human fills in the form the handler receives: name the same form in both places, or drop `form = ...`"
+    )]
+    pub trait SameForm<T> {}
+    impl<T> SameForm<T> for T {}
+
+    /// Pins a guarded tool's arguments to rmcp's `Parameters<T>` (by type, not by spelling)
+    /// with `T: ToolArgs`.
+    pub const fn assert_parameters<P: IsParameters<T>, T: crate::ToolArgs>() {}
+
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is not rmcp's `Parameters<{T}>`",
+        label = "a guarded tool's arguments must be rmcp's `Parameters<_>`",
+        note = "take `rmcp::handler::server::wrapper::Parameters<YourArgs>` with `#[derive(guard_runtime::ToolArgs)]` on `YourArgs`"
+    )]
+    pub trait IsParameters<T> {}
+    impl<T> IsParameters<T> for rmcp::handler::server::wrapper::Parameters<T> {}
+
+    /// Pins every other parameter of a guarded tool to server-side context.
+    pub const fn assert_extractor<T: Extractor>() {}
+
+    /// Server-side context a guarded tool may take besides its arguments and the proof.
+    /// Nothing here lets the model's raw arguments or guard's confirmation state in.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be a parameter of a guarded tool",
+        label = "not `Parameters<YourArgs>` written out, the `Confirmed<_>` proof, or server-side context",
+        note = "a guarded tool takes `Parameters<YourArgs>` (spelled out, not behind an alias, so guard can check every argument), the `Confirmed<YourForm>` proof, and server-side context: `RequestContext<RoleServer>`, `Peer<RoleServer>`, `Extensions`, `Extension<T>`, `RequestId`, guard's database handles. Raw arguments (`JsonObject`) and the confirmation round's `RequestState`/`InputResponses` belong to guard"
+    )]
+    pub trait Extractor {}
+    impl Extractor for rmcp::service::RequestContext<rmcp::RoleServer> {}
+    impl Extractor for rmcp::Peer<rmcp::RoleServer> {}
+    impl Extractor for rmcp::model::Extensions {}
+    impl<T> Extractor for rmcp::handler::server::common::Extension<T> {}
+    impl Extractor for rmcp::model::RequestId {}
+    #[cfg(feature = "sqlite")]
+    impl Extractor for crate::db::ReadDb {}
+    #[cfg(feature = "sqlite")]
+    impl Extractor for crate::db::WriteDb {}
+    #[cfg(feature = "postgres")]
+    impl Extractor for crate::db::PgReadDb {}
     ) -> &mut crate::ops::Approved<Confirmed>
     where
         Prepared: SamePayload<Confirmed>,

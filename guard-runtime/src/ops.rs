@@ -17,10 +17,11 @@
 //! [`PgStore`] (feature `postgres`) for several server processes.
 
 mod audit;
-mod call;
+pub(crate) mod call;
 mod confirm;
+pub(crate) mod drive;
 mod intent;
-mod lookup;
+pub(crate) mod lookup;
 #[cfg(feature = "postgres")]
 mod pg;
 mod prepare;
@@ -45,10 +46,6 @@ pub use sql::{BoxFuture, Dialect, Row, SqlValue, StoreError, Tx, TxBackend};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 
-#[doc(hidden)]
-pub use call::{ConfirmSpec, PrepareSpec};
-#[doc(hidden)]
-pub use lookup::get_operation_result;
 
 use crate::identity::IdentityProvider;
 

@@ -1,0 +1,33 @@
+//! The one way to an [`Approved`] proof: lock the intent, run the author's re-check hook on
+//! it, and only then approve. The lock and gate steps are crate-private, so no code can
+//! skip the hook or hand the proof a verdict of its own.
+
+use rmcp::{RoleServer, handler::server::wrapper::Parameters, service::RequestContext};
+use serde::de::DeserializeOwned;
+
+use super::{
+    call::ConfirmSpec,
+    confirm::{Approved, Locked, Recheck},
+    intent::OperationRef,
+    sql::BoxFuture,
+};
+use crate::{error::ToolError, flow::Step, guard::Guard};
+
+/// The author's `recheck` hook, boxed so it can be called with any borrow of the intent.
+pub type RecheckHook<S, P> =
+    for<'a> fn(&'a S, &'a mut Locked<P>) -> BoxFuture<'a, Result<Recheck, ToolError>>;
+
+/// Steps 1–6 of a confirm: lock and gate the intent, re-check its target through `hook`,
+/// and approve it, or end the call with the model's answer.
+pub async fn lock_and_recheck<S, P: DeserializeOwned>(
+    guard: &Guard,
+    request: &RequestContext<RoleServer>,
+    spec: &'static ConfirmSpec,
+    reference: Parameters<OperationRef>,
+    server: &S,
+    hook: RecheckHook<S, P>,
+) -> Step<Approved<P>> {
+    let mut locked = Locked::begin(guard, request, spec, reference).await?;
+    let verdict = hook(server, &mut locked).await;
+    locked.rechecked(verdict).await
+}
