@@ -27,6 +27,8 @@ pub mod identity;
 pub mod ops;
 mod outbox;
 mod preview;
+#[cfg(unix)]
+pub mod sandbox;
 mod seal;
 mod trace;
 mod validate;
