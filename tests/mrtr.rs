@@ -305,8 +305,50 @@ async fn state_for_other_arguments_is_rejected() {
 
 // ── (d) replay ─────────────────────────────────────────────────────────────────────────
 
+/// Recreates `orders` with the four seeded rows, so a drop preview matches the one the
+/// human saw before the first drop exactly.
+fn restore_orders(world: &World) {
+    let conn = rusqlite::Connection::open(&world.db).expect("writable connection");
+    conn.execute_batch(
+        "CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL, \
+         total_cents INTEGER NOT NULL, status TEXT NOT NULL);
+         INSERT INTO orders (customer_id, total_cents, status) VALUES \
+         (1, 1, 'paid'), (2, 2, 'paid'), (3, 3, 'paid'), (1, 4, 'paid');",
+    )
+    .expect("restore orders");
+}
+
+fn accept_drop() -> Option<Value> {
+    Some(answer(
+        "accept",
+        Some(json!({"typed_name": "orders", "approver": "ada"})),
+    ))
+}
+
 #[tokio::test]
 async fn replayed_accept_runs_once() {
+    let world = World::new();
+    let (client, _human) = client_for(&world, guard()).await;
+    let args = json!({"table": "orders"});
+    let (state, _) = first_round(&client, "drop_table", args.clone()).await;
+    let result = send(&client, "drop_table", args.clone(), &state, accept_drop()).await;
+    assert_natural(&result, "executed");
+    assert_eq!(world.rows("orders"), None);
+
+    // The same table with the same number of rows again, so the preview matches the sealed
+    // one exactly: only the single-use rule can stop the replay.
+    restore_orders(&world);
+    let result = send(&client, "drop_table", args, &state, accept_drop()).await;
+    assert_refused(&result, "INVALID_STATE", "replayed");
+    assert!(text(&result).contains("already used"), "{}", text(&result));
+    assert_eq!(world.rows("orders"), Some(4), "the replay dropped nothing");
+    let _ = client.cancel().await;
+}
+
+/// A deleted file put back with the same bytes and the same mtime is another file (another
+/// inode, another change time): the replayed answer cannot delete it.
+#[tokio::test]
+async fn replayed_delete_of_a_restored_file_is_refused() {
     let world = World::new();
     let (client, _human) = client_for(&world, guard()).await;
     let args = json!({"path": "old.log"});
@@ -326,8 +368,6 @@ async fn replayed_accept_runs_once() {
     assert_natural(&result, "executed");
     assert_eq!(world.file("old.log"), None);
 
-    // Restore an identical file (same bytes, same mtime), so the preview matches the sealed
-    // one exactly: only the single-use rule can stop the replay.
     std::fs::write(&path, OLD_LOG).expect("restore");
     std::fs::File::options()
         .write(true)
@@ -335,8 +375,7 @@ async fn replayed_accept_runs_once() {
         .and_then(|f| f.set_modified(modified))
         .expect("restore mtime");
     let result = send(&client, "delete_file", args, &state, accept_delete()).await;
-    assert_refused(&result, "INVALID_STATE", "replayed");
-    assert!(text(&result).contains("already used"), "{}", text(&result));
+    assert_refused(&result, "STATE_CHANGED", "state_changed");
     assert_eq!(
         world.file("old.log").as_deref(),
         Some(OLD_LOG),
@@ -360,27 +399,111 @@ async fn replay_on_another_replica_sharing_the_store_is_refused() {
     };
     let (first, _) = client_for(&world, replica()).await;
     let (second, _) = client_for(&world, replica()).await;
-    let args = json!({"path": "old.log"});
-    let path = world.path("old.log");
-    let modified = std::fs::metadata(&path)
-        .and_then(|m| m.modified())
-        .expect("mtime");
-    let (state, _) = first_round(&first, "delete_file", args.clone()).await;
-    let result = send(&first, "delete_file", args.clone(), &state, accept_delete()).await;
+    let args = json!({"table": "orders"});
+    let (state, _) = first_round(&first, "drop_table", args.clone()).await;
+    let result = send(&first, "drop_table", args.clone(), &state, accept_drop()).await;
     assert_natural(&result, "executed");
 
-    // The same bytes and mtime again, so only the single-use rule can stop the replay.
-    std::fs::write(&path, OLD_LOG).expect("restore");
-    std::fs::File::options()
-        .write(true)
-        .open(&path)
-        .and_then(|f| f.set_modified(modified))
-        .expect("restore mtime");
-    let result = send(&second, "delete_file", args, &state, accept_delete()).await;
+    // The same table and row count again, so only the single-use rule can stop the replay.
+    restore_orders(&world);
+    let result = send(&second, "drop_table", args, &state, accept_drop()).await;
     assert_refused(&result, "INVALID_STATE", "replayed");
-    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+    assert_eq!(world.rows("orders"), Some(4));
     let _ = first.cancel().await;
     let _ = second.cancel().await;
+}
+
+/// A guard without an operation store remembers used states in memory only, so a restart
+/// (a new guard with the same key) must refuse every state sealed before it, used or not.
+#[tokio::test]
+async fn states_from_before_a_restart_are_refused_without_a_store() {
+    let world = World::new();
+    let key = [9u8; 32];
+    let boot = || Guard::with_key(key.to_vec()).expect("guard key");
+    let (before, _) = client_for(&world, boot()).await;
+    let args = json!({"table": "orders"});
+    let (accepted, _) = first_round(&before, "drop_table", args.clone()).await;
+    let result = send(
+        &before,
+        "drop_table",
+        args.clone(),
+        &accepted,
+        accept_drop(),
+    )
+    .await;
+    assert_natural(&result, "executed");
+    let (declined, _) = first_round(&before, "delete_file", json!({"path": "old.log"})).await;
+    let result = send(
+        &before,
+        "delete_file",
+        json!({"path": "old.log"}),
+        &declined,
+        Some(answer("decline", None)),
+    )
+    .await;
+    assert_natural(&result, "declined");
+    let (unanswered, _) = first_round(&before, "delete_file", json!({"path": "report.csv"})).await;
+    let _ = before.cancel().await;
+
+    restore_orders(&world);
+    let (after, _) = client_for(&world, boot()).await;
+    let result = send(&after, "drop_table", args, &accepted, accept_drop()).await;
+    assert_refused(&result, "INVALID_STATE", "restarted");
+    assert!(text(&result).contains("restarted"), "{}", text(&result));
+    assert_eq!(world.rows("orders"), Some(4), "the replay dropped nothing");
+    let result = send(
+        &after,
+        "delete_file",
+        json!({"path": "old.log"}),
+        &declined,
+        accept_delete(),
+    )
+    .await;
+    assert_refused(&result, "INVALID_STATE", "restarted");
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+    // Never answered before the restart: the new process cannot know that, so it asks again.
+    let result = send(
+        &after,
+        "delete_file",
+        json!({"path": "report.csv"}),
+        &unanswered,
+        accept_delete(),
+    )
+    .await;
+    assert_refused(&result, "INVALID_STATE", "restarted");
+    assert_eq!(world.file("report.csv").as_deref(), Some(REPORT));
+    let _ = after.cancel().await;
+}
+
+/// With a shared operation store the used states live in the store, so a state asked on one
+/// replica (or before a restart) is still answerable on another, exactly once.
+#[tokio::test]
+async fn replicas_sharing_a_store_answer_each_others_states_once() {
+    let world = World::new();
+    let store = Arc::new(SqliteStore::open(world.base.join("guard.db")).expect("store opens"));
+    let key = [8u8; 32];
+    let replica = || {
+        let identity = EnvIdentity::new(Identity::new("t", "u", Vec::<String>::new()));
+        Guard::with_key(key.to_vec())
+            .expect("guard key")
+            .with_operations(Operations::new(store.clone(), identity))
+    };
+    let (first, _) = client_for(&world, replica()).await;
+    let args = json!({"table": "orders"});
+    let (state, _) = first_round(&first, "drop_table", args.clone()).await;
+    let _ = first.cancel().await;
+
+    let (second, _) = client_for(&world, replica()).await;
+    let result = send(&second, "drop_table", args.clone(), &state, accept_drop()).await;
+    assert_natural(&result, "executed");
+    assert_eq!(world.rows("orders"), None);
+    restore_orders(&world);
+    let (third, _) = client_for(&world, replica()).await;
+    let result = send(&third, "drop_table", args, &state, accept_drop()).await;
+    assert_refused(&result, "INVALID_STATE", "replayed");
+    assert_eq!(world.rows("orders"), Some(4));
+    let _ = second.cancel().await;
+    let _ = third.cancel().await;
 }
 
 #[tokio::test]
@@ -503,8 +626,17 @@ async fn state_from_another_key_is_rejected() {
     let world = World::new();
     let key_a = vec![7u8; 32];
     let key_b = vec![9u8; 32];
-    let (a, _) = client_for(&world, Guard::with_key(key_a.clone()).expect("key a")).await;
-    let (b, _) = client_for(&world, Guard::with_key(key_b).expect("key b")).await;
+    // Replicas open each other's states only with a shared store (without one, states are
+    // bound to the process that sealed them).
+    let store = Arc::new(SqliteStore::open(world.base.join("guard.db")).expect("store opens"));
+    let with_store = |key: &Vec<u8>| {
+        let identity = EnvIdentity::new(Identity::new("t", "u", Vec::<String>::new()));
+        Guard::with_key(key.clone())
+            .expect("guard key")
+            .with_operations(Operations::new(store.clone(), identity))
+    };
+    let (a, _) = client_for(&world, with_store(&key_a)).await;
+    let (b, _) = client_for(&world, with_store(&key_b)).await;
     let args = json!({"path": "old.log"});
 
     let (state, _) = first_round(&a, "delete_file", args.clone()).await;
@@ -513,7 +645,7 @@ async fn state_from_another_key_is_rejected() {
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
 
     // A replica sharing key A opens it: the rejection above is about the key.
-    let (a2, _) = client_for(&world, Guard::with_key(key_a).expect("key a")).await;
+    let (a2, _) = client_for(&world, with_store(&key_a)).await;
     let result = send(&a2, "delete_file", args, &state, accept_delete()).await;
     assert_natural(&result, "executed");
     assert_eq!(world.file("old.log"), None);

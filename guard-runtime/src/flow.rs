@@ -97,6 +97,10 @@ struct Sealed {
     fingerprint: String,
     /// Carried across rounds so the asking and answering calls share one trace id.
     trace_id: String,
+    /// The sealing guard's boot epoch when it keeps used states in memory only (see
+    /// [`Guard`]): a state from before a restart cannot be checked for use, so it is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    epoch: Option<String>,
 }
 
 /// One guarded call in progress.
@@ -395,6 +399,7 @@ impl<'g, F: Form> Flow<'g, F> {
                 nonce: uuid::Uuid::new_v4().to_string(),
                 fingerprint: effect.fingerprint(),
                 trace_id: self.trace_id.clone(),
+                epoch: self.guard.boot_epoch().map(str::to_owned),
             };
             let state = self
                 .guard
@@ -435,6 +440,18 @@ impl<'g, F: Form> Flow<'g, F> {
                 ));
             }
         };
+        if sealed.epoch.as_deref() != self.guard.boot_epoch() {
+            tracing::warn!(trace_id = %self.trace_id, "request state sealed before this server started");
+            return Err(self.refuse(
+                "restarted",
+                ToolError::new(
+                    codes::INVALID_STATE,
+                    "This confirmation was asked before the server restarted, and the server \
+                     cannot tell whether it was already used; nothing was changed. Call the tool \
+                     again to ask afresh.",
+                ),
+            ));
+        }
         if sealed.fingerprint != effect.fingerprint() {
             return Err(self.refuse("state_changed", state_changed(effect.target())));
         }
@@ -506,7 +523,11 @@ impl<'g, F: Form> Flow<'g, F> {
                 )));
             }
         }
-        for field in F::SPEC.fields.iter().filter(|f| f.role == FieldRole::Checkbox) {
+        for field in F::SPEC
+            .fields
+            .iter()
+            .filter(|f| f.role == FieldRole::Checkbox)
+        {
             if object.get(field.name) != Some(&Value::Bool(true)) {
                 return Err(self.invalid(format!(
                     "the confirmation box `{}` was not ticked",

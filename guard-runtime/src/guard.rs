@@ -1,5 +1,11 @@
 //! The server-wide guard configuration: the key that seals MRTR request state, how long a
 //! human has to answer, and the record of request states already redeemed.
+//!
+//! A request state is used once, also across restarts. With an operation store the used
+//! states are kept in the store, which outlives the process and is shared by replicas. Without
+//! one the record lives in this process only, so every state is also sealed with this guard's
+//! boot epoch, a random value made when the guard is built: a restarted server (which has
+//! forgotten what was used) refuses every state sealed before it started.
 
 use std::{
     collections::HashMap,
@@ -19,8 +25,17 @@ pub const KEY_ENV: &str = "GUARD_HMAC_KEY";
 pub struct Guard {
     codec: RequestStateCodec,
     answer_timeout: Duration,
+///
+/// MRTR request states are single use. With [`Guard::with_operations`] the used states are
+/// recorded in the operation store, so replicas sharing the store and the key refuse each
+/// other's replays, before and after any restart. Without an operation store they are
+/// recorded in memory, and each state is bound to this guard's boot epoch (random, made at
+/// construction): a state from before a restart, used or not, is refused after it, and a
+/// second process without a store cannot open this one's states.
     redeemed: Mutex<HashMap<String, Instant>>,
     exposure: Option<Arc<Exposure>>,
+    /// Random per construction; sealed into request states when there is no operation store.
+    epoch: String,
     #[cfg(feature = "sqlite")]
     sqlite: Option<crate::db::SqliteDatabase>,
     outbox: Outbox,
@@ -48,8 +63,11 @@ impl Guard {
         Ok(Self {
             codec,
             answer_timeout: Duration::from_secs(300),
+        let mut epoch = [0u8; 16];
+        getrandom::fill(&mut epoch).map_err(|e| GuardError::NoRandomness(e.to_string()))?;
             redeemed: Mutex::new(HashMap::new()),
             exposure: None,
+            epoch: crate::canonical::hex(&epoch),
             #[cfg(feature = "sqlite")]
             sqlite: None,
             outbox: Outbox::default(),
@@ -136,6 +154,17 @@ impl Guard {
     /// Marks a sealed request state as used; false if it already was (a replay). With an
     /// operation store the mark is kept there, so replicas sharing the store and the key
     /// refuse each other's replays too; without one it is kept in this process.
+    /// The boot epoch request states must carry, or `None` when used states are kept in an
+    /// operation store (which survives restarts and is shared by replicas, so states must
+    /// stay valid across processes).
+    pub(crate) fn boot_epoch(&self) -> Option<&str> {
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        if self.operations.is_some() {
+            return None;
+        }
+        Some(&self.epoch)
+    }
+
     pub(crate) async fn redeem(&self, nonce: &str, valid_for: Duration) -> Result<bool, String> {
         #[cfg(any(feature = "sqlite", feature = "postgres"))]
         if let Some(operations) = &self.operations {
