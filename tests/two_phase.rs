@@ -58,6 +58,8 @@ both_stores!(
     business_refusals_prepare_nothing,
     tampered_payload_is_refused,
     store_failure_mid_confirm_is_result_unknown,
+    a_constraint_in_the_effect_is_state_changed_and_closes_the_intent,
+    racing_prepares_and_confirms_never_strand_an_intent,
 );
 
 const ORDER: &str = "A10001";
@@ -345,8 +347,8 @@ async fn failure_after_the_insert_leaves_nothing_half_written(engine: Engine) {
     assert_eq!(world.effects(&id).await, 0);
     assert_eq!(
         world.audit_outcomes(&id).await,
-        ["PREPARED"],
-        "no SUBMITTED record"
+        ["PREPARED", "RESULT_UNKNOWN"],
+        "no SUBMITTED record, and the unknown answer is audited on its own"
     );
 
     // get_operation_result tells the truth, and a retry with a working log succeeds once.
@@ -646,6 +648,11 @@ async fn store_failure_mid_confirm_is_result_unknown(engine: Engine) {
     }
     world.exec(mend_it, &[]).await;
     assert_eq!(
+        world.audit_outcomes(&id).await,
+        ["PREPARED", "RESULT_UNKNOWN"],
+        "the unknown answer has its audit record"
+    );
+    assert_eq!(
         lookup(&alice, &id).await["status"],
         "PREPARED",
         "nothing half-written"
@@ -741,5 +748,212 @@ async fn tools_are_listed_with_honest_annotations_and_one_argument() {
         args,
         ["order_no", "reason"],
         "no identity field in any schema"
+    );
+}
+
+/// A constraint the effect runs into (a request for the order was filed behind the
+/// server's back) is a definite refusal: STATE_CHANGED, the intent closed as REJECTED and
+/// audited, and every later call says so, instead of RESULT_UNKNOWN on every retry.
+async fn a_constraint_in_the_effect_is_state_changed_and_closes_the_intent(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    let id = prepare(&alice, ORDER).await;
+    world
+        .exec(
+            "INSERT INTO order_cancel_requests
+                (tenant, order_id, requested_by, reason, status, source_operation_id, created_at)
+             VALUES ('tenant_demo', $1, 'back-office', 'phoned in', 'PENDING', 'elsewhere', 0)",
+            &[ORDER_ID.into()],
+        )
+        .await;
+    let refused = error_text(&confirm(&alice, &id).await);
+    assert!(refused.starts_with("[STATE_CHANGED]"), "{refused}");
+    assert!(
+        refused.contains("Nothing was done") && refused.contains("prepare_order_cancel"),
+        "says what happened and what to do next: {refused}"
+    );
+    for leak in [
+        "order_cancel_requests",
+        "unique",
+        "UNIQUE",
+        "constraint failed",
+        "SQL",
+    ] {
+        assert!(
+            !refused.contains(leak),
+            "no database detail ({leak}): {refused}"
+        );
+    }
+    assert_eq!(world.status(&id).await, "REJECTED");
+    assert_eq!(
+        world.requests(ORDER_ID).await,
+        1,
+        "only the one filed elsewhere"
+    );
+    assert_eq!(world.effects(&id).await, 0);
+    assert_eq!(
+        world.audit_outcomes(&id).await,
+        ["PREPARED", "STATE_CHANGED"]
+    );
+    assert_eq!(lookup(&alice, &id).await["status"], "REJECTED");
+    let again = error_text(&confirm(&alice, &id).await);
+    assert!(again.starts_with("[INVALID_STATE]"), "{again}");
+}
+
+/// Many prepares racing confirms of the same orders: each pair's confirm files the request
+/// and its prepare is refused (never a second intent the business then refuses), no
+/// intent is left PREPARED beside a filed request, no confirm answers RESULT_UNKNOWN, and
+/// every confirm answer has an audit record under its trace id.
+async fn racing_prepares_and_confirms_never_strand_an_intent(engine: Engine) {
+    const PAIRS: i64 = 32;
+    let orders = orders::paid_orders(7000, PAIRS);
+    let seed = orders::seed_rows(&orders);
+    let Some(world) = World::with_orders(engine, &seed).await else {
+        return;
+    };
+    // Each pair has its own confirming user and its own racing user, so nothing but the
+    // order they share makes them take turns.
+    let mut first = Vec::new();
+    let mut pairs = Vec::new();
+    for (i, (_, no)) in orders.iter().enumerate() {
+        let owner = connect(world.server("tenant_demo", &format!("owner{i}"), &[SCOPE])).await;
+        let racer = connect(world.server("tenant_demo", &format!("racer{i}"), &[SCOPE])).await;
+        first.push(prepare(&owner, no).await);
+        pairs.push((Arc::new(owner), Arc::new(racer)));
+    }
+    let start = Arc::new(tokio::sync::Barrier::new(2 * orders.len()));
+    let mut confirms = Vec::new();
+    let mut prepares = Vec::new();
+    for (((_, no), id), (owner, racer)) in orders.iter().zip(&first).zip(&pairs) {
+        let (client, gate, id) = (owner.clone(), start.clone(), id.clone());
+        confirms.push(tokio::spawn(async move {
+            gate.wait().await;
+            confirm(&client, &id).await
+        }));
+        let (client, gate, no) = (racer.clone(), start.clone(), no.clone());
+        prepares.push(tokio::spawn(async move {
+            gate.wait().await;
+            let args = json!({"order_no": no, "reason": "racing the confirm"});
+            call(&client, "prepare_order_cancel", args).await
+        }));
+    }
+    let mut answers = Vec::new();
+    for confirm in confirms {
+        answers.push(confirm.await.expect("confirm task"));
+    }
+    let mut second = Vec::new();
+    for (prepare, (_, racer)) in prepares.into_iter().zip(&pairs) {
+        let result = prepare.await.expect("prepare task");
+        if !support::is_error(&result) {
+            let id = body(&result)["operation_id"].as_str().unwrap().to_owned();
+            // An intent prepared anyway must still be answered definitely.
+            answers.push(confirm(racer, &id).await);
+            second.push(id);
+        }
+    }
+    for answer in &answers {
+        let code = support::code(answer);
+        assert_ne!(code.as_deref(), Some("RESULT_UNKNOWN"), "{answer:?}");
+        let trace = support::trace_id(answer).expect("every answer has a trace id");
+        assert_eq!(
+            world
+                .count(
+                    "SELECT COUNT(*) AS n FROM guard_audit
+                     WHERE trace_id = $1 AND tool = 'confirm_order_cancel'",
+                    &[trace.clone().into()],
+                )
+                .await,
+            1,
+            "the confirm answer {code:?} (trace {trace}) has one audit record"
+        );
+    }
+    assert!(
+        second.is_empty(),
+        "a prepare that raced a confirm of its order was refused, not stored: {second:?}"
+    );
+    assert_eq!(
+        world
+            .count(
+                "SELECT COUNT(*) AS n FROM guard_operations o
+                 WHERE o.status = 'PREPARED' AND EXISTS (
+                     SELECT 1 FROM order_cancel_requests r
+                     WHERE r.order_id = CAST(o.target AS BIGINT) AND r.status = 'PENDING')",
+                &[]
+            )
+            .await,
+        0,
+        "no intent stranded beside a filed request"
+    );
+    assert_eq!(
+        world
+            .count(
+                "SELECT COUNT(*) AS n FROM order_cancel_requests WHERE order_id >= 7000",
+                &[]
+            )
+            .await,
+        PAIRS,
+        "each order got exactly one request"
+    );
+}
+
+/// Another owner's operation id answers OPERATION_NOT_FOUND while the owner's transaction
+/// still holds the intent's row: it is never waited on, so it answers like an unknown id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn another_owners_id_is_not_waited_on_while_its_row_is_locked() {
+    let Some(world) = World::new(Engine::Postgres).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    let id = prepare(&alice, ORDER).await;
+    let url = std::env::var(orders::URL_ENV).expect("PostgreSQL URL");
+    let schema = world.schema.clone().expect("schema");
+    let config = order_cancel::stores::pg_config(&url, &schema, None).expect("config");
+    let (holder, connection) = config
+        .connect(tokio_postgres::NoTls)
+        .await
+        .expect("owner connects");
+    tokio::spawn(connection);
+    holder.batch_execute("BEGIN").await.expect("begin");
+    let held = holder
+        .query(
+            "SELECT status FROM guard_operations WHERE operation_id = $1 FOR UPDATE",
+            &[&id],
+        )
+        .await
+        .expect("row locked");
+    assert_eq!(held.len(), 1);
+
+    let bound = std::time::Duration::from_secs(60);
+    let others = [
+        connect(world.server("tenant_other", "mallory", &[SCOPE])).await,
+        connect(world.server("tenant_demo", "bob", &[SCOPE])).await,
+    ];
+    for other in &others {
+        let confirmed = tokio::time::timeout(bound, confirm(other, &id))
+            .await
+            .expect("answered while the owner's transaction still holds the row");
+        let text = error_text(&confirmed);
+        assert!(text.starts_with("[OPERATION_NOT_FOUND]"), "{text}");
+        let looked = tokio::time::timeout(
+            bound,
+            call(other, "get_operation_result", json!({"operation_id": id})),
+        )
+        .await
+        .expect("answered while the owner's transaction still holds the row");
+        assert!(
+            error_text(&looked).starts_with("[OPERATION_NOT_FOUND]"),
+            "{looked:?}"
+        );
+    }
+    // The owner's transaction was open all along; releasing it lets the owner confirm.
+    holder
+        .batch_execute("SELECT 1; ROLLBACK")
+        .await
+        .expect("the holder's transaction was still open");
+    assert_eq!(
+        body(&confirm(&alice, &id).await)["already_processed"],
+        false
     );
 }

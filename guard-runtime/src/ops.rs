@@ -31,6 +31,7 @@ mod schema;
 mod sql;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod target;
 
 use std::{collections::HashMap, sync::Arc};
 
@@ -40,7 +41,7 @@ pub use intent::{Intent, OperationRef, Status};
 #[cfg(feature = "postgres")]
 pub use pg::PgStore;
 pub use prepare::Prepare;
-pub use rate::Rate;
+pub use rate::{BadRate, Rate};
 pub(crate) use redeem::redeem;
 pub use sql::{BoxFuture, Dialect, Row, SqlValue, StoreError, Tx, TxBackend};
 #[cfg(feature = "sqlite")]
@@ -70,6 +71,8 @@ pub struct Operations {
     pub(crate) audit: Arc<dyn AuditSink>,
     /// Per-tool rates that replace the ones the prepare tools declare.
     rates: Arc<HashMap<&'static str, Rate>>,
+    /// Per-tool intent lifetimes that replace the `ttl` the prepare tools declare.
+    ttls: Arc<HashMap<&'static str, std::time::Duration>>,
 }
 
 impl Operations {
@@ -81,6 +84,7 @@ impl Operations {
             identity: Arc::new(identity),
             audit: Arc::new(AuditTable),
             rates: Arc::default(),
+            ttls: Arc::default(),
         }
     }
 
@@ -95,6 +99,26 @@ impl Operations {
     pub fn rate_limit(mut self, tool: &'static str, rate: Rate) -> Self {
         Arc::make_mut(&mut self.rates).insert(tool, rate);
         self
+    }
+
+    /// This deployment's lifetime for the intents the prepare tool `tool` stores, in place
+    /// of the `ttl` it declares: how long the user has to confirm. Zero is refused at
+    /// startup: an intent must be confirmable.
+    ///
+    /// # Panics
+    /// If `ttl` is zero (parse the setting first and report a bad one as a startup error).
+    pub fn intent_ttl(mut self, tool: &'static str, ttl: std::time::Duration) -> Self {
+        assert!(
+            !ttl.is_zero(),
+            "the intent lifetime of {tool} must be longer than zero"
+        );
+        Arc::make_mut(&mut self.ttls).insert(tool, ttl);
+        self
+    }
+
+    /// The intent lifetime that holds for `tool`: this deployment's, else the declared one.
+    pub(crate) fn ttl_for(&self, tool: &str, declared: std::time::Duration) -> std::time::Duration {
+        self.ttls.get(tool).copied().unwrap_or(declared)
     }
 
     /// The rate that holds for `tool`: this deployment's, else the one it declares.

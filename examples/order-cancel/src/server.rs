@@ -113,6 +113,12 @@ impl OrderCancel {
     ) -> Result<Intent<CancelPayload>, ToolError> {
         let args = args.checked()?;
         let tenant = prepare.caller().tenant.clone();
+        let found = orders::find(prepare.tx(), &tenant, &args.order_no)
+            .await?
+            .ok_or_else(|| orders::not_found(&args.order_no))?;
+        // Hold the order against a confirm of it, then read it again: a confirm that was
+        // filing a request for it has committed by now, and its request is seen below.
+        prepare.lock_target(&found.order_id.to_string()).await?;
         let order = orders::find(prepare.tx(), &tenant, &args.order_no)
             .await?
             .ok_or_else(|| orders::not_found(&args.order_no))?;

@@ -23,7 +23,7 @@ use super::{
     call::{Caller, ConfirmSpec},
     intent::{OperationRef, Status, Stored, sha256_hex},
     now_ms, rfc3339,
-    sql::{StoreError, Tx},
+    sql::{Dialect, StoreError, Tx},
 };
 use crate::{
     error::{ToolError, codes},
@@ -101,8 +101,7 @@ impl<P> std::ops::DerefMut for Approved<P> {
 
 impl<P: DeserializeOwned> Locked<P> {
     /// Steps 1–4: lock the intent and end the call unless it can go ahead.
-    #[doc(hidden)]
-    pub async fn begin(
+    pub(crate) async fn begin(
         guard: &Guard,
         request: &RequestContext<RoleServer>,
         spec: &'static ConfirmSpec,
@@ -113,10 +112,13 @@ impl<P: DeserializeOwned> Locked<P> {
         let mut tx = match caller.ops.store.begin().await {
             Ok(tx) => tx,
             Err(e) => {
-                return Err(caller.unavailable(
+                let answer = caller.unavailable(
                     &e,
                     "The operation was not touched; retry with the same operation_id",
-                ));
+                );
+                let record = caller.record(codes::UNAVAILABLE, Some(&id), None, None);
+                caller.audit_alone(&record).await;
+                return Err(answer);
             }
         };
         let gate = Gate {
@@ -131,7 +133,11 @@ impl<P: DeserializeOwned> Locked<P> {
                     Err(e) => {
                         tracing::error!(trace_id = %caller.trace_id, operation_id = %id, error = %e, "a stored payload no longer reads as the confirm's payload type");
                         drop(tx);
-                        return Err(caller.refuse(ToolError::internal(e), Some(&id)));
+                        let refusal = ToolError::internal(e);
+                        let record =
+                            caller.record(refusal.code(), Some(&id), Some(&intent.target), None);
+                        caller.audit_alone(&record).await;
+                        return Err(caller.refuse(refusal, Some(&id)));
                     }
                 };
                 Ok(Self {
@@ -146,16 +152,18 @@ impl<P: DeserializeOwned> Locked<P> {
                 let record = caller.record(outcome, Some(&id), None, None);
                 match finish_early(&caller, tx, &record).await {
                     Ok(()) => Err(answer),
-                    Err(e) => Err(result_unknown(&caller, &id, spec, &e)),
+                    Err(e) => Err(result_unknown(&caller, &id, None, spec, &e).await),
                 }
             }
-            Err(e) => Err(result_unknown(&caller, &id, spec, &e)),
+            Err(e) => {
+                drop(tx);
+                Err(result_unknown(&caller, &id, None, spec, &e).await)
+            }
         }
     }
 
     /// Step 5's verdict: go on with the proof, or close the intent as `REJECTED`.
-    #[doc(hidden)]
-    pub async fn rechecked(self, verdict: Result<Recheck, ToolError>) -> Step<Approved<P>> {
+    pub(crate) async fn rechecked(self, verdict: Result<Recheck, ToolError>) -> Step<Approved<P>> {
         match verdict {
             Ok(Recheck::Unchanged) => Ok(Approved(self)),
             Ok(Recheck::Changed(what)) => {
@@ -176,7 +184,7 @@ impl<P: DeserializeOwned> Locked<P> {
                 }
                 .await;
                 if let Err(e) = closed {
-                    return Err(result_unknown(&caller, id, spec, &e));
+                    return Err(result_unknown(&caller, id, Some(&intent.target), spec, &e).await);
                 }
                 Err(caller.refuse(
                     ToolError::new(
@@ -193,7 +201,10 @@ impl<P: DeserializeOwned> Locked<P> {
         }
     }
 
-    /// The author refused (or failed): roll back, audit, and pass the refusal on.
+    /// The author refused (or failed): roll back, audit, and pass the refusal on. A
+    /// `STATE_CHANGED` refusal (the author's, or a constraint the effect ran into: the data
+    /// is not what the preview showed) also closes the intent as `REJECTED`, so it is
+    /// answered definitely from then on instead of failing the same way on every retry.
     async fn refused(self, refusal: ToolError) -> Box<CallToolResponse> {
         let Self {
             caller,
@@ -203,17 +214,85 @@ impl<P: DeserializeOwned> Locked<P> {
             ..
         } = self;
         let id = intent.operation_id.as_str();
+        let target = Some(intent.target.as_str());
         if refusal.code() == codes::UNAVAILABLE {
             drop(tx);
-            return result_unknown(&caller, id, spec, &StoreError::Other(refusal.to_string()));
+            let error = StoreError::Other(refusal.to_string());
+            return result_unknown(&caller, id, target, spec, &error).await;
         }
         if let Err(e) = tx.rollback().await {
-            return result_unknown(&caller, id, spec, &e);
+            return result_unknown(&caller, id, target, spec, &e).await;
         }
-        let record = caller.record(refusal.code(), Some(id), Some(&intent.target), None);
+        if refusal.code() == codes::STATE_CHANGED {
+            return reject_after_rollback(&caller, spec, &intent, refusal).await;
+        }
+        let record = caller.record(refusal.code(), Some(id), target, None);
         caller.audit_alone(&record).await;
         caller.refuse(refusal, Some(id))
     }
+}
+
+/// Closes `intent` as `REJECTED` with its `STATE_CHANGED` audit record, in a transaction of
+/// its own after the confirm's rolled back, and answers `STATE_CHANGED`. If another call
+/// settled the intent in between, its outcome is the answer.
+async fn reject_after_rollback(
+    caller: &Caller,
+    spec: &'static ConfirmSpec,
+    intent: &Stored,
+    refusal: ToolError,
+) -> Box<CallToolResponse> {
+    let id = intent.operation_id.as_str();
+    let who = (
+        caller.identity.tenant.as_str(),
+        caller.identity.user.as_str(),
+    );
+    let record = caller.record(codes::STATE_CHANGED, Some(id), Some(&intent.target), None);
+    let closed = async {
+        let mut tx = caller.ops.store.begin().await?;
+        super::target::lock(&mut tx, who.0, spec.op, &intent.target).await?;
+        let now = Stored::read(&mut tx, id, who, true).await?;
+        if let Some(now) = now.filter(|now| now.status != Status::Prepared) {
+            tx.rollback().await?;
+            return Ok(Some(now));
+        }
+        set_status(&mut tx, id, Status::Rejected).await?;
+        caller.audit(&mut tx, &record).await?;
+        tx.commit().await?;
+        Ok::<_, StoreError>(None)
+    }
+    .await;
+    match closed {
+        Ok(None) => {}
+        Ok(Some(settled)) if settled.status == Status::Submitted => {
+            let record = caller.record("ALREADY_PROCESSED", Some(id), Some(&intent.target), None);
+            caller.audit_alone(&record).await;
+            let result = Stored::json(settled.result.as_deref());
+            let at = settled.confirmed_at.unwrap_or_else(now_ms);
+            return Box::new(caller.answer(
+                "ALREADY_PROCESSED",
+                submitted(&settled, result, at, true),
+                id,
+            ));
+        }
+        Ok(Some(_)) => caller.audit_alone(&record).await,
+        Err(e) => {
+            // Nothing was done, which the answer says; the intent stays PREPARED and the
+            // next confirm runs into the same refusal and closes it then.
+            tracing::error!(trace_id = %caller.trace_id, operation_id = %id, error = %e, "could not close an intent whose effect was refused");
+            caller.audit_alone(&record).await;
+        }
+    }
+    caller.refuse(
+        ToolError::new(
+            codes::STATE_CHANGED,
+            format!(
+                "{} Nothing was done: operation {id} no longer fits the data, so it is closed. Call {} again if the user still wants it.",
+                refusal.message().trim_end(),
+                spec.prepare_tool
+            ),
+        ),
+        Some(id),
+    )
 }
 
 impl<P: DeserializeOwned> Approved<P> {
@@ -262,7 +341,7 @@ impl<P: DeserializeOwned> Approved<P> {
         }
         .await;
         if let Err(e) = committed {
-            return Ok(*result_unknown(&caller, id, spec, &e));
+            return Ok(*result_unknown(&caller, id, Some(&intent.target), spec, &e).await);
         }
         Ok(caller.answer("SUBMITTED", submitted(&intent, result, now, false), id))
     }
@@ -284,15 +363,31 @@ enum Gated {
 impl Gate<'_> {
     async fn check(&self, tx: &mut Tx) -> Result<Gated, StoreError> {
         let (caller, id) = (self.caller, self.id);
-        let who = &caller.identity;
-        let intent = match Stored::read(tx, id, true).await? {
-            Some(intent) if intent.owned_by(&who.tenant, &who.user, Some(self.spec.op)) => intent,
-            _ => {
-                return Ok(Gated::Done(
-                    codes::OPERATION_NOT_FOUND,
-                    caller.refuse(not_found(id, self.spec.prepare_tool), None),
-                ));
+        let who = (
+            caller.identity.tenant.as_str(),
+            caller.identity.user.as_str(),
+        );
+        let not_found = || {
+            Gated::Done(
+                codes::OPERATION_NOT_FOUND,
+                caller.refuse(not_found(id, self.spec.prepare_tool), None),
+            )
+        };
+        // The owner is in every statement, so another owner's id is never waited on. A
+        // pending intent's target is locked before its row, as a prepare of that target
+        // locks it before writing: the two take turns, in one order.
+        let intent = match Stored::read(tx, id, who, false).await? {
+            Some(intent) if intent.op == self.spec.op => intent,
+            _ => return Ok(not_found()),
+        };
+        let intent = if intent.status == Status::Prepared && tx.dialect() == Dialect::Postgres {
+            super::target::lock(tx, who.0, self.spec.op, &intent.target).await?;
+            match Stored::read(tx, id, who, true).await? {
+                Some(intent) => intent,
+                None => return Ok(not_found()),
             }
+        } else {
+            intent
         };
         if intent.payload_sha256 != sha256_hex(intent.payload.as_bytes()) {
             tracing::error!(trace_id = %caller.trace_id, operation_id = %id, "stored payload does not match its SHA-256; refusing to act on it");
@@ -388,14 +483,19 @@ fn submitted(intent: &Stored, result: Value, confirmed_at: i64, already_processe
     })
 }
 
-/// The store failed mid-confirm: the commit may or may not have happened.
-fn result_unknown(
+/// The store failed mid-confirm: the commit may or may not have happened. The answer is
+/// audited in a transaction of its own (the confirm's is gone); if even that fails, the log
+/// says so under the trace id.
+async fn result_unknown(
     caller: &Caller,
     id: &str,
+    target: Option<&str>,
     spec: &ConfirmSpec,
     error: &StoreError,
 ) -> Box<CallToolResponse> {
     tracing::error!(trace_id = %caller.trace_id, tool = spec.tool, operation_id = %id, %error, "operation store failed during a confirm");
+    let record = caller.record(codes::RESULT_UNKNOWN, Some(id), target, None);
+    caller.audit_alone(&record).await;
     caller.refuse(
         ToolError::new(
             codes::RESULT_UNKNOWN,

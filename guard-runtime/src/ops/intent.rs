@@ -121,11 +121,15 @@ pub(crate) struct Stored {
 }
 
 impl Stored {
-    /// Reads one intent; `lock` holds its row until the transaction ends (on PostgreSQL;
-    /// SQLite's `BEGIN IMMEDIATE` already holds the whole database).
+    /// Reads one intent of `owner` (tenant, user); another owner's intent reads as missing.
+    /// The owner is part of the statement itself, so with `lock` (which holds the row until
+    /// the transaction ends, on PostgreSQL; SQLite's `BEGIN IMMEDIATE` already holds the
+    /// whole database) another owner's id is never waited on: it answers as fast as an
+    /// unknown one.
     pub async fn read(
         tx: &mut Tx,
         operation_id: &str,
+        (tenant, user): (&str, &str),
         lock: bool,
     ) -> Result<Option<Self>, StoreError> {
         let lock = if lock && tx.dialect() == Dialect::Postgres {
@@ -136,12 +140,14 @@ impl Stored {
         let sql = format!(
             "SELECT operation_id, tenant, user_id, op, target, payload, payload_sha256, preview,
                     status, expires_at, result, created_at, confirmed_at
-             FROM guard_operations WHERE operation_id = $1{lock}"
+             FROM guard_operations WHERE operation_id = $1 AND tenant = $2 AND user_id = $3{lock}"
         );
-        tx.query_opt(&sql, &[operation_id.into()])
+        let intent = tx
+            .query_opt(&sql, &[operation_id.into(), tenant.into(), user.into()])
             .await?
             .map(|row| Self::from_row(&row))
-            .transpose()
+            .transpose()?;
+        Ok(intent.filter(|intent| intent.owned_by(tenant, user, None)))
     }
 
     fn from_row(row: &Row) -> Result<Self, StoreError> {

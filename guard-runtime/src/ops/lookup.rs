@@ -43,9 +43,7 @@ pub async fn get_operation_result(
     // The lookup is audited too (who asked about which operation), in its own transaction.
     let read = async {
         let mut tx = caller.ops.store.begin().await?;
-        let intent = Stored::read(&mut tx, &id, false)
-            .await?
-            .filter(|intent| intent.owned_by(&who.tenant, &who.user, None));
+        let intent = Stored::read(&mut tx, &id, (&who.tenant, &who.user), false).await?;
         let outcome = if intent.is_some() {
             "LOOKED_UP"
         } else {

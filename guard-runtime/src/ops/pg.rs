@@ -270,6 +270,8 @@ fn from_pg(row: &tokio_postgres::Row, i: usize) -> Result<SqlValue, StoreError> 
 fn pg_error(error: tokio_postgres::Error) -> StoreError {
     match error.code() {
         Some(code) if *code == SqlState::UNIQUE_VIOLATION => StoreError::Unique(error.to_string()),
+        // Class 23: integrity constraint violation (foreign key, check, not null, exclusion).
+        Some(code) if code.code().starts_with("23") => StoreError::Constraint(error.to_string()),
         Some(code)
             if *code == SqlState::T_R_SERIALIZATION_FAILURE
                 || *code == SqlState::T_R_DEADLOCK_DETECTED

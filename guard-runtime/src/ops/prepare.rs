@@ -32,6 +32,8 @@ pub struct Prepare {
     rate: Option<Rate>,
     tx: Tx,
     now: i64,
+    /// The target this prepare holds (see [`Prepare::lock_target`]).
+    locked: Option<String>,
 }
 
 impl Prepare {
@@ -47,6 +49,21 @@ impl Prepare {
 
     pub fn trace_id(&self) -> &str {
         &self.caller.trace_id
+    }
+
+    /// Holds `target` (the same id the [`Intent`] will name) until the intent is stored, so
+    /// a confirm of that target cannot change it while this prepare reads it: the confirm
+    /// waits, or this call waits for the confirm to commit and then reads what it did.
+    /// Call it before reading the target's state. Guard takes it anyway when it stores the
+    /// intent, which is too late for the checks made before.
+    pub async fn lock_target(&mut self, target: &str) -> Result<(), ToolError> {
+        if self.locked.as_deref() == Some(target) {
+            return Ok(());
+        }
+        let who = &self.caller.identity;
+        super::target::lock(&mut self.tx, &who.tenant, self.spec.op, target).await?;
+        self.locked = Some(target.to_owned());
+        Ok(())
     }
 
     #[doc(hidden)]
@@ -93,6 +110,7 @@ impl Prepare {
             rate,
             tx,
             now,
+            locked: None,
         })
     }
 
@@ -108,6 +126,7 @@ impl Prepare {
             rate,
             tx,
             now,
+            locked,
         } = self;
         let intent = match checked {
             Ok(intent) => intent,
@@ -124,8 +143,8 @@ impl Prepare {
         };
         let preview = intent.preview.clone().unwrap_or_else(|| payload.clone());
         let operation_id = uuid::Uuid::new_v4().to_string();
-        let expires_at =
-            now.saturating_add(i64::try_from(spec.ttl.as_millis()).unwrap_or(i64::MAX));
+        let ttl = caller.ops.ttl_for(spec.tool, spec.ttl);
+        let expires_at = now.saturating_add(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX));
         let stored = Stored {
             caller: &caller,
             spec,
@@ -135,6 +154,7 @@ impl Prepare {
             preview: preview.to_string(),
             now,
             expires_at,
+            locked: locked.as_deref() == Some(intent.target.as_str()),
         };
         match stored.write(tx).await {
             Ok(()) => {}
@@ -173,11 +193,16 @@ struct Stored<'a, P> {
     preview: String,
     now: i64,
     expires_at: i64,
+    /// Whether the author already holds the intent's target.
+    locked: bool,
 }
 
 impl<P> Stored<'_, P> {
     async fn write(self, mut tx: Tx) -> Result<(), StoreError> {
         let who = &self.caller.identity;
+        if !self.locked {
+            super::target::lock(&mut tx, &who.tenant, self.spec.op, &self.intent.target).await?;
+        }
         // An expired intent no longer holds its target.
         tx.execute(
             "UPDATE guard_operations SET status = 'EXPIRED'

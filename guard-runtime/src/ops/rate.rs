@@ -86,3 +86,61 @@ impl Rate {
         format!("{} per {per}", self.limit)
     }
 }
+
+/// Why a rate setting could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{0}` is not a rate; write CALLS/UNIT with CALLS a whole number above zero and UNIT one of s, min, h, day (for example 5/min)"
+)]
+pub struct BadRate(String);
+
+/// `"5/min"`, `"100/h"`, `"2/s"`, `"1000/day"`: the same spelling as `#[prepare(rate = …)]`.
+impl std::str::FromStr for Rate {
+    type Err = BadRate;
+
+    fn from_str(s: &str) -> Result<Self, BadRate> {
+        let bad = || BadRate(s.to_owned());
+        let (limit, per) = s.split_once('/').ok_or_else(bad)?;
+        let limit: u32 = limit
+            .trim()
+            .parse()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(bad)?;
+        let per = match per.trim() {
+            "s" | "sec" | "second" => 1,
+            "m" | "min" | "minute" => 60,
+            "h" | "hour" => 3600,
+            "d" | "day" => 86400,
+            _ => return Err(bad()),
+        };
+        Ok(Self {
+            limit,
+            per: Duration::from_secs(per),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_read_like_the_macro_option() {
+        assert_eq!(
+            "5/min".parse::<Rate>(),
+            Ok(Rate {
+                limit: 5,
+                per: Duration::from_secs(60)
+            })
+        );
+        assert_eq!(
+            "100/h".parse::<Rate>().unwrap().per,
+            Duration::from_secs(3600)
+        );
+        for bad in ["", "5", "0/min", "-1/min", "5/week", "five/min", "5/"] {
+            let error = bad.parse::<Rate>().unwrap_err().to_string();
+            assert!(error.contains("for example 5/min"), "{bad}: {error}");
+        }
+    }
+}

@@ -129,6 +129,11 @@ pub enum StoreError {
     /// A unique constraint refused a second row.
     #[error("unique constraint violated: {0}")]
     Unique(String),
+    /// Another integrity constraint (foreign key, check, not null, exclusion) refused the
+    /// statement: SQLite's `SQLITE_CONSTRAINT_*`, PostgreSQL's SQLSTATE class 23. The
+    /// statement had no effect; the data is not what the statement assumed.
+    #[error("integrity constraint violated: {0}")]
+    Constraint(String),
     /// The engine could not take a lock in time, or aborted the transaction to break a
     /// deadlock; trying again may succeed.
     #[error("the store is busy: {0}")]
@@ -136,7 +141,8 @@ pub enum StoreError {
     /// A row did not have the shape the reader expected.
     #[error("unexpected row shape: {0}")]
     Column(String),
-    /// Anything else: connection lost, bad SQL, permission denied, disk full.
+    /// Anything else: connection lost, bad SQL, permission denied, disk full. Unlike a
+    /// constraint violation, the store may not have answered at all.
     #[error("store failure: {0}")]
     Other(String),
 }
@@ -145,13 +151,30 @@ impl StoreError {
     pub fn is_unique(&self) -> bool {
         matches!(self, StoreError::Unique(_))
     }
+
+    /// Whether the store refused the statement because of the data (any integrity
+    /// constraint, unique included): a definite answer, not a lost connection.
+    pub fn is_constraint(&self) -> bool {
+        matches!(self, StoreError::Unique(_) | StoreError::Constraint(_))
+    }
 }
 
-/// A store failure inside a tool: the detail goes to the log under a trace id and the model
-/// gets `UNAVAILABLE`. In a confirm, guard turns it into "result unknown".
+/// A store failure inside a tool: the detail goes to the log under a trace id. A constraint
+/// violation means the data changed under the call: the model gets `STATE_CHANGED` (in a
+/// confirm, guard closes the intent as `REJECTED`). Anything else is `UNAVAILABLE` (in a
+/// confirm, guard turns it into "result unknown").
 impl From<StoreError> for crate::ToolError {
     fn from(error: StoreError) -> Self {
         let trace_id = crate::trace::new_id();
+        if error.is_constraint() {
+            tracing::warn!(%trace_id, %error, "the store refused a statement on a constraint");
+            return crate::ToolError::new(
+                crate::codes::STATE_CHANGED,
+                format!(
+                    "The data changed: the database refused the change because it conflicts with what is stored now, so nothing was changed. Look at the current state before trying again (trace_id {trace_id})."
+                ),
+            );
+        }
         tracing::error!(%trace_id, %error, "operation store failed");
         crate::ToolError::new(
             crate::codes::UNAVAILABLE,

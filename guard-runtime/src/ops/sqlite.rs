@@ -198,6 +198,7 @@ fn store_error(error: rusqlite::Error) -> StoreError {
             {
                 StoreError::Unique(error.to_string())
             }
+            ErrorCode::ConstraintViolation => StoreError::Constraint(error.to_string()),
             ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {
                 StoreError::Busy(error.to_string())
             }
