@@ -293,7 +293,15 @@ impl Sandbox {
                             "is not a directory"
                         }
                         Err(Errno::NOENT) => return Ok(None),
-                        _ => {
+                        // A directory again: it was swapped while it was being opened.
+                        Ok(_) => {
+                            return Err(SandboxError::refused(format!(
+                                "`{so_far}` (on the way to `{path}`) was replaced while it was \
+                                 being opened; nothing was done. Try again once it stops \
+                                 changing."
+                            )));
+                        }
+                        Err(_) => {
                             return Err(SandboxError::failed(path, "open the directory of", errno));
                         }
                     };

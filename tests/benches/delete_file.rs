@@ -268,16 +268,17 @@ impl GuardedOne {
     #[tool]
     async fn delete_file(
         &self,
-        Parameters(args): Parameters<GuardedArgs>,
+        Parameters(_args): Parameters<GuardedArgs>,
         confirmed: Confirmed<DeleteConfirmation>,
     ) -> Result<String, ToolError> {
-        std::fs::remove_file(confirmed.target()).map_err(ToolError::internal)?;
+        // safe-ops' own delete: the pinned file, through the root handle.
+        let removed = self.sandbox.remove(&confirmed.target().parse()?)?;
         let reason = confirmed
             .reason
             .as_deref()
             .map(|r| format!(" Reason: {r}."))
             .unwrap_or_default();
-        Ok(format!("Deleted {}.{reason}", args.path))
+        Ok(format!("Deleted {}.{reason}", removed.path()))
     }
 }
 

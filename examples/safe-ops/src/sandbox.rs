@@ -1,78 +1,42 @@
-//! The directory `delete_file` may touch, and the path rules that keep it inside.
+//! The directory `delete_file` may touch. The root is opened once as a directory handle
+//! ([`guard_runtime::sandbox::Sandbox`]); every lookup and the delete itself go through that
+//! handle, never through a path string walked again from the root.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-/// A canonical root directory. Every path the model names is resolved against it.
+use guard_runtime::sandbox::{Entry, Lookup, Pin, SandboxError};
+
+/// The sandbox root: its handle for the tools, its location for the operator's log only.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     root: PathBuf,
-}
-
-/// Where a requested path leads.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Resolved {
-    /// An existing regular file inside the root.
-    File(PathBuf),
-    /// Nothing at that path (inside the root).
-    Missing(PathBuf),
+    files: guard_runtime::sandbox::Sandbox,
 }
 
 impl Sandbox {
-    /// Creates `root` if needed and pins its canonical form.
+    /// Creates `root` if needed and opens it.
     pub fn new(root: &Path) -> std::io::Result<Self> {
-        std::fs::create_dir_all(root)?;
+        let files = guard_runtime::sandbox::Sandbox::create(root)?;
         Ok(Self {
             root: root.canonicalize()?,
+            files,
         })
     }
 
+    /// Where the root was when the server started, for the operator's log. Never put it in
+    /// text the model sees: tools name files relative to the root.
     pub fn root(&self) -> &Path {
         &self.root
     }
 
-    /// Resolves `requested`, refusing anything that leaves the root: `..`, absolute paths
-    /// elsewhere, and symlinks that point out.
-    pub fn resolve(&self, requested: &str) -> Result<Resolved, String> {
-        let path = Path::new(requested);
-        if requested.trim().is_empty() {
-            return Err("the path is empty; name a file inside the sandbox".into());
-        }
-        if path.components().any(|c| c == Component::ParentDir) {
-            return Err(format!(
-                "`{requested}` contains `..`; name the file by its path inside the sandbox root {}",
-                self.root.display()
-            ));
-        }
-        let joined = if path.is_absolute() {
-            path.to_path_buf()
-        } else {
-            self.root.join(path)
-        };
-        if !joined.starts_with(&self.root) {
-            return Err(format!(
-                "`{requested}` is outside the sandbox root {}; only files inside it can be deleted",
-                self.root.display()
-            ));
-        }
-        match std::fs::symlink_metadata(&joined) {
-            Err(_) => Ok(Resolved::Missing(joined)),
-            Ok(_) => {
-                let real = joined
-                    .canonicalize()
-                    .map_err(|e| format!("cannot resolve `{requested}`: {e}"))?;
-                if !real.starts_with(&self.root) {
-                    return Err(format!(
-                        "`{requested}` is a symlink that leads outside the sandbox root {}; it will not be followed",
-                        self.root.display()
-                    ));
-                }
-                if !real.is_file() {
-                    return Err(format!(
-                        "`{requested}` is not a regular file; only files can be deleted"
-                    ));
-                }
-                Ok(Resolved::File(real))
-            }
-        }
+    /// What `requested` (relative to the root) names now; refuses absolute paths, `..`,
+    /// symlinks at any component and anything that is not a regular file.
+    pub fn resolve(&self, requested: &str) -> Result<Lookup, SandboxError> {
+        self.files.resolve(requested)
+    }
+
+    /// Deletes the pinned file if it is still that file, relative to its parent directory.
+    pub fn remove(&self, pin: &Pin) -> Result<Entry, SandboxError> {
+        self.files.remove(pin)
     }
 }

@@ -2,13 +2,15 @@
 //! (type-to-confirm) and `deploy` (a form with a business rule), each behind guard.
 
 use std::{
-    path::{Path, PathBuf},
+    path::Path,
     sync::{Arc, Mutex, MutexGuard},
 };
 
 use guard_runtime::{
-    Confirmed, Exposure, Form, FormEnum, Guard, Guarded, Preview, ToolArgs, ToolError, db::ReadDb,
+    Confirmed, Exposure, Form, FormEnum, Guard, Guarded, Preview, ToolArgs, ToolError,
+    db::ReadDb,
     destructive, exposed, read_only,
+    sandbox::{Lookup, Pin},
 };
 use rmcp::{
     ServerHandler,
@@ -20,16 +22,12 @@ use rusqlite::Connection;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::{
-    db,
-    sandbox::{Resolved, Sandbox},
-};
+use crate::{db, sandbox::Sandbox};
 
 /// The safe-ops server: a sandbox directory and an SQLite database.
 #[derive(Clone)]
 pub struct SafeOps {
     sandbox: Sandbox,
-    db_path: PathBuf,
     db: Arc<Mutex<Connection>>,
     guard: Arc<Guard>,
 }
@@ -106,28 +104,30 @@ fn urgent_needs_rollback_plan(form: &DeployConfig) -> Result<(), String> {
     Ok(())
 }
 
-/// What deleting `path` would do: nothing if it is missing, else the resolved file and its
-/// size, with its modification time as hidden state so a change refuses the delete.
+/// What deleting `path` would do: nothing if it is missing, else the file, its size and how
+/// many other names it has. The target is the file's pin (its path relative to the root and a
+/// digest of its identity: device, inode, size, modification and change times, links), so a
+/// file swapped or rewritten between the question and the effect refuses the delete as
+/// `STATE_CHANGED`, and the handler can remove exactly the file the human confirmed.
 pub fn preview_delete(sandbox: &Sandbox, path: &str) -> Result<Preview, ToolError> {
-    match sandbox.resolve(path).map_err(ToolError::invalid_input)? {
-        Resolved::Missing(_) => Ok(Preview::nothing(format!(
+    match sandbox.resolve(path)? {
+        Lookup::Missing(path) => Ok(Preview::nothing(format!(
             "File not found, nothing to delete: {path}"
         ))),
-        Resolved::File(file) => {
-            let meta = std::fs::metadata(&file).map_err(ToolError::internal)?;
-            let modified = meta
-                .modified()
-                .map(|t| format!("{t:?}"))
-                .unwrap_or_default();
+        Lookup::File(file) => {
+            let consequence = match file.other_names() {
+                0 => "This cannot be undone.".to_owned(),
+                1 => "This file has 1 other name; deleting this name keeps the data.".to_owned(),
+                n => format!("This file has {n} other names; deleting this name keeps the data."),
+            };
             Ok(Preview::effect(
-                file.display().to_string(),
+                file.pin().to_string(),
                 format!(
-                    "Delete file {} ({} bytes). This cannot be undone.",
-                    file.display(),
-                    meta.len()
+                    "Delete file {} ({} bytes). {consequence}",
+                    file.path(),
+                    file.size()
                 ),
-            )
-            .with_state(modified))
+            ))
         }
     }
 }
@@ -165,7 +165,6 @@ impl SafeOps {
         };
         Ok(Self {
             sandbox,
-            db_path: db_path.to_path_buf(),
             db: Arc::new(Mutex::new(conn)),
             guard: Arc::new(guard.with_sqlite(db_path)),
         })
@@ -198,9 +197,9 @@ impl SafeOps {
             Some(rows) => Ok(Preview::effect(
                 args.table.clone(),
                 format!(
-                    "⚠️ Dangerous: drop table `{}` from {} — all {rows} rows disappear.",
-                    args.table,
-                    self.db_path.display()
+                    "⚠️ Dangerous: drop table `{}` from the safe-ops database — all {rows} rows \
+                     disappear.",
+                    args.table
                 ),
             )),
         }
@@ -239,18 +238,21 @@ impl SafeOps {
     #[tool]
     async fn delete_file(
         &self,
-        Parameters(args): Parameters<DeleteFileArgs>,
+        // The path is in the pin the preview made: the handler acts on that, not on this.
+        Parameters(_args): Parameters<DeleteFileArgs>,
         confirmed: Confirmed<DeleteConfirmation>,
     ) -> Result<String, ToolError> {
-        // The confirmed target is the file the preview resolved inside the sandbox and the
-        // re-check found unchanged.
-        std::fs::remove_file(confirmed.target()).map_err(ToolError::internal)?;
+        // The confirmed target is the pin of the file the human was shown: the sandbox opens
+        // its parent through the root handle and deletes the entry only if it is still that
+        // file, so nothing between the re-check and here can redirect the delete.
+        let pin: Pin = confirmed.target().parse()?;
+        let removed = self.sandbox.remove(&pin)?;
         let reason = confirmed
             .reason
             .as_deref()
             .map(|r| format!(" Reason: {r}."))
             .unwrap_or_default();
-        Ok(format!("Deleted {}.{reason}", args.path))
+        Ok(format!("Deleted {}.{reason}", removed.path()))
     }
 
     /// Drop a table from the database. The user must type the table name to confirm.
