@@ -42,7 +42,22 @@ fn binary() -> PathBuf {
 
 /// Starts an order-cancel process as alice of tenant_demo on the world's store.
 async fn spawn(world: &World, db: Option<&Path>) -> (Server, u32) {
+    spawn_with(world, db, &[], &[]).await
+}
+
+/// [`spawn`] with more arguments and environment.
+async fn spawn_with(
+    world: &World,
+    db: Option<&Path>,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (Server, u32) {
     let mut command = tokio::process::Command::new(binary());
+    command
+        .args(args)
+        .env_remove("ORDER_CANCEL_INTENT_TTL")
+        .env_remove("ORDER_CANCEL_PREPARE_RATE")
+        .envs(env.iter().copied());
     match world.engine {
         Engine::Postgres => {
             let url = pg_url("a server process").expect("checked by World");
@@ -299,4 +314,162 @@ async fn killed_mid_confirm(engine: Engine) {
         )
         .await;
     assert_eq!(total, 120);
+}
+
+/// Prepares cancelling `order_no` on a server process; the whole answer.
+async fn prepare_on(server: &Server, order_no: &str) -> CallToolResult {
+    server
+        .call_tool(
+            CallToolRequestParams::new("prepare_order_cancel").with_arguments(
+                json!({"order_no": order_no, "reason": "customer changed their mind"})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ),
+        )
+        .await
+        .expect("protocol-level success")
+}
+
+/// The stored lifetime of the intent a successful prepare answer names, in milliseconds.
+async fn stored_ttl_ms(world: &World, prepared: &CallToolResult) -> i64 {
+    assert_ne!(
+        prepared.is_error,
+        Some(true),
+        "prepare failed: {prepared:?}"
+    );
+    let id = prepared.structured_content.as_ref().expect("structured")["operation_id"]
+        .as_str()
+        .expect("operation_id")
+        .to_owned();
+    world
+        .count(
+            "SELECT expires_at - created_at AS n FROM guard_operations WHERE operation_id = $1",
+            &[id.into()],
+        )
+        .await
+}
+
+fn refusal_text(result: &CallToolResult) -> String {
+    assert_eq!(
+        result.is_error,
+        Some(true),
+        "expected a refusal: {result:?}"
+    );
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect()
+}
+
+/// A deployment's limits by flag: intents live as long as `--intent-ttl` says and each user
+/// may prepare as often as `--prepare-rate` says, instead of the declared 10m and 5/min.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_are_set_by_flag() {
+    let orders = paid_orders(8100, 3);
+    let world = World::with_orders(Engine::Sqlite, &seed_rows(&orders))
+        .await
+        .expect("SQLite needs no setup");
+    let db = world.sqlite_path();
+    let args = ["--intent-ttl", "90s", "--prepare-rate", "1/min"];
+    let (server, _) = spawn_with(&world, db.as_deref(), &args, &[]).await;
+    let first = prepare_on(&server, &orders[0].1).await;
+    assert_eq!(stored_ttl_ms(&world, &first).await, 90_000);
+    let limited = refusal_text(&prepare_on(&server, &orders[1].1).await);
+    assert!(limited.starts_with("[RATE_LIMITED]"), "{limited}");
+    assert!(limited.contains("1 per minute"), "{limited}");
+    server.cancel().await.ok();
+}
+
+/// The same limits from the environment, as a container or a service manager sets them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_are_set_by_environment() {
+    let orders = paid_orders(8200, 3);
+    let world = World::with_orders(Engine::Sqlite, &seed_rows(&orders))
+        .await
+        .expect("SQLite needs no setup");
+    let db = world.sqlite_path();
+    let env = [
+        ("ORDER_CANCEL_INTENT_TTL", "2h"),
+        ("ORDER_CANCEL_PREPARE_RATE", "2/h"),
+    ];
+    let (server, _) = spawn_with(&world, db.as_deref(), &[], &env).await;
+    let first = prepare_on(&server, &orders[0].1).await;
+    assert_eq!(stored_ttl_ms(&world, &first).await, 2 * 3600 * 1000);
+    let second = prepare_on(&server, &orders[1].1).await;
+    assert_eq!(stored_ttl_ms(&world, &second).await, 2 * 3600 * 1000);
+    let limited = refusal_text(&prepare_on(&server, &orders[2].1).await);
+    assert!(limited.starts_with("[RATE_LIMITED]"), "{limited}");
+    assert!(limited.contains("2 per hour"), "{limited}");
+    server.cancel().await.ok();
+}
+
+/// Without the settings, the tool's declared limits hold: 10 minutes, 5 per minute.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn declared_limits_hold_without_settings() {
+    let orders = paid_orders(8300, 1);
+    let world = World::with_orders(Engine::Sqlite, &seed_rows(&orders))
+        .await
+        .expect("SQLite needs no setup");
+    let db = world.sqlite_path();
+    let (server, _) = spawn(&world, db.as_deref()).await;
+    let first = prepare_on(&server, &orders[0].1).await;
+    assert_eq!(stored_ttl_ms(&world, &first).await, 10 * 60 * 1000);
+    server.cancel().await.ok();
+}
+
+/// Arguments, environment, and the setting the startup error must name.
+type BadSetting = (
+    &'static [&'static str],
+    &'static [(&'static str, &'static str)],
+    &'static str,
+);
+
+/// A limit that does not read stops the server before it serves anything, naming the
+/// setting and how to write it; by flag and by environment alike.
+#[test]
+fn bad_limits_are_a_startup_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("orders.db");
+    let cases: [BadSetting; 9] = [
+        (&["--intent-ttl", "0s"], &[], "--intent-ttl"),
+        (&["--intent-ttl", "10"], &[], "--intent-ttl"),
+        (&["--intent-ttl", "25h"], &[], "--intent-ttl"),
+        (&["--intent-ttl=-5m"], &[], "--intent-ttl"),
+        (&["--prepare-rate", "5/week"], &[], "--prepare-rate"),
+        (&["--prepare-rate", "0/min"], &[], "--prepare-rate"),
+        (&["--prepare-rate", "lots"], &[], "--prepare-rate"),
+        (&[], &[("ORDER_CANCEL_INTENT_TTL", "soon")], "--intent-ttl"),
+        (
+            &[],
+            &[("ORDER_CANCEL_PREPARE_RATE", "5/fortnight")],
+            "--prepare-rate",
+        ),
+    ];
+    for (args, env, setting) in cases {
+        let output = Command::new(binary())
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .env_remove("ORDER_CANCEL_INTENT_TTL")
+            .env_remove("ORDER_CANCEL_PREPARE_RATE")
+            .envs(env.iter().copied())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("order-cancel runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            !output.status.success(),
+            "{args:?} {env:?} must not start:\n{stderr}"
+        );
+        assert!(
+            stderr.contains(setting) && stderr.contains("for example"),
+            "{args:?} {env:?}: the error names {setting} and how to write it:\n{stderr}"
+        );
+        assert!(
+            !db.exists(),
+            "nothing was opened before the settings were read"
+        );
+    }
 }

@@ -2,16 +2,27 @@
 //! `order-cancel --pg URL --pg-schema S` serves it on PostgreSQL as the server's restricted
 //! role; `order-cancel setup-postgres` creates that schema and role; `order-cancel demo`
 //! plays prepare → confirm → repeated confirm and the refusals, and prints the story.
+//!
+//! A deployment sets its limits by flag or environment: `--intent-ttl` (how long the user
+//! has to confirm) and `--prepare-rate` (prepares per user), and which tools exist with
+//! `--allowlist`. A value that does not read is a startup error naming the setting.
 
-use std::{path::PathBuf, process::ExitCode, sync::Arc};
+use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Duration};
 
 use clap::{Parser, Subcommand};
 use guard_runtime::{
-    EnvIdentity, Guard,
-    ops::{OperationStore, Operations},
+    EnvIdentity, Exposure, Guard, Guarded,
+    ops::{OperationStore, Operations, Rate},
 };
-use order_cancel::{OrderCancel, demo, schema, stores};
+use order_cancel::{DEFAULT_ALLOWLIST, OrderCancel, demo, schema, stores};
 use rmcp::ServiceExt;
+
+/// The prepare tool whose limits the flags set.
+const PREPARE_TOOL: &str = "prepare_order_cancel";
+/// The longest intent lifetime a deployment may set: an intent is a moment's consent.
+const MAX_TTL: Duration = Duration::from_secs(24 * 3600);
+/// How often the allowlist file is checked for changes (SIGHUP reloads at once).
+const RELOAD_POLL: Duration = Duration::from_secs(2);
 
 #[derive(Parser)]
 #[command(
@@ -36,6 +47,18 @@ struct Cli {
     /// PostgreSQL connections per server process.
     #[arg(long, default_value_t = 8)]
     pg_connections: usize,
+    /// How long a prepared cancellation may be confirmed, e.g. 90s, 10m, 2h (at most 24h);
+    /// default: the 10m the tool declares.
+    #[arg(long, env = "ORDER_CANCEL_INTENT_TTL", value_parser = parse_ttl)]
+    intent_ttl: Option<Duration>,
+    /// How many prepares each user may make, e.g. 5/min, 100/h, 1000/day; default: the
+    /// 5/min the tool declares.
+    #[arg(long, env = "ORDER_CANCEL_PREPARE_RATE", value_parser = parse_rate)]
+    prepare_rate: Option<Rate>,
+    /// The allowlist file naming the tools to publish (TOML or JSON); default: the shipped
+    /// examples/order-cancel/allowlist.toml, which lists all three.
+    #[arg(long, env = "GUARD_ALLOWLIST", default_value = DEFAULT_ALLOWLIST)]
+    allowlist: PathBuf,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -105,16 +128,62 @@ async fn serve(cli: &Cli) -> Result<(), String> {
         ),
     };
     let identity = EnvIdentity::from_env()?;
+    let mut operations = Operations::new(store, identity);
+    if let Some(ttl) = cli.intent_ttl {
+        operations = operations.intent_ttl(PREPARE_TOOL, ttl);
+    }
+    if let Some(rate) = cli.prepare_rate {
+        operations = operations.rate_limit(PREPARE_TOOL, rate);
+    }
     let guard = Guard::from_env()
         .map_err(|e| e.to_string())?
-        .with_operations(Operations::new(store, identity));
-    let running = OrderCancel::new(guard)
+        .with_exposure(Exposure::allowlist(&cli.allowlist))
+        .with_operations(operations);
+    let server = OrderCancel::new(guard);
+    let exposure = server.guard().exposure().cloned();
+    let running = server
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| format!("the MCP session did not start: {e}"))?;
+    if let Some(exposure) = exposure {
+        exposure.watch(Some(running.peer().clone()), RELOAD_POLL);
+    }
     running
         .waiting()
         .await
         .map_err(|e| format!("the MCP session ended abnormally: {e}"))?;
     Ok(())
+}
+
+/// `90s`, `10m`, `2h`: a whole number above zero and a unit, at most [`MAX_TTL`].
+fn parse_ttl(value: &str) -> Result<Duration, String> {
+    let bad = || {
+        format!(
+            "`{value}` is not an intent lifetime; write a whole number above zero and s, m or h (for example 10m), at most 24h"
+        )
+    };
+    let value = value.trim();
+    let split = value.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+    let (digits, unit) = value.split_at(split);
+    let n: u64 = digits.parse().ok().filter(|n| *n > 0).ok_or_else(bad)?;
+    let secs = match unit {
+        "s" => Some(n),
+        "m" => n.checked_mul(60),
+        "h" => n.checked_mul(3600),
+        _ => None,
+    }
+    .ok_or_else(bad)?;
+    let ttl = Duration::from_secs(secs);
+    if ttl > MAX_TTL {
+        return Err(bad());
+    }
+    Ok(ttl)
+}
+
+/// `5/min`, as `#[prepare(rate = …)]` spells it.
+fn parse_rate(value: &str) -> Result<Rate, String> {
+    value
+        .trim()
+        .parse()
+        .map_err(|e: guard_runtime::ops::BadRate| e.to_string())
 }
