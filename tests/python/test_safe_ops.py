@@ -184,7 +184,10 @@ async def test_push_delete_file_accept_deletes_the_file(workspace: Workspace) ->
     assert human.request_ids[0] != INPUT_KEY
     assert question.requested_schema == DELETE_SCHEMA
     assert "required" not in question.requested_schema
-    assert str(workspace.seeded.resolve()) in question.message
+    # The file is named relative to the sandbox root; the server's paths never reach the client.
+    assert f"Delete file {SEEDED_FILE} (" in question.message
+    assert str(workspace.root.resolve()) not in question.message
+    assert str(workspace.db.parent.resolve()) not in question.message
     assert "cannot be undone" in question.message
 
 
