@@ -724,3 +724,171 @@ async fn list_tables_reads_without_asking() {
         assert!(human.shown().is_empty());
     }
 }
+
+// ── cancellation (push: the call waits on its open question) ──────────────────────────
+
+/// A human who is shown the form, then waits until the test lets them accept it.
+#[derive(Clone)]
+struct HeldHuman {
+    asked: std::sync::Arc<tokio::sync::Notify>,
+    release: std::sync::Arc<tokio::sync::Notify>,
+    content: Value,
+}
+
+impl HeldHuman {
+    fn accepting(content: Value) -> Self {
+        Self {
+            asked: Default::default(),
+            release: Default::default(),
+            content,
+        }
+    }
+}
+
+impl rmcp::ClientHandler for HeldHuman {
+    async fn create_elicitation(
+        &self,
+        _request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        self.asked.notify_one();
+        self.release.notified().await;
+        let mut result = rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept);
+        result.content = Some(self.content.clone());
+        Ok(result)
+    }
+
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut elicitation = rmcp::model::ElicitationCapability::new();
+        elicitation.form = Some(rmcp::model::FormElicitationCapability::new());
+        let mut capabilities = rmcp::model::ClientCapabilities::default();
+        capabilities.elicitation = Some(elicitation);
+        rmcp::model::ClientConfig::new(
+            capabilities,
+            rmcp::model::Implementation::new("held-human", "0.1.0"),
+        )
+        .with_protocol_version(PUSH)
+    }
+}
+
+/// Sends the `guard::audit` events' `(tool, outcome)` to the test, on this thread only (the
+/// in-process server runs on the test's current-thread runtime).
+struct AuditLayer(tokio::sync::mpsc::UnboundedSender<(String, String)>);
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for AuditLayer {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        struct Fields(Option<String>, Option<String>);
+        impl tracing::field::Visit for Fields {
+            fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+                match field.name() {
+                    "tool" => self.0 = Some(value.to_owned()),
+                    "outcome" => self.1 = Some(value.to_owned()),
+                    _ => {}
+                }
+            }
+            fn record_debug(&mut self, _: &tracing::field::Field, _: &dyn std::fmt::Debug) {}
+        }
+        if event.metadata().target() != "guard::audit" {
+            return;
+        }
+        let mut fields = Fields(None, None);
+        event.record(&mut fields);
+        if let Fields(Some(tool), Some(outcome)) = fields {
+            let _ = self.0.send((tool, outcome));
+        }
+    }
+}
+
+fn audit_events() -> (
+    tracing::subscriber::DefaultGuard,
+    tokio::sync::mpsc::UnboundedReceiver<(String, String)>,
+) {
+    use tracing_subscriber::layer::SubscriberExt;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let subscriber = tracing_subscriber::registry().with(AuditLayer(tx));
+    (tracing::subscriber::set_default(subscriber), rx)
+}
+
+/// The next audited outcome of `tool` (bounded, so a missing event fails instead of hanging).
+async fn next_outcome(
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<(String, String)>,
+    tool: &str,
+) -> String {
+    tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            let (audited, outcome) = events.recv().await.expect("audit channel open");
+            if audited == tool {
+                return outcome;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no audit event for {tool}"))
+}
+
+/// Starts `delete_file(old.log)` as a cancellable request and waits until the human is asked.
+async fn delete_waiting_on_the_human(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, HeldHuman>,
+    human: &HeldHuman,
+) -> rmcp::service::RequestHandle<rmcp::RoleClient> {
+    let request = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
+        params("delete_file", json!({"path": "old.log"})),
+    ));
+    let handle = client
+        .peer()
+        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+        .await
+        .expect("tools/call sent");
+    human.asked.notified().await;
+    handle
+}
+
+#[tokio::test]
+async fn push_call_cancelled_by_the_client_never_runs_after_a_late_accept() {
+    let (_audit, mut events) = audit_events();
+    let world = World::new();
+    let human = HeldHuman::accepting(json!({"confirm": true}));
+    let client = connect(world.server(), human.clone()).await;
+    let call = delete_waiting_on_the_human(&client, &human).await;
+
+    call.cancel(Some("the user pressed stop".to_owned()))
+        .await
+        .expect("notifications/cancelled sent");
+    // The human accepts after the call was cancelled.
+    human.release.notify_one();
+    assert_eq!(
+        next_outcome(&mut events, "delete_file").await,
+        "cancelled_by_client"
+    );
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+
+    // The session is still usable, and a new call asks afresh and runs on an accept.
+    let second = delete_waiting_on_the_human(&client, &human).await;
+    human.release.notify_one();
+    let response = second.await_response().await.expect("a response");
+    let rmcp::model::ServerResult::CallToolResult(result) = response else {
+        panic!("expected a tool result, got {response:?}");
+    };
+    assert_natural(&result, "executed");
+    assert_eq!(next_outcome(&mut events, "delete_file").await, "accepted");
+    assert_eq!(next_outcome(&mut events, "delete_file").await, "executed");
+    assert_eq!(world.file("old.log"), None);
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn push_call_whose_connection_closes_never_runs_after_a_late_accept() {
+    let (_audit, mut events) = audit_events();
+    let world = World::new();
+    let human = HeldHuman::accepting(json!({"confirm": true}));
+    let client = connect(world.server(), human.clone()).await;
+    let _call = delete_waiting_on_the_human(&client, &human).await;
+
+    let _ = client.cancel().await;
+    human.release.notify_one();
+    assert_eq!(
+        next_outcome(&mut events, "delete_file").await,
+        "cancelled_by_client"
+    );
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+}

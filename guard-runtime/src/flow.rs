@@ -16,11 +16,12 @@ use rmcp::{
         tool::{IntoCallToolResult, ToolCallContext},
     },
     model::{
-        CallToolResponse, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams,
-        ElicitResult, ElicitationAction, InputRequest, InputRequests, InputRequiredResult,
-        InputResponses, JsonObject, MetaObject, ProtocolVersion, RequestStateError, SealOptions,
+        CallToolResponse, CallToolResult, CancelledNotificationParam, ClientResult, ContentBlock,
+        ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, InputRequest,
+        InputRequests, InputRequiredResult, InputResponses, JsonObject, MetaObject,
+        ProtocolVersion, RequestStateError, SealOptions, ServerRequest,
     },
-    service::RequestContext,
+    service::{PeerRequestOptions, RequestContext},
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -214,6 +215,11 @@ impl<'g, F: Form> Flow<'g, F> {
             effect: confirmed,
             spec,
         } = accepted;
+        // The last check before the body runs: a call the client cancelled (or whose
+        // connection closed) after the human answered must not reach its effect.
+        if self.call.request.ct.is_cancelled() {
+            return Err(self.cancelled_by_client());
+        }
         if !std::ptr::eq(spec, self.spec) {
             tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, answered = spec.name, "an answer given to another tool reached this tool's re-check");
             return Err(self.refuse(
@@ -337,6 +343,17 @@ impl<'g, F: Form> Flow<'g, F> {
         )
     }
 
+    /// The client cancelled the call, or its connection closed: an outcome, and nothing ran.
+    fn cancelled_by_client(&self) -> Box<CallToolResponse> {
+        self.natural(
+            "cancelled_by_client",
+            format!(
+                "The client cancelled the call; nothing was changed ({} did not run).",
+                self.spec.name
+            ),
+        )
+    }
+
     fn question(&self, effect: &Effect, expected: Option<&str>) -> ElicitRequestParams {
         let mut message = String::new();
         if let Some(header) = self.spec.message {
@@ -354,19 +371,54 @@ impl<'g, F: Form> Flow<'g, F> {
         }
     }
 
+    /// Pushes the question and waits for the answer, the timeout, or the client cancelling
+    /// the call (`notifications/cancelled`, or the connection closing), whichever comes
+    /// first. A cancelled call withdraws its question, so a later answer never reaches a body.
     async fn ask_push(&self, effect: &Effect, expected: Option<&str>) -> Step<ElicitResult> {
         if !self.client_can_confirm() {
             return Err(self.unsupported());
         }
+        let cancelled = &self.call.request.ct;
+        if cancelled.is_cancelled() {
+            return Err(self.cancelled_by_client());
+        }
+        let peer = &self.call.request.peer;
         let timeout = self.guard.timeout(self.spec.timeout);
-        let sent = self
-            .call
-            .request
-            .peer
-            .create_elicitation_with_timeout(self.question(effect, expected), Some(timeout))
-            .await;
+        let request =
+            ServerRequest::ElicitRequest(ElicitRequest::new(self.question(effect, expected)));
+        let sent = match peer
+            .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
+            .await
+        {
+            Ok(handle) => {
+                let question = handle.id.clone();
+                tokio::select! {
+                    biased;
+                    () = cancelled.cancelled() => {
+                        // Close the form on the client: nobody is waiting for its answer.
+                        let withdraw = CancelledNotificationParam::new(
+                            Some(question),
+                            Some("the tool call was cancelled".to_owned()),
+                        );
+                        if let Err(error) = peer.notify_cancelled(withdraw).await {
+                            tracing::debug!(trace_id = %self.trace_id, %error, "could not withdraw the question");
+                        }
+                        return Err(self.cancelled_by_client());
+                    }
+                    answer = handle.await_response() => answer,
+                }
+            }
+            Err(error) => Err(error),
+        };
+        let sent = match sent {
+            Ok(ClientResult::ElicitResult(answer)) => Ok(answer),
+            Ok(_) => Err(ServiceError::UnexpectedResponse),
+            Err(error) => Err(error),
+        };
         match sent {
             Ok(answer) => Ok(answer),
+            // The connection closed or the call was cancelled while the answer was in flight.
+            Err(_) if cancelled.is_cancelled() => Err(self.cancelled_by_client()),
             Err(ServiceError::Timeout { .. }) => {
                 self.audit("timed_out", "");
                 Err(self.cancelled())
