@@ -995,6 +995,32 @@ mod tests {
     }
 
     #[test]
+    fn two_removers_of_one_pin_delete_once() {
+        let world = World::new();
+        for round in 0..100 {
+            std::fs::write(world.root.join("dir/victim"), "inside\n").expect("refill");
+            let pin = world.entry("dir/victim").pin();
+            let outcomes: Vec<_> = std::thread::scope(|scope| {
+                let removers: Vec<_> = (0..2)
+                    .map(|_| scope.spawn(|| world.sandbox.remove(&pin)))
+                    .collect();
+                removers
+                    .into_iter()
+                    .map(|r| r.join().expect("remover"))
+                    .collect()
+            });
+            let removed = outcomes.iter().filter(|o| o.is_ok()).count();
+            assert_eq!(removed, 1, "round {round}: {outcomes:?}");
+            for outcome in &outcomes {
+                if let Err(error) = outcome {
+                    assert_eq!(error.kind(), ErrorKind::Changed, "round {round}: {error}");
+                    assert!(error.message().contains("is gone"), "{error}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn the_times_in_the_identity_move_with_a_touch() {
         let world = World::new();
         let path = world.root.join("top.txt");
