@@ -219,7 +219,7 @@ impl Docs {
             [&args.doc],
             |r| r.get(0),
         )?;
-        let db = WriteDb::open(&self.db)?;
+        let db = WriteDb::open(&self.guard)?;
         db.execute(
             "INSERT OR REPLACE INTO access (doc, last_accessed_at) VALUES (?1, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
             [&args.doc],

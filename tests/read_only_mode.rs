@@ -145,6 +145,18 @@ impl Reports {
         Ok(format!("{count} orders"))
     }
 
+    /// Claims to only read, and opens a write handle in its body, where no parameter type
+    /// shows it.
+    #[read_only]
+    #[tool]
+    async fn writes_in_its_body(
+        &self,
+        Parameters(args): Parameters<Sql>,
+    ) -> Result<String, ToolError> {
+        WriteDb::open(&self.guard)?.execute_batch(&args.sql)?;
+        Ok("done".into())
+    }
+
     /// Claims to only read (a hand-set hint, no `#[read_only]`) but takes a write handle.
     #[tool(annotations(read_only_hint = true))]
     async fn claims_to_read(
@@ -164,7 +176,8 @@ impl ServerHandler for Reports {
     }
 }
 
-const REPORT_TOOLS: &str = "tools = [\"run_report\", \"count_orders\", \"claims_to_read\"]\n";
+const REPORT_TOOLS: &str =
+    "tools = [\"run_report\", \"count_orders\", \"claims_to_read\", \"writes_in_its_body\"]\n";
 
 /// Serves [`Reports`] on `db` (the database its extractors open) and `by_hand` (the file
 /// `count_orders` opens).
@@ -238,7 +251,8 @@ fn every_listed_statement_really_writes_through_a_write_handle() {
     for sql in WRITES {
         let world = World::new();
         let before = snapshot(&world);
-        let db = WriteDb::open(&world.db).expect("write handle");
+        let guard = Guard::ephemeral().unwrap().with_sqlite(&world.db);
+        let db = WriteDb::open(&guard).expect("write handle");
         db.execute_batch(sql)
             .unwrap_or_else(|e| panic!("{sql}: {e}"));
         drop(db);
@@ -375,7 +389,12 @@ async fn no_write_handle_is_given_out_in_read_only_mode() {
     let client = connect_reports(&world, &world.db, &world.db, true).await;
     assert_eq!(
         tool_names(&client).await,
-        ["claims_to_read", "count_orders", "run_report"]
+        [
+            "claims_to_read",
+            "count_orders",
+            "run_report",
+            "writes_in_its_body"
+        ]
     );
     let refused = client
         .call_tool(params(
@@ -407,6 +426,102 @@ async fn no_write_handle_is_given_out_in_read_only_mode() {
     assert_eq!(world.rows("orders"), Some(0));
 }
 
+#[tokio::test]
+async fn a_write_handle_opened_in_a_tool_body_is_refused_in_read_only_mode() {
+    let world = World::new();
+    let before = snapshot(&world);
+    let digest = sha256_of(&world.db);
+    let client = connect_reports(&world, &world.db, &world.db, true).await;
+    for sql in WRITES {
+        let result = call(&client, "writes_in_its_body", json!({"sql": sql})).await;
+        assert!(is_error(&result), "{sql}: {}", text(&result));
+        assert_eq!(
+            code(&result).as_deref(),
+            Some("READ_ONLY"),
+            "{sql}: {}",
+            text(&result)
+        );
+        let message = text(&result);
+        assert!(message.contains("read-only mode"), "{message}");
+        assert!(message.contains("nothing was changed"), "{message}");
+        assert!(
+            message.contains("restart the server without read-only mode"),
+            "{message}"
+        );
+    }
+    assert_eq!(snapshot(&world), before);
+    assert_eq!(
+        sha256_of(&world.db),
+        digest,
+        "not one byte of the file changed"
+    );
+
+    // Outside read-only mode the same body gets its handle and writes.
+    let world = World::new();
+    let client = connect_reports(&world, &world.db, &world.db, false).await;
+    let result = call(
+        &client,
+        "writes_in_its_body",
+        json!({"sql": "DELETE FROM orders"}),
+    )
+    .await;
+    assert!(!is_error(&result), "{}", text(&result));
+    assert_eq!(world.rows("orders"), Some(0));
+}
+
+#[test]
+fn write_db_open_refuses_in_read_only_mode_before_touching_any_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = allowlist(dir.path(), REPORT_TOOLS);
+    let read_only = |db: &Path| {
+        Guard::ephemeral()
+            .unwrap()
+            .with_exposure(Exposure::allowlist(&list).read_only(true))
+            .with_sqlite(db)
+    };
+
+    // An existing database: refused, and its bytes stay as they were.
+    let world = World::new();
+    let digest = sha256_of(&world.db);
+    let error = WriteDb::open(&read_only(&world.db)).expect_err("read-only mode refuses");
+    assert_eq!(error.code(), "READ_ONLY");
+    assert!(
+        error
+            .message()
+            .contains("restart the server without read-only mode"),
+        "{}",
+        error.message()
+    );
+    assert!(error.message().contains("`ReadDb`"), "{}", error.message());
+    assert_eq!(sha256_of(&world.db), digest);
+
+    // A missing one: the refusal comes first, and nothing is created.
+    let missing = dir.path().join("nowhere").join("gone.db");
+    let error = WriteDb::open(&read_only(&missing)).expect_err("read-only mode refuses");
+    assert_eq!(error.code(), "READ_ONLY");
+    assert!(!missing.exists() && !missing.parent().unwrap().exists());
+
+    // Outside read-only mode a write handle never creates a missing file either.
+    let writable = Guard::ephemeral().unwrap().with_sqlite(&missing);
+    let error = WriteDb::open(&writable).expect_err("a missing file does not open");
+    assert_eq!(error.code(), "UNAVAILABLE");
+    assert!(
+        error.message().contains("does not exist"),
+        "{}",
+        error.message()
+    );
+    assert!(!missing.exists() && !missing.parent().unwrap().exists());
+
+    // And a guard with no database says so.
+    let error = WriteDb::open(&Guard::ephemeral().unwrap()).expect_err("no database");
+    assert_eq!(error.code(), "UNAVAILABLE");
+    assert!(
+        error.message().contains("Guard::with_sqlite"),
+        "{}",
+        error.message()
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // The binary: --read-only and GUARD_READ_ONLY
 // ---------------------------------------------------------------------------------------
@@ -424,6 +539,7 @@ fn orders_in(db: &Path) -> Option<i64> {
 #[test]
 fn the_binary_in_read_only_mode_publishes_only_list_tables() {
     let dir = tempfile::tempdir().unwrap();
+    drop(safe_ops::db::open(&dir.path().join("ops.db")).expect("seeded database"));
     let list = allowlist(dir.path(), ALL_TOOLS);
     let list = list.to_str().unwrap();
     let runs: [Run; 3] = [
@@ -482,4 +598,192 @@ fn the_binary_in_read_only_mode_publishes_only_list_tables() {
         server.tool_names(),
         ["delete_file", "deploy", "drop_table", "list_tables"]
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// The binary in read-only mode never writes its database
+// ---------------------------------------------------------------------------------------
+
+fn sha256_of(path: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The names in `dir` that start with `ops.db`: the database and any journal, WAL or
+/// shared-memory file SQLite made next to it.
+fn database_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("ops.db"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// SQLite's file format version bytes (18 and 19 of the header): 1 for a rollback journal,
+/// 2 for WAL.
+fn journal_format(db: &Path) -> (u8, u8) {
+    let header = std::fs::read(db).unwrap();
+    (header[18], header[19])
+}
+
+/// A seeded safe-ops database at `dir/ops.db` in rollback-journal mode (`DELETE`).
+fn rollback_journal_database(dir: &Path) -> PathBuf {
+    let db = dir.join("ops.db");
+    let conn = safe_ops::db::open(&db).expect("seeded database");
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode = DELETE", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "delete");
+    drop(conn);
+    assert_eq!(journal_format(&db), (1, 1), "a rollback-journal database");
+    assert_eq!(database_files(dir), ["ops.db"]);
+    db
+}
+
+/// Every call a model can make of safe-ops in read-only mode: the one published tool, more
+/// than once, and each hidden tool (refused as unknown).
+fn call_every_tool(server: &mut StdioServer, label: &str, after_each: &dyn Fn(&str)) {
+    assert_eq!(server.tool_names(), ["list_tables"], "{label}");
+    after_each("tools/list");
+    for _ in 0..2 {
+        let listed = server
+            .request(
+                "tools/call",
+                json!({"name": "list_tables", "arguments": {}}),
+            )
+            .expect("list_tables runs");
+        assert_ne!(listed["isError"], true, "{label}: {listed}");
+        assert!(
+            listed["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("orders: 4 rows"),
+            "{label}: {listed}"
+        );
+        after_each("list_tables");
+    }
+    for (tool, args) in [
+        ("delete_file", json!({"path": "old.log"})),
+        ("drop_table", json!({"table": "orders"})),
+        ("deploy", json!({"service": "billing"})),
+    ] {
+        let refused = server.call_error(tool, args);
+        assert_eq!(refused["code"], -32602, "{label}: {tool}");
+        after_each(tool);
+    }
+}
+
+#[test]
+fn the_binary_in_read_only_mode_leaves_a_rollback_journal_database_byte_for_byte() {
+    let runs: [Run; 2] = [
+        ("--read-only", &["--read-only"], &[]),
+        ("GUARD_READ_ONLY=1", &[], &[("GUARD_READ_ONLY", "1")]),
+    ];
+    for (label, flags, env) in runs {
+        let dir = tempfile::tempdir().unwrap();
+        let db = rollback_journal_database(dir.path());
+        let digest = sha256_of(&db);
+        let list = allowlist(dir.path(), ALL_TOOLS);
+        let mut args = vec!["--allowlist", list.to_str().unwrap()];
+        args.extend_from_slice(flags);
+
+        let mut server = StdioServer::start_in(dir.path(), &args, env);
+        let unchanged = |when: &str| {
+            assert_eq!(
+                sha256_of(&db),
+                digest,
+                "{label}: the file changed by {when}"
+            );
+            assert_eq!(
+                database_files(dir.path()),
+                ["ops.db"],
+                "{label}: a journal, WAL or shared-memory file appeared by {when}"
+            );
+        };
+        unchanged("startup");
+        call_every_tool(&mut server, label, &unchanged);
+        let log = server.stop();
+        unchanged("the end");
+        assert_eq!(
+            journal_format(&db),
+            (1, 1),
+            "{label}: still a rollback journal"
+        );
+        assert!(log.contains("safe-ops ready"), "{label}: {log}");
+    }
+}
+
+#[test]
+fn without_read_only_mode_the_same_start_does_change_the_file() {
+    // The control for the test above: a normal start converts the database to WAL, so the
+    // comparison there would see a write.
+    let dir = tempfile::tempdir().unwrap();
+    let db = rollback_journal_database(dir.path());
+    let digest = sha256_of(&db);
+    let list = allowlist(dir.path(), ALL_TOOLS);
+    let server = StdioServer::start_in(dir.path(), &["--allowlist", list.to_str().unwrap()], &[]);
+    server.stop();
+    assert_eq!(
+        journal_format(&db),
+        (2, 2),
+        "a normal start switches to WAL"
+    );
+    assert_ne!(sha256_of(&db), digest);
+}
+
+#[test]
+fn the_binary_in_read_only_mode_refuses_a_missing_database_and_creates_nothing() {
+    let runs: [Run; 2] = [
+        ("--read-only", &["--read-only"], &[]),
+        ("GUARD_READ_ONLY=1", &[], &[("GUARD_READ_ONLY", "1")]),
+    ];
+    for (label, flags, env) in runs {
+        let dir = tempfile::tempdir().unwrap();
+        let list = allowlist(dir.path(), ALL_TOOLS);
+        let db = dir.path().join("data").join("ops.db");
+        let root = dir.path().join("files");
+        let mut command = std::process::Command::new(support::stdio::safe_ops_bin());
+        command
+            .arg("--root")
+            .arg(&root)
+            .arg("--db")
+            .arg(&db)
+            .arg("--allowlist")
+            .arg(&list)
+            .args(flags)
+            .env_remove("GUARD_READ_ONLY")
+            .env_remove("GUARD_ALLOWLIST")
+            .env("NO_COLOR", "1")
+            .stdin(std::process::Stdio::null());
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let output = command.output().expect("safe-ops runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            !output.status.success(),
+            "{label}: it must not start\n{stderr}"
+        );
+        assert!(
+            stderr.contains(&format!(
+                "the database {} does not exist, and read-only mode never creates one",
+                db.display()
+            )),
+            "{label}: the message names the file\n{stderr}"
+        );
+        assert!(
+            stderr.contains("Start safe-ops once without --read-only"),
+            "{label}: the message says how to create it\n{stderr}"
+        );
+        assert!(output.stdout.is_empty(), "{label}: nothing was served");
+        assert!(!db.exists(), "{label}: no database file was created");
+        assert!(!db.parent().unwrap().exists(), "{label}: nor its directory");
+        assert!(!root.exists(), "{label}: nor the sandbox");
+    }
 }

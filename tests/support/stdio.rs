@@ -42,10 +42,12 @@ pub struct StdioServer {
 }
 
 impl StdioServer {
-    /// Starts safe-ops in a fresh directory with `args` and `env` (GUARD_* unset unless
-    /// given) and initializes the session.
+    /// Starts safe-ops in a fresh directory with a seeded database, with `args` and `env`
+    /// (GUARD_* unset unless given), and initializes the session.
     pub fn start(args: &[&str], env: &[(&str, &str)]) -> Self {
         let dir = tempfile::tempdir().unwrap();
+        // The database exists, as after a first start: read-only mode never creates one.
+        drop(safe_ops::db::open(&dir.path().join("ops.db")).expect("seeded database"));
         let mut server = Self::start_in(dir.path(), args, env);
         server._dir = Some(dir);
         server

@@ -1,8 +1,9 @@
-//! The embedded SQLite database: created and seeded on first start.
+//! The embedded SQLite database: created and seeded on first start. In read-only mode it
+//! is only ever opened read-only, and never created.
 
 use std::path::Path;
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 const SEED: &str = "
 CREATE TABLE IF NOT EXISTS customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL);
@@ -30,6 +31,36 @@ pub fn open(path: &Path) -> rusqlite::Result<Connection> {
         conn.execute_batch(ROWS)?;
     }
     Ok(conn)
+}
+
+/// Opens an existing `path` for reading only, for read-only mode. The engine opens the file
+/// read-only and the connection is `query_only`, so nothing is created, seeded, converted to
+/// WAL or otherwise written: the file's bytes stay as they were. A missing file is an error
+/// that says how to create it.
+pub fn open_read_only(path: &Path) -> Result<Connection, String> {
+    let opened = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .and_then(|conn| {
+        conn.pragma_update(None, "query_only", true)?;
+        // Fail now, not on the first call, if the file is not a database.
+        conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
+        Ok(conn)
+    });
+    opened.map_err(|e| {
+        if path.exists() {
+            format!(
+                "read-only mode: cannot read the database {}: {e}; check that it is an SQLite database this user may read",
+                path.display()
+            )
+        } else {
+            format!(
+                "read-only mode: the database {} does not exist, and read-only mode never creates one. Start safe-ops once without --read-only (and without GUARD_READ_ONLY=1) to create and seed it, or pass --db with the path of an existing database",
+                path.display()
+            )
+        }
+    })
 }
 
 /// Row count of `table`, or `None` if there is no such table.

@@ -28,7 +28,8 @@ struct Cli {
     /// Sandbox directory for delete_file.
     #[arg(long, env = "SAFE_OPS_ROOT", default_value = ".safe-ops/files")]
     root: PathBuf,
-    /// SQLite database for drop_table and deploy (created and seeded on first start).
+    /// SQLite database for drop_table and deploy (created and seeded on first start; in
+    /// read-only mode it must exist, and is only read).
     #[arg(long, env = "SAFE_OPS_DB", default_value = ".safe-ops/safe-ops.db")]
     db: PathBuf,
     /// The allowlist of tools to publish (TOML or JSON). Missing or broken: no tool is

@@ -152,17 +152,24 @@ fn check_name(kind: &str, name: &str) -> Result<(), ToolError> {
 pub const DEFAULT_ALLOWLIST: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/allowlist.toml");
 
 impl SafeOps {
-    /// Opens the sandbox and the database (created and seeded on first start). A guard
-    /// without an exposure gets the shipped allowlist.
+    /// Opens the sandbox and the database (created and seeded on first start; in read-only
+    /// mode it must already exist and is opened read-only). A guard without an exposure
+    /// gets the shipped allowlist.
     pub fn open(root: &Path, db_path: &Path, guard: Guard) -> Result<Self, String> {
-        let sandbox = Sandbox::new(root)
-            .map_err(|e| format!("cannot use sandbox root {}: {e}", root.display()))?;
-        let conn = db::open(db_path)
-            .map_err(|e| format!("cannot open database {}: {e}", db_path.display()))?;
         let guard = match guard.exposure() {
             Some(_) => guard,
             None => guard.with_exposure(Exposure::allowlist(DEFAULT_ALLOWLIST)),
         };
+        // Read-only mode opens no read-write connection at all: a missing database is an
+        // error, not a fresh seeded file, and an existing one is left byte for byte as it is.
+        let conn = if guard.exposure().is_some_and(|e| e.is_read_only()) {
+            db::open_read_only(db_path)?
+        } else {
+            db::open(db_path)
+                .map_err(|e| format!("cannot open database {}: {e}", db_path.display()))?
+        };
+        let sandbox = Sandbox::new(root)
+            .map_err(|e| format!("cannot use sandbox root {}: {e}", root.display()))?;
         Ok(Self {
             sandbox,
             db: Arc::new(Mutex::new(conn)),

@@ -11,7 +11,7 @@ use rmcp::handler::server::{common::FromContextPart, tool::ToolCallContext};
 use rusqlite::{Connection, OpenFlags};
 
 use crate::{
-    Guarded,
+    Guard, Guarded,
     error::{ToolError, codes},
 };
 
@@ -21,8 +21,9 @@ pub struct ReadDb {
     conn: Connection,
 }
 
-/// A read-write connection. `#[read_only]` tools cannot take it (compile error), and
-/// read-only mode refuses to open it.
+/// A read-write connection to the guard's database. `#[read_only]` tools cannot take it
+/// (compile error: it is no [`crate::ReadHandle`]), and in read-only mode it is never
+/// opened, neither as a parameter nor by [`WriteDb::open`].
 #[derive(Debug)]
 pub struct WriteDb {
     conn: Connection,
@@ -48,8 +49,24 @@ impl ReadDb {
 }
 
 impl WriteDb {
-    /// Opens an existing database file for writing.
-    pub fn open(path: &Path) -> Result<Self, ToolError> {
+    /// Opens the database configured with [`Guard::with_sqlite`] for writing. Refused in
+    /// read-only mode ([`crate::Exposure::read_only`]), before any file is touched, and when
+    /// the file does not exist (a write handle never creates one).
+    pub fn open(guard: &Guard) -> Result<Self, ToolError> {
+        if guard.exposure().is_some_and(|e| e.is_read_only()) {
+            tracing::warn!("read-only mode: a write handle was asked for and refused");
+            return Err(ToolError::new(
+                codes::READ_ONLY,
+                "The server runs in read-only mode, so no write handle is opened and nothing was changed. To write, restart the server without read-only mode (without --read-only and GUARD_READ_ONLY); a tool that only reads takes `ReadDb`.",
+            ));
+        }
+        let db = guard.sqlite().ok_or_else(|| {
+            ToolError::new(
+                codes::UNAVAILABLE,
+                "This server has no database configured; nothing was changed. Ask the operator to configure one (Guard::with_sqlite).",
+            )
+        })?;
+        let path = db.path();
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -88,7 +105,7 @@ fn unavailable(path: &Path, error: rusqlite::Error) -> ToolError {
     let why = if path.exists() {
         "it could not be opened"
     } else {
-        "the file does not exist (a read-only handle never creates one)"
+        "the file does not exist (guard's handles never create one)"
     };
     ToolError::new(
         codes::UNAVAILABLE,
@@ -157,14 +174,7 @@ impl<S: Guarded> FromContextPart<ToolCallContext<'_, S>> for ReadDb {
 
 impl<S: Guarded> FromContextPart<ToolCallContext<'_, S>> for WriteDb {
     fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, rmcp::ErrorData> {
-        let guard = context.service.guard();
-        if guard.exposure().is_some_and(|e| e.is_read_only()) {
-            return Err(rmcp::ErrorData::internal_error(
-                "read-only mode: no write handle is given out",
-                None,
-            ));
-        }
-        let db = database(context.service)?;
-        WriteDb::open(db.path()).map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))
+        WriteDb::open(context.service.guard())
+            .map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))
     }
 }
