@@ -511,7 +511,7 @@ async fn the_watcher_reloads_a_changed_file_and_tells_the_client() {
 // ---------------------------------------------------------------------------------------
 
 #[test]
-fn sighup_reloads_a_change_the_poll_cannot_see_and_tells_the_client() {
+fn the_poll_sees_a_same_size_edit_with_the_time_restored_and_sighup_keeps_serving() {
     let dir = tempfile::tempdir().unwrap();
     let list = dir.path().join("allowlist.toml");
     std::fs::write(&list, "tools = [\"deploy\"]\n").unwrap();
@@ -524,7 +524,8 @@ fn sighup_reloads_a_change_the_poll_cannot_see_and_tells_the_client() {
     server.wait_notification("notifications/tools/list_changed");
     assert_eq!(server.tool_names(), ["list_tables"]);
 
-    // Same length, same modification time: the poll cannot tell the file changed.
+    // Same length, same modification time: only the content tells the file changed, and
+    // the poll compares content.
     let seen = std::fs::metadata(&list).unwrap();
     let tmp = dir.path().join("next.toml");
     std::fs::write(&tmp, "tools = [\"delete_file\"]\n").unwrap();
@@ -536,14 +537,14 @@ fn sighup_reloads_a_change_the_poll_cannot_see_and_tells_the_client() {
         .set_modified(seen.modified().unwrap())
         .unwrap();
     std::fs::rename(&tmp, &list).unwrap();
-    assert_eq!(server.tool_names(), ["list_tables"], "not reloaded yet");
+    server.wait_notification("notifications/tools/list_changed");
+    assert_eq!(server.tool_names(), ["delete_file"]);
 
     let status = Command::new("kill")
         .args(["-HUP", &server.pid().to_string()])
         .status()
         .expect("kill runs");
     assert!(status.success());
-    server.wait_notification("notifications/tools/list_changed");
     assert_eq!(server.tool_names(), ["delete_file"]);
     assert!(
         server.is_running(),
@@ -651,9 +652,10 @@ async fn exposure_from_env_reads_guard_allowlist_and_guard_read_only() {
     let list = dir.path().join("all.toml");
     std::fs::write(&list, ALL_TOOLS).unwrap();
     let list = list.to_str().unwrap();
-    let cases: [(&str, &[(&str, &str)]); 4] = [
+    let cases: [(&str, &[(&str, &str)]); 5] = [
         ("no-allowlist", &[]),
         ("no-allowlist", &[("GUARD_READ_ONLY", "0")]),
+        ("no-allowlist", &[("GUARD_ALLOWLIST", "")]),
         (
             "read-only-garbled",
             &[("GUARD_ALLOWLIST", list), ("GUARD_READ_ONLY", "yes please")],
@@ -689,14 +691,22 @@ async fn exposure_from_env_reads_guard_allowlist_and_guard_read_only() {
 }
 
 async fn from_env_case(case: &str) {
-    let exposure = Exposure::from_env();
+    if case == "no-allowlist" {
+        // Publishing nothing (or everything) by accident is not a configuration: the
+        // server is told at startup, with what to set.
+        let error = Exposure::from_env()
+            .err()
+            .expect("no allowlist is an error");
+        let message = error.to_string();
+        assert!(
+            message.contains("GUARD_ALLOWLIST") && message.contains("Exposure::all_tools()"),
+            "{message}"
+        );
+        return;
+    }
+    let exposure = Exposure::from_env().expect("an allowlist is named");
     let world = World::new();
     let expected: &[&str] = match case {
-        "no-allowlist" => {
-            assert!(exposure.path().is_none());
-            assert!(!exposure.is_read_only());
-            &[]
-        }
         "read-only-garbled" => {
             assert!(exposure.is_read_only(), "not understood reads as ON");
             &["list_tables"]
@@ -716,4 +726,242 @@ async fn from_env_case(case: &str) {
     if expected.is_empty() {
         assert_nothing_callable(&client, case).await;
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// The allowlist reader: what is not a small regular file enables nothing, without blocking
+// ---------------------------------------------------------------------------------------
+
+/// Makes a FIFO at `path` (no writer will ever open it: a blocking read would hang).
+fn make_fifo(path: &Path) {
+    let status = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs");
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+/// Runs `f` on a blocking thread and fails the test if it has not returned within a
+/// generous bound: a reader that blocks fails instead of hanging the suite.
+async fn bounded<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::time::timeout(Duration::from_secs(20), tokio::task::spawn_blocking(f))
+        .await
+        .unwrap_or_else(|_| panic!("{what} blocked"))
+        .expect("no panic")
+}
+
+/// The tools `exposure` publishes of the shop's two.
+async fn shop_tools(exposure: Exposure) -> Vec<String> {
+    let (_, client) = connect_shop(exposure).await;
+    tool_names(&client).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_at_start_enables_nothing_and_does_not_block() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("allowlist.toml");
+    make_fifo(&fifo);
+    let path = fifo.clone();
+    let exposure = bounded("reading a FIFO at start", move || Exposure::allowlist(path)).await;
+    assert!(shop_tools(exposure).await.is_empty());
+    // A forced reload (SIGHUP) reads it the same way.
+    let path = fifo.clone();
+    let reload = bounded("reloading a FIFO", move || {
+        Exposure::allowlist(path).reload(true)
+    })
+    .await;
+    assert!(!reload, "still nothing");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_swapped_in_on_reload_closes_everything_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("allowlist.toml");
+    std::fs::write(&list, "tools = [\"count_orders\"]\n").unwrap();
+    let (exposure, client) = connect_shop(Exposure::allowlist(&list)).await;
+    assert_eq!(tool_names(&client).await, ["count_orders"]);
+    std::fs::remove_file(&list).unwrap();
+    make_fifo(&list);
+    let watched = exposure.clone();
+    let changed = bounded("reloading a FIFO", move || watched.reload(false)).await;
+    assert!(
+        changed,
+        "a FIFO is a broken allowlist: the set changes to nothing"
+    );
+    assert!(tool_names(&client).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_directory_or_a_device_enables_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("allowlist.toml");
+    std::fs::create_dir(&folder).unwrap();
+    assert!(shop_tools(Exposure::allowlist(&folder)).await.is_empty());
+    // A character device that would answer forever if it were read.
+    assert!(
+        shop_tools(Exposure::allowlist("/dev/zero"))
+            .await
+            .is_empty(),
+        "a device is not an allowlist"
+    );
+}
+
+#[tokio::test]
+async fn an_oversized_allowlist_enables_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("allowlist.toml");
+    let padding =
+        "#".repeat(usize::try_from(guard_runtime::exposure::MAX_ALLOWLIST_BYTES).unwrap());
+    std::fs::write(&list, format!("tools = [\"count_orders\"]\n{padding}\n")).unwrap();
+    assert!(shop_tools(Exposure::allowlist(&list)).await.is_empty());
+    // One byte under the bound, the same list is read.
+    let fits = "#".repeat(
+        usize::try_from(guard_runtime::exposure::MAX_ALLOWLIST_BYTES).unwrap()
+            - "tools = [\"count_orders\"]\n".len()
+            - 2,
+    );
+    std::fs::write(&list, format!("tools = [\"count_orders\"]\n{fits}\n")).unwrap();
+    assert_eq!(
+        shop_tools(Exposure::allowlist(&list)).await,
+        ["count_orders"]
+    );
+}
+
+#[tokio::test]
+async fn a_same_size_edit_with_the_time_restored_is_seen_on_the_next_poll() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("allowlist.toml");
+    let both = "tools = [\"count_orders\", \"cancel_test_order\"]\n";
+    let head = "tools = [\"count_orders\"]\n";
+    let one = format!("{head}#{}\n", "-".repeat(both.len() - head.len() - 2));
+    assert_eq!(one.len(), both.len());
+    std::fs::write(&list, &one).unwrap();
+    let (exposure, client) = connect_shop(Exposure::allowlist(&list)).await;
+    assert_eq!(tool_names(&client).await, ["count_orders"]);
+    let modified = std::fs::metadata(&list).unwrap().modified().unwrap();
+    std::fs::write(&list, both).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&list)
+        .unwrap()
+        .set_modified(modified)
+        .unwrap();
+    let meta = std::fs::metadata(&list).unwrap();
+    assert_eq!(
+        (meta.modified().unwrap(), meta.len()),
+        (modified, one.len() as u64),
+        "time and size are as before the edit"
+    );
+    assert!(exposure.reload(false), "the content changed");
+    assert_eq!(
+        tool_names(&client).await,
+        ["cancel_test_order", "count_orders"]
+    );
+    assert!(!exposure.reload(false), "and is not changed again");
+}
+
+// ---------------------------------------------------------------------------------------
+// Stating the exposure, and auditing calls of tools that are not published
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn all_tools_is_an_explicit_choice_in_code_and_read_only_still_holds() {
+    assert_eq!(
+        shop_tools(Exposure::all_tools()).await,
+        ["cancel_test_order", "count_orders"]
+    );
+    assert_eq!(
+        shop_tools(Exposure::all_tools().read_only(true)).await,
+        ["count_orders"]
+    );
+}
+
+#[tokio::test]
+async fn a_guard_that_states_no_exposure_publishes_nothing() {
+    let shop = Shop {
+        guard: Arc::new(Guard::ephemeral().expect("guard key")),
+    };
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = shop.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = ScriptedHuman::new(PUSH)
+        .connect(client_io)
+        .await
+        .expect("client connects");
+    assert!(tool_names(&client).await.is_empty());
+    let hidden = call_error(&client, "count_orders", json!({})).await;
+    assert_eq!(hidden.code, ErrorCode::INVALID_PARAMS);
+}
+
+/// `(tool, outcome, trace_id)` of each `guard::audit` event on this thread.
+struct AuditEvents(UnboundedSender<(String, String, String)>);
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for AuditEvents {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        #[derive(Default)]
+        struct Fields(String, String, String);
+        impl tracing::field::Visit for Fields {
+            fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+                match field.name() {
+                    "tool" => self.0 = value.to_owned(),
+                    "outcome" => self.1 = value.to_owned(),
+                    _ => {}
+                }
+            }
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                if field.name() == "trace_id" {
+                    self.2 = format!("{value:?}");
+                }
+            }
+        }
+        if event.metadata().target() != "guard::audit" {
+            return;
+        }
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        let _ = self.0.send((fields.0, fields.1, fields.2));
+    }
+}
+
+/// Calls of a hidden and of an unknown tool answer alike and each leave an audit event with
+/// the name called, the outcome and a trace id; a published tool's call leaves neither.
+#[tokio::test]
+async fn hidden_and_unknown_tool_calls_are_audited() {
+    use tracing_subscriber::layer::SubscriberExt;
+    let (tx, mut events) = unbounded_channel();
+    let _capture =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(AuditEvents(tx)));
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("allowlist.toml");
+    std::fs::write(&list, "tools = [\"count_orders\"]\n").unwrap();
+    let (_, client) = connect_shop(Exposure::allowlist(&list)).await;
+
+    let hidden = call_error(&client, "cancel_test_order", json!({"id": 7})).await;
+    let unknown = call_error(&client, "no_such_tool\nforged line", json!({})).await;
+    assert_same_as_unknown("cancel_test_order", &hidden, &unknown);
+    call(&client, "count_orders", json!({})).await;
+
+    let mut seen = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        seen.push(event);
+    }
+    let outcomes: Vec<(&str, &str)> = seen
+        .iter()
+        .map(|(tool, outcome, _)| (tool.as_str(), outcome.as_str()))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("cancel_test_order", "hidden_tool"),
+            ("no_such_tool?forged line", "unknown_tool"),
+        ],
+        "{seen:?}"
+    );
+    for (_, _, trace_id) in &seen {
+        assert!(trace_id.len() > 8, "a trace id: {seen:?}");
+    }
+    assert_ne!(seen[0].2, seen[1].2, "one trace id per call");
 }

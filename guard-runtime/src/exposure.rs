@@ -1,34 +1,63 @@
 //! Which tools exist at all: an allowlist file that fails closed, and read-only mode.
 //!
+//! A server states its exposure explicitly: an allowlist file ([`Exposure::allowlist`],
+//! or [`Exposure::from_env`], which is an error when no file is named), or every tool,
+//! chosen in code ([`Exposure::all_tools`]). A guard with no exposure enables no tool.
+//!
 //! A tool that is not enabled is removed from the router, so `tools/list` omits it and
-//! `tools/call` answers exactly as rmcp does for a name it never had (-32602).
+//! `tools/call` answers exactly as rmcp does for a name it never had (-32602). Both calls
+//! leave a `guard::audit` event (`hidden_tool` or `unknown_tool`) with a trace id.
+//!
+//! The file is read without ever blocking or holding a lock: anything but a regular file
+//! (a FIFO, a device, a directory) is refused as broken, at most [`MAX_ALLOWLIST_BYTES`] are
+//! read, and a reload compares the content's SHA-256, so an edit that keeps the size and
+//! restores the modification time is still seen.
 
 use std::{
     collections::BTreeSet,
+    io::Read,
     path::{Path, PathBuf},
     sync::{Arc, Mutex},
-    time::{Duration, SystemTime},
+    time::Duration,
 };
 
-use rmcp::{Peer, RoleServer, handler::server::router::tool::ToolRouter};
+use rmcp::{
+    Peer, RoleServer,
+    handler::server::{router::tool::ToolRouter, tool::ToolCallContext},
+    model::{CallToolResponse, Tool},
+};
 use serde::Deserialize;
+use sha2::{Digest, Sha256};
 
 /// Path of the allowlist file (TOML or JSON: `tools = ["a", "b"]`).
 pub const ALLOWLIST_ENV: &str = "GUARD_ALLOWLIST";
 /// `1` removes every tool that is not `#[read_only]`.
 pub const READ_ONLY_ENV: &str = "GUARD_READ_ONLY";
+/// The largest allowlist file read; a larger one enables no tool.
+pub const MAX_ALLOWLIST_BYTES: u64 = 1024 * 1024;
 
 /// The allowlist and read-only switch of one server.
 pub struct Exposure {
     path: Option<PathBuf>,
+    /// Every tool, chosen in code ([`Exposure::all_tools`]).
+    all: bool,
     read_only: bool,
     state: Mutex<State>,
 }
 
+/// Why [`Exposure::from_env`] could not say which tools to publish.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExposureError {
+    #[error(
+        "no allowlist is configured, so this server would publish no tool: set {ALLOWLIST_ENV} to a file listing the tools to publish (`tools = [\"name\", ...]`), or choose Exposure::all_tools() in code"
+    )]
+    NotConfigured,
+}
+
 /// The listed names, or why no tool is enabled.
 type Loaded = Result<BTreeSet<String>, String>;
-/// What the file looked like when read: modification time and length.
-type Stamp = Option<(SystemTime, u64)>;
+/// What the file held when read: the SHA-256 of its bytes (`None`: it could not be read).
+type Stamp = Option<[u8; 32]>;
 
 struct State {
     loaded: Loaded,
@@ -48,36 +77,41 @@ impl Exposure {
     pub fn allowlist(path: impl Into<PathBuf>) -> Self {
         let path = path.into();
         let (loaded, stamp) = read(&path);
+        let reported = loaded.as_ref().err().cloned();
+        if let Some(reason) = &reported {
+            tracing::error!("no tool is enabled: {reason}");
+        }
         Self {
             path: Some(path),
+            all: false,
             read_only: false,
             state: Mutex::new(State {
                 loaded,
                 stamp,
-                reported: None,
+                reported,
             }),
         }
     }
 
-    /// The allowlist named by [`ALLOWLIST_ENV`] (none set: no tool is enabled) and the
-    /// read-only switch from [`READ_ONLY_ENV`].
-    pub fn from_env() -> Self {
-        let exposure = match std::env::var_os(ALLOWLIST_ENV) {
-            Some(path) => Self::allowlist(PathBuf::from(path)),
-            None => Self::closed(format!(
-                "no allowlist file is configured; set {ALLOWLIST_ENV} to a file listing the tools to enable"
-            )),
-        };
-        exposure.read_only(read_only_from_env())
+    /// The allowlist named by [`ALLOWLIST_ENV`] and the read-only switch from
+    /// [`READ_ONLY_ENV`]. With no file named this is an error, for the server to report at
+    /// startup: publishing nothing by accident, or everything, is not a configuration.
+    pub fn from_env() -> Result<Self, ExposureError> {
+        let path = std::env::var_os(ALLOWLIST_ENV)
+            .filter(|p| !p.is_empty())
+            .ok_or(ExposureError::NotConfigured)?;
+        Ok(Self::allowlist(PathBuf::from(path)).read_only(read_only_from_env()))
     }
 
-    /// No tool enabled, for `reason`.
-    fn closed(reason: String) -> Self {
+    /// Every tool the server defines, chosen in code (still subject to read-only mode):
+    /// for a server whose every tool is guarded, where an operator's file adds nothing.
+    pub fn all_tools() -> Self {
         Self {
             path: None,
+            all: true,
             read_only: false,
             state: Mutex::new(State {
-                loaded: Err(reason),
+                loaded: Ok(BTreeSet::new()),
                 stamp: None,
                 reported: None,
             }),
@@ -100,9 +134,12 @@ impl Exposure {
 
     /// Keeps only the enabled routes of `router`. Unknown names in the file disable every
     /// tool, so a typo cannot leave the list half applied.
-    pub fn apply<S: Send + Sync + 'static>(&self, mut router: ToolRouter<S>) -> ToolRouter<S> {
+    pub fn apply<S: Send + Sync + 'static>(&self, router: ToolRouter<S>) -> ToolRouter<S> {
         let tools = router.list_all();
         let known: BTreeSet<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        if self.all {
+            return self.keep(router, tools, |_| true);
+        }
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let listed = match &state.loaded {
             Ok(listed) => {
@@ -138,29 +175,42 @@ impl Exposure {
             }
         };
         drop(state);
+        self.keep(router, tools, |name| listed.contains(name))
+    }
+
+    /// Removes from `router` every tool that `listed` refuses, and in read-only mode every
+    /// tool that is not read-only.
+    fn keep<S: Send + Sync + 'static>(
+        &self,
+        mut router: ToolRouter<S>,
+        tools: Vec<Tool>,
+        listed: impl Fn(&str) -> bool,
+    ) -> ToolRouter<S> {
         for tool in tools {
             let read_only_tool = tool
                 .annotations
                 .as_ref()
                 .and_then(|a| a.read_only_hint)
                 .unwrap_or(false);
-            if !listed.contains(tool.name.as_ref()) || (self.read_only && !read_only_tool) {
+            if !listed(tool.name.as_ref()) || (self.read_only && !read_only_tool) {
                 router.remove_route(&tool.name);
             }
         }
         router
     }
 
-    /// Re-reads the file if it changed (or if `force`); true when the listed tools changed.
+    /// Re-reads the file; true when the listed tools changed. A change is seen by content
+    /// (SHA-256), whatever the file's times and size say. The file is read with no lock
+    /// held. `force` (SIGHUP) re-applies what was read even when the content is the same.
     pub fn reload(&self, force: bool) -> bool {
         let Some(path) = &self.path else {
             return false;
         };
+        let (loaded, stamp) = read(path);
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if !force && stamp(path) == state.stamp {
+        if !force && stamp.is_some() && stamp == state.stamp {
             return false;
         }
-        let (loaded, stamp) = read(path);
         let changed = loaded != state.loaded;
         if changed {
             match &loaded {
@@ -210,6 +260,71 @@ impl Exposure {
     }
 }
 
+/// The tools a server publishes, as [`exposed`](crate::exposed) returns them: rmcp's
+/// router with only the enabled routes, used by `#[tool_handler(router = …)]` exactly like
+/// a [`ToolRouter`] (it dereferences to one). A call of a hidden or unknown tool gets
+/// rmcp's own answer for a name it never had, and leaves a `guard::audit` event.
+pub struct Exposed<S> {
+    router: ToolRouter<S>,
+    /// The tools the server defines but does not publish now.
+    hidden: BTreeSet<String>,
+}
+
+/// How much of a called name an audit event keeps: the model chooses it (control
+/// characters are replaced, so it cannot forge log lines).
+const AUDITED_NAME_CHARS: usize = 128;
+
+impl<S: Send + Sync + 'static> Exposed<S> {
+    /// The enabled routes of `all`, as `exposure` allows (`None`: no tool).
+    pub(crate) fn new(exposure: Option<&Exposure>, all: ToolRouter<S>) -> Self {
+        let defined: Vec<String> = all.list_all().into_iter().map(|t| t.name.into()).collect();
+        let router = match exposure {
+            Some(exposure) => exposure.apply(all),
+            None => ToolRouter::new(),
+        };
+        let hidden = defined
+            .into_iter()
+            .filter(|name| !router.has_route(name))
+            .collect();
+        Self { router, hidden }
+    }
+
+    /// rmcp's call, audited when the name is not published.
+    pub async fn call(
+        &self,
+        context: ToolCallContext<'_, S>,
+    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let name = context.name();
+        if !self.router.has_route(name) {
+            let outcome = if self.hidden.contains(name) {
+                "hidden_tool"
+            } else {
+                "unknown_tool"
+            };
+            let shown: String = name
+                .chars()
+                .take(AUDITED_NAME_CHARS)
+                .map(|c| if c.is_control() { '?' } else { c })
+                .collect();
+            let trace_id = crate::trace::new_id();
+            tracing::info!(
+                target: "guard::audit",
+                tool = shown.as_str(),
+                outcome,
+                trace_id = %trace_id,
+            );
+        }
+        self.router.call(context).await
+    }
+}
+
+impl<S> std::ops::Deref for Exposed<S> {
+    type Target = ToolRouter<S>;
+    fn deref(&self) -> &ToolRouter<S> {
+        &self.router
+    }
+}
+
 #[cfg(unix)]
 type Hangup = Option<tokio::signal::unix::Signal>;
 #[cfg(not(unix))]
@@ -238,25 +353,21 @@ async fn recv(_: &mut Hangup) -> Option<()> {
     std::future::pending().await
 }
 
-fn stamp(path: &Path) -> Stamp {
-    let meta = std::fs::metadata(path).ok()?;
-    Some((meta.modified().ok()?, meta.len()))
-}
-
 /// Reads and checks an allowlist file. Any problem means no tool is enabled.
 fn read(path: &Path) -> (Loaded, Stamp) {
-    let stamp = stamp(path);
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) => {
-            return (
-                Err(format!(
-                    "cannot read the allowlist {}: {e}; create it with `tools = [\"...\"]`",
-                    path.display()
-                )),
-                stamp,
-            );
-        }
+    let bytes = match read_bounded(path) {
+        Ok(bytes) => bytes,
+        Err(reason) => return (Err(reason), None),
+    };
+    let stamp: Stamp = Some(Sha256::digest(&bytes).into());
+    let Ok(text) = String::from_utf8(bytes) else {
+        return (
+            Err(format!(
+                "the allowlist {} is not UTF-8 text; write it as `tools = [\"name\", ...]`",
+                path.display()
+            )),
+            stamp,
+        );
     };
     let parsed: Result<AllowlistFile, String> = match path.extension().and_then(|e| e.to_str()) {
         Some("toml") => toml::from_str(&text).map_err(|e| e.to_string()),
@@ -288,6 +399,93 @@ fn read(path: &Path) -> (Loaded, Stamp) {
         }
     }
     (Ok(tools), stamp)
+}
+
+/// The file's bytes, if it is a regular file of at most [`MAX_ALLOWLIST_BYTES`]. Never
+/// blocks: the type is checked before opening (following a symlink, as mounted
+/// configuration often is one), the file is opened non-blocking, and the type is checked
+/// again on the opened descriptor, in case the path was swapped in between.
+fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
+    let cannot = |e: std::io::Error| {
+        format!(
+            "cannot read the allowlist {}: {e}; create it with `tools = [\"...\"]`",
+            path.display()
+        )
+    };
+    let before = std::fs::metadata(path).map_err(cannot)?;
+    regular(path, &before)?;
+    let mut file = open_nonblocking(path).map_err(cannot)?;
+    let opened = file.metadata().map_err(cannot)?;
+    regular(path, &opened)?;
+    let too_big = || {
+        format!(
+            "the allowlist {} is larger than {MAX_ALLOWLIST_BYTES} bytes; an allowlist names a few tools",
+            path.display()
+        )
+    };
+    if opened.len() > MAX_ALLOWLIST_BYTES {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::new();
+    (&mut file)
+        .take(MAX_ALLOWLIST_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_ALLOWLIST_BYTES {
+        return Err(too_big());
+    }
+    Ok(bytes)
+}
+
+/// Anything but a regular file (a FIFO, a device, a socket, a directory) is refused.
+fn regular(path: &Path, meta: &std::fs::Metadata) -> Result<(), String> {
+    if meta.is_file() {
+        return Ok(());
+    }
+    let ty = meta.file_type();
+    let kind = if ty.is_dir() {
+        "a directory"
+    } else {
+        special_kind(&ty)
+    };
+    Err(format!(
+        "the allowlist {} is {kind}, not a regular file; point it at a file holding `tools = [\"...\"]`",
+        path.display()
+    ))
+}
+
+#[cfg(unix)]
+fn special_kind(ty: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ty.is_fifo() {
+        "a FIFO"
+    } else if ty.is_char_device() || ty.is_block_device() {
+        "a device"
+    } else if ty.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(_: &std::fs::FileType) -> &'static str {
+    "not a regular file"
+}
+
+#[cfg(unix)]
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::File::open(path)
 }
 
 /// [`READ_ONLY_ENV`]: `1/true/yes/on` or `0/false/no/off`; anything else is read as on

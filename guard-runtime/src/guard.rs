@@ -15,16 +15,16 @@ use std::{
 
 use rmcp::{handler::server::router::tool::ToolRouter, model::RequestStateCodec};
 
-use crate::{exposure::Exposure, outbox::Outbox};
+use crate::{
+    exposure::{Exposed, Exposure},
+    outbox::Outbox,
+};
 
 /// Environment variable holding the request-state key (at least 32 bytes). Servers that run
 /// as several processes must share it; without it each process makes its own.
 pub const KEY_ENV: &str = "GUARD_HMAC_KEY";
 
 /// Configuration shared by every guarded tool of a server.
-pub struct Guard {
-    codec: RequestStateCodec,
-    answer_timeout: Duration,
 ///
 /// MRTR request states are single use. With [`Guard::with_operations`] the used states are
 /// recorded in the operation store, so replicas sharing the store and the key refuse each
@@ -32,10 +32,13 @@ pub struct Guard {
 /// recorded in memory, and each state is bound to this guard's boot epoch (random, made at
 /// construction): a state from before a restart, used or not, is refused after it, and a
 /// second process without a store cannot open this one's states.
-    redeemed: Mutex<HashMap<String, Instant>>,
-    exposure: Option<Arc<Exposure>>,
+pub struct Guard {
+    codec: RequestStateCodec,
     /// Random per construction; sealed into request states when there is no operation store.
     epoch: String,
+    answer_timeout: Duration,
+    redeemed: Mutex<HashMap<String, Instant>>,
+    exposure: Option<Arc<Exposure>>,
     #[cfg(feature = "sqlite")]
     sqlite: Option<crate::db::SqliteDatabase>,
     outbox: Outbox,
@@ -60,14 +63,14 @@ impl Guard {
         let key = key.into();
         let len = key.len();
         let codec = RequestStateCodec::try_new(key).map_err(|_| GuardError::KeyTooShort(len))?;
-        Ok(Self {
-            codec,
-            answer_timeout: Duration::from_secs(300),
         let mut epoch = [0u8; 16];
         getrandom::fill(&mut epoch).map_err(|e| GuardError::NoRandomness(e.to_string()))?;
+        Ok(Self {
+            codec,
+            epoch: crate::canonical::hex(&epoch),
+            answer_timeout: Duration::from_secs(300),
             redeemed: Mutex::new(HashMap::new()),
             exposure: None,
-            epoch: crate::canonical::hex(&epoch),
             #[cfg(feature = "sqlite")]
             sqlite: None,
             outbox: Outbox::default(),
@@ -151,9 +154,6 @@ impl Guard {
         &self.codec
     }
 
-    /// Marks a sealed request state as used; false if it already was (a replay). With an
-    /// operation store the mark is kept there, so replicas sharing the store and the key
-    /// refuse each other's replays too; without one it is kept in this process.
     /// The boot epoch request states must carry, or `None` when used states are kept in an
     /// operation store (which survives restarts and is shared by replicas, so states must
     /// stay valid across processes).
@@ -165,6 +165,9 @@ impl Guard {
         Some(&self.epoch)
     }
 
+    /// Marks a sealed request state as used; false if it already was (a replay). With an
+    /// operation store the mark is kept there, so replicas sharing the store and the key
+    /// refuse each other's replays too; without one it is kept in this process.
     pub(crate) async fn redeem(&self, nonce: &str, valid_for: Duration) -> Result<bool, String> {
         #[cfg(any(feature = "sqlite", feature = "postgres"))]
         if let Some(operations) = &self.operations {
@@ -203,18 +206,17 @@ pub trait Guarded {
 
 /// The server's tools as its [`Exposure`] allows: use it as rmcp's router,
 /// `#[tool_handler(router = guard_runtime::exposed(self, Self::tool_router()))]`.
-/// A guard without an exposure enables no tool (fail closed).
+/// A guard without an exposure enables no tool (fail closed), and says so in the log.
+/// Calls of tools that are not published are audited (see [`Exposed`]).
 pub fn exposed<S: Guarded + Send + Sync + 'static>(
     server: &S,
     router: ToolRouter<S>,
-) -> ToolRouter<S> {
-    match server.guard().exposure() {
-        Some(exposure) => exposure.apply(router),
-        None => {
-            tracing::error!(
-                "no tool is enabled: this guard has no exposure; configure one with Guard::with_exposure"
-            );
-            ToolRouter::new()
-        }
+) -> Exposed<S> {
+    let exposure = server.guard().exposure();
+    if exposure.is_none() {
+        tracing::error!(
+            "no tool is enabled: this guard states no exposure; configure one with Guard::with_exposure(Exposure::allowlist(FILE)), or Exposure::all_tools() to publish every tool on purpose"
+        );
     }
+    Exposed::new(exposure.map(Arc::as_ref), router)
 }

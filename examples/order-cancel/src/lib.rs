@@ -12,4 +12,6 @@ pub mod schema;
 mod server;
 pub mod stores;
 
-pub use server::{CancelPayload, CancelSubmitted, OrderCancel, PrepareCancelArgs};
+pub use server::{
+    CancelPayload, CancelSubmitted, DEFAULT_ALLOWLIST, OrderCancel, PrepareCancelArgs,
+};

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use guard_runtime::{
-    Guard, Guarded, ToolArgs, ToolError, codes, operations,
+    Exposure, Guard, Guarded, ToolArgs, ToolError, codes, exposed, operations,
     ops::{Approved, Intent, Locked, Prepare, Recheck},
 };
 use rmcp::{
@@ -25,9 +25,17 @@ pub struct OrderCancel {
     guard: Arc<Guard>,
 }
 
+/// The allowlist that ships with the example: its three tools.
+pub const DEFAULT_ALLOWLIST: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/allowlist.toml");
+
 impl OrderCancel {
-    /// A server whose guard has operations configured (`Guard::with_operations`).
+    /// A server whose guard has operations configured (`Guard::with_operations`). A guard
+    /// that states no exposure gets the shipped allowlist, [`DEFAULT_ALLOWLIST`].
     pub fn new(guard: Guard) -> Self {
+        let guard = match guard.exposure() {
+            Some(_) => guard,
+            None => guard.with_exposure(Exposure::allowlist(DEFAULT_ALLOWLIST)),
+        };
         Self {
             guard: Arc::new(guard),
         }
@@ -205,7 +213,7 @@ impl OrderCancel {
     }
 }
 
-#[tool_handler]
+#[tool_handler(router = exposed(self, Self::tool_router()))]
 impl ServerHandler for OrderCancel {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
