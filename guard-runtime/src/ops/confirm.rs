@@ -9,8 +9,14 @@
 //! 7. the effect's row, the result, the status and the audit record are written;
 //! 8. commit.
 //!
-//! A store failure after the transaction began may or may not have committed, so the model
-//! is told the result is unknown and to ask `get_operation_result` before retrying.
+//! On PostgreSQL step 1 takes the target lock first (as a prepare of the target does), and
+//! every read of the intent names its owner, so another owner's id is never waited on.
+//!
+//! A constraint the effect runs into (the data is not what the preview showed) rolls back
+//! and closes the intent as `REJECTED` with `STATE_CHANGED`. A store failure after the
+//! transaction began may or may not have committed, so the model is told the result is
+//! unknown and to ask `get_operation_result` before retrying. Every answer is audited, in
+//! a transaction of its own when the call's is gone.
 
 use rmcp::{
     RoleServer, handler::server::wrapper::Parameters, model::CallToolResponse,
