@@ -65,9 +65,71 @@ fn given<'a>(object: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
     object.get(key).filter(|v| !v.is_null())
 }
 
-fn string_within(value: &Value, min: usize, max: usize) -> Option<String> {
+/// Characters that show nothing on their own, written out by hand (the oracle's own list,
+/// not the runtime's Unicode tables): spaces, line breaks, format characters such as the
+/// zero-width space, joiners, word joiner, byte order mark, soft hyphen, bidi override,
+/// Mongolian vowel separator and tag space, and the fillers fonts draw blank.
+const INVISIBLE: &[char] = &[
+    ' ',
+    '\t',
+    '\n',
+    '\r',
+    '\u{A0}',
+    '\u{2003}',
+    '\u{3000}',
+    '\u{2028}',
+    '\u{2029}',
+    '\u{85}',
+    '\u{200B}',
+    '\u{200C}',
+    '\u{200D}',
+    '\u{2060}',
+    '\u{FEFF}',
+    '\u{AD}',
+    '\u{202E}',
+    '\u{2066}',
+    '\u{180E}',
+    '\u{E0020}',
+    '\u{3164}',
+    '\u{115F}',
+    '\u{FFA0}',
+    '\u{2800}',
+];
+
+/// Combining marks: acute, diaeresis, emoji variation selector, enclosing circle, grapheme
+/// joiner. They belong to the character before them and never count on their own.
+const MARKS: &[char] = &['\u{301}', '\u{308}', '\u{FE0F}', '\u{20DD}', '\u{34F}'];
+
+/// Invisible characters that can sit inside a typed name without being trimmed.
+const HIDDEN_INSIDE: &[char] = &[
+    '\u{200B}',
+    '\u{200C}',
+    '\u{200D}',
+    '\u{2060}',
+    '\u{FEFF}',
+    '\u{AD}',
+    '\u{202E}',
+    '\u{180E}',
+    '\u{E0020}',
+    '\u{FE0F}',
+    '\u{34F}',
+];
+
+/// What `min_length`/`max_length` count: characters that are neither invisible nor marks.
+fn visible(text: &str) -> usize {
+    text.chars()
+        .filter(|c| !INVISIBLE.contains(c) && !MARKS.contains(c) && !c.is_whitespace())
+        .count()
+}
+
+/// A text answer within `min..=max` visible characters; one that is not empty but shows
+/// nothing is refused, and a required one needs something visible.
+fn text_within(value: &Value, min: usize, max: usize, required: bool) -> Option<String> {
     let text = value.as_str()?;
-    let n = text.chars().count();
+    let n = visible(text);
+    if n == 0 && (required || !text.is_empty()) {
+        return None;
+    }
     (min <= n && n <= max).then(|| text.to_owned())
 }
 
@@ -85,13 +147,13 @@ fn oracle(kind: Kind, content: &Value) -> Option<Parsed> {
             };
             let reason = match given(object, "reason") {
                 None => None,
-                Some(v) => Some(string_within(v, 0, 500)?),
+                Some(v) => Some(text_within(v, 0, 500, false)?),
             };
             Some(Parsed::Delete { confirm, reason })
         }
         Kind::Drop => Some(Parsed::Drop {
-            typed_name: string_within(given(object, "typed_name")?, 0, usize::MAX)?,
-            approver: string_within(given(object, "approver")?, 1, 100)?,
+            typed_name: text_within(given(object, "typed_name")?, 0, usize::MAX, true)?,
+            approver: text_within(given(object, "approver")?, 1, 100, true)?,
         }),
         Kind::Deploy => {
             let urgent = match given(object, "approval_level") {
@@ -102,7 +164,7 @@ fn oracle(kind: Kind, content: &Value) -> Option<Parsed> {
             };
             Some(Parsed::Deploy {
                 urgent,
-                rollback_plan: string_within(given(object, "rollback_plan")?, 1, 2000)?,
+                rollback_plan: text_within(given(object, "rollback_plan")?, 1, 2000, true)?,
             })
         }
     }
@@ -153,12 +215,43 @@ const LENGTHS: &[usize] = &[
     0, 1, 2, 9, 10, 11, 99, 100, 101, 499, 500, 501, 1999, 2000, 2001,
 ];
 
-fn long_text() -> impl Strategy<Value = String> {
-    (
-        prop::sample::select(LENGTHS),
-        prop::sample::select(vec!['x', ' ', 'é', '😀', '\u{43e}']),
+fn long_text() -> BoxedStrategy<String> {
+    prop_oneof![
+        (
+            prop::sample::select(LENGTHS),
+            prop::sample::select(vec!['x', ' ', 'é', '😀', '\u{43e}', '\u{200B}']),
+        )
+            .prop_map(|(n, c)| std::iter::repeat_n(c, n).collect()),
+        // n visible characters, each followed by an invisible one: 2n characters in all.
+        (prop::sample::select(LENGTHS), invisible_char()).prop_map(|(n, pad)| std::iter::repeat_n(
+            ['x', pad],
+            n
+        )
+        .flatten()
+        .collect()),
+    ]
+    .boxed()
+}
+
+fn invisible_char() -> BoxedStrategy<char> {
+    prop::sample::select([INVISIBLE, MARKS].concat()).boxed()
+}
+
+/// One or more characters that show nothing: spaces, format characters, lone marks.
+fn invisible_only() -> BoxedStrategy<String> {
+    prop::collection::vec(invisible_char(), 1..24)
+        .prop_map(String::from_iter)
+        .boxed()
+}
+
+/// Visible letters mixed with invisible characters anywhere (possibly none of either).
+fn padded() -> BoxedStrategy<String> {
+    prop::collection::vec(
+        prop_oneof![2 => prop::char::range('a', 'z'), 1 => invisible_char()],
+        0..40,
     )
-        .prop_map(|(n, c)| std::iter::repeat_n(c, n).collect())
+    .prop_map(String::from_iter)
+    .boxed()
 }
 
 fn words() -> BoxedStrategy<String> {
@@ -168,9 +261,12 @@ fn words() -> BoxedStrategy<String> {
             "true", "false", "1", "0", "null", "", " ", "standard", "urgent", "Standard",
             "URGENT", "asap", "orders", " orders ", "\torders\n", "Orders", "\u{43e}rders",
             "orders\u{200b}", "customers", "ada", "redeploy v41", "0123456789",
+            "\u{200b}orders", "or\u{2060}ders", "\u{3000}orders\u{2028}",
         ])
         .prop_map(str::to_owned),
         1 => long_text(),
+        1 => invisible_only(),
+        1 => padded(),
     ]
     .boxed()
 }
@@ -283,7 +379,10 @@ fn valid_answer(kind: Kind) -> BoxedStrategy<Value> {
                     .prop_map(str::to_owned),
                 1 => words(),
             ],
-            "[a-zA-Z .]{1,30}",
+            prop_oneof![
+                4 => "[a-zA-Z .]{1,30}".boxed(),
+                1 => padded(),
+            ],
         )
             .prop_map(
                 |(typed_name, approver)| json!({"typed_name": typed_name, "approver": approver}),
@@ -293,7 +392,11 @@ fn valid_answer(kind: Kind) -> BoxedStrategy<Value> {
             prop::sample::select(vec![None, Some("standard"), Some("urgent")]),
             prop_oneof![
                 "[a-z ]{1,20}".boxed(),
-                prop::sample::select(vec!["revert", "  revert  ", "0123456789", " 012345678 "])
+                padded(),
+                prop::sample::select(vec![
+                    "revert", "  revert  ", "0123456789", " 012345678 ",
+                    "\u{200B}\u{200B}\u{200B}\u{200B}\u{200B}\u{200B}\u{200B}\u{200B}\u{200B}\u{200B}",
+                ])
                     .prop_map(str::to_owned)
                     .boxed(),
             ],
@@ -499,4 +602,130 @@ proptest! {
             prop_assert_eq!(code(&result), Some("INVALID_CONFIRMATION".to_owned()));
         }
     }
+}
+
+// ── visible text only ──────────────────────────────────────────────────────────────────
+
+/// Every required text field of the safe-ops forms, with the rest of a valid answer.
+fn with_required_text(field: usize, text: &str) -> (&'static guard_runtime::form::FormSpec, Value) {
+    match field {
+        0 => (
+            DropTableConfirmation::SPEC,
+            json!({"typed_name": text, "approver": "ada"}),
+        ),
+        1 => (
+            DropTableConfirmation::SPEC,
+            json!({"typed_name": "orders", "approver": text}),
+        ),
+        _ => (
+            DeployConfig::SPEC,
+            json!({"approval_level": "urgent", "rollback_plan": text}),
+        ),
+    }
+}
+
+/// `n` visible letters with `pads` spread between, before and after them.
+fn interleave(n: usize, pads: &[char]) -> String {
+    let mut text = String::new();
+    for i in 0..n.max(pads.len()) {
+        if let Some(pad) = pads.get(i) {
+            text.push(*pad);
+        }
+        if i < n {
+            text.push('a');
+        }
+    }
+    text
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn invisible_only_text_is_always_refused(text in invisible_only(), field in 0..3usize) {
+        let (spec, content) = with_required_text(field, &text);
+        let problems = validate(spec, Some(&content)).expect_err("refused");
+        prop_assert!(
+            problems.iter().any(|p| p.contains("no visible characters")),
+            "{:?}: {:?}", text, problems
+        );
+        // An optional field given only invisible characters is refused too.
+        let reason = json!({"confirm": true, "reason": text});
+        prop_assert!(validate(DeleteConfirmation::SPEC, Some(&reason)).is_err());
+    }
+
+    #[test]
+    fn only_visible_characters_count_toward_lengths(
+        n in 0usize..130,
+        pads in prop::collection::vec(invisible_char(), 0..400),
+    ) {
+        let approver = interleave(n, &pads);
+        let content = json!({"typed_name": "orders", "approver": approver});
+        let accepted = validate(DropTableConfirmation::SPEC, Some(&content)).is_ok();
+        prop_assert_eq!(accepted, (1..=100).contains(&n), "{} visible in {:?}", n, approver);
+        let plan = interleave(n * 20, &pads);
+        let content = json!({"rollback_plan": plan});
+        let accepted = validate(DeployConfig::SPEC, Some(&content)).is_ok();
+        prop_assert_eq!(accepted, (1..=2000).contains(&(n * 20)));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn typed_name_with_an_invisible_character_inside_never_matches(
+        at in 0usize..=6,
+        hidden in prop::sample::select(HIDDEN_INSIDE),
+        padding in "[ \t]{0,2}",
+        mrtr in any::<bool>(),
+    ) {
+        let mut name: Vec<char> = "orders".chars().collect();
+        name.insert(at, hidden);
+        let typed = format!("{padding}{}{padding}", String::from_iter(name));
+        let era = if mrtr { MRTR } else { PUSH };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let content = json!({"typed_name": typed, "approver": "ada"});
+        let (happened, result, _) = rt.block_on(effect_of(Kind::Drop, era, content));
+        prop_assert!(!happened, "{:?} dropped the table", typed);
+        prop_assert_eq!(code(&result), Some("INVALID_CONFIRMATION".to_owned()));
+        prop_assert!(
+            text(&result).contains("invisible characters"),
+            "{:?}: {}", typed, text(&result)
+        );
+    }
+}
+
+#[tokio::test]
+async fn urgent_deploy_with_an_invisible_rollback_plan_records_nothing() {
+    for plan in [
+        "\u{200B}".repeat(10),
+        " ".repeat(12),
+        "\u{3164}\u{2060}".repeat(6),
+    ] {
+        let content = json!({"approval_level": "urgent", "rollback_plan": plan});
+        let (happened, result, _) = effect_of(Kind::Deploy, PUSH, content).await;
+        assert!(!happened, "{plan:?} deployed");
+        assert_eq!(code(&result).as_deref(), Some("INVALID_CONFIRMATION"));
+        assert!(
+            text(&result).contains("no visible characters"),
+            "{}",
+            text(&result)
+        );
+    }
+}
+
+#[tokio::test]
+async fn approver_of_only_spaces_drops_nothing() {
+    let content = json!({"typed_name": "orders", "approver": "   "});
+    let (happened, result, _) = effect_of(Kind::Drop, PUSH, content).await;
+    assert!(!happened);
+    assert!(
+        text(&result).contains("`approver` has no visible characters"),
+        "{}",
+        text(&result)
+    );
 }

@@ -33,8 +33,9 @@ use crate::{
     form::{DefaultValue, FieldKind, FieldRole, Form, FormSpec},
     guard::Guard,
     preview::{Effect, Preview},
-    validate::validate,
+    validate::{is_invisible, validate},
 };
+use unicode_normalization::UnicodeNormalization;
 
 /// The key of guard's one input request in an MRTR round.
 pub const INPUT_KEY: &str = "guard_confirm";
@@ -569,10 +570,19 @@ impl<'g, F: Form> Flow<'g, F> {
                 .get(field.name)
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            if typed.trim() != expected {
-                return Err(self.invalid(format!(
-                    "the typed name {typed:?} does not match {expected:?} exactly"
-                )));
+            match compare_typed(typed, expected) {
+                TypedName::Matches => {}
+                TypedName::Invisible => {
+                    return Err(self.invalid(format!(
+                        "the typed name {typed:?} contains invisible characters (such as \
+                         zero-width spaces or joiners); type {expected:?} again without them"
+                    )));
+                }
+                TypedName::Differs => {
+                    return Err(self.invalid(format!(
+                        "the typed name {typed:?} does not match {expected:?} exactly"
+                    )));
+                }
             }
         }
         for field in F::SPEC
@@ -638,6 +648,33 @@ impl<'g, F: Form> Flow<'g, F> {
             trace_id = %self.trace_id,
             mrtr = self.is_mrtr(),
         );
+    }
+}
+
+/// How a typed name compares with the target it must equal.
+#[derive(Debug, PartialEq, Eq)]
+enum TypedName {
+    Matches,
+    /// An invisible character (format character, variation selector…) is left inside.
+    Invisible,
+    Differs,
+}
+
+/// Both sides in NFC, White_Space trimmed from the typed text; an invisible character left
+/// inside it never matches, whatever the target, so what the human saw is what they typed.
+fn compare_typed(typed: &str, expected: &str) -> TypedName {
+    let typed: String = typed.nfc().collect();
+    let typed = typed.trim();
+    let hidden = |c: char| {
+        (is_invisible(c) && !c.is_whitespace())
+            || matches!(c, '\u{34F}' | '\u{180B}'..='\u{180F}' | '\u{FE00}'..='\u{FE0F}' | '\u{E0100}'..='\u{E01EF}')
+    };
+    if typed.chars().any(hidden) {
+        TypedName::Invisible
+    } else if typed.chars().eq(expected.nfc()) {
+        TypedName::Matches
+    } else {
+        TypedName::Differs
     }
 }
 
@@ -707,5 +744,50 @@ pub const fn roles_problem(form: &FormSpec, kind: ConfirmKind) -> Option<&'stati
             "this form asks the human to type the target (`#[form(confirm_text)]`) but the tool never compares it: use `confirm = \"type_to_confirm\", target = <argument>`, or remove the field",
         ),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{TypedName, compare_typed};
+
+    #[test]
+    fn typed_names_compare_in_nfc_after_trimming_white_space() {
+        assert_eq!(compare_typed("orders", "orders"), TypedName::Matches);
+        assert_eq!(
+            compare_typed(" \torders\u{3000}\n", "orders"),
+            TypedName::Matches
+        );
+        assert_eq!(
+            compare_typed("cafe\u{301}", "caf\u{E9}"),
+            TypedName::Matches
+        );
+        assert_eq!(
+            compare_typed("caf\u{E9}", "cafe\u{301}"),
+            TypedName::Matches
+        );
+        assert_eq!(compare_typed("Orders", "orders"), TypedName::Differs);
+        assert_eq!(compare_typed("\u{43e}rders", "orders"), TypedName::Differs);
+        assert_eq!(compare_typed("", "orders"), TypedName::Differs);
+    }
+
+    #[test]
+    fn an_invisible_character_inside_never_matches() {
+        for hidden in [
+            '\u{200B}', '\u{200D}', '\u{2060}', '\u{FEFF}', '\u{AD}', '\u{202E}', '\u{FE0F}',
+            '\u{34F}',
+        ] {
+            for typed in [
+                format!("ord{hidden}ers"),
+                format!("{hidden}orders"),
+                format!("orders{hidden}"),
+            ] {
+                assert_eq!(
+                    compare_typed(&typed, "orders"),
+                    TypedName::Invisible,
+                    "{typed:?}"
+                );
+            }
+        }
     }
 }

@@ -54,7 +54,7 @@ pub use identity::BearerIdentity;
 pub use identity::{EnvIdentity, Identity, IdentityProvider, require_scopes};
 pub use outbox::{Outbound, Outbox};
 pub use preview::{Effect, Preview};
-pub use validate::validate;
+pub use validate::{validate, visible_len};
 
 /// Items the macros expand to. Not a stable API, and nothing here can mint a proof: the
 /// flow's steps only build [`Confirmed`] after a real accept, and the confirm driver only

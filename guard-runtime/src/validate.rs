@@ -1,7 +1,16 @@
 //! Server-side revalidation of an accepted form: the client's checks are a courtesy, these
 //! are the rules. Every problem is reported at once so the human can fix them in one retry.
+//!
+//! Text is measured in visible characters: `min_length` and `max_length` count the characters
+//! that are neither Unicode White_Space, nor invisible (controls, format characters such as
+//! zero-width spaces and joiners, the Hangul fillers and the blank Braille pattern), nor
+//! combining marks (which belong to the character before them). A required text answer needs
+//! at least one visible character, and a text answer that is not empty but has none (only
+//! spaces or invisible characters) is refused, so a rollback plan of ten zero-width spaces is
+//! no plan.
 
 use serde_json::{Map, Value};
+use unicode_general_category::{GeneralCategory, get_general_category};
 
 use crate::form::{FieldKind, FieldSpec, FormSpec, Format};
 
@@ -61,19 +70,25 @@ fn check_value(field: &FieldSpec, value: &Value) -> Result<(), String> {
             let text = value
                 .as_str()
                 .ok_or_else(|| format!("`{name}` must be text, not {value}"))?;
-            let length = text.chars().count();
+            let length = visible_len(text);
+            if length == 0 && (field.required() || !text.is_empty()) {
+                return Err(format!(
+                    "`{name}` has no visible characters (only spaces or invisible characters \
+                     such as zero-width spaces); it needs visible text"
+                ));
+            }
             if let Some(min) = min_length
                 && length < *min as usize
             {
                 return Err(format!(
-                    "`{name}` must be at least {min} characters (got {length})"
+                    "`{name}` must be at least {min} visible characters (got {length})"
                 ));
             }
             if let Some(max) = max_length
                 && length > *max as usize
             {
                 return Err(format!(
-                    "`{name}` must be at most {max} characters (got {length})"
+                    "`{name}` must be at most {max} visible characters (got {length})"
                 ));
             }
             match format {
@@ -168,4 +183,67 @@ fn is_email(text: &str) -> bool {
         && !text.chars().any(char::is_whitespace)
         && domain.split('.').count() >= 2
         && domain.split('.').all(|label| !label.is_empty())
+}
+
+/// The number of visible characters in `text`, as `min_length` and `max_length` count them:
+/// characters that are not [invisible](is_invisible) and not combining marks.
+pub fn visible_len(text: &str) -> usize {
+    text.chars()
+        .filter(|&c| !is_invisible(c) && !is_combining_mark(c))
+        .count()
+}
+
+/// Whether `c` shows nothing on its own: Unicode White_Space, controls (Cc), format
+/// characters (Cf: zero-width space, joiners, word joiner, byte order mark, bidirectional
+/// controls, soft hyphen, tags), and the letters and symbols fonts draw blank (the Hangul
+/// fillers and the blank Braille pattern).
+pub(crate) fn is_invisible(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            get_general_category(c),
+            GeneralCategory::Control
+                | GeneralCategory::Format
+                | GeneralCategory::SpaceSeparator
+                | GeneralCategory::LineSeparator
+                | GeneralCategory::ParagraphSeparator
+        )
+        || matches!(
+            c,
+            '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{2800}'
+        )
+}
+
+/// Combining marks (Mn, Mc, Me, including variation selectors): part of the character
+/// before them, never a character of their own.
+fn is_combining_mark(c: char) -> bool {
+    matches!(
+        get_general_category(c),
+        GeneralCategory::NonspacingMark
+            | GeneralCategory::SpacingMark
+            | GeneralCategory::EnclosingMark
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invisible_and_combining_characters_do_not_count() {
+        assert_eq!(visible_len(""), 0);
+        assert_eq!(visible_len(" \t\n\u{A0}\u{3000}\u{2028}"), 0);
+        assert_eq!(
+            visible_len("\u{200B}\u{200C}\u{200D}\u{2060}\u{FEFF}\u{AD}\u{202E}"),
+            0
+        );
+        assert_eq!(visible_len("\u{3164}\u{115F}\u{FFA0}\u{2800}\u{E0041}"), 0);
+        assert_eq!(
+            visible_len("\u{301}\u{301}\u{FE0F}\u{20DD}"),
+            0,
+            "lone marks"
+        );
+        assert_eq!(visible_len("e\u{301}"), 1, "a mark belongs to its base");
+        assert_eq!(visible_len("\u{200B}ada\u{200B} "), 3);
+        assert_eq!(visible_len("🙂 ok"), 3);
+    }
 }
