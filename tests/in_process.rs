@@ -892,3 +892,128 @@ async fn push_call_whose_connection_closes_never_runs_after_a_late_accept() {
     );
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
 }
+
+/// A server whose second preview (the re-check's) waits for the test, so a cancellation can
+/// arrive after the human accepted and before the body would run.
+mod gated {
+    use std::sync::{
+        Arc,
+        atomic::{AtomicBool, AtomicUsize, Ordering},
+    };
+
+    use guard_runtime::forms::Checkbox;
+    use guard_runtime::{Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
+    use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+    use tokio::sync::Notify;
+
+    #[derive(Clone)]
+    pub struct Gated {
+        guard: Arc<Guard>,
+        previews: Arc<AtomicUsize>,
+        pub rechecking: Arc<Notify>,
+        pub resume: Arc<Notify>,
+        pub ran: Arc<AtomicBool>,
+    }
+
+    impl Gated {
+        pub fn new() -> Self {
+            Self {
+                guard: Arc::new(Guard::ephemeral().expect("guard key")),
+                previews: Default::default(),
+                rechecking: Default::default(),
+                resume: Default::default(),
+                ran: Default::default(),
+            }
+        }
+
+        async fn preview_wipe(&self, args: &WipeArgs) -> Result<Preview, ToolError> {
+            if self.previews.fetch_add(1, Ordering::SeqCst) == 1 {
+                self.rechecking.notify_one();
+                self.resume.notified().await;
+            }
+            Ok(Preview::effect(
+                &args.cache,
+                format!("Wipe cache {}", args.cache),
+            ))
+        }
+    }
+
+    impl Guarded for Gated {
+        fn guard(&self) -> &Guard {
+            &self.guard
+        }
+    }
+
+    #[derive(Deserialize, JsonSchema, ToolArgs)]
+    pub struct WipeArgs {
+        /// Name of the cache.
+        cache: String,
+    }
+
+    #[tool_router(server_handler)]
+    impl Gated {
+        /// Wipe a cache.
+        #[destructive(confirm = "checkbox", preview = Self::preview_wipe)]
+        #[tool]
+        async fn wipe(
+            &self,
+            Parameters(args): Parameters<WipeArgs>,
+            _confirmed: Confirmed<Checkbox>,
+        ) -> Result<String, ToolError> {
+            self.ran.store(true, Ordering::SeqCst);
+            Ok(format!("Wiped {}", args.cache))
+        }
+    }
+}
+
+#[tokio::test]
+async fn call_cancelled_between_the_accept_and_the_body_never_runs() {
+    use rmcp::ServiceExt;
+    let (_audit, mut events) = audit_events();
+    let server = gated::Gated::new();
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let serving = server.clone();
+    tokio::spawn(async move {
+        if let Ok(running) = serving.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let human = ScriptedHuman::new(PUSH);
+    human.will(Answer::Accept(json!({"confirm": true})));
+    let client = human
+        .clone()
+        .connect(client_io)
+        .await
+        .expect("client connects");
+
+    let request = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
+        params("wipe", json!({"cache": "thumbnails"})),
+    ));
+    let call = client
+        .peer()
+        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+        .await
+        .expect("tools/call sent");
+    // The human has accepted; the re-check's preview is running.
+    server.rechecking.notified().await;
+    call.cancel(Some("the user pressed stop".to_owned()))
+        .await
+        .expect("notifications/cancelled sent");
+    // The server reads its input in order: once a later request is answered, the
+    // cancellation has been applied to the waiting call.
+    client.list_tools(None).await.expect("tools/list");
+    server.resume.notify_one();
+
+    assert_eq!(
+        next_outcome(&mut events, "wipe").await,
+        "cancelled_by_client"
+    );
+    assert!(
+        !server.ran.load(std::sync::atomic::Ordering::SeqCst),
+        "the body ran"
+    );
+    assert_eq!(human.shown().len(), 1);
+    let _ = client.cancel().await;
+}
