@@ -957,3 +957,73 @@ async fn another_owners_id_is_not_waited_on_while_its_row_is_locked() {
         false
     );
 }
+
+/// A store that cannot begin a transaction: the database is gone.
+struct Unreachable;
+
+impl guard_runtime::ops::OperationStore for Unreachable {
+    fn begin(&self) -> BoxFuture<'_, Result<Tx, StoreError>> {
+        Box::pin(async { Err(StoreError::Other("connection refused".into())) })
+    }
+}
+
+/// `(level, message, trace_id)` of each event on this thread.
+struct Events(tokio::sync::mpsc::UnboundedSender<(tracing::Level, String, String)>);
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Events {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        #[derive(Default)]
+        struct Fields(String, String);
+        impl tracing::field::Visit for Fields {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                match field.name() {
+                    "message" => self.0 = format!("{value:?}"),
+                    "trace_id" => self.1 = format!("{value:?}"),
+                    _ => {}
+                }
+            }
+        }
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        let _ = self.0.send((*event.metadata().level(), fields.0, fields.1));
+    }
+}
+
+/// When the store is gone, the confirm answers UNAVAILABLE (nothing was done), and since its
+/// audit record cannot be written either, an ERROR line says so under the answer's trace id.
+#[tokio::test]
+async fn an_audit_record_that_cannot_be_written_is_an_error_line_with_the_trace_id() {
+    use tracing_subscriber::layer::SubscriberExt;
+    let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let _capture =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(Events(tx)));
+    let identity = guard_runtime::EnvIdentity::new(guard_runtime::Identity::new(
+        "tenant_demo",
+        "alice",
+        [SCOPE],
+    ));
+    let server = order_cancel::OrderCancel::new(
+        guard_runtime::Guard::ephemeral()
+            .expect("guard key")
+            .with_operations(guard_runtime::ops::Operations::new(Unreachable, identity)),
+    );
+    let client = connect(server).await;
+    let id = uuid::Uuid::new_v4().to_string();
+    let answer = confirm(&client, &id).await;
+    let text = error_text(&answer);
+    assert!(text.starts_with("[UNAVAILABLE]"), "{text}");
+    assert!(text.contains("nothing was done"), "{text}");
+    let trace = support::trace_id(&answer).expect("trace id");
+    let mut lines = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        lines.push(event);
+    }
+    assert!(
+        lines
+            .iter()
+            .any(|(level, message, trace_id)| *level == tracing::Level::ERROR
+                && message.contains("could not write the audit record")
+                && trace_id == &trace),
+        "an ERROR line names the lost audit record and trace {trace}: {lines:?}"
+    );
+}
