@@ -20,8 +20,9 @@ use crate::{
     outbox::Outbox,
 };
 
-/// Environment variable holding the request-state key (at least 32 bytes). Servers that run
-/// as several processes must share it; without it each process makes its own.
+/// Environment variable holding the request-state key (at least 32 bytes). Replicas that
+/// share an operation store must share it too; without it each process makes its own. Without
+/// a store, request states never outlive the process that sealed them (see [`Guard`]).
 pub const KEY_ENV: &str = "GUARD_HMAC_KEY";
 
 /// Configuration shared by every guarded tool of a server.
