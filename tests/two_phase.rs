@@ -60,6 +60,7 @@ both_stores!(
     store_failure_mid_confirm_is_result_unknown,
     a_constraint_in_the_effect_is_state_changed_and_closes_the_intent,
     racing_prepares_and_confirms_never_strand_an_intent,
+    store_errors_tell_a_constraint_from_a_lost_connection,
 );
 
 const ORDER: &str = "A10001";
@@ -1026,4 +1027,62 @@ async fn an_audit_record_that_cannot_be_written_is_an_error_line_with_the_trace_
                 && trace_id == &trace),
         "an ERROR line names the lost audit record and trace {trace}: {lines:?}"
     );
+}
+
+/// The store's errors say whether the data refused a statement (a definite answer) or the
+/// store may not have answered at all; a tool's error follows: STATE_CHANGED or UNAVAILABLE.
+async fn store_errors_tell_a_constraint_from_a_lost_connection(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let refused = |sql: &'static str| {
+        let store = world.owner.clone();
+        async move {
+            let mut tx = store.begin().await.expect("tx");
+            let error = tx.execute(sql, &[]).await.expect_err(sql);
+            drop(tx);
+            error
+        }
+    };
+    let unique = refused(
+        "INSERT INTO orders (order_id, tenant, order_no, status, total_cents)
+         VALUES (1001, 'tenant_demo', 'Z1', 'PAID', 1)",
+    )
+    .await;
+    assert!(unique.is_unique() && unique.is_constraint(), "{unique:?}");
+    for sql in [
+        // CHECK
+        "INSERT INTO orders (order_id, tenant, order_no, status, total_cents)
+         VALUES (9001, 'tenant_demo', 'Z2', 'LOST', 1)",
+        // NOT NULL
+        "INSERT INTO orders (order_id, tenant, order_no, status, total_cents)
+         VALUES (9002, 'tenant_demo', NULL, 'PAID', 1)",
+    ] {
+        let error = refused(sql).await;
+        assert!(error.is_constraint() && !error.is_unique(), "{error:?}");
+        let tool_error = guard_runtime::ToolError::from(error);
+        assert_eq!(tool_error.code(), "STATE_CHANGED", "{tool_error}");
+    }
+    if engine == Engine::Postgres {
+        // The server ends the session in the middle of a transaction.
+        let mut tx = world.owner.begin().await.expect("tx");
+        let pid = tx
+            .query("SELECT pg_backend_pid() AS pid", &[])
+            .await
+            .expect("pid")[0]
+            .int("pid")
+            .expect("pid");
+        world
+            .query(
+                "SELECT pg_terminate_backend(CAST($1 AS INTEGER)) AS done",
+                &[pid.into()],
+            )
+            .await;
+        let lost = tx
+            .execute("SELECT 1", &[])
+            .await
+            .expect_err("the session is gone");
+        assert!(!lost.is_constraint(), "{lost:?}");
+        assert_eq!(guard_runtime::ToolError::from(lost).code(), "UNAVAILABLE");
+    }
 }
