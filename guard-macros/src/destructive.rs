@@ -54,6 +54,15 @@ struct Shape {
 }
 
 pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
+    if let Some((error, is_method)) = misplaced(&f) {
+        // Nothing else about this item can be judged: report the one mistake and keep it.
+        let error = error.to_compile_error();
+        if is_method {
+            let fallback = fallback(f);
+            return quote!(#error #fallback);
+        }
+        return quote!(#error #f);
+    }
     let cx = Ctxt::new();
     let options = parse_options(&cx, attr);
     // Without `#[tool]` below us (missing, or already expanded above) the signature is not
@@ -74,12 +83,32 @@ pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
         tool_attr::destructive_hints(options.idempotent),
     );
     match cx.check() {
-        Ok(()) => generate(&options, &shape, f, tool_fn),
+        Ok(()) => generate(&options, &shape, tool_fn),
         Err(errors) => {
             let fallback = fallback(f);
             quote!(#errors #fallback)
         }
     }
+}
+
+/// `#[destructive]` twice, or on something that is not a method taking `self`; and
+/// whether the item is a method (so a routable stand-in can replace it).
+fn misplaced(f: &ImplItemFn) -> Option<(syn::Error, bool)> {
+    let is_method = matches!(f.sig.inputs.first(), Some(FnArg::Receiver(_)));
+    if !is_method {
+        return Some((syn::Error::new_spanned(
+            &f.sig.ident,
+            "`#[destructive]` goes on a tool method (`async fn name(&self, ...)` with `#[tool]` below it) inside a `#[tool_router]` impl block, not on a free function or an associated function without `&self`",
+        ), false));
+    }
+    let other = f.attrs.iter().find(|a| tool_attr::is_attr(a, "destructive"))?;
+    Some((
+        syn::Error::new_spanned(
+            other,
+            "`#[destructive]` appears twice on this tool: keep one and merge the options into it",
+        ),
+        true,
+    ))
 }
 
 fn parse_options(cx: &Ctxt, attr: TokenStream) -> Options {
@@ -184,11 +213,12 @@ fn check(cx: &Ctxt, o: &Options, f: &ImplItemFn) -> Shape {
     if let Some(other) = f.attrs.iter().find(|a| tool_attr::is_attr(a, "idempotent")) {
         cx.error_spanned_by(other, "on a guarded tool, declare idempotency as an option: `#[destructive(idempotent, ...)]`");
     }
-    if !matches!(f.sig.inputs.first(), Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none())
+    if let Some(FnArg::Receiver(r)) = f.sig.inputs.first()
+        && (r.reference.is_none() || r.mutability.is_some())
     {
         cx.error_spanned_by(
-            &f.sig.ident,
-            "a `#[destructive]` tool is a method taking `&self`",
+            r,
+            "a `#[destructive]` tool takes `&self`: rmcp calls tools on a shared server",
         );
     }
     let mut shape = Shape {
@@ -198,6 +228,9 @@ fn check(cx: &Ctxt, o: &Options, f: &ImplItemFn) -> Shape {
     for (i, arg) in f.sig.inputs.iter().enumerate() {
         let FnArg::Typed(pt) = arg else { continue };
         if let Some(inner) = last_segment(&pt.ty, "Parameters") {
+            if shape.params.is_some() {
+                cx.error_spanned_by(&pt.ty, "take the tool's arguments once: one `Parameters<YourArgs>` holds every field the model fills in");
+            }
             shape.params = Some((i, (*pt.ty).clone(), inner.clone()));
         } else if let Some(inner) = last_segment(&pt.ty, "Confirmed") {
             if shape.confirmed.is_some() {
@@ -206,18 +239,11 @@ fn check(cx: &Ctxt, o: &Options, f: &ImplItemFn) -> Shape {
             shape.confirmed = Some((i, (*pt.ty).clone(), inner.clone()));
         }
     }
-    match &shape.confirmed {
-        None => cx.error_spanned_by(
+    if shape.confirmed.is_none() {
+        cx.error_spanned_by(
             &f.sig,
             "a `#[destructive]` handler must take the proof `confirmed: Confirmed<YourForm>`: only guard can build it, after the human accepted, so the effect cannot run unconfirmed. Add the parameter (use `guard_runtime::forms::Checkbox` or `TypeToConfirm` if you need no custom form)",
-        ),
-        Some((_, _, inner)) => {
-            if let Some(form) = &o.form
-                && quote!(#form).to_string() != quote!(#inner).to_string()
-            {
-                cx.error_spanned_by(form, format!("`form = {}` but the handler takes `Confirmed<{}>`; they must name the same form (or drop `form`)", quote!(#form), quote!(#inner)));
-            }
-        }
+        );
     }
     if o.target.is_some() && shape.params.is_none() {
         cx.error_spanned_by(
@@ -236,54 +262,50 @@ fn check(cx: &Ctxt, o: &Options, f: &ImplItemFn) -> Shape {
     shape
 }
 
-/// The expansion: the author's body as a hidden inner method, and the rmcp tool method that
-/// runs guard's flow and calls it with the proof.
-fn generate(
-    o: &Options,
-    shape: &Shape,
-    original: ImplItemFn,
-    mut tool_fn: ImplItemFn,
-) -> TokenStream {
-    let name = original.sig.ident.clone();
-    let inner_name = format_ident!("__guard_{}", name);
+/// The expansion: one rmcp tool method that runs guard's flow and then the author's body,
+/// inlined. There is no separate body method, so no other code can hand the body a proof.
+fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream {
+    let rt = quote!(::guard_runtime);
+    let private = quote!(#rt::__private);
+    let rmcp = quote!(#private::rmcp);
+    let name = tool_fn.sig.ident.clone();
     let (confirmed_at, confirmed_ty, form_ty) = shape.confirmed.clone().expect("checked");
 
-    let mut inner = original;
-    inner.sig.ident = inner_name.clone();
-    inner
-        .attrs
-        .retain(|a| !tool_attr::is_attr(a, "tool") && !a.path().is_ident("doc"));
-    inner.attrs.push(syn::parse_quote!(#[doc(hidden)]));
-    inner.vis = syn::Visibility::Inherited;
-
-    // The tool method takes every parameter but the proof, plus guard's context first.
+    // The tool method takes every parameter but the proof, plus guard's context first. The
+    // author's own patterns are bound again inside the body, once the proof exists.
     let mut params = Vec::new();
-    let mut forward = Vec::new();
+    let mut rebind = Vec::new();
+    let mut asserts = Vec::new();
     let mut unpack = TokenStream::new();
     for (i, arg) in tool_fn.sig.inputs.iter().enumerate() {
         let FnArg::Typed(pt) = arg else { continue };
-        let binding = format_ident!("__guard_p{}", i);
+        let (pat, ty) = (&pt.pat, &pt.ty);
         if i == confirmed_at {
-            forward.push(quote!(__guard_confirmed));
+            rebind.push(quote!(let #pat: #ty = __guard_confirmed;));
             continue;
         }
-        let ty = &pt.ty;
+        let binding = format_ident!("__guard_p{}", i);
         params.push(quote!(#binding: #ty));
         if matches!(&shape.params, Some((at, _, _)) if *at == i) {
             unpack = quote! {
-                let ::guard_runtime::__private::rmcp::handler::server::wrapper::Parameters(__guard_args) = #binding;
+                let #rmcp::handler::server::wrapper::Parameters(__guard_args) = #binding;
             };
-            forward.push(quote!(
-                ::guard_runtime::__private::rmcp::handler::server::wrapper::Parameters(
-                    __guard_args
-                )
-            ));
+            rebind.push(quote!(let #pat: #ty = #rmcp::handler::server::wrapper::Parameters(__guard_args);));
         } else {
-            forward.push(quote!(#binding));
+            asserts.push(quote_spanned!(ty.span()=> #private::assert_extractor::<#ty>();));
+            rebind.push(quote!(let #pat: #ty = #binding;));
         }
     }
 
     let preview = o.preview.as_ref().expect("checked");
+    asserts.push(match &shape.params {
+        Some((_, _, args_ty)) => quote_spanned! {preview.span()=>
+            ::guard_runtime::__private::assert_preview::<Self, #args_ty, _>(&#preview);
+        },
+        None => quote_spanned! {preview.span()=>
+            ::guard_runtime::__private::assert_preview_no_args::<Self, _>(&#preview);
+        },
+    });
     let preview_call = if shape.params.is_some() {
         quote_spanned!(preview.span()=> #preview(self, &__guard_args).await)
     } else {
@@ -296,13 +318,15 @@ fn generate(
     };
     let expected = match &o.target {
         Some(target) => quote_spanned! {target.span()=>
-            ::core::option::Option::Some(::guard_runtime::TargetText::target_text(&__guard_args.#target))
+            ::core::option::Option::Some(#private::TargetText::target_text(&__guard_args.#target))
         },
         None => quote!(::core::option::Option::None),
     };
+    // A function argument, not an `as` cast: a wrong signature is a type mismatch that
+    // names the expected `fn(&Form) -> Result<(), String>`.
     let rules = match &o.validate {
         Some(v) => quote_spanned! {v.span()=>
-            ::core::option::Option::Some(#v as ::guard_runtime::__private::Rules<#form_ty>)
+            ::core::option::Option::Some(::guard_runtime::__private::rules::<#form_ty>(#v))
         },
         None => quote!(::core::option::Option::None),
     };
@@ -321,57 +345,70 @@ fn generate(
     };
     let tool_name = name.to_string();
 
-    let mut asserts = vec![
-        quote_spanned!(confirmed_ty.span()=> ::guard_runtime::__private::assert_form::<#form_ty>();),
-        quote!(::guard_runtime::__private::assert_guarded::<Self>();),
-    ];
+    asserts.push(quote_spanned!(confirmed_ty.span()=> #private::assert_form::<#form_ty>();));
+    asserts.push(quote!(#private::assert_guarded::<Self>();));
     if let Some((_, params_ty, args_ty)) = &shape.params {
-        asserts.push(quote_spanned!(params_ty.span()=> ::guard_runtime::__private::assert_tool_args::<#args_ty>();));
+        asserts.push(quote_spanned!(params_ty.span()=> #private::assert_parameters::<#params_ty, #args_ty>();));
     }
-    match o.confirm.map(|c| c.0) {
-        Some(ConfirmBy::Checkbox) => asserts.push(quote_spanned!(confirmed_ty.span()=> ::guard_runtime::__private::assert_checkbox_form::<#form_ty>();)),
-        Some(ConfirmBy::TypeToConfirm) => asserts.push(quote_spanned!(confirmed_ty.span()=> ::guard_runtime::__private::assert_type_to_confirm_form::<#form_ty>();)),
-        _ => {}
+    if let Some(form) = &o.form {
+        asserts.push(quote_spanned!(form.span()=> #private::assert_same_form::<#form, #form_ty>();));
     }
+    // The form's description decides its roles, at compile time, in a `const` item.
+    let roles = quote_spanned! {confirmed_ty.span()=>
+        const _: () = ::guard_runtime::__private::assert_roles(
+            <#form_ty as ::guard_runtime::Form>::SPEC,
+            ::guard_runtime::__private::ConfirmKind::#confirm_kind,
+        );
+    };
 
-    let rmcp = quote!(::guard_runtime::__private::rmcp);
+    let output = match &tool_fn.sig.output {
+        syn::ReturnType::Default => quote!(()),
+        syn::ReturnType::Type(_, ty) => quote!(#ty),
+    };
+    let stmts = &tool_fn.block.stmts;
+    let body = quote! {
+        (async move || -> #output {
+            #(#rebind)*
+            #(#stmts)*
+        })()
+        .await
+    };
+
     let receiver = tool_fn.sig.inputs.first().cloned();
-    tool_fn.sig.inputs = syn::parse_quote!(#receiver, __guard_call: ::guard_runtime::__private::GuardCall, #(#params),*);
+    tool_fn.sig.inputs = syn::parse_quote!(#receiver, __guard_call: #private::GuardCall, #(#params),*);
     tool_fn.sig.output = syn::parse_quote!(-> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData>);
     tool_fn.block = syn::parse_quote!({
-        const __GUARD_SPEC: &::guard_runtime::ToolSpec = &::guard_runtime::ToolSpec {
+        const __GUARD_SPEC: &#private::ToolSpec = &#private::ToolSpec {
             name: #tool_name,
-            confirm: ::guard_runtime::ConfirmKind::#confirm_kind,
+            confirm: #private::ConfirmKind::#confirm_kind,
             message: #message,
             timeout: #timeout,
             on_decline: #on_decline,
             on_cancel: #on_cancel,
         };
+        #roles
         #(#asserts)*
-        let __guard_flow = ::guard_runtime::__private::Flow::<#form_ty>::new(
-            ::guard_runtime::Guarded::guard(self),
+        let __guard_flow = #private::Flow::<#form_ty>::new(
+            #rt::Guarded::guard(self),
             __guard_call,
             __GUARD_SPEC,
         );
         #unpack
-        let __guard_effect = match __guard_flow.begin(#preview_call) {
-            ::core::result::Result::Ok(effect) => effect,
+        let __guard_shown = match __guard_flow.begin(#preview_call) {
+            ::core::result::Result::Ok(shown) => shown,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
-        let __guard_form = match __guard_flow.ask(&__guard_effect, #expected, #rules).await {
-            ::core::result::Result::Ok(form) => form,
+        let __guard_accepted = match __guard_flow.ask(__guard_shown, #expected, #rules).await {
+            ::core::result::Result::Ok(accepted) => accepted,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
-        let __guard_confirmed = match __guard_flow.recheck(&__guard_effect, #preview_call, __guard_form) {
+        let __guard_confirmed = match __guard_flow.recheck(__guard_accepted, #preview_call) {
             ::core::result::Result::Ok(confirmed) => confirmed,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
-        __guard_flow.finish(Self::#inner_name(self, #(#forward),*).await)
+        __guard_flow.finish(#body)
     });
-    quote! {
-        #inner
-        #tool_fn
-    }
+    quote!(#tool_fn)
 }
 
 /// On error: keep the author's body (so its own errors still show) under the hidden name,

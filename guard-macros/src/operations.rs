@@ -521,7 +521,10 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
         };
         let mut params = Vec::new();
         let mut forward = Vec::new();
-        let mut asserts = Vec::new();
+        let payload = p.payload.as_ref().expect("checked");
+        let mut asserts = vec![
+            quote_spanned!(payload.span()=> ::guard_runtime::__private::assert_payload::<#payload>();),
+        ];
         for (i, pt) in typed_args(&p.f) {
             if is_named(&pt.ty, "Prepare") {
                 forward.push(quote!(&mut __guard_prepare));
@@ -541,7 +544,7 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
         tool_fn.sig.inputs = syn::parse_quote!(#receiver, __guard_request: #rmcp::service::RequestContext<#rmcp::RoleServer>, #(#params),*);
         tool_fn.sig.output = syn::parse_quote!(-> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData>);
         tool_fn.block = syn::parse_quote!({
-            const __GUARD_SPEC: &#rt::ops::PrepareSpec = &#rt::ops::PrepareSpec {
+            const __GUARD_SPEC: &#rt::__private::PrepareSpec = &#rt::__private::PrepareSpec {
                 tool: #tool,
                 op: #op,
                 confirm_tool: #confirm_tool,
@@ -570,7 +573,6 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
         let name = c.f.sig.ident.clone();
         let tool = name.to_string();
         let prepare_tool = prepare.f.sig.ident.to_string();
-        let inner = format_ident!("__guard_{}", name);
         let scopes = &prepare.opts.scopes;
         let payload = c.payload.as_ref().expect("checked");
         let recheck = c.opts.recheck.as_ref().expect("checked");
@@ -580,33 +582,50 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
             let prepared = respan(quote!(#prepared), payload.span());
             quote_spanned!(payload.span()=> #rt::__private::same_payload::<#prepared, #payload>(&mut __guard_approved))
         };
-        let recheck_call =
-            quote_spanned!(recheck.span()=> #recheck(self, &mut __guard_locked).await);
+        let hook = quote_spanned! {recheck.span()=>
+            |__guard_server, __guard_locked| ::std::boxed::Box::pin(#recheck(__guard_server, __guard_locked))
+        };
+        // The author's body runs inlined, with the one proof the driver approved: there is
+        // no body method another tool could hand a proof to.
+        let (pat, ty) = typed_args(&c.f)
+            .map(|(_, pt)| (pt.pat.clone(), pt.ty.clone()))
+            .next()
+            .expect("checked: a confirm takes the proof");
+        let output = match &c.f.sig.output {
+            syn::ReturnType::Default => quote!(()),
+            syn::ReturnType::Type(_, ty) => quote!(#ty),
+        };
+        let stmts = &c.f.block.stmts;
         let mut tool_fn = c.f.clone();
         let receiver = tool_fn.sig.inputs.first().cloned();
         tool_fn.sig.inputs = syn::parse_quote!(#receiver, __guard_request: #rmcp::service::RequestContext<#rmcp::RoleServer>, __guard_operation: #rmcp::handler::server::wrapper::Parameters<#rt::ops::OperationRef>);
         tool_fn.sig.output = syn::parse_quote!(-> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData>);
         tool_fn.block = syn::parse_quote!({
-            const __GUARD_SPEC: &#rt::ops::ConfirmSpec = &#rt::ops::ConfirmSpec {
+            const __GUARD_SPEC: &#rt::__private::ConfirmSpec = &#rt::__private::ConfirmSpec {
                 tool: #tool,
                 op: #op,
                 prepare_tool: #prepare_tool,
                 scopes: &[#(#scopes),*],
             };
             #rt::__private::assert_guarded::<Self>();
-            let mut __guard_locked = match #rt::ops::Locked::<#prepared>::begin(#rt::Guarded::guard(self), &__guard_request, __GUARD_SPEC, __guard_operation).await {
-                ::core::result::Result::Ok(locked) => locked,
-                ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
-            };
-            let __guard_verdict = #recheck_call;
-            let mut __guard_approved = match __guard_locked.rechecked(__guard_verdict).await {
+            let mut __guard_approved = match #rt::__private::lock_and_recheck::<Self, #prepared>(
+                #rt::Guarded::guard(self),
+                &__guard_request,
+                __GUARD_SPEC,
+                __guard_operation,
+                self,
+                #hook,
+            ).await {
                 ::core::result::Result::Ok(approved) => approved,
                 ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
             };
-            let __guard_effect = Self::#inner(self, #approved).await;
+            let __guard_effect = (async || -> #output {
+                let #pat: #ty = #approved;
+                #(#stmts)*
+            })()
+            .await;
             __guard_approved.finish(__guard_effect).await
         });
-        out.push(ImplItem::Fn(hidden(c.f.clone())));
         out.push(ImplItem::Fn(tool_fn));
     }
     let result_tool = Ident::new(RESULT_TOOL, Span::call_site());
@@ -623,7 +642,7 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
             __guard_operation: #rmcp::handler::server::wrapper::Parameters<#rt::ops::OperationRef>,
         ) -> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData> {
             #rt::__private::assert_guarded::<Self>();
-            #rt::ops::get_operation_result(#rt::Guarded::guard(self), &__guard_request, __guard_operation, &[#(#prepare_tools),*]).await
+            #rt::__private::get_operation_result(#rt::Guarded::guard(self), &__guard_request, __guard_operation, &[#(#prepare_tools),*]).await
         }
     });
     out

@@ -288,27 +288,17 @@ pub(crate) fn cached_schema<F: Form>() -> ElicitationSchema {
     label = "not a String, bool, number, Option of those, or a `#[derive(FormEnum)]` enum",
     note = "flatten the nested value into separate fields of this form, or make `{Self}` a unit-only enum with `#[derive(guard_runtime::FormEnum)]`"
 )]
-pub trait FieldValue: field_seal::Sealed + Sized {
+pub trait FieldValue: Sized {
     /// The offered choices, for single-choice enum fields.
     const CHOICES: &'static [EnumValue] = &[];
 
     fn from_field(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String>;
     fn to_json(&self) -> Value;
-}
 
-/// Only the field types guard knows how to render flat: a user type cannot pose as one.
-mod field_seal {
-    pub trait Sealed {}
-    impl Sealed for String {}
-    impl Sealed for bool {}
-    impl Sealed for f32 {}
-    impl Sealed for f64 {}
-    impl<T: super::FieldValue> Sealed for Option<T> {}
-    impl<E: super::FormEnum> Sealed for E {}
-    macro_rules! sealed {
-        ($($t:ty),*) => {$(impl Sealed for $t {})*};
-    }
-    sealed!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
+    /// guard implements this trait for the flat kinds only: a nested type cannot pose as a
+    /// field, because implementing it means naming guard's private items.
+    #[doc(hidden)]
+    fn __guard_only_flat_kinds(_: crate::seal::FlatKind);
 }
 
 fn present(value: Option<&Value>, field: &FieldSpec) -> Result<Value, String> {
@@ -322,6 +312,8 @@ fn present(value: Option<&Value>, field: &FieldSpec) -> Result<Value, String> {
 }
 
 impl FieldValue for String {
+    fn __guard_only_flat_kinds(_: crate::seal::FlatKind) {}
+
     fn from_field(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String> {
         match present(value, field)? {
             Value::String(s) => Ok(s),
@@ -335,6 +327,8 @@ impl FieldValue for String {
 }
 
 impl FieldValue for bool {
+    fn __guard_only_flat_kinds(_: crate::seal::FlatKind) {}
+
     fn from_field(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String> {
         present(value, field)?
             .as_bool()
@@ -349,6 +343,8 @@ impl FieldValue for bool {
 macro_rules! integer_field {
     ($($t:ty),*) => {$(
         impl FieldValue for $t {
+    fn __guard_only_flat_kinds(_: crate::seal::FlatKind) {}
+
             fn from_field(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String> {
                 let v = present(value, field)?;
                 v.as_i64()
@@ -366,6 +362,8 @@ macro_rules! integer_field {
 integer_field!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
 
 impl FieldValue for f64 {
+    fn __guard_only_flat_kinds(_: crate::seal::FlatKind) {}
+
     fn from_field(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String> {
         present(value, field)?
             .as_f64()
@@ -378,6 +376,8 @@ impl FieldValue for f64 {
 }
 
 impl FieldValue for f32 {
+    fn __guard_only_flat_kinds(_: crate::seal::FlatKind) {}
+
     fn from_field(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String> {
         f64::from_field(value, field).map(|n| n as f32)
     }
@@ -388,6 +388,8 @@ impl FieldValue for f32 {
 }
 
 impl<T: FieldValue> FieldValue for Option<T> {
+    fn __guard_only_flat_kinds(_: crate::seal::FlatKind) {}
+
     const CHOICES: &'static [EnumValue] = T::CHOICES;
 
     fn from_field(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String> {
@@ -403,6 +405,8 @@ impl<T: FieldValue> FieldValue for Option<T> {
 }
 
 impl<E: FormEnum> FieldValue for E {
+    fn __guard_only_flat_kinds(_: crate::seal::FlatKind) {}
+
     const CHOICES: &'static [EnumValue] = E::VALUES;
 
     fn from_field(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String> {

@@ -79,12 +79,6 @@ pub mod __private {
     /// Pins a handler's form to `Form`.
     pub const fn assert_form<T: crate::Form>() {}
     pub const fn assert_guarded<T: crate::Guarded + ?Sized>() {}
-    /// Hands the proof, locked as the payload its prepare's `Intent<P>` froze, to a confirm
-    /// taking `Approved<P>`; pins the two payload types to be the same. The intent is locked
-    /// as the prepare's type, so a mismatch is this one error, not also the recheck's.
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    pub fn same_payload<Prepared, Confirmed>(
-        approved: &mut crate::ops::Approved<Prepared>,
 
     /// Fails the build when `form`'s confirmation roles do not fit `kind`: evaluated in a
     /// `const` item, so the form's static description, not a marker, decides.
@@ -99,6 +93,49 @@ pub mod __private {
 
     /// Pins `form = X` and the handler's `Confirmed<Y>` to one type (however each is spelled).
     pub const fn assert_same_form<Declared: SameForm<Taken>, Taken>() {}
+
+    /// The author's `validate` rules, coerced to the one signature the flow calls.
+    pub const fn rules<F>(rules: Rules<F>) -> Rules<F> {
+        rules
+    }
+
+    /// Pins `preview` to `async fn(&self, &Args) -> Result<Preview, ToolError>`.
+    pub fn assert_preview<S, A, P: PreviewFn<S, A>>(_: &P) {}
+    /// Pins `preview` to `async fn(&self) -> Result<Preview, ToolError>` (no arguments).
+    pub fn assert_preview_no_args<S, P: PreviewFnNoArgs<S>>(_: &P) {}
+
+    #[diagnostic::on_unimplemented(
+        message = "`preview` must be `async fn(&self, args: &{A}) -> Result<Preview, ToolError>`",
+        label = "not a preview for these arguments",
+        note = "guard calls the preview with the tool's arguments before asking and again before the effect; write `async fn preview_x(&self, args: &{A}) -> Result<guard_runtime::Preview, guard_runtime::ToolError>` and pass `preview = Self::preview_x`"
+    )]
+    pub trait PreviewFn<S, A> {}
+    impl<S, A, P> PreviewFn<S, A> for P where
+        P: AsyncFn(&S, &A) -> Result<crate::Preview, crate::ToolError>
+    {
+    }
+
+    #[diagnostic::on_unimplemented(
+        message = "`preview` must be `async fn(&self) -> Result<Preview, ToolError>` for a tool without arguments",
+        label = "not a preview for a tool without arguments",
+        note = "write `async fn preview_x(&self) -> Result<guard_runtime::Preview, guard_runtime::ToolError>` and pass `preview = Self::preview_x`"
+    )]
+    pub trait PreviewFnNoArgs<S> {}
+    impl<S, P> PreviewFnNoArgs<S> for P where
+        P: AsyncFn(&S) -> Result<crate::Preview, crate::ToolError>
+    {
+    }
+
+    /// Pins a prepare's payload to what guard can store and read back.
+    pub const fn assert_payload<P: Payload>() {}
+
+    #[diagnostic::on_unimplemented(
+        message = "the payload `{Self}` cannot be frozen in an intent",
+        label = "needs `#[derive(serde::Serialize, serde::Deserialize)]`",
+        note = "guard stores the payload as canonical JSON with its SHA-256 at prepare time and reads it back in the confirm: derive `Serialize` and `Deserialize` on `{Self}`"
+    )]
+    pub trait Payload {}
+    impl<P: serde::Serialize + serde::de::DeserializeOwned> Payload for P {}
 
     #[diagnostic::on_unimplemented(
         message = "`form = {Self}` but the handler takes `Confirmed<{T}>`",
@@ -145,6 +182,12 @@ pub mod __private {
     ) -> &mut crate::ops::Approved<Confirmed>
     where
         Prepared: SamePayload<Confirmed>,
+    /// Hands the proof, locked as the payload its prepare's `Intent<P>` froze, to a confirm
+    /// taking `Approved<P>`; pins the two payload types to be the same. The intent is locked
+    /// as the prepare's type, so a mismatch is this one error, not also the recheck's.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub fn same_payload<Prepared, Confirmed>(
+        approved: &mut crate::ops::Approved<Prepared>,
     {
         Prepared::same(approved)
     }

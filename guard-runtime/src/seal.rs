@@ -16,3 +16,7 @@ pub trait FormDerived {}
     note = "remove the hand-written impl and add `#[derive(guard_runtime::FormEnum)]` to `{Self}`: the derive checks that it is unit-only and that its wire values are distinct"
 )]
 pub trait FormEnumDerived {}
+
+/// A value only guard names: the hidden method of `FieldValue` takes one, so only guard's
+/// own impls (for the flat kinds) exist.
+pub struct FlatKind(());

@@ -145,7 +145,10 @@ pub fn read(path: &Path) -> Option<String> {
 }
 
 /// Serves `server` in process and connects `human` to it as the client.
-pub async fn connect<H: ClientHandler>(server: SafeOps, human: H) -> RunningService<RoleClient, H> {
+pub async fn connect<S: rmcp::ServerHandler, H: ClientHandler>(
+    server: S,
+    human: H,
+) -> RunningService<RoleClient, H> {
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {

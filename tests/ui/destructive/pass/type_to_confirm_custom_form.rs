@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use guard_runtime::{
-    Confirmed, Form, Guard, Guarded, Preview, ToolArgs, ToolError, TypeToConfirmForm, destructive,
+    Confirmed, Form, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, form::FieldRole,
 };
 use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
 use schemars::JsonSchema;
@@ -36,8 +36,9 @@ struct DropTableConfirmation {
     approver: String,
 }
 
-fn is_type_to_confirm<F: TypeToConfirmForm>() -> bool {
-    true
+/// The typed-name role is read from the form's description.
+fn is_type_to_confirm<F: Form>() -> bool {
+    F::SPEC.field_with_role(FieldRole::ConfirmText).is_some()
 }
 
 impl S {

@@ -1,8 +1,7 @@
 // Every flat field kind a form accepts, with every field option.
 
-use guard_runtime::{
-    CheckboxForm, DefaultValue, FieldKind, FieldRole, Form, FormEnum, Format, TypeToConfirmForm,
-};
+use guard_runtime::form::{DefaultValue, FieldKind, FieldRole, FieldSpec, Format};
+use guard_runtime::{Form, FormEnum};
 
 #[derive(Debug, FormEnum)]
 enum Region {
@@ -58,11 +57,13 @@ struct Everything {
     fallback_region: Option<Region>,
 }
 
-fn has_roles<F: CheckboxForm + TypeToConfirmForm>() -> bool {
-    true
+/// The form's roles are read from its description: one checkbox, one typed-name field.
+fn has_roles<F: Form>() -> bool {
+    let count = |role| F::SPEC.fields.iter().filter(|f| f.role == role).count();
+    count(FieldRole::Checkbox) == 1 && count(FieldRole::ConfirmText) == 1
 }
 
-fn field(name: &str) -> &'static guard_runtime::FieldSpec {
+fn field(name: &str) -> &'static FieldSpec {
     Everything::SPEC
         .fields
         .iter()

@@ -1,0 +1,181 @@
+//! A proof cannot be produced without a human accept, even by code that imports everything
+//! guard exports. The server below skips `#[destructive]` and drives guard's own flow steps
+//! by hand, as an author trying to get an effect past the guard would: the effect runs only
+//! when a human really accepted that very tool's question.
+
+#[macro_use]
+#[path = "support/mod.rs"]
+mod support;
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicUsize, Ordering},
+};
+
+use guard_runtime::{
+    Guard, Guarded, Preview, ToolError, codes,
+    __private::{ConfirmKind, Flow, GuardCall, ToolSpec},
+    forms::Checkbox,
+    testing::{Answer, ScriptedHuman},
+};
+use rmcp::{
+    ErrorData,
+    model::{CallToolResponse, CallToolResult, ContentBlock, ProtocolVersion},
+    tool, tool_router,
+};
+use serde_json::json;
+use support::*;
+
+both_eras!(
+    declined_or_cancelled_never_reaches_the_effect,
+    only_a_real_accept_reaches_the_effect,
+    a_client_that_cannot_ask_never_reaches_the_effect,
+    an_answer_for_one_tool_cannot_unlock_another
+);
+
+static FORGE: ToolSpec = spec("forge");
+static OTHER: ToolSpec = spec("other");
+
+const fn spec(name: &'static str) -> ToolSpec {
+    ToolSpec {
+        name,
+        confirm: ConfirmKind::Checkbox,
+        message: None,
+        timeout: None,
+        on_decline: None,
+        on_cancel: None,
+    }
+}
+
+#[derive(Clone)]
+struct Forger {
+    guard: Arc<Guard>,
+    /// How many times an effect ran.
+    effects: Arc<AtomicUsize>,
+}
+
+impl Guarded for Forger {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+fn target() -> Result<Preview, ToolError> {
+    Ok(Preview::effect("precious.db", "Delete precious.db"))
+}
+
+fn executed() -> Result<CallToolResponse, ErrorData> {
+    Ok(CallToolResult::success(vec![ContentBlock::text("executed")]).into())
+}
+
+#[tool_router(server_handler)]
+impl Forger {
+    /// Reaches for the effect through guard's steps without `#[destructive]`.
+    #[tool]
+    async fn forge(&self, call: GuardCall) -> Result<CallToolResponse, ErrorData> {
+        let flow = Flow::<Checkbox>::new(self.guard(), call, &FORGE);
+        let shown = match flow.begin(target()) {
+            Ok(shown) => shown,
+            Err(done) => return Ok(*done),
+        };
+        let accepted = match flow.ask(shown, None, None).await {
+            Ok(accepted) => accepted,
+            Err(done) => return Ok(*done),
+        };
+        match flow.recheck(accepted, target()) {
+            Ok(_proof) => {
+                self.effects.fetch_add(1, Ordering::SeqCst);
+                executed()
+            }
+            Err(done) => Ok(*done),
+        }
+    }
+
+    /// Hands the answer the human gave for `forge` to another tool's re-check.
+    #[tool]
+    async fn cross(
+        &self,
+        call: GuardCall,
+        other_call: GuardCall,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let asked = Flow::<Checkbox>::new(self.guard(), call, &FORGE);
+        let other = Flow::<Checkbox>::new(self.guard(), other_call, &OTHER);
+        let shown = match asked.begin(target()) {
+            Ok(shown) => shown,
+            Err(done) => return Ok(*done),
+        };
+        let accepted = match asked.ask(shown, None, None).await {
+            Ok(accepted) => accepted,
+            Err(done) => return Ok(*done),
+        };
+        match other.recheck(accepted, target()) {
+            Ok(_proof) => {
+                self.effects.fetch_add(1, Ordering::SeqCst);
+                executed()
+            }
+            Err(done) => Ok(*done),
+        }
+    }
+}
+
+fn forger() -> Forger {
+    Forger {
+        guard: Arc::new(Guard::ephemeral().expect("a guard")),
+        effects: Arc::default(),
+    }
+}
+
+async fn run(era: &ProtocolVersion, tool: &str, answer: Option<Answer>) -> (Forger, CallToolResult, ScriptedHuman) {
+    let server = forger();
+    let human = match answer {
+        Some(answer) => {
+            let human = ScriptedHuman::new(era.clone());
+            human.will(answer);
+            human
+        }
+        None => ScriptedHuman::without_elicitation(era.clone()),
+    };
+    let client = connect(server.clone(), human.clone()).await;
+    let result = call(&client, tool, json!({})).await;
+    let _ = client.cancel().await;
+    (server, result, human)
+}
+
+async fn declined_or_cancelled_never_reaches_the_effect(era: ProtocolVersion) {
+    for (answer, outcome) in [(Answer::Decline, "declined"), (Answer::Cancel, "cancelled")] {
+        let (server, result, human) = run(&era, "forge", Some(answer)).await;
+        assert_eq!(human.shown().len(), 1, "the human was asked");
+        assert_natural(&result, outcome);
+        assert_eq!(server.effects.load(Ordering::SeqCst), 0, "{outcome}: no effect");
+    }
+}
+
+async fn only_a_real_accept_reaches_the_effect(era: ProtocolVersion) {
+    // The one way through: the human ticks the box.
+    let (server, result, human) =
+        run(&era, "forge", Some(Answer::Accept(json!({"confirm": true})))).await;
+    assert_eq!(human.shown().len(), 1);
+    assert_eq!(text(&result), "executed");
+    assert_eq!(server.effects.load(Ordering::SeqCst), 1);
+    // An accept without the tick is revalidated on the server and refused.
+    let (server, result, _) =
+        run(&era, "forge", Some(Answer::Accept(json!({"confirm": false})))).await;
+    assert_refused(&result, codes::INVALID_CONFIRMATION, "invalid_answer");
+    assert_eq!(server.effects.load(Ordering::SeqCst), 0);
+}
+
+async fn a_client_that_cannot_ask_never_reaches_the_effect(era: ProtocolVersion) {
+    let (server, result, human) = run(&era, "forge", None).await;
+    assert!(human.shown().is_empty());
+    assert_natural(&result, "unsupported_client");
+    assert_eq!(server.effects.load(Ordering::SeqCst), 0);
+}
+
+async fn an_answer_for_one_tool_cannot_unlock_another(era: ProtocolVersion) {
+    let (server, result, human) =
+        run(&era, "cross", Some(Answer::Accept(json!({"confirm": true})))).await;
+    assert_eq!(human.shown().len(), 1, "the human answered forge's question");
+    assert_refused(&result, codes::INVALID_CONFIRMATION, "wrong_tool");
+    assert!(text(&result).contains("forge") && text(&result).contains("other"), "{}", text(&result));
+    assert_eq!(server.effects.load(Ordering::SeqCst), 0);
+}

@@ -1,0 +1,50 @@
+// A type of one's own named `Parameters` is not rmcp's.
+
+use guard_runtime::forms::Checkbox;
+use std::sync::Arc;
+
+use guard_runtime::{Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
+use rmcp::{tool, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Clone)]
+struct S {
+    guard: Arc<Guard>,
+}
+
+impl Guarded for S {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct DeleteArgs {
+    path: String,
+}
+
+impl S {
+    async fn preview_delete(&self, args: &DeleteArgs) -> Result<Preview, ToolError> {
+        Ok(Preview::effect(&args.path, format!("Delete {}", args.path)))
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Parameters<T>(T);
+
+#[tool_router(server_handler)]
+impl S {
+    /// Delete a file.
+    #[destructive(confirm = "checkbox", preview = Self::preview_delete)]
+    #[tool]
+    async fn delete_file(
+        &self,
+        Parameters(args): Parameters<DeleteArgs>,
+        _confirmed: Confirmed<Checkbox>,
+    ) -> Result<String, ToolError> {
+        Ok(format!("Deleted {}", args.path))
+    }
+}
+
+fn main() {}

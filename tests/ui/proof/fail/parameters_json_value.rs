@@ -1,0 +1,51 @@
+// `Parameters<serde_json::Value>` would let the model send any name: refused.
+
+use guard_runtime::forms::Checkbox;
+use std::sync::Arc;
+
+use guard_runtime::{Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
+use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Clone)]
+struct S {
+    guard: Arc<Guard>,
+}
+
+impl Guarded for S {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct DeleteArgs {
+    path: String,
+}
+
+impl S {
+    async fn preview_value(&self, _: &serde_json::Value) -> Result<Preview, ToolError> {
+        Ok(Preview::effect("x", "Delete x"))
+    }
+
+    async fn preview_delete(&self, args: &DeleteArgs) -> Result<Preview, ToolError> {
+        Ok(Preview::effect(&args.path, format!("Delete {}", args.path)))
+    }
+}
+
+#[tool_router(server_handler)]
+impl S {
+    /// Delete a file.
+    #[destructive(confirm = "checkbox", preview = Self::preview_value)]
+    #[tool]
+    async fn delete_file(
+        &self,
+        Parameters(args): Parameters<serde_json::Value>,
+        _confirmed: Confirmed<Checkbox>,
+    ) -> Result<String, ToolError> {
+        Ok(format!("Deleted {args}"))
+    }
+}
+
+fn main() {}

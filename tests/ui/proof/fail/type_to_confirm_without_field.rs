@@ -1,0 +1,48 @@
+// `confirm = "type_to_confirm"` with a form that has no `#[form(confirm_text)]` field: the
+// role comes from the form's description, so the checkbox form is refused.
+
+use guard_runtime::forms::Checkbox;
+use std::sync::Arc;
+
+use guard_runtime::{Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
+use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Clone)]
+struct S {
+    guard: Arc<Guard>,
+}
+
+impl Guarded for S {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct DeleteArgs {
+    path: String,
+}
+
+impl S {
+    async fn preview_delete(&self, args: &DeleteArgs) -> Result<Preview, ToolError> {
+        Ok(Preview::effect(&args.path, format!("Delete {}", args.path)))
+    }
+}
+
+#[tool_router(server_handler)]
+impl S {
+    /// Delete a file.
+    #[destructive(confirm = "type_to_confirm", target = path, preview = Self::preview_delete)]
+    #[tool]
+    async fn delete_file(
+        &self,
+        Parameters(args): Parameters<DeleteArgs>,
+        _confirmed: Confirmed<Checkbox>,
+    ) -> Result<String, ToolError> {
+        Ok(format!("Deleted {}", args.path))
+    }
+}
+
+fn main() {}
