@@ -57,6 +57,7 @@ async fn spawn_with(
         .args(args)
         .env_remove("ORDER_CANCEL_INTENT_TTL")
         .env_remove("ORDER_CANCEL_PREPARE_RATE")
+        .env_remove("GUARD_ALLOWLIST")
         .envs(env.iter().copied());
     match world.engine {
         Engine::Postgres => {
@@ -472,4 +473,67 @@ fn bad_limits_are_a_startup_error() {
             "nothing was opened before the settings were read"
         );
     }
+}
+
+/// The tools an order-cancel process publishes, answered within a generous bound (a
+/// server stuck reading its allowlist fails instead of hanging the suite).
+async fn published(world: &World, args: &[&str], env: &[(&str, &str)]) -> Vec<String> {
+    let db = world.sqlite_path();
+    let listed = async {
+        let (server, _) = spawn_with(world, db.as_deref(), args, env).await;
+        let mut names: Vec<String> = server
+            .list_all_tools()
+            .await
+            .expect("tools/list answers")
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        names.sort();
+        server.cancel().await.ok();
+        names
+    };
+    tokio::time::timeout(Duration::from_secs(60), listed)
+        .await
+        .expect("the server answered tools/list")
+}
+
+/// order-cancel publishes what its allowlist names: all three by the shipped file, fewer
+/// by `--allowlist` or `GUARD_ALLOWLIST`, and none (without blocking) when the named file
+/// is a FIFO.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_allowlist_decides_which_tools_order_cancel_publishes() {
+    let world = World::new(Engine::Sqlite)
+        .await
+        .expect("SQLite needs no setup");
+    assert_eq!(
+        published(&world, &[], &[]).await,
+        [
+            "confirm_order_cancel",
+            "get_operation_result",
+            "prepare_order_cancel"
+        ]
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let lookup_only = dir.path().join("lookup-only.toml");
+    std::fs::write(&lookup_only, "tools = [\"get_operation_result\"]\n").unwrap();
+    let path = lookup_only.to_str().unwrap();
+    assert_eq!(
+        published(&world, &["--allowlist", path], &[]).await,
+        ["get_operation_result"]
+    );
+    assert_eq!(
+        published(&world, &[], &[("GUARD_ALLOWLIST", path)]).await,
+        ["get_operation_result"]
+    );
+    let fifo = dir.path().join("fifo.toml");
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    assert!(
+        published(&world, &["--allowlist", fifo.to_str().unwrap()], &[])
+            .await
+            .is_empty()
+    );
 }
