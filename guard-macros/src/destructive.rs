@@ -8,7 +8,7 @@ use syn::{Expr, FnArg, Ident, ImplItemFn, Pat, PathArguments, Type, spanned::Spa
 use crate::{
     attr::{self, Opt},
     ctxt::Ctxt,
-    tool_attr,
+    krate, tool_attr,
 };
 
 const OPTIONS: &[&str] = &[
@@ -22,6 +22,7 @@ const OPTIONS: &[&str] = &[
     "on_decline",
     "on_cancel",
     "idempotent",
+    "crate",
 ];
 
 #[derive(Clone, Copy, PartialEq)]
@@ -43,6 +44,7 @@ struct Options {
     on_decline: Option<String>,
     on_cancel: Option<String>,
     idempotent: bool,
+    krate: Option<syn::Path>,
 }
 
 /// The handler's parameters, by role.
@@ -82,13 +84,14 @@ pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
         "destructive",
         tool_attr::destructive_hints(options.idempotent),
     );
-    match cx.check() {
+    let out = match cx.check() {
         Ok(()) => generate(&options, &shape, tool_fn),
         Err(errors) => {
             let fallback = fallback(f);
             quote!(#errors #fallback)
         }
-    }
+    };
+    krate::finish(out, options.krate.as_ref())
 }
 
 /// `#[destructive]` twice, or on something that is not a method taking `self`; and
@@ -96,12 +99,18 @@ pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
 fn misplaced(f: &ImplItemFn) -> Option<(syn::Error, bool)> {
     let is_method = matches!(f.sig.inputs.first(), Some(FnArg::Receiver(_)));
     if !is_method {
-        return Some((syn::Error::new_spanned(
-            &f.sig.ident,
-            "`#[destructive]` goes on a tool method (`async fn name(&self, ...)` with `#[tool]` below it) inside a `#[tool_router]` impl block, not on a free function or an associated function without `&self`",
-        ), false));
+        return Some((
+            syn::Error::new_spanned(
+                &f.sig.ident,
+                "`#[destructive]` goes on a tool method (`async fn name(&self, ...)` with `#[tool]` below it) inside a `#[tool_router]` impl block, not on a free function or an associated function without `&self`",
+            ),
+            false,
+        ));
     }
-    let other = f.attrs.iter().find(|a| tool_attr::is_attr(a, "destructive"))?;
+    let other = f
+        .attrs
+        .iter()
+        .find(|a| tool_attr::is_attr(a, "destructive"))?;
     Some((
         syn::Error::new_spanned(
             other,
@@ -181,6 +190,7 @@ fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
         "on_cancel" => o.on_cancel = attr::string_value(cx, &opt),
         "timeout" => o.timeout_secs = attr::duration_value(cx, &opt, &attr::TIMEOUT),
         "idempotent" => o.idempotent = attr::flag_value(cx, &opt),
+        "crate" => o.krate = attr::crate_path(cx, &opt),
         _ => {}
     }
 }
@@ -290,7 +300,9 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
             unpack = quote! {
                 let #rmcp::handler::server::wrapper::Parameters(__guard_args) = #binding;
             };
-            rebind.push(quote!(let #pat: #ty = #rmcp::handler::server::wrapper::Parameters(__guard_args);));
+            rebind.push(
+                quote!(let #pat: #ty = #rmcp::handler::server::wrapper::Parameters(__guard_args);),
+            );
         } else {
             asserts.push(quote_spanned!(ty.span()=> #private::assert_extractor::<#ty>();));
             rebind.push(quote!(let #pat: #ty = #binding;));
@@ -351,7 +363,8 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
         asserts.push(quote_spanned!(params_ty.span()=> #private::assert_parameters::<#params_ty, #args_ty>();));
     }
     if let Some(form) = &o.form {
-        asserts.push(quote_spanned!(form.span()=> #private::assert_same_form::<#form, #form_ty>();));
+        asserts
+            .push(quote_spanned!(form.span()=> #private::assert_same_form::<#form, #form_ty>();));
     }
     // The form's description decides its roles, at compile time, in a `const` item.
     let roles = quote_spanned! {confirmed_ty.span()=>
@@ -375,7 +388,8 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
     };
 
     let receiver = tool_fn.sig.inputs.first().cloned();
-    tool_fn.sig.inputs = syn::parse_quote!(#receiver, __guard_call: #private::GuardCall, #(#params),*);
+    tool_fn.sig.inputs =
+        syn::parse_quote!(#receiver, __guard_call: #private::GuardCall, #(#params),*);
     tool_fn.sig.output = syn::parse_quote!(-> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData>);
     tool_fn.block = syn::parse_quote!({
         const __GUARD_SPEC: &#private::ToolSpec = &#private::ToolSpec {

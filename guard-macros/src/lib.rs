@@ -6,6 +6,7 @@ mod ctxt;
 mod destructive;
 mod form;
 mod form_enum;
+mod krate;
 mod names;
 mod operations;
 mod read_only;
@@ -19,7 +20,9 @@ use syn::{DeriveInput, ImplItemFn, ItemImpl, parse_macro_input};
 ///
 /// Options: `confirm = "checkbox" | "type_to_confirm"`, `form = Type`, `target = field`,
 /// `preview = path` (required), `validate = path`, `message = "..."`, `timeout = "5m"`,
-/// `on_decline = "..."`, `on_cancel = "..."`, `idempotent`.
+/// `on_decline = "..."`, `on_cancel = "..."`, `idempotent`, `crate = "path"` (where
+/// guard_runtime is when the crate reaches it through a re-export; a renamed dependency is
+/// found in the crate's Cargo.toml).
 #[proc_macro_attribute]
 pub fn destructive(attr: TokenStream, item: TokenStream) -> TokenStream {
     let f = parse_macro_input!(item as ImplItemFn);
@@ -30,7 +33,7 @@ pub fn destructive(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn read_only(attr: TokenStream, item: TokenStream) -> TokenStream {
     let f = parse_macro_input!(item as ImplItemFn);
-    read_only::expand(attr.into(), f).into()
+    krate::finish(read_only::expand(attr.into(), f), None).into()
 }
 
 /// Claims that an identical repeat of this tool changes nothing (`idempotentHint: true`).
@@ -38,7 +41,7 @@ pub fn read_only(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn idempotent(attr: TokenStream, item: TokenStream) -> TokenStream {
     let f = parse_macro_input!(item as ImplItemFn);
-    read_only::expand_idempotent(attr.into(), f).into()
+    krate::finish(read_only::expand_idempotent(attr.into(), f), None).into()
 }
 
 /// A flat elicitation form. Field options go in `#[form(...)]`: `title`, `description`,
@@ -46,19 +49,27 @@ pub fn idempotent(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `confirm_text`.
 #[proc_macro_derive(Form, attributes(form))]
 pub fn derive_form(input: TokenStream) -> TokenStream {
-    form::derive(parse_macro_input!(input as DeriveInput)).into()
+    krate::finish(form::derive(parse_macro_input!(input as DeriveInput)), None).into()
 }
 
 /// A unit-only enum offered as one choice; `#[form(title = "...", value = "...")]` per variant.
 #[proc_macro_derive(FormEnum, attributes(form))]
 pub fn derive_form_enum(input: TokenStream) -> TokenStream {
-    form_enum::derive(parse_macro_input!(input as DeriveInput)).into()
+    krate::finish(
+        form_enum::derive(parse_macro_input!(input as DeriveInput)),
+        None,
+    )
+    .into()
 }
 
 /// Model-visible arguments of a guarded tool, checked for consent and identity fields.
 #[proc_macro_derive(ToolArgs)]
 pub fn derive_tool_args(input: TokenStream) -> TokenStream {
-    tool_args::derive(parse_macro_input!(input as DeriveInput)).into()
+    krate::finish(
+        tool_args::derive(parse_macro_input!(input as DeriveInput)),
+        None,
+    )
+    .into()
 }
 
 /// Two-phase operations on an rmcp tool impl. Put it above `#[tool_router]`. It pairs each
@@ -75,7 +86,7 @@ pub fn operations(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn prepare(_attr: TokenStream, item: TokenStream) -> TokenStream {
     let f = parse_macro_input!(item as ImplItemFn);
-    operations::standalone("prepare", f).into()
+    krate::finish(operations::standalone("prepare", f), None).into()
 }
 
 /// Carries out a prepared intent once: `op = "..."`, `recheck = Self::fn`. Read by
@@ -83,5 +94,5 @@ pub fn prepare(_attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn confirm(_attr: TokenStream, item: TokenStream) -> TokenStream {
     let f = parse_macro_input!(item as ImplItemFn);
-    operations::standalone("confirm", f).into()
+    krate::finish(operations::standalone("confirm", f), None).into()
 }

@@ -11,7 +11,7 @@ use syn::{
 use crate::{
     attr::{self, Opt},
     ctxt::Ctxt,
-    tool_attr,
+    krate, tool_attr,
 };
 
 const PREPARE_OPTIONS: &[&str] = &["op", "ttl", "scope", "rate"];
@@ -48,9 +48,11 @@ struct ConfirmFn {
 
 pub fn expand(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
     let cx = Ctxt::new();
-    if !attr.is_empty() {
-        cx.error_spanned_by(&attr, "`#[operations]` takes no options; options go on each `#[prepare(...)]` and `#[confirm(...)]`");
-    }
+    // The only impl-wide option; the rest go on each `#[prepare(...)]` and `#[confirm(...)]`.
+    let krate = attr::parse_options(&cx, attr, "#[operations]", &["crate"])
+        .into_iter()
+        .flatten()
+        .find_map(|opt| attr::crate_path(&cx, &opt));
     let mut prepares = Vec::new();
     let mut confirms = Vec::new();
     let mut kept = Vec::new();
@@ -98,7 +100,7 @@ pub fn expand(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
             let expanded = generate(&prepares, &confirms);
             item.items = kept;
             item.items.extend(expanded);
-            quote!(#item)
+            krate::finish(quote!(#item), krate.as_ref())
         }
         Err(errors) => {
             item.items = kept;
@@ -109,7 +111,7 @@ pub fn expand(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
             {
                 item.items.extend(fallback(f));
             }
-            quote!(#errors #item)
+            krate::finish(quote!(#errors #item), krate.as_ref())
         }
     }
 }
