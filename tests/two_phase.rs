@@ -61,6 +61,7 @@ both_stores!(
     a_constraint_in_the_effect_is_state_changed_and_closes_the_intent,
     racing_prepares_and_confirms_never_strand_an_intent,
     store_errors_tell_a_constraint_from_a_lost_connection,
+    store_failure_before_the_effect_is_unavailable_and_audited,
 );
 
 const ORDER: &str = "A10001";
@@ -1085,4 +1086,48 @@ async fn store_errors_tell_a_constraint_from_a_lost_connection(engine: Engine) {
         assert!(!lost.is_constraint(), "{lost:?}");
         assert_eq!(guard_runtime::ToolError::from(lost).code(), "UNAVAILABLE");
     }
+}
+
+/// The store fails while the confirm reads the intent, before any effect: the answer is
+/// definite (UNAVAILABLE, nothing was done, retry), audited, and a retry once the store is
+/// back carries the operation out.
+async fn store_failure_before_the_effect_is_unavailable_and_audited(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    let id = prepare(&alice, ORDER).await;
+    let (break_it, mend_it) = match engine {
+        Engine::Postgres => (
+            "REVOKE SELECT ON guard_operations FROM order_cancel_app",
+            "GRANT SELECT ON guard_operations TO order_cancel_app",
+        ),
+        Engine::Sqlite => (
+            "ALTER TABLE guard_operations RENAME TO guard_operations_away",
+            "ALTER TABLE guard_operations_away RENAME TO guard_operations",
+        ),
+    };
+    world.exec(break_it, &[]).await;
+    let failed = error_text(&confirm(&alice, &id).await);
+    world.exec(mend_it, &[]).await;
+    assert!(failed.starts_with("[UNAVAILABLE]"), "{failed}");
+    assert!(
+        failed.contains("nothing was done")
+            && failed.contains("confirm_order_cancel again with the same operation_id")
+            && failed.contains("trace_id"),
+        "{failed}"
+    );
+    for leak in ["permission", "guard_operations", "no such table", "SQL"] {
+        assert!(
+            !failed.contains(leak),
+            "no database detail ({leak}): {failed}"
+        );
+    }
+    assert_eq!(world.audit_outcomes(&id).await, ["PREPARED", "UNAVAILABLE"]);
+    assert_eq!(world.requests(ORDER_ID).await, 0);
+    assert_eq!(
+        body(&confirm(&alice, &id).await)["already_processed"],
+        false
+    );
+    assert_eq!(world.requests(ORDER_ID).await, 1);
 }

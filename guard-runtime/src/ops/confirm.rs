@@ -13,9 +13,10 @@
 //! every read of the intent names its owner, so another owner's id is never waited on.
 //!
 //! A constraint the effect runs into (the data is not what the preview showed) rolls back
-//! and closes the intent as `REJECTED` with `STATE_CHANGED`. A store failure after the
-//! transaction began may or may not have committed, so the model is told the result is
-//! unknown and to ask `get_operation_result` before retrying. Every answer is audited, in
+//! and closes the intent as `REJECTED` with `STATE_CHANGED`. A store failure before the
+//! effect ran is `UNAVAILABLE`: nothing was done, retry. One after it may or may not have
+//! committed, so the model is told the result is unknown and to ask `get_operation_result`
+//! before retrying. Every answer is audited, in
 //! a transaction of its own when the call's is gone.
 
 use rmcp::{
@@ -158,12 +159,12 @@ impl<P: DeserializeOwned> Locked<P> {
                 let record = caller.record(outcome, Some(&id), None, None);
                 match finish_early(&caller, tx, &record).await {
                     Ok(()) => Err(answer),
-                    Err(e) => Err(result_unknown(&caller, &id, None, spec, &e).await),
+                    Err(e) => Err(not_carried_out(&caller, &id, None, spec, &e).await),
                 }
             }
             Err(e) => {
                 drop(tx);
-                Err(result_unknown(&caller, &id, None, spec, &e).await)
+                Err(not_carried_out(&caller, &id, None, spec, &e).await)
             }
         }
     }
@@ -190,7 +191,7 @@ impl<P: DeserializeOwned> Locked<P> {
                 }
                 .await;
                 if let Err(e) = closed {
-                    return Err(result_unknown(&caller, id, Some(&intent.target), spec, &e).await);
+                    return Err(not_carried_out(&caller, id, Some(&intent.target), spec, &e).await);
                 }
                 Err(caller.refuse(
                     ToolError::new(
@@ -489,7 +490,32 @@ fn submitted(intent: &Stored, result: Value, confirmed_at: i64, already_processe
     })
 }
 
-/// The store failed mid-confirm: the commit may or may not have happened. The answer is
+/// The store failed before the effect ran: nothing was carried out, whatever the store did
+/// with the rest (a status it was marking, an audit record), and the intent is as it was.
+/// The answer is audited in a transaction of its own; if that fails, the log says so.
+async fn not_carried_out(
+    caller: &Caller,
+    id: &str,
+    target: Option<&str>,
+    spec: &ConfirmSpec,
+    error: &StoreError,
+) -> Box<CallToolResponse> {
+    tracing::error!(trace_id = %caller.trace_id, tool = spec.tool, operation_id = %id, %error, "operation store failed before a confirm's effect");
+    let record = caller.record(codes::UNAVAILABLE, Some(id), target, None);
+    caller.audit_alone(&record).await;
+    caller.refuse(
+        ToolError::new(
+            codes::UNAVAILABLE,
+            format!(
+                "The operation store failed before operation {id} was carried out, so nothing was done. Call {} again with the same operation_id shortly; ask get_operation_result(operation_id) if in doubt (trace_id {}).",
+                spec.tool, caller.trace_id
+            ),
+        ),
+        Some(id),
+    )
+}
+
+/// The store failed after the effect ran: the commit may or may not have happened. The answer is
 /// audited in a transaction of its own (the confirm's is gone); if even that fails, the log
 /// says so under the trace id.
 async fn result_unknown(
