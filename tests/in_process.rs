@@ -465,18 +465,26 @@ async fn deploy_default_level_when_omitted(era: ProtocolVersion) {
 }
 
 async fn deploy_urgent_short_plan_is_refused(era: ProtocolVersion) {
-    let world = World::new();
-    let (result, _human) = run(
-        &world,
-        &era,
-        "deploy",
-        json!({"service": "billing"}),
-        accept(json!({"approval_level": "urgent", "rollback_plan": "  revert  "})),
-    )
-    .await;
-    assert_refused(&result, "INVALID_CONFIRMATION", "invalid_answer");
-    assert!(text(&result).contains("10 characters"), "{}", text(&result));
-    assert!(world.deployments().is_empty(), "no row");
+    // Short, and short once invisible padding is not counted: "revert" plus zero-width
+    // spaces and joiners is 10 characters long but shows 6.
+    for plan in ["  revert  ", "revert\u{200b}\u{200b}\u{2060}\u{feff}"] {
+        let world = World::new();
+        let (result, _human) = run(
+            &world,
+            &era,
+            "deploy",
+            json!({"service": "billing"}),
+            accept(json!({"approval_level": "urgent", "rollback_plan": plan})),
+        )
+        .await;
+        assert_refused(&result, "INVALID_CONFIRMATION", "invalid_answer");
+        assert!(
+            text(&result).contains("10 visible characters"),
+            "{}",
+            text(&result)
+        );
+        assert!(world.deployments().is_empty(), "no row for {plan:?}");
+    }
 }
 
 async fn deploy_unknown_level_is_refused(era: ProtocolVersion) {

@@ -96,10 +96,14 @@ pub struct DeployConfig {
 
 /// Server-side business rule: the client's form checks are only a first filter.
 fn urgent_needs_rollback_plan(form: &DeployConfig) -> Result<(), String> {
+    // Counted as guard counts `min_length`: visible characters only, so padding with
+    // zero-width or other invisible characters does not make a plan.
     if form.approval_level == ApprovalLevel::Urgent
-        && form.rollback_plan.trim().chars().count() < 10
+        && guard_runtime::visible_len(&form.rollback_plan) < 10
     {
-        return Err("an urgent deploy needs a rollback plan of at least 10 characters".into());
+        return Err(
+            "an urgent deploy needs a rollback plan of at least 10 visible characters".into(),
+        );
     }
     Ok(())
 }
