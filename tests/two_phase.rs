@@ -773,7 +773,7 @@ async fn a_constraint_in_the_effect_is_state_changed_and_closes_the_intent(engin
     let refused = error_text(&confirm(&alice, &id).await);
     assert!(refused.starts_with("[STATE_CHANGED]"), "{refused}");
     assert!(
-        refused.contains("Nothing was done") && refused.contains("prepare_order_cancel"),
+        refused.contains("nothing was done") && refused.contains("prepare_order_cancel"),
         "says what happened and what to do next: {refused}"
     );
     for leak in [

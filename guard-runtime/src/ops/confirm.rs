@@ -293,7 +293,7 @@ async fn reject_after_rollback(
         ToolError::new(
             codes::STATE_CHANGED,
             format!(
-                "{} Nothing was done: operation {id} no longer fits the data, so it is closed. Call {} again if the user still wants it.",
+                "{} Operation {id} is closed and nothing was done; call {} again if the user still wants it.",
                 refusal.message().trim_end(),
                 spec.prepare_tool
             ),

@@ -171,7 +171,7 @@ impl From<StoreError> for crate::ToolError {
             return crate::ToolError::new(
                 crate::codes::STATE_CHANGED,
                 format!(
-                    "The data changed: the database refused the change because it conflicts with what is stored now, so nothing was changed. Look at the current state before trying again (trace_id {trace_id})."
+                    "The data changed: the database refused the change because it conflicts with what is stored now, so nothing was changed (trace_id {trace_id})."
                 ),
             );
         }
