@@ -62,6 +62,7 @@ both_stores!(
     racing_prepares_and_confirms_never_strand_an_intent,
     store_errors_tell_a_constraint_from_a_lost_connection,
     store_failure_before_the_effect_is_unavailable_and_audited,
+    every_confirm_answer_is_audited,
 );
 
 const ORDER: &str = "A10001";
@@ -1130,4 +1131,69 @@ async fn store_failure_before_the_effect_is_unavailable_and_audited(engine: Engi
         false
     );
     assert_eq!(world.requests(ORDER_ID).await, 1);
+}
+
+/// Each kind of confirm answer leaves one audit record of the confirm under its trace id:
+/// submitted, already processed, unknown id, expired, and a stored payload that no longer
+/// reads as the payload type (INTERNAL, before any effect).
+async fn every_confirm_answer_is_audited(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    let submitted = prepare(&alice, ORDER).await;
+    let expired = world.stored_intent(1004, "A10004", "alice").await;
+    world
+        .exec(
+            "UPDATE guard_operations SET expires_at = 0 WHERE operation_id = $1",
+            &[expired.clone().into()],
+        )
+        .await;
+    let misshapen = uuid::Uuid::new_v4().to_string();
+    let payload = r#"{"order":"A10002"}"#;
+    let hash: String = Sha256::digest(payload.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    world
+        .exec(
+            "INSERT INTO guard_operations
+                (operation_id, tenant, user_id, op, target, payload, payload_sha256, preview,
+                 status, expires_at, created_at, trace_id)
+             VALUES ($1, 'tenant_demo', 'alice', 'order_cancel', '1002', $2, $3, '{}',
+                     'PREPARED', $4, 0, 'fixture')",
+            &[
+                misshapen.clone().into(),
+                payload.into(),
+                hash.into(),
+                (guard_runtime::ops::now_ms() + 600_000).into(),
+            ],
+        )
+        .await;
+    let unknown = uuid::Uuid::new_v4().to_string();
+    let cases = [
+        (&submitted, None),
+        (&submitted, None),
+        (&unknown, Some("[OPERATION_NOT_FOUND]")),
+        (&expired, Some("[CONFIRMATION_EXPIRED]")),
+        (&misshapen, Some("[INTERNAL]")),
+    ];
+    for (id, refusal) in cases {
+        let answer = confirm(&alice, id).await;
+        if let Some(code) = refusal {
+            let text = error_text(&answer);
+            assert!(text.starts_with(code), "{text}");
+        }
+        let trace = support::trace_id(&answer).expect("trace id");
+        let outcome = support::outcome(&answer).expect("outcome");
+        let rows = world
+            .query(
+                "SELECT outcome FROM guard_audit
+                 WHERE trace_id = $1 AND tool = 'confirm_order_cancel'",
+                &[trace.into()],
+            )
+            .await;
+        let audited: Vec<&str> = rows.iter().map(|r| r.text("outcome").unwrap()).collect();
+        assert_eq!(audited, [outcome.as_str()], "{id}: {answer:?}");
+    }
 }
