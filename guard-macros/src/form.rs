@@ -4,7 +4,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::{
     Data, DeriveInput, Expr, Fields, GenericArgument, Ident, Lit, PathArguments, Type,
-    spanned::Spanned,
+    ext::IdentExt, spanned::Spanned,
 };
 
 use crate::{
@@ -132,12 +132,27 @@ fn parse(cx: &Ctxt, input: &DeriveInput) -> Option<Vec<Field>> {
 
 fn parse_field(cx: &Ctxt, field: &syn::Field) -> Option<Field> {
     let ident = field.ident.clone()?;
-    let name = ident.to_string();
-    if names::is_secret(&name) {
+    // The wire name: a raw identifier's `r#` is not part of it.
+    let name = ident.unraw().to_string();
+    if let Some(c) = names::non_ascii(&name) {
         cx.error_spanned_by(
             &ident,
             format!(
-                "form field `{name}` looks like a secret; the MCP spec says servers MUST NOT use form-mode elicitation to request sensitive information (passwords, API keys, tokens). Remove it and collect the secret through URL-mode elicitation, where the user enters it on a page you control"
+                "form field `{name}` contains {c:?} (U+{:04X}), which is not ASCII: guard checks form field names in ASCII so a look-alike letter cannot disguise a secret. Use ASCII letters, digits and `_`",
+                c as u32
+            ),
+        );
+    } else if names::is_secret(&name) {
+        let spelled = names::spelled(&name);
+        let read_as = if spelled == name {
+            String::new()
+        } else {
+            format!(" (read as `{spelled}`)")
+        };
+        cx.error_spanned_by(
+            &ident,
+            format!(
+                "form field `{name}`{read_as} looks like a secret; the MCP spec says servers MUST NOT use form-mode elicitation to request sensitive information (passwords, API keys, tokens). Remove it and collect the secret through URL-mode elicitation, where the user enters it on a page you control"
             ),
         );
     }
@@ -456,7 +471,7 @@ fn expand(ident: &Ident, fields: &[Field]) -> TokenStream {
     let specs = fields.iter().map(field_spec);
     let extracts = fields.iter().enumerate().map(|(i, f)| {
         let field = &f.ident;
-        let key = field.to_string();
+        let key = field.unraw().to_string();
         let ty = &f.ty;
         quote_spanned! {ty.span()=>
             #field: <#ty as ::guard_runtime::form::FieldValue>::from_field(content.get(#key), &fields[#i])?
@@ -464,7 +479,7 @@ fn expand(ident: &Ident, fields: &[Field]) -> TokenStream {
     });
     let to_json = fields.iter().map(|f| {
         let field = &f.ident;
-        let key = field.to_string();
+        let key = field.unraw().to_string();
         let ty = &f.ty;
         quote! {
             content.insert(<::std::string::String as ::core::convert::From<&str>>::from(#key), <#ty as ::guard_runtime::form::FieldValue>::to_json(&self.#field));
@@ -510,7 +525,7 @@ fn opt_num<T: quote::ToTokens>(value: Option<T>) -> TokenStream {
 }
 
 fn field_spec(f: &Field) -> TokenStream {
-    let name = f.ident.to_string();
+    let name = f.ident.unraw().to_string();
     let title = opt_str(&f.title);
     let description = opt_str(&f.description);
     let optional = f.optional;

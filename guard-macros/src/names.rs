@@ -295,7 +295,7 @@ fn split(name: &str) -> Vec<String> {
             } else if c.is_lowercase()
                 && prev.is_uppercase()
                 && current.chars().count() >= 2
-                && !(c == 's' && !chars.get(i + 1).is_some_and(|n| n.is_lowercase()))
+                && !plural_of_capitals(c, chars.get(i + 1))
             {
                 // `HTTPToken`: the last capital starts the next word.
                 let last = current.pop().expect("two or more characters");
@@ -309,6 +309,11 @@ fn split(name: &str) -> Vec<String> {
         words.push(current);
     }
     words.iter().map(|w| w.to_lowercase()).collect()
+}
+
+/// `IDs`, `URLs`: a lone `s` after capitals that ends the word is a plural, not a word start.
+fn plural_of_capitals(c: char, next: Option<&char>) -> bool {
+    c == 's' && next.is_none_or(|n| !n.is_lowercase())
 }
 
 /// A table word, or a table word with a plural `s`, as the table word.
@@ -419,16 +424,6 @@ pub fn find(name: &str, class: Class) -> Option<&'static str> {
 /// True when a form field name says it holds a secret.
 pub fn is_secret(name: &str) -> bool {
     find(name, Class::Secret).is_some()
-}
-
-/// True when an argument name says the model is vouching for the human's consent.
-pub fn is_consent_flag(name: &str) -> bool {
-    find(name, Class::Consent).is_some()
-}
-
-/// True when an argument name claims who the caller is.
-pub fn is_identity(name: &str) -> bool {
-    find(name, Class::Identity).is_some()
 }
 
 #[cfg(test)]
@@ -611,7 +606,7 @@ mod tests {
             "subject_id",
             "sub",
         ] {
-            assert!(is_identity(name), "{name}");
+            assert!(find(name, Class::Identity).is_some(), "{name}");
         }
     }
 
@@ -673,7 +668,7 @@ mod tests {
             "pre_authorized",
             "r#confirmed",
         ] {
-            assert!(is_consent_flag(name), "{name}");
+            assert!(find(name, Class::Consent).is_some(), "{name}");
         }
     }
 

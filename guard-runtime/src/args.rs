@@ -1,15 +1,81 @@
 //! Compile-time contracts on a guarded tool's model-visible arguments.
 
+use std::path::PathBuf;
+
 /// Arguments the model fills in. `#[derive(ToolArgs)]` rejects, at compile time, fields that
-/// would let the model confirm on the human's behalf (`confirmed`, `approved`, …) or claim an
-/// identity (`user_id`, `tenant_id`, …): identity comes from trusted context, consent from
-/// the human.
+/// would let the model confirm on the human's behalf (`confirmed`, `force`, `skip_prompt`, …)
+/// or claim an identity (`user_id`, `tenant`, `owner`, …): identity comes from trusted
+/// context, consent from the human.
+///
+/// The derive reads every name serde accepts for a field (the field's name without `r#`,
+/// `rename`, `rename(serialize, deserialize)`, every `alias`, the container's `rename_all`
+/// in any case style) and compares them after splitting at case changes, digits and
+/// punctuation, so `userID`, `user-id` and `userid` are one name. It refuses
+/// `#[serde(flatten)]`, `from`/`try_from`, generic structs and serde attributes it cannot
+/// read. Every field's type must be a `ToolArgField`: a scalar, an `Option`, `Vec` or `Box`
+/// of one, or another type deriving `ToolArgs`, whose names are checked in turn; a map or a
+/// `serde_json::Value` would let the model send any name. A field the model cannot send
+/// (`#[serde(skip)]`, `#[serde(skip_deserializing)]`) is not checked.
+///
+/// Implementing it by hand is refused: the derive is the check.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is the argument type of a guarded tool but guard has not checked it",
     label = "missing `#[derive(guard_runtime::ToolArgs)]`",
     note = "add `#[derive(guard_runtime::ToolArgs)]` to `{Self}`: it rejects confirmation flags and identity fields, which the model must never supply"
 )]
-pub trait ToolArgs {}
+pub trait ToolArgs: ToolArgsDerived {}
+
+/// The seal of [`ToolArgs`] and `ToolArgField`: `#[derive(ToolArgs)]` implements it after
+/// its checks. A hand-written impl has to name `guard_runtime::__private`, which is no API.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` implements a guard argument trait by hand, so guard never checked its names",
+    label = "derive it with `#[derive(guard_runtime::ToolArgs)]`",
+    note = "remove the hand-written impl and derive it with `#[derive(guard_runtime::ToolArgs)]`: the derive is what refuses consent flags and identity fields in what the model sends"
+)]
+pub trait ToolArgsDerived {
+    /// Every wire name the derive checked for this type's own fields.
+    const CHECKED_NAMES: &'static [&'static str];
+}
+
+/// A type a guarded tool's argument struct may hold: guard knows every name the model can
+/// send through it. Scalars name nothing; `Option`, `Vec` and `Box` name what their item
+/// names; a type deriving `ToolArgs` names its checked fields. Maps, `serde_json::Value` and
+/// anything else are refused, by trait bound, so a type alias does not hide one.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a field of a guarded tool's arguments: guard cannot see which names the model would send through it",
+    label = "not a checked argument type",
+    note = "guard checks every name the model can send: a nested struct must derive `ToolArgs` too, and a map or `serde_json::Value` accepts any name, so the model could slip a consent flag or an identity past the check. List the fields in a struct with `#[derive(guard_runtime::ToolArgs)]` and use that type here",
+    note = "argument fields may be `String`, `bool`, `char`, integers, floats, `PathBuf`, an `Option`, `Vec` or `Box` of those, or a type that derives `ToolArgs` (a struct, or a unit-only enum of choices)"
+)]
+pub trait ToolArgField: ToolArgsDerived {}
+
+macro_rules! scalar_fields {
+    ($($ty:ty),* $(,)?) => {$(
+        impl ToolArgsDerived for $ty {
+            const CHECKED_NAMES: &'static [&'static str] = &[];
+        }
+        impl ToolArgField for $ty {}
+    )*};
+}
+
+scalar_fields!(
+    String, bool, char, i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64,
+    PathBuf,
+);
+
+macro_rules! wrapper_fields {
+    ($($wrapper:ident),* $(,)?) => {$(
+        impl<T: ToolArgField> ToolArgsDerived for $wrapper<T> {
+            const CHECKED_NAMES: &'static [&'static str] = T::CHECKED_NAMES;
+        }
+        impl<T: ToolArgField> ToolArgField for $wrapper<T> {}
+    )*};
+}
+
+wrapper_fields!(Option, Vec, Box);
+
+/// Pins a field type of a `#[derive(ToolArgs)]` struct to `ToolArgField`, at the field.
+pub const fn assert_tool_arg_field<T: ToolArgField>() {}
 
 /// The argument a human retypes for `confirm = "type_to_confirm"`.
 #[diagnostic::on_unimplemented(

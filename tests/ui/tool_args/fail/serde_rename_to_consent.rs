@@ -24,7 +24,7 @@ impl Guarded for S {
 struct DeleteArgs {
     path: String,
     #[serde(rename = "confirmed")]
-    force: bool,
+    ticked: bool,
 }
 
 impl S {

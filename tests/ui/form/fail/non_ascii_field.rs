@@ -1,0 +1,14 @@
+// A look-alike letter (Cyrillic `а` in `pаssword`) would hide a secret from the check, so
+// form field names must be ASCII.
+
+#![allow(mixed_script_confusables, uncommon_codepoints)]
+
+use guard_runtime::Form;
+
+#[derive(Form)]
+struct Login {
+    reason: String,
+    pаssword: String,
+}
+
+fn main() {}
