@@ -311,6 +311,21 @@ pub fn rate_value(cx: &Ctxt, opt: &Opt) -> Option<(u32, u64)> {
         .ok()
 }
 
+/// `crate = "path"`: where guard_runtime is when the crate reaches it under another path.
+pub fn crate_path(cx: &Ctxt, opt: &Opt) -> Option<syn::Path> {
+    let text = string_value(cx, opt)?;
+    match syn::parse_str::<syn::Path>(&text) {
+        Ok(path) => Some(path),
+        Err(_) => {
+            cx.error_spanned_by(
+                &opt.value,
+                format!("`crate = \"{text}\"` is not a path; write the path guard_runtime is reachable under, e.g. `crate = \"my_crate::guard\"`"),
+            );
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -497,21 +512,6 @@ mod tests {
                 message.contains("units: s/sec") || message.contains("maximum"),
                 "{bad:?}: {message}"
             );
-        }
-    }
-}
-
-/// `crate = "path"`: where guard_runtime is when the crate reaches it under another path.
-pub fn crate_path(cx: &Ctxt, opt: &Opt) -> Option<syn::Path> {
-    let text = string_value(cx, opt)?;
-    match syn::parse_str::<syn::Path>(&text) {
-        Ok(path) => Some(path),
-        Err(_) => {
-            cx.error_spanned_by(
-                &opt.value,
-                format!("`crate = \"{text}\"` is not a path; write the path guard_runtime is reachable under, e.g. `crate = \"my_crate::guard\"`"),
-            );
-            None
         }
     }
 }

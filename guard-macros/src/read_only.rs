@@ -3,33 +3,23 @@
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::{FnArg, ImplItemFn, Type};
+use syn::{FnArg, ImplItemFn, Stmt, Type, spanned::Spanned};
 
 use crate::{ctxt::Ctxt, tool_attr};
-
-/// Handle types that can write; a read-only tool must not take one.
-const WRITE_HANDLES: &[&str] = &["WriteDb"];
 
 pub fn expand(attr: TokenStream, mut f: ImplItemFn) -> TokenStream {
     let cx = Ctxt::new();
     if !attr.is_empty() {
         cx.error_spanned_by(&attr, "`#[read_only]` takes no options");
     }
-    for arg in &f.sig.inputs {
-        if let FnArg::Typed(pt) = arg
-            && let Some(handle) = write_handle(&pt.ty)
-        {
-            cx.error_spanned_by(
-                &pt.ty,
-                format!(
-                    "a `#[read_only]` tool takes the write-capable handle `{handle}`; take `guard_runtime::db::ReadDb` instead, which the database engine opens read-only so the tool cannot write even by mistake"
-                ),
-            );
-        }
-    }
     if let Some(other) = conflicting(&f, &["destructive"]) {
+        // The handler takes its proof, which is no read handle: this error is the one to fix.
         cx.error_spanned_by(other, "a tool cannot be both `#[read_only]` and `#[destructive]`: remove `#[read_only]` if it changes anything, or `#[destructive]` if it only reads");
-    } else if let Some(other) = conflicting(&f, &["idempotent"]) {
+        return finish(cx, f);
+    }
+    let checks = read_handle_checks(&cx, &f);
+    f.block.stmts.splice(0..0, checks);
+    if let Some(other) = conflicting(&f, &["idempotent"]) {
         cx.error_spanned_by(other, "a `#[read_only]` tool changes nothing, so it needs no `#[idempotent]` claim: remove `#[idempotent]`, or `#[read_only]` if the tool writes");
     } else {
         tool_attr::set_hints(&cx, &mut f, "read_only", tool_attr::read_only_hints());
@@ -56,14 +46,26 @@ fn conflicting<'f>(f: &'f ImplItemFn, names: &[&str]) -> Option<&'f syn::Attribu
         .find(|a| names.iter().any(|n| tool_attr::is_attr(a, n)))
 }
 
-fn write_handle(ty: &Type) -> Option<String> {
-    let ty = match ty {
-        Type::Reference(r) => &*r.elem,
-        other => other,
-    };
-    let Type::Path(p) = ty else { return None };
-    let last = p.path.segments.last()?.ident.to_string();
-    WRITE_HANDLES.contains(&last.as_str()).then_some(last)
+/// One statement per typed parameter asserting that its type is a
+/// `guard_runtime::ReadHandle`, spanned at the type. The check is on the type the compiler
+/// resolves, so an alias, a renamed import or a full path of a write handle fails there too.
+fn read_handle_checks(cx: &Ctxt, f: &ImplItemFn) -> Vec<Stmt> {
+    let mut checks = Vec::new();
+    for arg in &f.sig.inputs {
+        let FnArg::Typed(pt) = arg else { continue };
+        let ty = &*pt.ty;
+        if let Type::ImplTrait(_) = ty {
+            cx.error_spanned_by(
+                ty,
+                "a `#[read_only]` tool names the type of each parameter, so guard can check it is a read handle; write the handle's type (for example `guard_runtime::db::ReadDb`) instead of `impl ...`",
+            );
+            continue;
+        }
+        checks.push(syn::parse_quote_spanned! {ty.span()=>
+            ::guard_runtime::__private::assert_read_handle::<#ty>();
+        });
+    }
+    checks
 }
 
 fn finish(cx: Ctxt, f: ImplItemFn) -> TokenStream {

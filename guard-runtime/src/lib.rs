@@ -27,6 +27,7 @@ pub mod identity;
 pub mod ops;
 mod outbox;
 mod preview;
+mod read_handle;
 #[cfg(unix)]
 pub mod sandbox;
 mod seal;
@@ -54,6 +55,7 @@ pub use identity::BearerIdentity;
 pub use identity::{EnvIdentity, Identity, IdentityProvider, require_scopes};
 pub use outbox::{Outbound, Outbox};
 pub use preview::{Effect, Preview};
+pub use read_handle::ReadHandle;
 pub use validate::{validate, visible_len};
 
 /// Items the macros expand to. Not a stable API, and nothing here can mint a proof: the
@@ -73,6 +75,7 @@ pub mod __private {
     pub use crate::seal::{FormDerived, FormEnumDerived};
     pub use rmcp;
     pub use serde_json;
+    pub use crate::read_handle::{Sealed as ReadHandleSeal, assert_read_handle};
 
     /// Pins a guarded tool's argument type to `ToolArgs` at the span of its `Parameters<_>`.
     pub const fn assert_tool_args<T: crate::ToolArgs>() {}

@@ -1,0 +1,83 @@
+//! What a `#[read_only]` tool may take as a parameter.
+//!
+//! `#[read_only]` asserts [`ReadHandle`] for the type of every parameter, at that
+//! parameter's span. The check is on the type, not on how it is spelled, so a type alias
+//! (`type Db = WriteDb;`), a renamed import (`use guard_runtime::db::WriteDb as Db;`) or a
+//! full path still names the write handle and still fails to compile.
+//!
+//! The trait is sealed: its supertrait lives in `guard_runtime::__private`, so a type can
+//! only become a read handle here, or by code that deliberately names that private item.
+
+use rmcp::{
+    Peer, RoleServer,
+    handler::server::{
+        common::Extension,
+        tool::RequestId,
+        tool::{InputResponses, RequestState, ToolName},
+        wrapper::Parameters,
+    },
+    model::{Extensions, JsonObject, RequestMetaObject},
+    service::RequestContext,
+};
+
+/// A parameter a `#[read_only]` tool may take: a handle that cannot write, or request data.
+///
+/// Implemented by [`crate::db::ReadDb`], [`crate::db::PgReadDb`] and rmcp's read-only
+/// extractors: `Parameters<T>`, `JsonObject`, `RequestContext<RoleServer>`,
+/// `Peer<RoleServer>`, `Extensions`, `RequestMetaObject`, `RequestId`, `ToolName`,
+/// `RequestState`, `InputResponses`, and `Extension<T>` when `T` is one itself (the HTTP
+/// request parts rmcp's streamable HTTP server provides are). `WriteDb` is not one.
+#[diagnostic::on_unimplemented(
+    message = "a `#[read_only]` tool may only take read handles, and `{Self}` is not one",
+    label = "not a read handle",
+    note = "take `guard_runtime::db::ReadDb` (SQLite) or `guard_runtime::db::PgReadDb` (PostgreSQL): the database engine opens them read-only, so the tool cannot write even by mistake",
+    note = "if the tool does write, it is not read-only: replace `#[read_only]` with `#[destructive(...)]` or `#[idempotent]`"
+)]
+pub trait ReadHandle: Sealed {}
+
+/// The seal of [`ReadHandle`]; reachable only as `guard_runtime::__private::ReadHandleSeal`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be declared a read handle: `ReadHandle` is sealed",
+    label = "not one of guard's read handles",
+    note = "only handles the database engine keeps read-only (`guard_runtime::db::ReadDb`, `guard_runtime::db::PgReadDb`) and rmcp's request data are read handles; take one of those in the `#[read_only]` tool instead"
+)]
+pub trait Sealed {}
+
+/// Pins `T` to [`ReadHandle`]; `#[read_only]` calls it at each parameter's span.
+pub const fn assert_read_handle<T: ReadHandle + ?Sized>() {}
+
+#[cfg(feature = "sqlite")]
+impl Sealed for crate::db::ReadDb {}
+#[cfg(feature = "sqlite")]
+impl ReadHandle for crate::db::ReadDb {}
+#[cfg(feature = "postgres")]
+impl Sealed for crate::db::PgReadDb {}
+#[cfg(feature = "postgres")]
+impl ReadHandle for crate::db::PgReadDb {}
+
+impl<T> Sealed for Parameters<T> {}
+impl<T> ReadHandle for Parameters<T> {}
+impl Sealed for JsonObject {}
+impl ReadHandle for JsonObject {}
+impl Sealed for RequestContext<RoleServer> {}
+impl ReadHandle for RequestContext<RoleServer> {}
+impl Sealed for Peer<RoleServer> {}
+impl ReadHandle for Peer<RoleServer> {}
+impl Sealed for Extensions {}
+impl ReadHandle for Extensions {}
+impl Sealed for RequestMetaObject {}
+impl ReadHandle for RequestMetaObject {}
+impl Sealed for RequestId {}
+impl ReadHandle for RequestId {}
+impl Sealed for ToolName {}
+impl ReadHandle for ToolName {}
+impl Sealed for RequestState {}
+impl ReadHandle for RequestState {}
+impl Sealed for InputResponses {}
+impl ReadHandle for InputResponses {}
+/// One value from the request's extensions is a read handle only if its type is one.
+impl<T: ReadHandle> Sealed for Extension<T> {}
+impl<T: ReadHandle> ReadHandle for Extension<T> {}
+/// The HTTP request parts rmcp's streamable HTTP server puts into the extensions.
+impl Sealed for http::request::Parts {}
+impl ReadHandle for http::request::Parts {}

@@ -1,0 +1,9 @@
+// `ReadHandle` is sealed: a write handle cannot be declared a read handle by implementing it.
+
+use guard_runtime::{ReadHandle, db::WriteDb};
+
+struct MyHandle(WriteDb);
+
+impl ReadHandle for MyHandle {}
+
+fn main() {}

@@ -1,0 +1,29 @@
+// A write handle wrapped in `Option` is no read handle.
+
+use guard_runtime::db::WriteDb;
+use guard_runtime::{Guard, Guarded, read_only};
+use rmcp::{tool, tool_router};
+
+#[derive(Clone)]
+struct S {
+    guard: std::sync::Arc<Guard>,
+}
+
+impl Guarded for S {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[tool_router(server_handler)]
+impl S {
+    /// Count the orders.
+    #[read_only]
+    #[tool]
+    async fn count_orders(&self, db: Option<WriteDb>) -> String {
+        let _ = db;
+        String::from("4")
+    }
+}
+
+fn main() {}
