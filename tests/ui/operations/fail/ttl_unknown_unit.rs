@@ -1,4 +1,4 @@
-// A ttl must read as a positive duration with a unit.
+// A ttl must read as a positive duration in a unit guard knows.
 
 use std::sync::Arc;
 
@@ -41,7 +41,7 @@ impl S {
 #[operations]
 #[tool_router(server_handler)]
 impl S {
-    #[prepare(op = "order_cancel", ttl = "10 minutes")]
+    #[prepare(op = "order_cancel", ttl = "1 fortnight")]
     #[tool(description = "Prepare cancelling an order.")]
     async fn prepare_cancel(
         &self,

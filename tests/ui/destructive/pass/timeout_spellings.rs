@@ -1,0 +1,66 @@
+// Durations read the same in every option: `timeout = "10min"` and `timeout = "1 h"`.
+
+use std::sync::Arc;
+
+use guard_runtime::forms::Checkbox;
+use guard_runtime::{Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
+use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Clone)]
+struct S {
+    guard: Arc<Guard>,
+}
+
+impl Guarded for S {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct DeleteArgs {
+    /// Path of the file.
+    path: String,
+}
+
+impl S {
+    async fn preview_delete(&self, args: &DeleteArgs) -> Result<Preview, ToolError> {
+        Ok(Preview::effect(&args.path, format!("Delete {}", args.path)))
+    }
+}
+
+#[tool_router(server_handler)]
+impl S {
+    /// Delete a file.
+    #[destructive(confirm = "checkbox", preview = Self::preview_delete, timeout = "10min")]
+    #[tool]
+    async fn delete_file(
+        &self,
+        Parameters(args): Parameters<DeleteArgs>,
+        confirmed: Confirmed<Checkbox>,
+    ) -> Result<String, ToolError> {
+        let _ = confirmed;
+        Ok(format!("Deleted {}", args.path))
+    }
+
+    /// Delete a file, with an hour to answer.
+    #[destructive(confirm = "checkbox", preview = Self::preview_delete, timeout = "1 h")]
+    #[tool]
+    async fn delete_file_slowly(
+        &self,
+        Parameters(args): Parameters<DeleteArgs>,
+        confirmed: Confirmed<Checkbox>,
+    ) -> Result<String, ToolError> {
+        let _ = confirmed;
+        Ok(format!("Deleted {}", args.path))
+    }
+}
+
+fn main() {
+    let router = S::tool_router();
+    for name in ["delete_file", "delete_file_slowly"] {
+        assert!(router.get(name).is_some(), "{name} is routed");
+    }
+}
