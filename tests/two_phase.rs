@@ -1197,3 +1197,126 @@ async fn every_confirm_answer_is_audited(engine: Engine) {
         assert_eq!(audited, [outcome.as_str()], "{id}: {answer:?}");
     }
 }
+
+/// A two-phase server that serves its tools with rmcp's plain router, bypassing guard's
+/// exposure: every tool would be published implicitly.
+mod bypass {
+    use std::sync::Arc;
+
+    use guard_runtime::{
+        Guard, Guarded, ToolArgs, ToolError, operations,
+        ops::{Approved, Intent, Locked, Prepare, Recheck},
+    };
+    use rmcp::{
+        ServerHandler,
+        handler::server::wrapper::Parameters,
+        model::{ServerCapabilities, ServerConfig},
+        tool, tool_handler, tool_router,
+    };
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+
+    #[derive(Clone)]
+    pub struct Bypass {
+        pub guard: Arc<Guard>,
+    }
+
+    impl Guarded for Bypass {
+        fn guard(&self) -> &Guard {
+            &self.guard
+        }
+    }
+
+    #[derive(Deserialize, JsonSchema, ToolArgs)]
+    pub struct NoteArgs {
+        pub note: String,
+    }
+
+    impl Bypass {
+        async fn unchanged(&self, locked: &mut Locked<String>) -> Result<Recheck, ToolError> {
+            let _ = locked.payload();
+            Ok(Recheck::Unchanged)
+        }
+    }
+
+    #[operations]
+    #[tool_router]
+    impl Bypass {
+        #[prepare(op = "note", ttl = "1m")]
+        #[tool(description = "Prepare a note.")]
+        async fn prepare_note(
+            &self,
+            prepare: &mut Prepare,
+            Parameters(args): Parameters<NoteArgs>,
+        ) -> Result<Intent<String>, ToolError> {
+            let _ = prepare.caller();
+            Ok(Intent::new("notes", args.note))
+        }
+
+        #[confirm(op = "note", recheck = Self::unchanged)]
+        #[tool(description = "Write the note prepare_note prepared.")]
+        async fn confirm_note(&self, approved: &mut Approved<String>) -> Result<String, ToolError> {
+            Ok(approved.payload().clone())
+        }
+    }
+
+    #[tool_handler]
+    impl ServerHandler for Bypass {
+        fn get_info(&self) -> ServerConfig {
+            ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        }
+    }
+}
+
+/// Two-phase tools of a server that does not publish through guard's exposure refuse to
+/// run, even with an exposure configured: nothing is stored, and the answer says so.
+#[tokio::test]
+async fn two_phase_tools_served_around_the_exposure_refuse_to_run() {
+    let Some(world) = World::new(Engine::Sqlite).await else {
+        return;
+    };
+    for exposure in [None, Some(guard_runtime::Exposure::all_tools())] {
+        let identity = guard_runtime::EnvIdentity::new(guard_runtime::Identity::new(
+            "tenant_demo",
+            "alice",
+            [SCOPE],
+        ));
+        let mut guard = guard_runtime::Guard::ephemeral()
+            .expect("guard key")
+            .with_operations(guard_runtime::ops::Operations::new(
+                world.store.clone(),
+                identity,
+            ));
+        if let Some(exposure) = exposure {
+            guard = guard.with_exposure(exposure);
+        }
+        let server = bypass::Bypass {
+            guard: Arc::new(guard),
+        };
+        let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+        tokio::spawn(async move {
+            if let Ok(running) = rmcp::ServiceExt::serve(server, server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let client = rmcp::ServiceExt::serve((), client_io)
+            .await
+            .expect("client connects");
+        let refused = error_text(&call(&client, "prepare_note", json!({"note": "hi"})).await);
+        assert!(refused.starts_with("[UNAVAILABLE]"), "{refused}");
+        assert!(
+            refused.contains("does not state which tools it publishes")
+                && refused.contains("nothing was done"),
+            "{refused}"
+        );
+    }
+    assert_eq!(
+        world
+            .count(
+                "SELECT COUNT(*) AS n FROM guard_operations WHERE op = 'note'",
+                &[]
+            )
+            .await,
+        0
+    );
+}

@@ -78,6 +78,18 @@ impl Caller {
                 &trace_id,
             ));
         };
+        if !guard.publishes_through_exposure() {
+            tracing::error!(%trace_id, tool, "a two-phase tool was called on a server that does not publish its tools through guard's exposure; state one with Guard::with_exposure and serve the tools with #[tool_handler(router = guard_runtime::exposed(self, Self::tool_router()))]");
+            return Err(answer_error(
+                ToolError::new(
+                    codes::UNAVAILABLE,
+                    format!(
+                        "This server does not state which tools it publishes, so nothing was done. Ask the operator (trace_id {trace_id})."
+                    ),
+                ),
+                &trace_id,
+            ));
+        }
         let identity = ops
             .identity
             .identify(request)
