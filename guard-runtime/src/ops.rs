@@ -47,7 +47,6 @@ pub use sql::{BoxFuture, Dialect, Row, SqlValue, StoreError, Tx, TxBackend};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 
-
 use crate::identity::IdentityProvider;
 
 /// Where intents, results, rate counters and (by default) audit records live. One method:
