@@ -63,6 +63,7 @@ both_stores!(
     store_errors_tell_a_constraint_from_a_lost_connection,
     store_failure_before_the_effect_is_unavailable_and_audited,
     every_confirm_answer_is_audited,
+    a_changed_target_that_cannot_be_recorded_is_unavailable,
 );
 
 const ORDER: &str = "A10001";
@@ -1319,4 +1320,62 @@ async fn two_phase_tools_served_around_the_exposure_refuse_to_run() {
             .await,
         0
     );
+}
+
+/// The order shipped, and the store refuses to record the intent as REJECTED: the answer is
+/// UNAVAILABLE (nothing was done), audited, the intent stays as it was, and the next confirm
+/// once the store records again closes it.
+async fn a_changed_target_that_cannot_be_recorded_is_unavailable(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    let id = prepare(&alice, ORDER).await;
+    world
+        .exec(
+            "UPDATE orders SET status = 'SHIPPED' WHERE order_id = $1",
+            &[ORDER_ID.into()],
+        )
+        .await;
+    let (install, remove): (&[&str], &[&str]) = match engine {
+        Engine::Sqlite => (
+            &[
+                "CREATE TRIGGER refuse_rejected BEFORE UPDATE ON guard_operations
+               WHEN NEW.status = 'REJECTED'
+               BEGIN SELECT RAISE(ABORT, 'status volume is read-only'); END",
+            ],
+            &["DROP TRIGGER refuse_rejected"],
+        ),
+        Engine::Postgres => (
+            &[
+                "CREATE FUNCTION refuse_rejected() RETURNS trigger LANGUAGE plpgsql AS
+                 $f$ BEGIN RAISE EXCEPTION 'status volume is read-only'; END $f$",
+                "CREATE TRIGGER refuse_rejected BEFORE UPDATE ON guard_operations
+                 FOR EACH ROW WHEN (NEW.status = 'REJECTED') EXECUTE FUNCTION refuse_rejected()",
+            ],
+            &[
+                "DROP TRIGGER refuse_rejected ON guard_operations",
+                "DROP FUNCTION refuse_rejected()",
+            ],
+        ),
+    };
+    for sql in install {
+        world.exec(sql, &[]).await;
+    }
+    let failed = error_text(&confirm(&alice, &id).await);
+    for sql in remove {
+        world.exec(sql, &[]).await;
+    }
+    assert!(failed.starts_with("[UNAVAILABLE]"), "{failed}");
+    assert!(failed.contains("nothing was done"), "{failed}");
+    assert!(
+        !failed.contains("read-only"),
+        "no database detail: {failed}"
+    );
+    assert_eq!(world.status(&id).await, "PREPARED");
+    assert_eq!(world.audit_outcomes(&id).await, ["PREPARED", "UNAVAILABLE"]);
+    let refused = error_text(&confirm(&alice, &id).await);
+    assert!(refused.starts_with("[STATE_CHANGED]"), "{refused}");
+    assert_eq!(world.status(&id).await, "REJECTED");
+    assert_eq!(world.requests(ORDER_ID).await, 0);
 }
