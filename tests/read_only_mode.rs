@@ -787,3 +787,29 @@ fn the_binary_in_read_only_mode_refuses_a_missing_database_and_creates_nothing()
         assert!(!root.exists(), "{label}: nor the sandbox");
     }
 }
+
+#[test]
+fn the_binary_in_read_only_mode_leaves_a_wal_database_file_unchanged() {
+    // The database a normal start leaves behind is in WAL mode. A reader of a WAL database
+    // needs SQLite's shared-memory index, so `-shm` (and an empty `-wal`) may appear next to
+    // it; the database file itself is not written and no WAL content is added.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ops.db");
+    drop(safe_ops::db::open(&db).expect("seeded database"));
+    assert_eq!(journal_format(&db), (2, 2), "a WAL database");
+    let digest = sha256_of(&db);
+    let list = allowlist(dir.path(), ALL_TOOLS);
+    let args = ["--allowlist", list.to_str().unwrap(), "--read-only"];
+    let mut server = StdioServer::start_in(dir.path(), &args, &[]);
+    let wal = dir.path().join("ops.db-wal");
+    let unchanged = |when: &str| {
+        assert_eq!(sha256_of(&db), digest, "the file changed by {when}");
+        let wal_len = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+        assert_eq!(wal_len, 0, "WAL content was written by {when}");
+    };
+    unchanged("startup");
+    call_every_tool(&mut server, "WAL", &unchanged);
+    server.stop();
+    unchanged("the end");
+    assert_eq!(journal_format(&db), (2, 2));
+}
