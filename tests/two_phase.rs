@@ -64,6 +64,7 @@ both_stores!(
     store_failure_before_the_effect_is_unavailable_and_audited,
     every_confirm_answer_is_audited,
     a_changed_target_that_cannot_be_recorded_is_unavailable,
+    a_constraint_refusal_that_cannot_be_recorded_says_so,
 );
 
 const ORDER: &str = "A10001";
@@ -1337,7 +1338,32 @@ async fn a_changed_target_that_cannot_be_recorded_is_unavailable(engine: Engine)
             &[ORDER_ID.into()],
         )
         .await;
-    let (install, remove): (&[&str], &[&str]) = match engine {
+    let (install, remove) = refuse_rejected(engine);
+    for sql in install {
+        world.exec(sql, &[]).await;
+    }
+    let failed = error_text(&confirm(&alice, &id).await);
+    for sql in remove {
+        world.exec(sql, &[]).await;
+    }
+    assert!(failed.starts_with("[UNAVAILABLE]"), "{failed}");
+    assert!(failed.contains("nothing was done"), "{failed}");
+    assert!(
+        !failed.contains("read-only"),
+        "no database detail: {failed}"
+    );
+    assert_eq!(world.status(&id).await, "PREPARED");
+    assert_eq!(world.audit_outcomes(&id).await, ["PREPARED", "UNAVAILABLE"]);
+    let refused = error_text(&confirm(&alice, &id).await);
+    assert!(refused.starts_with("[STATE_CHANGED]"), "{refused}");
+    assert_eq!(world.status(&id).await, "REJECTED");
+    assert_eq!(world.requests(ORDER_ID).await, 0);
+}
+
+/// A trigger that makes the store refuse to record an intent as REJECTED: SQL to install
+/// it and to remove it.
+fn refuse_rejected(engine: Engine) -> (&'static [&'static str], &'static [&'static str]) {
+    match engine {
         Engine::Sqlite => (
             &[
                 "CREATE TRIGGER refuse_rejected BEFORE UPDATE ON guard_operations
@@ -1358,24 +1384,49 @@ async fn a_changed_target_that_cannot_be_recorded_is_unavailable(engine: Engine)
                 "DROP FUNCTION refuse_rejected()",
             ],
         ),
+    }
+}
+
+/// The effect ran into a constraint and the store then refuses to close the intent: the
+/// answer is still definite (STATE_CHANGED, nothing was done) and says the intent is not
+/// closed yet; the next confirm closes it.
+async fn a_constraint_refusal_that_cannot_be_recorded_says_so(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
     };
+    let alice = world.alice().await;
+    let id = prepare(&alice, ORDER).await;
+    world
+        .exec(
+            "INSERT INTO order_cancel_requests
+                (tenant, order_id, requested_by, reason, status, source_operation_id, created_at)
+             VALUES ('tenant_demo', $1, 'back-office', 'phoned in', 'PENDING', 'elsewhere', 0)",
+            &[ORDER_ID.into()],
+        )
+        .await;
+    let (install, remove) = refuse_rejected(engine);
     for sql in install {
         world.exec(sql, &[]).await;
     }
-    let failed = error_text(&confirm(&alice, &id).await);
+    let refused = error_text(&confirm(&alice, &id).await);
     for sql in remove {
         world.exec(sql, &[]).await;
     }
-    assert!(failed.starts_with("[UNAVAILABLE]"), "{failed}");
-    assert!(failed.contains("nothing was done"), "{failed}");
+    assert!(refused.starts_with("[STATE_CHANGED]"), "{refused}");
     assert!(
-        !failed.contains("read-only"),
-        "no database detail: {failed}"
+        refused.contains("Nothing was done, and confirming operation")
+            && refused.contains("will be refused the same way"),
+        "{refused}"
     );
     assert_eq!(world.status(&id).await, "PREPARED");
-    assert_eq!(world.audit_outcomes(&id).await, ["PREPARED", "UNAVAILABLE"]);
-    let refused = error_text(&confirm(&alice, &id).await);
-    assert!(refused.starts_with("[STATE_CHANGED]"), "{refused}");
+    assert_eq!(
+        world.audit_outcomes(&id).await,
+        ["PREPARED", "STATE_CHANGED"]
+    );
+    let closed = error_text(&confirm(&alice, &id).await);
+    assert!(
+        closed.contains("is closed and nothing was done"),
+        "{closed}"
+    );
     assert_eq!(world.status(&id).await, "REJECTED");
-    assert_eq!(world.requests(ORDER_ID).await, 0);
 }

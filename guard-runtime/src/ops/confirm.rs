@@ -268,8 +268,8 @@ async fn reject_after_rollback(
         Ok::<_, StoreError>(None)
     }
     .await;
-    match closed {
-        Ok(None) => {}
+    let closed_now = match closed {
+        Ok(None) => true,
         Ok(Some(settled)) if settled.status == Status::Submitted => {
             let record = caller.record("ALREADY_PROCESSED", Some(id), Some(&intent.target), None);
             caller.audit_alone(&record).await;
@@ -281,19 +281,30 @@ async fn reject_after_rollback(
                 id,
             ));
         }
-        Ok(Some(_)) => caller.audit_alone(&record).await,
+        Ok(Some(_)) => {
+            caller.audit_alone(&record).await;
+            true
+        }
         Err(e) => {
             // Nothing was done, which the answer says; the intent stays PREPARED and the
             // next confirm runs into the same refusal and closes it then.
             tracing::error!(trace_id = %caller.trace_id, operation_id = %id, error = %e, "could not close an intent whose effect was refused");
             caller.audit_alone(&record).await;
+            false
         }
-    }
+    };
+    let state = if closed_now {
+        format!("Operation {id} is closed and nothing was done")
+    } else {
+        format!(
+            "Nothing was done, and confirming operation {id} again will be refused the same way"
+        )
+    };
     caller.refuse(
         ToolError::new(
             codes::STATE_CHANGED,
             format!(
-                "{} Operation {id} is closed and nothing was done; call {} again if the user still wants it.",
+                "{} {state}; call {} again if the user still wants it.",
                 refusal.message().trim_end(),
                 spec.prepare_tool
             ),
