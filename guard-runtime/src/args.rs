@@ -1,5 +1,6 @@
 //! Compile-time contracts on a guarded tool's model-visible arguments.
 
+use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::path::PathBuf;
 
 /// Arguments the model fills in. `#[derive(ToolArgs)]` rejects, at compile time, fields that
@@ -38,14 +39,15 @@ pub trait ToolArgsDerived {
 }
 
 /// A type a guarded tool's argument struct may hold: guard knows every name the model can
-/// send through it. Scalars name nothing; `Option`, `Vec` and `Box` name what their item
-/// names; a type deriving `ToolArgs` names its checked fields. Maps, `serde_json::Value` and
-/// anything else are refused, by trait bound, so a type alias does not hide one.
+/// send through it. Scalars name nothing; `Option`, `Box` and the lists (`Vec`, `VecDeque`,
+/// `HashSet`, `BTreeSet`) name what their item names; a type deriving `ToolArgs` names its
+/// checked fields. Maps, `serde_json::Value` and anything else are refused, by trait bound,
+/// so a type alias does not hide one.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a field of a guarded tool's arguments: guard cannot see which names the model would send through it",
     label = "not a checked argument type",
     note = "guard checks every name the model can send: a nested struct must derive `ToolArgs` too, and a map or `serde_json::Value` accepts any name, so the model could slip a consent flag or an identity past the check. List the fields in a struct with `#[derive(guard_runtime::ToolArgs)]` and use that type here",
-    note = "argument fields may be `String`, `bool`, `char`, integers, floats, `PathBuf`, an `Option`, `Vec` or `Box` of those, or a type that derives `ToolArgs` (a struct, or a unit-only enum of choices)"
+    note = "argument fields may be `String`, `bool`, `char`, integers, floats, `PathBuf`, an `Option`, `Box`, `Vec`, `VecDeque`, `HashSet` or `BTreeSet` of those, or a type that derives `ToolArgs` (a struct, or a unit-only enum of choices)"
 )]
 pub trait ToolArgField: ToolArgsDerived {}
 
@@ -72,7 +74,12 @@ macro_rules! wrapper_fields {
     )*};
 }
 
-wrapper_fields!(Option, Vec, Box);
+wrapper_fields!(Option, Vec, VecDeque, BTreeSet, Box);
+
+impl<T: ToolArgField, S> ToolArgsDerived for HashSet<T, S> {
+    const CHECKED_NAMES: &'static [&'static str] = T::CHECKED_NAMES;
+}
+impl<T: ToolArgField, S> ToolArgField for HashSet<T, S> {}
 
 /// Pins a field type of a `#[derive(ToolArgs)]` struct to `ToolArgField`, at the field.
 pub const fn assert_tool_arg_field<T: ToolArgField>() {}

@@ -1,4 +1,4 @@
-// Argument fields may be scalars, `Option`/`Vec`/`Box` of allowed types, a nested struct that
+// Argument fields may be scalars, `Option`/`Box`/lists of allowed types, a nested struct that
 // derives `ToolArgs` (its names are checked too) and a unit-only enum of choices. A raw
 // identifier's wire name has no `r#`.
 
@@ -35,6 +35,9 @@ struct CleanupArgs {
     marker: char,
     boxed: Box<Window>,
     nested: Option<Vec<Option<Mode>>>,
+    labels: std::collections::BTreeSet<String>,
+    seen: std::collections::HashSet<u32>,
+    queue: std::collections::VecDeque<Window>,
 }
 
 fn main() {
@@ -51,6 +54,9 @@ fn main() {
         "marker": "x",
         "boxed": {"start": "03:00", "minutes": 5},
         "nested": [null, "soft"],
+        "labels": ["b", "a"],
+        "seen": [1, 1],
+        "queue": [{"start": "04:00", "minutes": 1}],
     }))
     .unwrap();
     assert_eq!(args.r#type, "logs");
@@ -58,6 +64,7 @@ fn main() {
     assert_eq!(args.window.unwrap().minutes, 30);
     assert_eq!(args.boxed.start, "03:00");
     assert_eq!(args.nested, Some(vec![None, Some(Mode::Soft)]));
+    assert_eq!(args.labels.len() + args.seen.len() + args.queue.len(), 4);
     assert!(args.root.ends_with("log") && args.windows.is_empty() && args.tags.len() == 1);
     assert!(args.limit.is_none() && args.dry_run && args.marker == 'x' && args.ratio == 0.5);
 }
