@@ -83,6 +83,10 @@ const STOPPED_CHECKS: &[&str] = &[
 ];
 
 /// Every name guard refuses. README.md's "Names guard refuses" section documents it.
+///
+/// Two borderline names are refused on purpose: `username_hint` (a username is an identity
+/// whatever follows it) and `force_field` (`force` leading a name is the classic switch that
+/// skips a confirmation).
 pub const TABLE: &[Row] = &[
     // Consent: the model claiming the human said yes.
     Row {
@@ -485,6 +489,12 @@ mod tests {
         "word_count",
         "keyboard_layout",
         "ask_price",
+        "zip_code",
+        "promo_code",
+        "country_code",
+        "author",
+        "notes",
+        "keys_per_page",
     ];
 
     #[test]

@@ -16,7 +16,9 @@ use std::path::PathBuf;
 /// read. Every field's type must be a `ToolArgField`: a scalar, an `Option`, `Vec` or `Box`
 /// of one, or another type deriving `ToolArgs`, whose names are checked in turn; a map or a
 /// `serde_json::Value` would let the model send any name. A field the model cannot send
-/// (`#[serde(skip)]`, `#[serde(skip_deserializing)]`) is not checked.
+/// (`#[serde(skip)]`, `#[serde(skip_deserializing)]`) is not checked. The derive reads serde's
+/// derive attributes: a hand-written `Deserialize` impl, or a field's own `deserialize_with`
+/// function, reads whatever its author wrote and is the author's to keep honest.
 ///
 /// Implementing it by hand is refused: the derive is the check.
 #[diagnostic::on_unimplemented(
