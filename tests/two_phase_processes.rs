@@ -464,8 +464,12 @@ fn bad_limits_are_a_startup_error() {
             !output.status.success(),
             "{args:?} {env:?} must not start:\n{stderr}"
         );
+        let variable = match setting {
+            "--intent-ttl" => "ORDER_CANCEL_INTENT_TTL",
+            _ => "ORDER_CANCEL_PREPARE_RATE",
+        };
         assert!(
-            stderr.contains(setting) && stderr.contains("for example"),
+            stderr.contains(setting) && stderr.contains(variable) && stderr.contains("for example"),
             "{args:?} {env:?}: the error names {setting} and how to write it:\n{stderr}"
         );
         assert!(

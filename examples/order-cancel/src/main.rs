@@ -159,7 +159,7 @@ async fn serve(cli: &Cli) -> Result<(), String> {
 fn parse_ttl(value: &str) -> Result<Duration, String> {
     let bad = || {
         format!(
-            "`{value}` is not an intent lifetime; write a whole number above zero and s, m or h (for example 10m), at most 24h"
+            "`{value}` is not an intent lifetime (--intent-ttl, ORDER_CANCEL_INTENT_TTL); write a whole number above zero and s, m or h (for example 10m), at most 24h"
         )
     };
     let value = value.trim();
@@ -185,5 +185,9 @@ fn parse_rate(value: &str) -> Result<Rate, String> {
     value
         .trim()
         .parse()
-        .map_err(|e: guard_runtime::ops::BadRate| e.to_string())
+        .map_err(|_: guard_runtime::ops::BadRate| {
+            format!(
+                "`{value}` is not a prepare rate (--prepare-rate, ORDER_CANCEL_PREPARE_RATE); write CALLS/UNIT with CALLS a whole number above zero and UNIT one of s, min, h, day (for example 5/min)"
+            )
+        })
 }
