@@ -546,10 +546,31 @@ mod tests {
                 ".toml or .json",
             ),
             (dir.path().join("missing.toml"), "cannot read"),
+            (dir.path().to_path_buf(), "a directory"),
+            (PathBuf::from("/dev/null"), "a device"),
         ];
         for (path, needle) in cases {
             let reason = read(&path).0.unwrap_err();
             assert!(reason.contains(needle), "{}: {reason}", path.display());
         }
+    }
+
+    #[test]
+    fn bytes_that_are_not_text_enable_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bytes.toml");
+        std::fs::write(&path, b"tools = [\"\xff\"]\n").unwrap();
+        let reason = read(&path).0.unwrap_err();
+        assert!(reason.contains("not UTF-8"), "{reason}");
+    }
+
+    #[test]
+    fn the_stamp_is_the_content_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write(dir.path(), "a.toml", "tools = [\"ab\"]\n");
+        let b = write(dir.path(), "b.toml", "tools = [\"ba\"]\n");
+        let again = write(dir.path(), "c.toml", "tools = [\"ab\"]\n");
+        assert_ne!(read(&a).1, read(&b).1, "same size, different content");
+        assert_eq!(read(&a).1, read(&again).1, "same content, another file");
     }
 }
