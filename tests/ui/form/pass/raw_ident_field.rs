@@ -12,7 +12,11 @@ fn main() {
     let names: Vec<&str> = <Pick as Form>::SPEC.fields.iter().map(|f| f.name).collect();
     assert_eq!(names, ["type", "loop"]);
     let content = serde_json::json!({"type": "logs", "loop": true});
-    let pick = Pick::from_valid(content.as_object().unwrap()).unwrap();
+    // The server's revalidation accepts `type` and refuses `r#type` as an unknown field.
+    let valid = guard_runtime::validate(<Pick as Form>::SPEC, Some(&content)).unwrap();
+    let raw = serde_json::json!({"r#type": "logs", "loop": true});
+    assert!(guard_runtime::validate(<Pick as Form>::SPEC, Some(&raw)).is_err());
+    let pick = Pick::from_valid(valid).unwrap();
     assert_eq!(pick.r#type, "logs");
     assert!(pick.r#loop);
     let back = pick.to_content();
