@@ -298,7 +298,7 @@ async def test_push_deploy_business_rule_is_enforced_on_the_server(workspace: Wo
         result = await session.call_tool("deploy", {"service": "api"})
 
     assert result.is_error
-    assert "an urgent deploy needs a rollback plan of at least 10 characters" in text_of(result)
+    assert "an urgent deploy needs a rollback plan of at least 10 visible characters" in text_of(result)
     assert workspace.deployments() == []
 
 
