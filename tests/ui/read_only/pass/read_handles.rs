@@ -3,7 +3,11 @@
 use guard_runtime::{Guard, Guarded, ToolError, db::ReadDb, read_only};
 use rmcp::{
     Peer, RoleServer,
-    handler::server::wrapper::Parameters,
+    handler::server::{
+        common::Extension,
+        tool::{RequestId, ToolName},
+        wrapper::Parameters,
+    },
     model::{Extensions, RequestMetaObject},
     service::RequestContext,
     tool, tool_router,
@@ -65,11 +69,24 @@ impl S {
         let _ = (db, peer, extensions, meta);
         String::from("ok")
     }
+
+    /// The HTTP request parts from the extensions, and the request's id and tool name.
+    #[read_only]
+    #[tool]
+    async fn who_asked(
+        &self,
+        Extension(parts): Extension<http::request::Parts>,
+        id: RequestId,
+        name: ToolName,
+    ) -> String {
+        let _ = (id, name);
+        parts.uri.to_string()
+    }
 }
 
 fn main() {
     let router = S::tool_router();
-    for name in ["count_rows", "inspect"] {
+    for name in ["count_rows", "inspect", "who_asked"] {
         let tool = router.get(name).expect("the tool is routed");
         let hints = tool.annotations.as_ref().expect("guard sets annotations");
         assert_eq!(hints.read_only_hint, Some(true), "{name}");

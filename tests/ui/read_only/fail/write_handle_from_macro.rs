@@ -1,0 +1,33 @@
+// A type written by a macro is checked once the macro is expanded.
+
+use guard_runtime::{Guard, Guarded, read_only};
+use rmcp::{tool, tool_router};
+macro_rules! handle {
+    () => {
+        guard_runtime::db::WriteDb
+    };
+}
+
+#[derive(Clone)]
+struct S {
+    guard: std::sync::Arc<Guard>,
+}
+
+impl Guarded for S {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[tool_router(server_handler)]
+impl S {
+    /// Count the orders.
+    #[read_only]
+    #[tool]
+    async fn count_orders(&self, db: handle!()) -> String {
+        let _ = db;
+        String::from("4")
+    }
+}
+
+fn main() {}

@@ -1,0 +1,37 @@
+// An associated type that resolves to `WriteDb` is still `WriteDb`.
+
+use guard_runtime::db::WriteDb;
+use guard_runtime::{Guard, Guarded, read_only};
+use rmcp::{tool, tool_router};
+
+trait Handles {
+    type Db;
+}
+
+impl Handles for S {
+    type Db = WriteDb;
+}
+
+#[derive(Clone)]
+struct S {
+    guard: std::sync::Arc<Guard>,
+}
+
+impl Guarded for S {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[tool_router(server_handler)]
+impl S {
+    /// Count the orders.
+    #[read_only]
+    #[tool]
+    async fn count_orders(&self, db: <S as Handles>::Db) -> String {
+        let _ = db;
+        String::from("4")
+    }
+}
+
+fn main() {}
