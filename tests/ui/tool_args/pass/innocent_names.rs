@@ -6,8 +6,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 #[derive(Deserialize, JsonSchema, ToolArgs)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, crate = "serde", expecting = "deploy arguments")]
+#[schemars(title = "Deploy", extend("x-kind" = "deploy"))]
 struct DeployArgs {
+    #[schemars(length(min = 1, max = 64), regex(pattern = r"^[a-z-]+$"))]
     service: String,
     approval_level: Option<String>,
     user_agent_hint: Option<String>,
