@@ -813,3 +813,87 @@ fn the_binary_in_read_only_mode_leaves_a_wal_database_file_unchanged() {
     unchanged("the end");
     assert_eq!(journal_format(&db), (2, 2));
 }
+
+/// A rollback-journal database at `dir/ops.db` as a writer leaves it when it stops in the
+/// middle of a transaction: changed pages in the file and a hot journal holding the old ones.
+fn database_with_hot_journal(dir: &Path) -> PathBuf {
+    let live = dir.join("live.db");
+    let conn = safe_ops::db::open(&live).expect("seeded database");
+    conn.query_row("PRAGMA journal_mode = DELETE", [], |_| Ok(()))
+        .unwrap();
+    conn.execute_batch("PRAGMA cache_size = 1; BEGIN; UPDATE orders SET status = 'cut off';")
+        .unwrap();
+    for _ in 0..2000 {
+        conn.execute(
+            "INSERT INTO customers (name, email) VALUES (?1, 'x@example.com')",
+            ["x".repeat(200)],
+        )
+        .unwrap();
+    }
+    // The transaction is open and has spilled to the file: copy both files as they are now.
+    let db = dir.join("ops.db");
+    std::fs::copy(&live, &db).unwrap();
+    std::fs::copy(dir.join("live.db-journal"), dir.join("ops.db-journal")).unwrap();
+    conn.execute_batch("ROLLBACK").unwrap();
+    drop(conn);
+    db
+}
+
+#[test]
+fn the_binary_in_read_only_mode_does_not_roll_back_a_hot_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = database_with_hot_journal(dir.path());
+    let journal = dir.path().join("ops.db-journal");
+    let (db_digest, journal_digest) = (sha256_of(&db), sha256_of(&journal));
+    let list = allowlist(dir.path(), ALL_TOOLS);
+    let output = std::process::Command::new(support::stdio::safe_ops_bin())
+        .arg("--root")
+        .arg(dir.path().join("files"))
+        .arg("--db")
+        .arg(&db)
+        .arg("--allowlist")
+        .arg(&list)
+        .arg("--read-only")
+        .env_remove("GUARD_READ_ONLY")
+        .env_remove("GUARD_ALLOWLIST")
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("safe-ops runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "it must not start\n{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the database {} has a write that was cut off mid-transaction",
+            db.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("Start safe-ops once without --read-only"),
+        "{stderr}"
+    );
+    assert_eq!(sha256_of(&db), db_digest, "the file was not rolled back");
+    assert_eq!(
+        sha256_of(&journal),
+        journal_digest,
+        "nor its journal touched"
+    );
+
+    // The control: the journal is hot, and opening the file for writing rolls it back.
+    drop(safe_ops::db::open(&db).expect("a writer recovers the database"));
+    assert_ne!(sha256_of(&db), db_digest);
+    assert!(!journal.exists());
+    assert_eq!(orders_in(&db), Some(4));
+    let conn =
+        rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let cut_off: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM orders WHERE status = 'cut off'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(cut_off, 0, "the unfinished write was undone");
+}

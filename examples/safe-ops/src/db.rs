@@ -49,7 +49,17 @@ pub fn open_read_only(path: &Path) -> Result<Connection, String> {
         Ok(conn)
     });
     opened.map_err(|e| {
-        if path.exists() {
+        let hot_journal = matches!(
+            &e,
+            rusqlite::Error::SqliteFailure(f, _)
+                if f.extended_code == rusqlite::ffi::SQLITE_READONLY_ROLLBACK
+        );
+        if hot_journal {
+            format!(
+                "read-only mode: the database {} has a write that was cut off mid-transaction (its rollback journal is still next to it), and undoing it would write to the file, which read-only mode never does. Start safe-ops once without --read-only (and without GUARD_READ_ONLY=1) to roll it back, then restart in read-only mode",
+                path.display()
+            )
+        } else if path.exists() {
             format!(
                 "read-only mode: cannot read the database {}: {e}; check that it is an SQLite database this user may read",
                 path.display()
