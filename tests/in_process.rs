@@ -910,8 +910,12 @@ mod gated {
     };
 
     use guard_runtime::forms::Checkbox;
-    use guard_runtime::{Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
-    use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
+    use guard_runtime::{
+        Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, exposed,
+    };
+    use rmcp::{
+        ServerHandler, handler::server::wrapper::Parameters, tool, tool_handler, tool_router,
+    };
     use schemars::JsonSchema;
     use serde::Deserialize;
     use tokio::sync::Notify;
@@ -928,7 +932,11 @@ mod gated {
     impl Gated {
         pub fn new() -> Self {
             Self {
-                guard: Arc::new(Guard::ephemeral().expect("guard key")),
+                guard: Arc::new(
+                    Guard::ephemeral()
+                        .expect("guard key")
+                        .with_exposure(Exposure::all_tools()),
+                ),
                 previews: Default::default(),
                 rechecking: Default::default(),
                 resume: Default::default(),
@@ -960,7 +968,7 @@ mod gated {
         cache: String,
     }
 
-    #[tool_router(server_handler)]
+    #[tool_router]
     impl Gated {
         /// Wipe a cache.
         #[destructive(confirm = "checkbox", preview = Self::preview_wipe)]
@@ -974,6 +982,9 @@ mod gated {
             Ok(format!("Wiped {}", args.cache))
         }
     }
+
+    #[tool_handler(router = exposed(self, Self::tool_router()))]
+    impl ServerHandler for Gated {}
 }
 
 #[tokio::test]

@@ -13,15 +13,15 @@ use std::sync::{
 };
 
 use guard_runtime::{
-    Guard, Guarded, Preview, ToolError, codes,
     __private::{ConfirmKind, Flow, GuardCall, ToolSpec},
+    Exposure, Guard, Guarded, Preview, ToolError, codes, exposed,
     forms::Checkbox,
     testing::{Answer, ScriptedHuman},
 };
 use rmcp::{
-    ErrorData,
+    ErrorData, ServerHandler,
     model::{CallToolResponse, CallToolResult, ContentBlock, ProtocolVersion},
-    tool, tool_router,
+    tool, tool_handler, tool_router,
 };
 use serde_json::json;
 use support::*;
@@ -68,7 +68,7 @@ fn executed() -> Result<CallToolResponse, ErrorData> {
     Ok(CallToolResult::success(vec![ContentBlock::text("executed")]).into())
 }
 
-#[tool_router(server_handler)]
+#[tool_router]
 impl Forger {
     /// Reaches for the effect through guard's steps without `#[destructive]`.
     #[tool]
@@ -118,14 +118,25 @@ impl Forger {
     }
 }
 
+#[tool_handler(router = exposed(self, Self::tool_router()))]
+impl ServerHandler for Forger {}
+
 fn forger() -> Forger {
     Forger {
-        guard: Arc::new(Guard::ephemeral().expect("a guard")),
+        guard: Arc::new(
+            Guard::ephemeral()
+                .expect("a guard")
+                .with_exposure(Exposure::all_tools()),
+        ),
         effects: Arc::default(),
     }
 }
 
-async fn run(era: &ProtocolVersion, tool: &str, answer: Option<Answer>) -> (Forger, CallToolResult, ScriptedHuman) {
+async fn run(
+    era: &ProtocolVersion,
+    tool: &str,
+    answer: Option<Answer>,
+) -> (Forger, CallToolResult, ScriptedHuman) {
     let server = forger();
     let human = match answer {
         Some(answer) => {
@@ -146,20 +157,32 @@ async fn declined_or_cancelled_never_reaches_the_effect(era: ProtocolVersion) {
         let (server, result, human) = run(&era, "forge", Some(answer)).await;
         assert_eq!(human.shown().len(), 1, "the human was asked");
         assert_natural(&result, outcome);
-        assert_eq!(server.effects.load(Ordering::SeqCst), 0, "{outcome}: no effect");
+        assert_eq!(
+            server.effects.load(Ordering::SeqCst),
+            0,
+            "{outcome}: no effect"
+        );
     }
 }
 
 async fn only_a_real_accept_reaches_the_effect(era: ProtocolVersion) {
     // The one way through: the human ticks the box.
-    let (server, result, human) =
-        run(&era, "forge", Some(Answer::Accept(json!({"confirm": true})))).await;
+    let (server, result, human) = run(
+        &era,
+        "forge",
+        Some(Answer::Accept(json!({"confirm": true}))),
+    )
+    .await;
     assert_eq!(human.shown().len(), 1);
     assert_eq!(text(&result), "executed");
     assert_eq!(server.effects.load(Ordering::SeqCst), 1);
     // An accept without the tick is revalidated on the server and refused.
-    let (server, result, _) =
-        run(&era, "forge", Some(Answer::Accept(json!({"confirm": false})))).await;
+    let (server, result, _) = run(
+        &era,
+        "forge",
+        Some(Answer::Accept(json!({"confirm": false}))),
+    )
+    .await;
     assert_refused(&result, codes::INVALID_CONFIRMATION, "invalid_answer");
     assert_eq!(server.effects.load(Ordering::SeqCst), 0);
 }
@@ -172,10 +195,108 @@ async fn a_client_that_cannot_ask_never_reaches_the_effect(era: ProtocolVersion)
 }
 
 async fn an_answer_for_one_tool_cannot_unlock_another(era: ProtocolVersion) {
-    let (server, result, human) =
-        run(&era, "cross", Some(Answer::Accept(json!({"confirm": true})))).await;
-    assert_eq!(human.shown().len(), 1, "the human answered forge's question");
+    let (server, result, human) = run(
+        &era,
+        "cross",
+        Some(Answer::Accept(json!({"confirm": true}))),
+    )
+    .await;
+    assert_eq!(
+        human.shown().len(),
+        1,
+        "the human answered forge's question"
+    );
     assert_refused(&result, codes::INVALID_CONFIRMATION, "wrong_tool");
-    assert!(text(&result).contains("forge") && text(&result).contains("other"), "{}", text(&result));
+    assert!(
+        text(&result).contains("forge") && text(&result).contains("other"),
+        "{}",
+        text(&result)
+    );
     assert_eq!(server.effects.load(Ordering::SeqCst), 0);
+}
+
+/// A guarded tool on a server that skips guard's exposure (rmcp's own router) never asks and
+/// never runs: the server has not stated which tools it publishes.
+mod unpublished {
+    use std::sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    };
+
+    use guard_runtime::{
+        Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, codes, destructive,
+        forms::Checkbox,
+        testing::{Answer, ScriptedHuman},
+    };
+    use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    use super::support::*;
+
+    #[derive(Clone)]
+    struct Bare {
+        guard: Arc<Guard>,
+        effects: Arc<AtomicUsize>,
+    }
+
+    impl Guarded for Bare {
+        fn guard(&self) -> &Guard {
+            &self.guard
+        }
+    }
+
+    #[derive(Deserialize, JsonSchema, ToolArgs)]
+    struct WipeArgs {
+        cache: String,
+    }
+
+    impl Bare {
+        async fn preview_wipe(&self, args: &WipeArgs) -> Result<Preview, ToolError> {
+            Ok(Preview::effect(&args.cache, format!("Wipe {}", args.cache)))
+        }
+    }
+
+    #[tool_router(server_handler)]
+    impl Bare {
+        /// Wipe a cache.
+        #[destructive(confirm = "checkbox", preview = Self::preview_wipe)]
+        #[tool]
+        async fn wipe(
+            &self,
+            Parameters(args): Parameters<WipeArgs>,
+            _confirmed: Confirmed<Checkbox>,
+        ) -> Result<String, ToolError> {
+            self.effects.fetch_add(1, Ordering::SeqCst);
+            Ok(format!("Wiped {}", args.cache))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_server_that_states_no_exposure_runs_no_guarded_tool() {
+        // Even a guard with an exposure is not enough when the server bypasses `exposed`.
+        for stated in [false, true] {
+            for era in [PUSH, MRTR] {
+                let guard = Guard::ephemeral().expect("guard");
+                let guard = if stated {
+                    guard.with_exposure(Exposure::all_tools())
+                } else {
+                    guard
+                };
+                let server = Bare {
+                    guard: Arc::new(guard),
+                    effects: Arc::default(),
+                };
+                let human = ScriptedHuman::new(era.clone());
+                human.will(Answer::Accept(json!({"confirm": true})));
+                let client = connect(server.clone(), human.clone()).await;
+                let result = call(&client, "wipe", json!({"cache": "thumbnails"})).await;
+                let _ = client.cancel().await;
+                assert_refused(&result, codes::UNAVAILABLE, "not_published");
+                assert!(human.shown().is_empty(), "nobody was asked");
+                assert_eq!(server.effects.load(Ordering::SeqCst), 0);
+            }
+        }
+    }
 }

@@ -174,6 +174,7 @@ impl<'g, F: Form> Flow<'g, F> {
         expected: Option<&str>,
         rules: Option<Rules<F>>,
     ) -> Step<Accepted<F>> {
+        self.published()?;
         self.roles_hold(expected)?;
         let effect = shown.effect;
         let answer = if self.is_mrtr() {
@@ -256,6 +257,25 @@ impl<'g, F: Form> Flow<'g, F> {
             Ok(_) => Err(self.refuse("state_changed", state_changed(confirmed.target()))),
             Err(error) => Err(self.refuse("preview_failed", error)),
         }
+    }
+
+    /// A server that does not publish its tools through guard's exposure never states
+    /// which tools it offers: nothing is asked and nothing runs.
+    fn published(&self) -> Step<()> {
+        if self.guard.publishes_through_exposure() {
+            return Ok(());
+        }
+        tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, "a guarded tool was called on a server that does not publish its tools through guard's exposure; state one with Guard::with_exposure and serve the tools with #[tool_handler(router = guard_runtime::exposed(self, Self::tool_router()))]");
+        Err(self.refuse(
+            "not_published",
+            ToolError::new(
+                codes::UNAVAILABLE,
+                format!(
+                    "Nothing was changed: this server does not state which tools it publishes, so {} cannot run. Ask the operator (trace_id {}).",
+                    self.spec.name, self.trace_id
+                ),
+            ),
+        ))
     }
 
     /// The form's static roles must match the confirmation kind. The macro checks this at
