@@ -23,7 +23,7 @@ pub(crate) mod drive;
 mod intent;
 pub(crate) mod lookup;
 #[cfg(feature = "postgres")]
-mod pg;
+pub mod pg;
 mod prepare;
 mod rate;
 mod redeem;

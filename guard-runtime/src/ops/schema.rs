@@ -10,6 +10,10 @@
 //! - `guard_redeemed_states`: MRTR request states already answered, so a replica sharing
 //!   the store refuses a replay that another replica accepted.
 //! - `guard_audit`: the default [`AuditSink`](super::AuditSink)'s table.
+//!
+//! On PostgreSQL the database itself also holds an intent to what guard does with it, so a
+//! server role that is compromised (or a deployment that granted it too much) cannot rewrite
+//! history behind guard's back; see [`POSTGRES_GUARDS`].
 
 macro_rules! schema {
     ($audit_id:literal) => {
@@ -83,3 +87,104 @@ pub(crate) const SQLITE_SCHEMA: &str = schema!("INTEGER PRIMARY KEY AUTOINCREMEN
 
 #[cfg(feature = "postgres")]
 pub(crate) const POSTGRES_SCHEMA: &str = schema!("BIGSERIAL PRIMARY KEY");
+
+/// PostgreSQL only, created with the tables by `PgStore::migrate`: two triggers on
+/// `guard_operations` that hold for every role except the table's owner (and superusers),
+/// who could drop them anyway.
+///
+/// - `guard_operations_immutable` (BEFORE INSERT OR UPDATE): a new intent is `PREPARED` with
+///   no result and no confirmation time; an update may change only `status`, `result` and
+///   `confirmed_at`, and only of a `PREPARED` intent (a closed intent never changes again).
+///   The identity (`operation_id`, `tenant`, `user_id`), what was asked (`op`, `target`,
+///   `payload`, `payload_sha256`, `preview`), `expires_at`, `created_at` and `trace_id` are
+///   immutable. Column grants should already keep the server's role away from those columns;
+///   this trigger holds where a role still has table-wide `UPDATE`.
+/// - `guard_operations_submitted_has_effect` (a constraint trigger, `DEFERRABLE INITIALLY
+///   DEFERRED`): at commit, an intent that became `SUBMITTED` has its row in
+///   `guard_operation_effects`. Deferred, so guard's own order of writes inside the confirm's
+///   transaction (effect row, then status) is checked only once both are in.
+///
+/// Both functions pin `search_path` to `pg_catalog, pg_temp` and name guard's tables through
+/// the trigger's own schema, so neither a caller's `search_path` nor a temporary table of the
+/// same name changes what they check. Statements are guarded by an existence test, so a
+/// second migrate takes no lock on the table.
+#[cfg(feature = "postgres")]
+pub(crate) const POSTGRES_GUARDS: &str = r#"
+CREATE OR REPLACE FUNCTION guard_operations_immutable() RETURNS trigger
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $guard$
+BEGIN
+    IF pg_catalog.pg_has_role(current_user,
+            (SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = TG_RELID), 'USAGE') THEN
+        RETURN NEW;
+    END IF;
+    IF TG_OP = 'INSERT' THEN
+        IF NEW.status IS DISTINCT FROM 'PREPARED' OR NEW.result IS NOT NULL
+                OR NEW.confirmed_at IS NOT NULL THEN
+            RAISE EXCEPTION 'guard: a new operation % must be PREPARED with no result', NEW.operation_id
+                USING ERRCODE = 'insufficient_privilege',
+                      HINT = 'Only guard''s confirm moves an operation on, after its effect.';
+        END IF;
+        RETURN NEW;
+    END IF;
+    IF OLD.status IS DISTINCT FROM 'PREPARED' THEN
+        RAISE EXCEPTION 'guard: operation % is % and may not change', OLD.operation_id, OLD.status
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'A closed operation is history; prepare a new one instead.';
+    END IF;
+    IF NEW.operation_id IS DISTINCT FROM OLD.operation_id
+            OR NEW.tenant IS DISTINCT FROM OLD.tenant
+            OR NEW.user_id IS DISTINCT FROM OLD.user_id
+            OR NEW.op IS DISTINCT FROM OLD.op
+            OR NEW.target IS DISTINCT FROM OLD.target
+            OR NEW.payload IS DISTINCT FROM OLD.payload
+            OR NEW.payload_sha256 IS DISTINCT FROM OLD.payload_sha256
+            OR NEW.preview IS DISTINCT FROM OLD.preview
+            OR NEW.expires_at IS DISTINCT FROM OLD.expires_at
+            OR NEW.created_at IS DISTINCT FROM OLD.created_at
+            OR NEW.trace_id IS DISTINCT FROM OLD.trace_id THEN
+        RAISE EXCEPTION 'guard: the identity, payload and expiry of operation % are immutable', OLD.operation_id
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Guard updates only status, result and confirmed_at; prepare a new operation to ask for something else.';
+    END IF;
+    RETURN NEW;
+END
+$guard$;
+CREATE OR REPLACE FUNCTION guard_operations_submitted_has_effect() RETURNS trigger
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $guard$
+DECLARE
+    present boolean;
+BEGIN
+    IF NEW.status = 'SUBMITTED' THEN
+        EXECUTE pg_catalog.format(
+            'SELECT EXISTS (SELECT 1 FROM %I.guard_operation_effects WHERE operation_id = $1)',
+            TG_TABLE_SCHEMA)
+            INTO present USING NEW.operation_id;
+        IF NOT present THEN
+            RAISE EXCEPTION 'guard: operation % is SUBMITTED without its effect row', NEW.operation_id
+                USING ERRCODE = 'integrity_constraint_violation',
+                      HINT = 'Only guard''s confirm submits an operation, in the transaction that runs its effect.';
+        END IF;
+    END IF;
+    RETURN NULL;
+END
+$guard$;
+DO $guard$
+DECLARE
+    operations pg_catalog.regclass := 'guard_operations'::pg_catalog.regclass;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger
+                   WHERE tgrelid = operations AND tgname = 'guard_operations_immutable') THEN
+        CREATE TRIGGER guard_operations_immutable
+            BEFORE INSERT OR UPDATE ON guard_operations
+            FOR EACH ROW EXECUTE FUNCTION guard_operations_immutable();
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger
+                   WHERE tgrelid = operations AND tgname = 'guard_operations_submitted_has_effect') THEN
+        CREATE CONSTRAINT TRIGGER guard_operations_submitted_has_effect
+            AFTER INSERT OR UPDATE ON guard_operations
+            DEFERRABLE INITIALLY DEFERRED
+            FOR EACH ROW EXECUTE FUNCTION guard_operations_submitted_has_effect();
+    END IF;
+END
+$guard$;
+"#;
