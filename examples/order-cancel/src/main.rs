@@ -69,8 +69,15 @@ enum Command {
     /// .order-cancel/demo; prints what the model saw and what the database holds.
     Demo,
     /// As the schema owner (`--pg` is the owner's URL): create the schema, the tables, the
-    /// demo orders, and the server's role with its grants.
-    SetupPostgres,
+    /// demo orders, the server's role with its grants, and the lock function (owned by the
+    /// NOLOGIN role order_cancel_definer).
+    SetupPostgres {
+        /// Also revoke TEMPORARY on the database from PUBLIC and from order_cancel_app, so the
+        /// server's role cannot create temporary tables or views (roles that need them must
+        /// then be granted TEMPORARY by name). Needs a superuser or the database's owner.
+        #[arg(long)]
+        revoke_temp: bool,
+    },
 }
 
 #[tokio::main]
@@ -86,7 +93,7 @@ async fn main() -> ExitCode {
         .init();
     let result = match cli.command {
         Some(Command::Demo) => demo::run().await,
-        Some(Command::SetupPostgres) => setup(&cli).await,
+        Some(Command::SetupPostgres { revoke_temp }) => setup(&cli, revoke_temp).await,
         None => serve(&cli).await,
     };
     match result {
@@ -98,7 +105,7 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn setup(cli: &Cli) -> Result<(), String> {
+async fn setup(cli: &Cli, revoke_temp: bool) -> Result<(), String> {
     let url = cli
         .pg
         .as_deref()
@@ -106,6 +113,18 @@ async fn setup(cli: &Cli) -> Result<(), String> {
     stores::setup_postgres(url, &cli.pg_schema, schema::DEMO_ORDERS)
         .await
         .map_err(|e| e.to_string())?;
+    if revoke_temp {
+        stores::revoke_temp(url).await.map_err(|e| e.to_string())?;
+        eprintln!(
+            "TEMPORARY on the database is revoked from PUBLIC and {}; grant it by name to roles that need temporary tables",
+            schema::APP_ROLE
+        );
+    } else {
+        eprintln!(
+            "{} may still create temporary tables (PostgreSQL grants TEMPORARY to PUBLIC); run setup-postgres --revoke-temp to take that away",
+            schema::APP_ROLE
+        );
+    }
     eprintln!(
         "schema {} is ready; serve with --pg postgres://{}@HOST/DB --pg-schema {}",
         cli.pg_schema,

@@ -1,8 +1,9 @@
 //! The orders database: its tables on each engine, the demo's seed rows, and (on PostgreSQL)
 //! the server's role, which may read orders and file cancellation requests but may not
-//! update orders.
+//! update orders, nor rewrite guard's intents beyond their status, result and confirmation
+//! time.
 
-use guard_runtime::ops::{Dialect, StoreError, Tx};
+use guard_runtime::ops::{Dialect, StoreError, Tx, pg};
 
 /// The role the server connects as on PostgreSQL.
 pub const APP_ROLE: &str = "order_cancel_app";
@@ -114,33 +115,82 @@ pub async fn seed(tx: &mut Tx, orders: &[SeedOrder<'_>]) -> Result<(), StoreErro
     Ok(())
 }
 
+/// The role that owns `order_cancel_lock` and whose rights it runs with: `NOLOGIN`, not a
+/// superuser, and allowed only to read and row-lock `orders`.
+pub const LOCK_OWNER_ROLE: &str = "order_cancel_definer";
+
+/// The body of `order_cancel_lock`: every name schema-qualified.
+fn lock_body(schema: &str) -> String {
+    format!(
+        " SELECT o.status FROM {schema}.orders AS o
+          WHERE o.tenant OPERATOR(pg_catalog.=) p_tenant
+            AND o.order_id OPERATOR(pg_catalog.=) p_order
+            AND o.is_deleted OPERATOR(pg_catalog.=) 0
+          FOR SHARE "
+    )
+}
+
 /// PostgreSQL, run by the schema owner: the tables in `schema`, guard's tables (created
 /// beforehand with `PgStore::migrate` under the same `search_path`), the server's role and
 /// its grants, and `order_cancel_lock`, the one way that role may lock an order.
-pub fn postgres_grants(schema: &str) -> String {
-    format!(
-        "DO $$ BEGIN
+///
+/// The server's role may read orders, file cancellation requests, and use guard's tables
+/// through [`operation_grants_sql`](guard_runtime::ops::pg::operation_grants_sql) (which
+/// leaves it `UPDATE` of an intent's status, result and confirmation time only). The lock
+/// function is rendered by
+/// [`definer_function_sql`](guard_runtime::ops::pg::definer_function_sql): owned by
+/// [`LOCK_OWNER_ROLE`], `search_path` pinned to `schema, pg_temp`, callable by the server's
+/// role alone.
+pub fn postgres_grants(schema: &str) -> Result<String, StoreError> {
+    let guard_grants = pg::operation_grants_sql(schema, APP_ROLE)?;
+    let lock_body = lock_body(schema);
+    let lock = pg::definer_function_sql(&pg::DefinerFunction {
+        schema,
+        name: "order_cancel_lock",
+        params: &[("p_tenant", "TEXT"), ("p_order", "BIGINT")],
+        returns: "TEXT",
+        language: "sql",
+        body: &lock_body,
+        owner: LOCK_OWNER_ROLE,
+        callers: &[APP_ROLE],
+    })?;
+    // Roles are shared by every database of the cluster: concurrent setups take turns, so
+    // two never alter one role at once.
+    Ok(format!(
+        "SELECT pg_catalog.pg_advisory_xact_lock(7237150515);
+         DO $$ BEGIN
              CREATE ROLE {APP_ROLE} LOGIN;
          EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
          END $$;
-         GRANT USAGE ON SCHEMA {schema} TO {APP_ROLE};
-         REVOKE ALL ON {schema}.orders FROM {APP_ROLE};
+         DO $$ BEGIN
+             CREATE ROLE {LOCK_OWNER_ROLE} NOLOGIN;
+         EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+         END $$;
+         ALTER ROLE {APP_ROLE} NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;
+         ALTER ROLE {LOCK_OWNER_ROLE} NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;
+         REVOKE {LOCK_OWNER_ROLE} FROM {APP_ROLE};
+         GRANT USAGE ON SCHEMA {schema} TO {APP_ROLE}, {LOCK_OWNER_ROLE};
+         REVOKE ALL ON {schema}.orders, {schema}.order_cancel_requests FROM {APP_ROLE}, {LOCK_OWNER_ROLE};
          GRANT SELECT ON {schema}.orders TO {APP_ROLE};
          GRANT SELECT, INSERT ON {schema}.order_cancel_requests TO {APP_ROLE};
          GRANT USAGE ON SEQUENCE {schema}.order_cancel_requests_request_id_seq TO {APP_ROLE};
-         GRANT SELECT, INSERT, UPDATE ON {schema}.guard_operations TO {APP_ROLE};
-         GRANT SELECT, INSERT ON {schema}.guard_operation_effects TO {APP_ROLE};
-         GRANT SELECT, INSERT, UPDATE ON {schema}.guard_rate_buckets TO {APP_ROLE};
-         GRANT SELECT, INSERT, DELETE ON {schema}.guard_rate_events TO {APP_ROLE};
-         GRANT SELECT, INSERT, DELETE ON {schema}.guard_redeemed_states TO {APP_ROLE};
-         GRANT SELECT, INSERT ON {schema}.guard_audit TO {APP_ROLE};
-         GRANT USAGE ON SEQUENCE {schema}.guard_audit_audit_id_seq TO {APP_ROLE};
-         CREATE OR REPLACE FUNCTION {schema}.order_cancel_lock(p_tenant TEXT, p_order BIGINT)
-             RETURNS TEXT LANGUAGE sql SECURITY DEFINER SET search_path = {schema} AS
-             $f$ SELECT status FROM orders
-                 WHERE tenant = p_tenant AND order_id = p_order AND is_deleted = 0
-                 FOR SHARE $f$;
-         REVOKE ALL ON FUNCTION {schema}.order_cancel_lock(TEXT, BIGINT) FROM PUBLIC;
-         GRANT EXECUTE ON FUNCTION {schema}.order_cancel_lock(TEXT, BIGINT) TO {APP_ROLE};"
+         -- The lock's owner reads orders and row-locks them (FOR SHARE needs UPDATE on some
+         -- column); it never runs anything but order_cancel_lock.
+         GRANT SELECT, UPDATE (status) ON {schema}.orders TO {LOCK_OWNER_ROLE};
+         {guard_grants}
+         {lock}"
+    ))
+}
+
+/// Statements that take the database's `TEMPORARY` right away from every role that is not
+/// granted it by name (PostgreSQL gives it to `PUBLIC`, so revoking it from the server's
+/// role alone changes nothing), for `setup-postgres --revoke-temp`. A role that needs
+/// temporary tables afterwards needs `GRANT TEMPORARY ON DATABASE … TO role`.
+pub fn revoke_temp_sql() -> String {
+    format!(
+        "DO $$ BEGIN
+             EXECUTE pg_catalog.format('REVOKE TEMPORARY ON DATABASE %I FROM PUBLIC', pg_catalog.current_database());
+             EXECUTE pg_catalog.format('REVOKE TEMPORARY ON DATABASE %I FROM {APP_ROLE}', pg_catalog.current_database());
+         END $$;"
     )
 }

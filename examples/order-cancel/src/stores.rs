@@ -71,10 +71,50 @@ pub async fn setup_postgres(
     schema::seed(&mut tx, orders).await?;
     tx.commit().await?;
     admin
-        .batch_execute(&schema::postgres_grants(schema))
+        .batch_execute(&schema::postgres_grants(schema)?)
         .await
-        .map_err(|e| StoreError::Other(format!("cannot grant {APP_ROLE} its rights: {e}")))?;
+        .map_err(|e| {
+            StoreError::Other(format!(
+                "cannot grant {APP_ROLE} its rights: {}",
+                db_message(&e)
+            ))
+        })?;
     Ok(())
+}
+
+/// Run as a superuser or the database's owner (`admin_url`): takes `TEMPORARY` on the
+/// database away from `PUBLIC` and from the server's role, so the server's role cannot create
+/// temporary tables or views at all. Roles that need them must then be granted `TEMPORARY`
+/// by name.
+pub async fn revoke_temp(admin_url: &str) -> Result<(), StoreError> {
+    let config: tokio_postgres::Config = admin_url
+        .parse()
+        .map_err(|e| StoreError::Other(format!("the PostgreSQL URL is not valid: {e}")))?;
+    let (admin, connection) = config
+        .connect(NoTls)
+        .await
+        .map_err(|e| StoreError::Other(format!("cannot connect as the database owner: {e}")))?;
+    tokio::spawn(connection);
+    admin
+        .batch_execute(&schema::revoke_temp_sql())
+        .await
+        .map_err(|e| {
+            StoreError::Other(format!(
+                "cannot revoke TEMPORARY on the database: {}; connect as a superuser or the database's owner",
+                db_message(&e)
+            ))
+        })
+}
+
+/// The server's message of a database error (with its hint), or the error itself.
+fn db_message(error: &tokio_postgres::Error) -> String {
+    match error.as_db_error() {
+        Some(db) => match db.hint() {
+            Some(hint) => format!("{} ({hint})", db.message()),
+            None => db.message().to_owned(),
+        },
+        None => error.to_string(),
+    }
 }
 
 /// The server's store on PostgreSQL: `url`'s database as the server's role, in `schema`.
