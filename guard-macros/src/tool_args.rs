@@ -185,8 +185,8 @@ fn each_item(
             cx.push(syn::Error::new(
                 e.span(),
                 format!(
-                    "guard cannot read this `#[{}(...)]` attribute ({e}), so it cannot tell which argument names the model may send; write it as serde documents it",
-                    source.name()
+                    "guard cannot read this `#[{source}(...)]` attribute ({e}), so it cannot tell which argument names the model may send; write it as {source} documents it",
+                    source = source.name()
                 ),
             ));
         }
