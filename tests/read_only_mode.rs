@@ -789,6 +789,38 @@ fn the_binary_in_read_only_mode_refuses_a_missing_database_and_creates_nothing()
 }
 
 #[test]
+fn the_binary_in_read_only_mode_refuses_a_missing_sandbox_root_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = allowlist(dir.path(), ALL_TOOLS);
+    let db = rollback_journal_database(dir.path());
+    let before = sha256_of(&db);
+    let root = dir.path().join("missing").join("files");
+    let output = std::process::Command::new(support::stdio::safe_ops_bin())
+        .arg("--root")
+        .arg(&root)
+        .arg("--db")
+        .arg(&db)
+        .arg("--allowlist")
+        .arg(&list)
+        .arg("--read-only")
+        .env_remove("GUARD_READ_ONLY")
+        .env_remove("GUARD_ALLOWLIST")
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("safe-ops runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "it must not start\n{stderr}");
+    assert!(
+        stderr.contains("read-only mode never creates one"),
+        "the message says why\n{stderr}"
+    );
+    assert!(output.stdout.is_empty(), "nothing was served");
+    assert!(!root.parent().unwrap().exists(), "no directory was created");
+    assert_eq!(sha256_of(&db), before, "the database is untouched");
+}
+
+#[test]
 fn the_binary_in_read_only_mode_leaves_a_wal_database_file_unchanged() {
     // The database a normal start leaves behind is in WAL mode. A reader of a WAL database
     // needs SQLite's shared-memory index, so `-shm` (and an empty `-wal`) may appear next to

@@ -56,6 +56,8 @@ impl StdioServer {
     /// Like [`StdioServer::start`], with the sandbox (`files/`), database (`ops.db`) and log
     /// (`stderr.log`) in `dir`, which the caller keeps.
     pub fn start_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Self {
+        // The sandbox exists, as after a first start: read-only mode never creates one.
+        std::fs::create_dir_all(dir.join("files")).expect("sandbox root");
         let stderr = dir.join("stderr.log");
         let mut command = Command::new(safe_ops_bin());
         command

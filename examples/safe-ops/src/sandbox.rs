@@ -23,6 +23,15 @@ impl Sandbox {
         })
     }
 
+    /// Opens `root`, which must exist: read-only mode creates nothing.
+    pub fn existing(root: &Path) -> std::io::Result<Self> {
+        let files = guard_runtime::sandbox::Sandbox::open(root)?;
+        Ok(Self {
+            root: root.canonicalize()?,
+            files,
+        })
+    }
+
     /// Where the root was when the server started, for the operator's log. Never put it in
     /// text the model sees: tools name files relative to the root.
     pub fn root(&self) -> &Path {

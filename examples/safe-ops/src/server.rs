@@ -166,14 +166,25 @@ impl SafeOps {
         };
         // Read-only mode opens no read-write connection at all: a missing database is an
         // error, not a fresh seeded file, and an existing one is left byte for byte as it is.
-        let conn = if guard.exposure().is_some_and(|e| e.is_read_only()) {
+        // The sandbox root likewise must exist in read-only mode; it is never created.
+        let read_only = guard.exposure().is_some_and(|e| e.is_read_only());
+        let conn = if read_only {
             db::open_read_only(db_path)?
         } else {
             db::open(db_path)
                 .map_err(|e| format!("cannot open database {}: {e}", db_path.display()))?
         };
-        let sandbox = Sandbox::new(root)
-            .map_err(|e| format!("cannot use sandbox root {}: {e}", root.display()))?;
+        let sandbox = if read_only {
+            Sandbox::existing(root).map_err(|e| {
+                format!(
+                    "cannot open sandbox root {} ({e}); read-only mode never creates one. Start safe-ops once without --read-only, or create the directory",
+                    root.display()
+                )
+            })?
+        } else {
+            Sandbox::new(root)
+                .map_err(|e| format!("cannot use sandbox root {}: {e}", root.display()))?
+        };
         Ok(Self {
             sandbox,
             db: Arc::new(Mutex::new(conn)),
