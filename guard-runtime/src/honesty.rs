@@ -1,18 +1,60 @@
-//! The annotation-honesty kit: runs a tool of a real rmcp server through five cases, each on
+//! The annotation-honesty kit: runs a tool of a real rmcp server through six cases, each on
 //! a fresh fixture, observes the state the tool can touch before and after, and checks
-//! `readOnlyHint` and `idempotentHint` against what really changed.
+//! `readOnlyHint`, `idempotentHint` and `destructiveHint` against what really changed.
 //!
 //! 1. one call with a valid input;
-//! 2. a byte-identical repeat right after it;
-//! 3. nonexistent and invalid inputs;
+//! 2. byte-identical repeats right after it ([`Kit::repeats`], default
+//!    [`DEFAULT_REPEATS`]): the odd repeats on the first call's session (so the JSON-RPC
+//!    request id moves on), the even ones each on a new session whose call carries another
+//!    request id than a fresh session's first call, so a tool that deduplicates on the
+//!    request id, on the session, or writes on every n-th call (n ≤ repeats + 1) is seen;
+//! 3. nonexistent and invalid inputs, each also repeated [`Kit::repeats`] times;
 //! 4. the client's connection breaks after the server received the call, then a new client
 //!    retries the same call;
-//! 5. two identical calls at once from two clients.
+//! 5. [`Kit::in_flight`] identical calls released together from as many clients, in up to
+//!    [`Kit::races`] runs on fresh fixtures for an idempotent claim; the report names the run
+//!    in which a race first showed;
+//! 6. what the valid calls of cases 1 and 2 deleted or overwrote, against `destructiveHint`.
 //!
 //! A `readOnlyHint: true` tool fails if any case changed any observed state. An
-//! `idempotentHint: true` tool fails if the repeat changed anything, or if the retry or the
-//! two concurrent calls left a state different from one call. Tools that claim neither are
-//! reported, not judged. Annotations are hints; this kit is how a server proves its hints.
+//! `idempotentHint: true` tool fails if any repeat of a valid or a failed call changed
+//! anything, or if the retry or any concurrent run left a state different from one call. A
+//! `destructiveHint: false` (or read-only) tool fails if a valid call deleted or overwrote an
+//! observed item ([`Observe::items`]: a row, a file, a message); adding items is not
+//! destructive. Claims a tool does not make are reported, not judged. Annotations are
+//! hints; this kit is how a server proves its hints.
+//!
+//! # What the kit sees, and what it cannot
+//!
+//! It sees **only what the fixture's observers read**, at the moments between calls:
+//!
+//! - [`SqliteObserver`]: every table's rows and schema, indexes, views, triggers,
+//!   `sqlite_sequence` and `user_version` of one SQLite file (minus columns it was told to
+//!   ignore). It does not see other pragmas (`journal_mode`, `page_size`, …), the file's
+//!   modification time or size, its `-wal` and `-shm` files, or another database;
+//! - [`DirObserver`]: every entry under one directory, with type, size, content digest and
+//!   permissions; not modification or access times, not anything outside the root, not
+//!   what a symlink points at beyond its text;
+//! - [`OutboxObserver`]: the messages sent through guard's outbox; not a message sent any
+//!   other way;
+//! - [`FnObserver`] or your own [`Observe`]: whatever you read.
+//!
+//! Everything else is **invisible** and passes unseen: a file elsewhere on disk, in-memory
+//! state of the server (caches, counters, a `static`), an HTTP call to a remote API, a
+//! message on a queue, a process spawned, a log line, time-dependent behaviour between
+//! readings, and any state of another fixture. A tool that writes there lies undetected
+//! unless you observe it. The kit also judges only the calls it makes: the inputs you give
+//! in the [`Probe`], the number of repeats and runs you configure; a write on the
+//! hundredth call, or a race rarer than the runs can show, is not seen.
+//!
+//! # Observing state of your own
+//!
+//! Implement [`Observe`] (a label and a [`Snapshot`] of key → description; optionally
+//! [`Observe::items`] item by item for the `destructiveHint` judgement) or wrap a closure in
+//! [`FnObserver`], and add it with [`Fixture::observe`]. For a remote system, read its
+//! records (or a recording fake's) in `snapshot`; for a counter, report its value; for a file
+//! outside the fixture, its digest. Readings of fresh fixtures are compared with each other,
+//! so describe state, never a timestamp or a temporary path.
 //!
 //! ```no_run
 //! # async fn run(db: std::path::PathBuf, server: impl rmcp::ServerHandler + Clone + Send + Sync + 'static) {
@@ -41,7 +83,9 @@ use serde_json::Value;
 
 #[cfg(feature = "sqlite")]
 pub use observe::SqliteObserver;
-pub use observe::{Change, DirObserver, Observe, OutboxObserver, Snapshot, snapshot_all};
+pub use observe::{
+    Change, DirObserver, FnObserver, Observe, OutboxObserver, Snapshot, items_all, snapshot_all,
+};
 pub use proxy::{Gate, Link, Reaction};
 
 use crate::{
@@ -82,6 +126,10 @@ impl<S> Fixture<S> {
             return Err("the fixture has no observers: nothing could be checked".into());
         }
         snapshot_all(&self.observers)
+    }
+
+    fn items(&self) -> Result<Snapshot, String> {
+        items_all(&self.observers)
     }
 }
 
@@ -281,15 +329,28 @@ impl fmt::Display for Report {
     }
 }
 
-/// The kit: `factory` makes a fresh fixture for every case.
+/// The kit: `factory` makes a fresh fixture for every case (and for every run of the
+/// concurrent case).
 pub struct Kit<F> {
     factory: F,
     protocol: ProtocolVersion,
     patience: Duration,
+    repeats: usize,
+    races: usize,
+    in_flight: usize,
 }
 
 type Client = RunningService<RoleClient, ScriptedHuman>;
 type CallOutcome = Result<CallToolResult, ServiceError>;
+
+/// How many repeats follow a first call unless [`Kit::repeats`] says otherwise.
+pub const DEFAULT_REPEATS: usize = 3;
+/// How many runs of the concurrent case an idempotent tool gets unless [`Kit::races`] says
+/// otherwise.
+pub const DEFAULT_RACES: usize = 8;
+/// How many identical calls each concurrent run sends at once unless [`Kit::in_flight`]
+/// says otherwise.
+pub const DEFAULT_IN_FLIGHT: usize = 4;
 
 impl<F, Fut, S> Kit<F>
 where
@@ -298,12 +359,16 @@ where
     S: ServerHandler + Clone + Send + Sync + 'static,
 {
     /// Clients speak protocol 2025-11-25 (push elicitation) unless [`Kit::protocol`] says
-    /// otherwise.
+    /// otherwise; [`DEFAULT_REPEATS`] repeats, [`DEFAULT_RACES`] concurrent runs of
+    /// [`DEFAULT_IN_FLIGHT`] calls.
     pub fn new(factory: F) -> Self {
         Self {
             factory,
             protocol: ProtocolVersion::V_2025_11_25,
             patience: Duration::from_secs(60),
+            repeats: DEFAULT_REPEATS,
+            races: DEFAULT_RACES,
+            in_flight: DEFAULT_IN_FLIGHT,
         }
     }
 
@@ -320,7 +385,32 @@ where
         self
     }
 
-    /// Runs the five cases against `probe`'s tool.
+    /// How many times the valid input, and each invalid one, is repeated after its first
+    /// call (at least 1). The odd repeats reuse the first call's session (the next JSON-RPC
+    /// request id); the even ones each open a new session whose call carries another
+    /// request id. A tool that writes on every n-th call needs `n - 1` repeats to be seen.
+    pub fn repeats(mut self, repeats: usize) -> Self {
+        self.repeats = repeats.max(1);
+        self
+    }
+
+    /// How many runs of the concurrent case an idempotent tool gets, each on a fresh
+    /// fixture (at least 1). The case stops at the first run that leaves a state different
+    /// from one call and reports which run it was; a race lost one time in four is seen in
+    /// 8 runs about nine times in ten.
+    pub fn races(mut self, runs: usize) -> Self {
+        self.races = runs.max(1);
+        self
+    }
+
+    /// How many identical calls each concurrent run holds and releases together, each from
+    /// a client of its own (at least 2).
+    pub fn in_flight(mut self, calls: usize) -> Self {
+        self.in_flight = calls.max(2);
+        self
+    }
+
+    /// Runs the cases against `probe`'s tool.
     pub async fn check(&self, probe: &Probe) -> Report {
         let mut report = Report {
             tool: probe.tool.clone(),
@@ -356,7 +446,7 @@ where
                     result,
                     verdict,
                 });
-                Some((claim, case.after))
+                Some((claims, case))
             }
             Err(e) => {
                 report
@@ -365,86 +455,36 @@ where
                 None
             }
         };
-        let Some((claim, one_call)) = one_call else {
+        let Some((claims, once)) = one_call else {
             return report;
         };
+        let claim = claims.claim();
+        let one_call = once.after.clone();
 
-        // 2. A byte-identical repeat on the same fixture.
-        report.cases.push(match self.repeat(probe).await {
-            Ok(r) => {
-                let total = r.before.describe_diff(&r.after);
-                let by_repeat = r.middle.describe_diff(&r.after);
-                let mut records = total.clone();
-                records.push(format!(
-                    "changed by the repeat alone: {}",
-                    listing(&by_repeat)
-                ));
-                let (result, verdict) = judge_read_only(claim, &total, || match claim {
-                    Claim::Idempotent if by_repeat.is_empty() => (
-                        "consistent with idempotentHint: the identical repeat changed nothing"
-                            .into(),
-                        Verdict::Consistent,
-                    ),
-                    Claim::Idempotent => (
-                        format!(
-                            "NOT idempotent: idempotentHint is true but the identical repeat changed {}",
-                            keys(&r.middle, &r.after)
-                        ),
-                        Verdict::Contradicts,
-                    ),
-                    _ if by_repeat.is_empty() => (
-                        "the repeat changed nothing (no idempotency claimed)".into(),
-                        Verdict::Reported,
-                    ),
-                    _ => (
-                        format!(
-                            "not idempotent: the repeat changed {} (none claimed)",
-                            keys(&r.middle, &r.after)
-                        ),
-                        Verdict::Reported,
-                    ),
-                });
-                CaseReport {
-                    case: "byte-identical repeat right after the first call".into(),
-                    request: request.clone(),
-                    first_call: summarize(&r.first),
-                    second_call: summarize(&r.second),
-                    remote_records: records,
-                    result,
-                    verdict,
-                }
+        // 2. Byte-identical repeats on the same fixture, on the same and on new sessions.
+        let repeats = match self.fresh_series(probe).await {
+            Ok(series) => {
+                report
+                    .cases
+                    .push(self.judge_repeats(claim, &request, &series));
+                Some(series)
             }
-            Err(e) => error_case("byte-identical repeat", &request, e),
-        });
+            Err(e) => {
+                report
+                    .cases
+                    .push(error_case("byte-identical repeats", &request, e));
+                None
+            }
+        };
 
-        // 3. Nonexistent and invalid inputs.
+        // 3. Nonexistent and invalid inputs, each repeated.
         match self.invalid(probe).await {
             Ok(results) => {
                 let n = results.len();
-                for (i, (args, outcome, before, after)) in results.into_iter().enumerate() {
-                    let changes = before.describe_diff(&after);
-                    let (result, verdict) = judge_read_only(claim, &changes, || {
-                        if changes.is_empty() {
-                            ("nothing observable changed".into(), Verdict::Reported)
-                        } else {
-                            (
-                                format!(
-                                    "a nonexistent or invalid input changed {}",
-                                    keys(&before, &after)
-                                ),
-                                Verdict::Reported,
-                            )
-                        }
-                    });
-                    report.cases.push(CaseReport {
-                        case: format!("nonexistent or invalid input {} of {n}", i + 1),
-                        request: canonical_json(&args),
-                        first_call: summarize(&outcome),
-                        second_call: "none".into(),
-                        remote_records: changes,
-                        result,
-                        verdict,
-                    });
+                for (i, (args, series)) in results.into_iter().enumerate() {
+                    report
+                        .cases
+                        .push(self.judge_invalid(claim, &args, &series, i + 1, n));
                 }
             }
             Err(e) => report
@@ -477,7 +517,12 @@ where
                     )
                 } else {
                     judge_read_only(claim, &total, || {
-                        judge_one_effect(claim, &one_call, &r.after, "the retry after a dropped connection")
+                        judge_one_effect(
+                            claim,
+                            &one_call,
+                            &r.after,
+                            "the retry after a dropped connection",
+                        )
                     })
                 };
                 CaseReport {
@@ -493,36 +538,159 @@ where
             Err(e) => error_case("retry after the client dropped", &request, e),
         });
 
-        // 5. Two identical calls at once.
-        report.cases.push(match self.concurrent(probe).await {
-            Ok(r) => {
-                let total = r.before.describe_diff(&r.after);
-                let mut records = total.clone();
-                let versus = one_call.describe_diff(&r.after);
-                records.push(format!("compared with one call: {}", same_or(&versus)));
-                let (result, verdict) = judge_read_only(claim, &total, || {
-                    judge_one_effect(claim, &one_call, &r.after, "two identical calls at once")
-                });
-                CaseReport {
-                    case: "two identical calls at once from two clients".into(),
-                    request: request.clone(),
-                    first_call: summarize(&r.first),
-                    second_call: summarize(&r.second),
-                    remote_records: records,
-                    result,
-                    verdict,
-                }
-            }
-            Err(e) => error_case("two identical calls at once", &request, e),
-        });
+        // 5. Identical calls at once, in as many runs as it takes to see a race.
+        report
+            .cases
+            .push(self.concurrent(claim, probe, &request, &one_call).await);
+
+        // 6. destructiveHint against what the valid calls deleted or overwrote.
+        report.cases.push(judge_destructive(
+            &claims,
+            &request,
+            &once,
+            repeats.as_ref(),
+        ));
 
         report
     }
 
-    fn human(&self, probe: &Probe, args: &Value) -> ScriptedHuman {
+    fn judge_repeats(&self, claim: Claim, request: &str, series: &Series) -> CaseReport {
+        let middle = &series.calls[0].after;
+        let last = series.last();
+        let total = series.before.describe_diff(last);
+        let by_repeats = middle.describe_diff(last);
+        let mut records = total.clone();
+        let mut previous = middle;
+        let mut first_change = None;
+        for (i, call) in series.calls.iter().enumerate().skip(1) {
+            let changed = previous.describe_diff(&call.after);
+            if !changed.is_empty() && first_change.is_none() {
+                first_change = Some((i, call, previous));
+            }
+            records.push(format!(
+                "repeat {i} of {} ({}): {}",
+                self.repeats,
+                call.how,
+                listing(&changed)
+            ));
+            previous = &call.after;
+        }
+        let (result, verdict) = judge_read_only(claim, &total, || match (claim, first_change) {
+            (Claim::Idempotent, None) => (
+                format!(
+                    "consistent with idempotentHint: {} identical repeats, on the same session and on new ones, changed nothing",
+                    self.repeats
+                ),
+                Verdict::Consistent,
+            ),
+            (Claim::Idempotent, Some((i, call, before))) => (
+                format!(
+                    "NOT idempotent: idempotentHint is true but repeat {i} of {} ({}) changed {}",
+                    self.repeats,
+                    call.how,
+                    keys(before, &call.after)
+                ),
+                Verdict::Contradicts,
+            ),
+            _ if by_repeats.is_empty() => (
+                "the repeats changed nothing (no idempotency claimed)".into(),
+                Verdict::Reported,
+            ),
+            _ => (
+                format!(
+                    "not idempotent: the repeats changed {} (none claimed)",
+                    keys(middle, last)
+                ),
+                Verdict::Reported,
+            ),
+        });
+        CaseReport {
+            case: format!(
+                "byte-identical repeats right after the first call ({})",
+                self.repeats
+            ),
+            request: request.to_owned(),
+            first_call: summarize(&series.calls[0].outcome),
+            second_call: series.repeat_summaries(),
+            remote_records: records,
+            result,
+            verdict,
+        }
+    }
+
+    fn judge_invalid(
+        &self,
+        claim: Claim,
+        args: &Value,
+        series: &Series,
+        i: usize,
+        n: usize,
+    ) -> CaseReport {
+        let first = &series.calls[0];
+        let last = series.last();
+        let changes = series.before.describe_diff(last);
+        let by_repeats = first.after.describe_diff(last);
+        let mut records = changes.clone();
+        if !by_repeats.is_empty() {
+            records.push(format!(
+                "changed by the {} repeats: {}",
+                self.repeats,
+                listing(&by_repeats)
+            ));
+        }
+        let (result, verdict) = judge_read_only(claim, &changes, || {
+            if claim == Claim::Idempotent && !by_repeats.is_empty() {
+                (
+                    format!(
+                        "NOT idempotent: idempotentHint is true but repeating this failed call changed {}",
+                        keys(&first.after, last)
+                    ),
+                    Verdict::Contradicts,
+                )
+            } else if changes.is_empty() {
+                (
+                    format!(
+                        "nothing observable changed in 1 call and {} repeats",
+                        self.repeats
+                    ),
+                    if claim == Claim::Idempotent {
+                        Verdict::Consistent
+                    } else {
+                        Verdict::Reported
+                    },
+                )
+            } else {
+                (
+                    format!(
+                        "a nonexistent or invalid input changed {}",
+                        keys(&series.before, last)
+                    ),
+                    if claim == Claim::Idempotent {
+                        Verdict::Consistent
+                    } else {
+                        Verdict::Reported
+                    },
+                )
+            }
+        });
+        CaseReport {
+            case: format!("nonexistent or invalid input {i} of {n}"),
+            request: canonical_json(args),
+            first_call: summarize(&first.outcome),
+            second_call: series.repeat_summaries(),
+            remote_records: records,
+            result,
+            verdict,
+        }
+    }
+
+    /// `n` answers to the questions of `n` calls of `args`.
+    fn human(&self, probe: &Probe, args: &Value, n: usize) -> ScriptedHuman {
         let human = ScriptedHuman::new(self.protocol.clone());
         if let Some(answer) = &probe.human {
-            human.will(answer(args));
+            for _ in 0..n {
+                human.will(answer(args));
+            }
         }
         human
     }
@@ -548,11 +716,24 @@ where
         let _ = tokio::time::timeout(self.patience, link.server).await;
     }
 
-    /// One call on its own connection.
-    async fn call(&self, server: S, probe: &Probe, args: &Value) -> Result<CallOutcome, String> {
+    /// One call on a session of its own, after `shift` other requests on that session, so
+    /// its JSON-RPC request id differs from that of a call on a fresh session.
+    async fn call(
+        &self,
+        server: S,
+        probe: &Probe,
+        args: &Value,
+        shift: usize,
+    ) -> Result<CallOutcome, String> {
         let (client, link) = self
-            .connect(server, self.human(probe, args), None, false)
+            .connect(server, self.human(probe, args, 1), None, false)
             .await?;
+        for _ in 0..shift {
+            if let Err(e) = client.list_all_tools().await {
+                self.hang_up(client, link).await;
+                return Err(format!("tools/list failed: {e}"));
+            }
+        }
         let outcome = client.call_tool(params(&probe.tool, args)?).await;
         self.hang_up(client, link).await;
         Ok(outcome)
@@ -561,10 +742,11 @@ where
     async fn once(&self, probe: &Probe) -> Result<(Option<Claims>, Once), String> {
         let fixture = (self.factory)().await;
         let before = fixture.snapshot()?;
+        let before_items = fixture.items()?;
         let (client, link) = self
             .connect(
                 fixture.server.clone(),
-                self.human(probe, &probe.args),
+                self.human(probe, &probe.args, 1),
                 None,
                 false,
             )
@@ -580,6 +762,8 @@ where
                 Once {
                     before: before.clone(),
                     after: before,
+                    before_items: before_items.clone(),
+                    after_items: before_items,
                     outcome: Err(ServiceError::UnexpectedResponse),
                 },
             ));
@@ -588,47 +772,92 @@ where
         let outcome = client.call_tool(params(&probe.tool, &probe.args)?).await;
         self.hang_up(client, link).await;
         let after = fixture.snapshot()?;
+        let after_items = fixture.items()?;
         Ok((
             Some(claims),
             Once {
                 before,
                 after,
+                before_items,
+                after_items,
                 outcome,
             },
         ))
     }
 
-    async fn repeat(&self, probe: &Probe) -> Result<Twice, String> {
+    async fn fresh_series(&self, probe: &Probe) -> Result<Series, String> {
         let fixture = (self.factory)().await;
+        self.series(&fixture, probe, &probe.args).await
+    }
+
+    /// One call of `args` on a session of its own, then [`Kit::repeats`] more: the odd
+    /// repeats on that same session (each with the next request id), the even ones each on
+    /// a new session, after as many other requests as the repeat's number (so their call's
+    /// request id differs too). A snapshot after every call.
+    async fn series(
+        &self,
+        fixture: &Fixture<S>,
+        probe: &Probe,
+        args: &Value,
+    ) -> Result<Series, String> {
         let before = fixture.snapshot()?;
-        let first = self
-            .call(fixture.server.clone(), probe, &probe.args)
+        let before_items = fixture.items()?;
+        let on_first_session = 1 + self.repeats.div_ceil(2);
+        let (session, link) = self
+            .connect(
+                fixture.server.clone(),
+                self.human(probe, args, on_first_session),
+                None,
+                false,
+            )
             .await?;
-        let middle = fixture.snapshot()?;
-        let second = self
-            .call(fixture.server.clone(), probe, &probe.args)
-            .await?;
-        let after = fixture.snapshot()?;
-        Ok(Twice {
+        let mut calls = Vec::new();
+        let ran = async {
+            let outcome = session.call_tool(params(&probe.tool, args)?).await;
+            calls.push(SeriesCall {
+                how: "a new session".into(),
+                outcome,
+                after: fixture.snapshot()?,
+            });
+            for i in 1..=self.repeats {
+                let (how, outcome) = if i % 2 == 1 {
+                    let outcome = session.call_tool(params(&probe.tool, args)?).await;
+                    (
+                        "the first call's session, the next request id".to_owned(),
+                        outcome,
+                    )
+                } else {
+                    let outcome = self.call(fixture.server.clone(), probe, args, i).await?;
+                    (
+                        format!("a new session, the request id shifted by {i}"),
+                        outcome,
+                    )
+                };
+                calls.push(SeriesCall {
+                    how,
+                    outcome,
+                    after: fixture.snapshot()?,
+                });
+            }
+            Ok::<_, String>(())
+        }
+        .await;
+        self.hang_up(session, link).await;
+        ran?;
+        Ok(Series {
             before,
-            middle,
-            after,
-            first,
-            second,
+            before_items,
+            after_items: fixture.items()?,
+            calls,
         })
     }
 
-    async fn invalid(
-        &self,
-        probe: &Probe,
-    ) -> Result<Vec<(Value, CallOutcome, Snapshot, Snapshot)>, String> {
+    async fn invalid(&self, probe: &Probe) -> Result<Vec<(Value, Series)>, String> {
         let fixture = (self.factory)().await;
         let mut out = Vec::new();
         for args in &probe.invalid {
-            let before = fixture.snapshot()?;
-            let outcome = self.call(fixture.server.clone(), probe, args).await?;
-            let after = fixture.snapshot()?;
-            out.push((args.clone(), outcome, before, after));
+            let series = self.series(&fixture, probe, args).await?;
+            out.push((args.clone(), series));
         }
         Ok(out)
     }
@@ -679,8 +908,9 @@ where
                 " (the server had not finished when the wait ended)"
             }
         );
+        // The retry is a new session whose call carries another request id.
         let second = self
-            .call(fixture.server.clone(), probe, &probe.args)
+            .call(fixture.server.clone(), probe, &probe.args, 1)
             .await?;
         let after = fixture.snapshot()?;
         Ok(Retry {
@@ -692,36 +922,124 @@ where
         })
     }
 
-    async fn concurrent(&self, probe: &Probe) -> Result<Twice, String> {
+    /// Case 5: [`Kit::in_flight`] identical calls released together, each from its own
+    /// client, on a fresh fixture; for an idempotent claim up to [`Kit::races`] runs,
+    /// stopping at the first that leaves a state different from one call.
+    async fn concurrent(
+        &self,
+        claim: Claim,
+        probe: &Probe,
+        request: &str,
+        one_call: &Snapshot,
+    ) -> CaseReport {
+        let n = self.in_flight;
+        let runs = if claim == Claim::Idempotent {
+            self.races
+        } else {
+            1
+        };
+        let name = format!(
+            "identical calls at once: {n} clients, up to {}",
+            if runs == 1 {
+                "1 run".to_owned()
+            } else {
+                format!("{runs} runs")
+            }
+        );
+        let mut last = None;
+        for run in 1..=runs {
+            let burst = match self.burst(probe).await {
+                Ok(burst) => burst,
+                Err(e) => return error_case(&name, request, format!("run {run}: {e}")),
+            };
+            let raced = &burst.after != one_call;
+            last = Some((run, burst));
+            if raced {
+                break;
+            }
+        }
+        let Some((run, burst)) = last else {
+            return error_case(&name, request, "no run".into());
+        };
+        let total = burst.before.describe_diff(&burst.after);
+        let mut records = total.clone();
+        let versus = one_call.describe_diff(&burst.after);
+        records.push(format!(
+            "run {run} of {runs}, compared with one call: {}",
+            same_or(&versus)
+        ));
+        let what = format!("run {run} of {runs} ({n} identical calls at once)");
+        let (result, verdict) = judge_read_only(claim, &total, || {
+            match judge_one_effect(claim, one_call, &burst.after, &what) {
+                (_, Verdict::Contradicts) => (
+                    format!(
+                        "NOT idempotent: idempotentHint is true but {what} left a state different from one call ({}); the race showed in run {run}",
+                        keys(one_call, &burst.after)
+                    ),
+                    Verdict::Contradicts,
+                ),
+                (_, Verdict::Consistent) => (
+                    format!(
+                        "consistent with idempotentHint: {runs} runs of {n} identical calls at once each left the same state as one call"
+                    ),
+                    Verdict::Consistent,
+                ),
+                other => other,
+            }
+        });
+        let mut outcomes = burst.outcomes.iter().map(summarize);
+        CaseReport {
+            case: name,
+            request: request.to_owned(),
+            first_call: outcomes.next().unwrap_or_default(),
+            second_call: outcomes.collect::<Vec<_>>().join(" | "),
+            remote_records: records,
+            result,
+            verdict,
+        }
+    }
+
+    async fn burst(&self, probe: &Probe) -> Result<Burst, String> {
         let fixture = (self.factory)().await;
         let before = fixture.snapshot()?;
-        let gate = Gate::new(2);
-        let (a, link_a) = self
-            .connect(
-                fixture.server.clone(),
-                self.human(probe, &probe.args),
-                Some(gate.clone()),
-                false,
-            )
-            .await?;
-        let (b, link_b) = self
-            .connect(
-                fixture.server.clone(),
-                self.human(probe, &probe.args),
-                Some(gate.clone()),
-                false,
-            )
-            .await?;
-        let (first, second) = tokio::join!(call_on(&a, &gate, probe), call_on(&b, &gate, probe));
-        self.hang_up(a, link_a).await;
-        self.hang_up(b, link_b).await;
+        let gate = Gate::new(self.in_flight);
+        let mut sessions = Vec::new();
+        for _ in 0..self.in_flight {
+            let (client, link) = self
+                .connect(
+                    fixture.server.clone(),
+                    self.human(probe, &probe.args, 1),
+                    Some(gate.clone()),
+                    false,
+                )
+                .await?;
+            sessions.push((Arc::new(client), link));
+        }
+        let mut calls = tokio::task::JoinSet::new();
+        for (i, (client, _)) in sessions.iter().enumerate() {
+            let (client, gate, probe) = (client.clone(), gate.clone(), probe.clone());
+            calls.spawn(async move { (i, call_on(&client, &gate, &probe).await) });
+        }
+        let mut outcomes: Vec<Option<CallOutcome>> = (0..self.in_flight).map(|_| None).collect();
+        while let Some(done) = calls.join_next().await {
+            if let Ok((i, outcome)) = done {
+                outcomes[i] = Some(outcome);
+            }
+        }
+        for (client, link) in sessions {
+            match Arc::into_inner(client) {
+                Some(client) => self.hang_up(client, link).await,
+                None => link.server.abort(),
+            }
+        }
         let after = fixture.snapshot()?;
-        Ok(Twice {
+        Ok(Burst {
             before,
-            middle: Snapshot::default(),
             after,
-            first,
-            second,
+            outcomes: outcomes
+                .into_iter()
+                .map(|o| o.unwrap_or(Err(ServiceError::UnexpectedResponse)))
+                .collect(),
         })
     }
 
@@ -748,15 +1066,47 @@ where
 struct Once {
     before: Snapshot,
     after: Snapshot,
+    before_items: Snapshot,
+    after_items: Snapshot,
     outcome: CallOutcome,
 }
 
-struct Twice {
-    before: Snapshot,
-    middle: Snapshot,
+/// One call of a series and the state after it.
+struct SeriesCall {
+    how: String,
+    outcome: CallOutcome,
     after: Snapshot,
-    first: CallOutcome,
-    second: CallOutcome,
+}
+
+/// A first call and its repeats.
+struct Series {
+    before: Snapshot,
+    before_items: Snapshot,
+    after_items: Snapshot,
+    /// The first call, then the repeats; never empty.
+    calls: Vec<SeriesCall>,
+}
+
+impl Series {
+    fn last(&self) -> &Snapshot {
+        &self.calls[self.calls.len() - 1].after
+    }
+
+    fn repeat_summaries(&self) -> String {
+        self.calls
+            .iter()
+            .enumerate()
+            .skip(1)
+            .map(|(i, c)| format!("repeat {i}: {}", summarize(&c.outcome)))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    }
+}
+
+struct Burst {
+    before: Snapshot,
+    after: Snapshot,
+    outcomes: Vec<CallOutcome>,
 }
 
 struct Retry {
@@ -774,6 +1124,81 @@ async fn call_on(client: &Client, gate: &Gate, probe: &Probe) -> CallOutcome {
     };
     gate.leave();
     outcome
+}
+
+/// Items that were there before and are gone or described differently after.
+fn lost(before: &Snapshot, after: &Snapshot) -> Vec<Change> {
+    before
+        .diff(after)
+        .into_iter()
+        .filter(|c| c.before.is_some())
+        .collect()
+}
+
+/// Case 6: `destructiveHint` against the items the valid calls deleted or overwrote (the
+/// first call on its fixture, and the first call with its repeats on theirs).
+fn judge_destructive(
+    claims: &Claims,
+    request: &str,
+    once: &Once,
+    repeats: Option<&Series>,
+) -> CaseReport {
+    let mut gone = lost(&once.before_items, &once.after_items);
+    if let Some(series) = repeats {
+        for change in lost(&series.before_items, &series.after_items) {
+            if !gone.iter().any(|c| c.key == change.key) {
+                gone.push(change);
+            }
+        }
+    }
+    let describe = |c: &Change| match c.after {
+        None => format!("deleted {}", c.key),
+        Some(_) => format!("overwrote {}", c.key),
+    };
+    let records: Vec<String> = if gone.is_empty() {
+        vec!["no observed item was deleted or overwritten".to_owned()]
+    } else {
+        gone.iter().map(|c| c.to_string()).collect()
+    };
+    let what = gone.iter().map(describe).collect::<Vec<_>>().join(", ");
+    let claims_harmless = claims.destructive == Some(false) || claims.read_only == Some(true);
+    let hint = match (claims.read_only, claims.destructive) {
+        (Some(true), _) => "readOnlyHint is true",
+        (_, Some(false)) => "destructiveHint is false",
+        (_, Some(true)) => "destructiveHint is true",
+        _ => "destructiveHint is unset (which MCP reads as true)",
+    };
+    let (result, verdict) = match (claims_harmless, gone.is_empty()) {
+        (true, true) => (
+            format!(
+                "consistent with {hint}: the valid calls deleted and overwrote nothing observed"
+            ),
+            Verdict::Consistent,
+        ),
+        (true, false) => (
+            format!("DESTRUCTIVE: {hint} but the valid calls {what}"),
+            Verdict::Contradicts,
+        ),
+        (false, true) => (
+            format!(
+                "{hint}; the valid calls deleted and overwrote nothing observed (nothing to disprove)"
+            ),
+            Verdict::Reported,
+        ),
+        (false, false) => (
+            format!("{hint}, as the valid calls {what}"),
+            Verdict::Reported,
+        ),
+    };
+    CaseReport {
+        case: "destructiveHint against what the valid calls deleted or overwrote".into(),
+        request: request.to_owned(),
+        first_call: summarize(&once.outcome),
+        second_call: repeats.map_or("none".into(), Series::repeat_summaries),
+        remote_records: records,
+        result,
+        verdict,
+    }
 }
 
 fn params(tool: &str, args: &Value) -> Result<CallToolRequestParams, String> {

@@ -87,12 +87,84 @@ impl Snapshot {
     }
 }
 
-/// A source of observable state.
+/// A source of observable state: implement it for anything the kit cannot see on its own
+/// (a file outside the fixture, an in-memory counter, a remote API's records, a cache).
+///
+/// The kit calls it from the test's thread between calls (never while a call is running,
+/// except after a dropped connection, where it reads until two readings agree). Readings of
+/// fresh fixtures are compared with each other, so describe state, not identity: no
+/// timestamps, temporary paths or random ids in keys or values unless they are the effect.
 pub trait Observe: Send + Sync {
     /// Names the observed thing in reports (`sqlite ops.db`, `dir files`, `outbox`).
     fn label(&self) -> String;
     /// Reads the state now. An error is reported, never treated as "unchanged".
     fn snapshot(&self) -> Result<Snapshot, String>;
+    /// The state item by item (a row, a file, a message), for judging
+    /// `destructiveHint: false`: an item that was there before and is gone was deleted, one
+    /// whose description changed was overwritten, a new one is an addition. Defaults to
+    /// [`snapshot`](Self::snapshot), which is right when its keys are already items; an
+    /// observer that summarises many items under one key (a row count) should list them here,
+    /// or every addition reads as an overwrite of the summary.
+    fn items(&self) -> Result<Snapshot, String> {
+        self.snapshot()
+    }
+}
+
+/// An observer from a label and a closure: a counter, a remote system's records, a file the
+/// fixture does not own.
+///
+/// ```
+/// use std::sync::{Arc, atomic::{AtomicU64, Ordering}};
+/// use guard_runtime::honesty::{FnObserver, Snapshot};
+/// let hits = Arc::new(AtomicU64::new(0));
+/// let seen = hits.clone();
+/// let observer = FnObserver::new("hit counter", move || {
+///     let mut snapshot = Snapshot::default();
+///     snapshot.insert("hits", seen.load(Ordering::SeqCst).to_string());
+///     Ok(snapshot)
+/// });
+/// # let _ = observer;
+/// ```
+pub struct FnObserver {
+    label: String,
+    read: ReadFn,
+}
+
+type ReadFn = Box<dyn Fn() -> Result<Snapshot, String> + Send + Sync>;
+
+impl FnObserver {
+    pub fn new(
+        label: impl Into<String>,
+        read: impl Fn() -> Result<Snapshot, String> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            label: label.into(),
+            read: Box::new(read),
+        }
+    }
+}
+
+impl Observe for FnObserver {
+    fn label(&self) -> String {
+        self.label.clone()
+    }
+
+    fn snapshot(&self) -> Result<Snapshot, String> {
+        (self.read)()
+    }
+}
+
+/// Reads every observer's items ([`Observe::items`]) and merges them under their labels.
+pub fn items_all(observers: &[Box<dyn Observe>]) -> Result<Snapshot, String> {
+    let mut all = Snapshot::default();
+    for observer in observers {
+        let label = observer.label();
+        let part = observer
+            .items()
+            .map_err(|e| format!("{label}: cannot observe: {e}"))?;
+        all.merge(&label, part);
+    }
+    Ok(all)
 }
 
 /// Reads every observer and merges the results under their labels.
@@ -222,6 +294,84 @@ impl Observe for SqliteObserver {
             return Ok(snap);
         }
         self.read().map_err(|e| e.to_string())
+    }
+
+    /// Every schema object by name and every row by table and rowid (rows of a `WITHOUT
+    /// ROWID` table by their content), without the ignored columns. `sqlite_sequence` is left
+    /// out: its counters only grow, and an insert is not an overwrite.
+    fn items(&self) -> Result<Snapshot, String> {
+        if !self.path.exists() {
+            let mut snap = Snapshot::default();
+            snap.insert("file", "missing");
+            return Ok(snap);
+        }
+        self.read_items().map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(feature = "sqlite")]
+impl SqliteObserver {
+    fn read_items(&self) -> rusqlite::Result<Snapshot> {
+        use rusqlite::{Connection, OpenFlags};
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        let mut snap = Snapshot::default();
+        let objects: Vec<(String, String, Option<String>)> = conn
+            .prepare("SELECT type, name, sql FROM sqlite_master ORDER BY type, name")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<Result<_, _>>()?;
+        for (kind, name, sql) in objects {
+            let sql = sql.unwrap_or_default();
+            snap.insert(
+                format!("{kind} {name}"),
+                format!("sql sha256 {}", short(&Sha256::digest(sql.as_bytes()))),
+            );
+            if kind != "table" || name == "sqlite_sequence" {
+                continue;
+            }
+            let ignored: Vec<&str> = self
+                .ignored
+                .iter()
+                .filter(|(t, _)| *t == name)
+                .map(|(_, c)| c.as_str())
+                .collect();
+            let quoted = format!("\"{}\"", name.replace('"', "\"\""));
+            let without_rowid = sql.to_ascii_uppercase().contains("WITHOUT ROWID");
+            let query = if without_rowid {
+                format!("SELECT NULL, * FROM {quoted}")
+            } else {
+                format!("SELECT rowid, * FROM {quoted}")
+            };
+            let mut stmt = conn.prepare(&query)?;
+            let columns: Vec<usize> = stmt
+                .column_names()
+                .iter()
+                .enumerate()
+                .skip(1)
+                .filter(|(_, n)| !ignored.contains(n))
+                .map(|(i, _)| i)
+                .collect();
+            let mut cursor = stmt.query([])?;
+            while let Some(row) = cursor.next()? {
+                let mut encoded = Vec::new();
+                for &i in &columns {
+                    encode_value(&mut encoded, row.get_ref(i)?);
+                }
+                let digest = short(&Sha256::digest(&encoded));
+                if without_rowid {
+                    snap.insert(format!("table {name} row {digest}"), "present");
+                } else {
+                    let rowid: i64 = row.get(0)?;
+                    snap.insert(
+                        format!("table {name} rowid {rowid}"),
+                        format!("sha256 {digest}"),
+                    );
+                }
+            }
+        }
+        Ok(snap)
     }
 }
 
@@ -469,6 +619,24 @@ impl Observe for OutboxObserver {
                     "{}, sha256 {}",
                     plural(count, "message", "messages"),
                     short(&hasher.finalize())
+                ),
+            );
+        }
+        Ok(snap)
+    }
+
+    /// Every message by its place in sending order: a message sent is an addition, never
+    /// an overwrite.
+    fn items(&self) -> Result<Snapshot, String> {
+        let mut snap = Snapshot::default();
+        for (i, message) in (self.sent)().iter().enumerate() {
+            let body = canonical_json(&message.body);
+            snap.insert(
+                format!("message {i}"),
+                format!(
+                    "channel {}, sha256 {}",
+                    message.channel,
+                    short(&Sha256::digest(body.as_bytes()))
                 ),
             );
         }
