@@ -1,9 +1,13 @@
 //! The annotation-honesty kit against real servers: every safe-ops tool, order-cancel's
-//! confirm and get_operation_result, and three small fixture servers whose annotations are,
-//! respectively, a lie about reading, a lie about idempotency, and the truth. Each case runs
-//! on a fresh SQLite file in a temporary directory, through real rmcp clients and servers in
-//! process.
+//! confirm and get_operation_result, and small fixture servers whose annotations lie or tell
+//! the truth (tests/fixtures/honesty.rs holds one liar and one honest tool for each blind
+//! spot the kit closes: request-id deduplication, failed calls that write, a write on every
+//! third call, `destructiveHint: false` on a delete or overwrite, a check-then-insert race,
+//! and state only a custom observer sees). Each case runs on a fresh SQLite file in a
+//! temporary directory, through real rmcp clients and servers in process.
 
+#[path = "fixtures/honesty.rs"]
+mod fixtures;
 #[path = "support/mod.rs"]
 mod support;
 
@@ -151,15 +155,19 @@ async fn check_safe_ops(era: ProtocolVersion) {
             && repeat.result.contains("outbox channel deployments"),
         "a second deploy adds a row and a message:\n{deploy}"
     );
-    // However the two concurrent deploys interleave (guard's re-check may refuse the
-    // second with STATE_CHANGED), the records hold one row per deploy that went through.
-    let at_once = case(deploy, "two identical calls at once");
-    let went_through = [&at_once.first_call, &at_once.second_call]
-        .iter()
+    // However the concurrent deploys interleave (guard's re-check may refuse some with
+    // STATE_CHANGED), the records hold one row per deploy that went through.
+    let at_once = case(deploy, "identical calls at once");
+    let went_through = std::iter::once(at_once.first_call.as_str())
+        .chain(at_once.second_call.split(" | "))
         .filter(|c| c.starts_with("ok "))
         .count();
     assert!(went_through >= 1, "{deploy}");
-    let rows = if went_through == 1 { "1 row" } else { "2 rows" };
+    let rows = if went_through == 1 {
+        "1 row".to_owned()
+    } else {
+        format!("{went_through} rows")
+    };
     assert!(
         at_once
             .remote_records
@@ -416,7 +424,7 @@ async fn an_idempotent_tool_that_appends_fails() {
     for name in [
         "byte-identical repeat",
         "retry after the client dropped",
-        "two identical calls at once",
+        "identical calls at once",
     ] {
         let case = case(&report, name);
         assert_eq!(case.verdict, Verdict::Contradicts, "{name}:\n{report}");
@@ -452,7 +460,7 @@ async fn an_honest_idempotent_tool_passes() {
     for name in [
         "byte-identical repeat",
         "retry after the client dropped",
-        "two identical calls at once",
+        "identical calls at once",
     ] {
         assert_eq!(
             case(&report, name).verdict,
@@ -569,6 +577,249 @@ fn observers_see_content_not_just_counts() {
     );
 }
 
+// ── the blind spots the kit closes: one liar and one honest tool each ──────────────────────
+
+/// A small kit for the ledger: fewer concurrent runs than the default where the race is not
+/// the point, so the suite stays quick.
+fn ledger_kit() -> Kit<impl Fn() -> LedgerFixture> {
+    Kit::new(|| Box::pin(fixtures::ledger_fixture()) as LedgerFixture).races(3)
+}
+
+type LedgerFixture =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Fixture<fixtures::Ledger>>>>;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_tool_that_deduplicates_on_the_request_id_fails() {
+    let report = ledger_kit()
+        .check(&Probe::new("file_by_request_id", json!({"key": "k1"})))
+        .await;
+    println!("{report}");
+    assert!(!report.passed(), "{report}");
+    let repeats = case(&report, "byte-identical repeat");
+    assert_eq!(repeats.verdict, Verdict::Contradicts, "{report}");
+    assert!(
+        repeats
+            .result
+            .contains("repeat 1 of 3 (the first call's session, the next request id)")
+            && repeats.result.contains("table entries"),
+        "the repeat on the same session is what shows it:\n{report}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_tool_that_deduplicates_on_its_arguments_passes() {
+    let report = ledger_kit()
+        .check(&Probe::new("file_by_key", json!({"key": "k1"})).invalid([json!({"key": 7})]))
+        .await;
+    println!("{report}");
+    assert!(report.passed(), "{report}");
+    assert_has_every_case(&report);
+    let repeats = case(&report, "byte-identical repeat");
+    assert_eq!(repeats.verdict, Verdict::Consistent, "{report}");
+    // Three repeats, on the first call's session and on a new one.
+    for how in [
+        "repeat 1 of 3 (the first call's session",
+        "repeat 2 of 3 (a new session, the request id shifted by 2)",
+        "repeat 3 of 3 (the first call's session",
+    ] {
+        assert!(
+            repeats.remote_records.iter().any(|r| r.starts_with(how)),
+            "{how}:\n{report}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_idempotent_tool_that_writes_on_every_failed_call_fails() {
+    let report = ledger_kit()
+        .check(
+            &Probe::new("file_logging_every_failure", json!({"key": "k1"}))
+                .invalid([json!({"key": ""})]),
+        )
+        .await;
+    println!("{report}");
+    assert!(!report.passed(), "{report}");
+    let failed = case(&report, "nonexistent or invalid input 1");
+    assert_eq!(failed.verdict, Verdict::Contradicts, "{report}");
+    assert!(
+        failed.result.contains("repeating this failed call changed")
+            && failed.result.contains("table errors"),
+        "{report}"
+    );
+    assert!(failed.first_call.starts_with("isError"), "{report}");
+    // Its valid calls are honest.
+    assert_eq!(
+        case(&report, "byte-identical repeat").verdict,
+        Verdict::Consistent
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_idempotent_tool_that_notes_a_failure_once_passes() {
+    let report = ledger_kit()
+        .check(
+            &Probe::new("file_noting_failures_once", json!({"key": "k1"}))
+                .invalid([json!({"key": ""})]),
+        )
+        .await;
+    println!("{report}");
+    assert!(report.passed(), "{report}");
+    let failed = case(&report, "nonexistent or invalid input 1");
+    assert_eq!(failed.verdict, Verdict::Consistent, "{report}");
+    assert!(
+        failed
+            .remote_records
+            .iter()
+            .any(|r| r.contains("table failed_keys")),
+        "the first failed call did write, once:\n{report}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_write_on_every_third_call_fails() {
+    let report = ledger_kit()
+        .check(&Probe::new("file_every_third_call", json!({"key": "k1"})))
+        .await;
+    println!("{report}");
+    assert!(!report.passed(), "{report}");
+    let repeats = case(&report, "byte-identical repeat");
+    assert_eq!(repeats.verdict, Verdict::Contradicts, "{report}");
+    assert!(
+        repeats.result.contains("repeat 2 of 3"),
+        "the third call is the second repeat:\n{report}"
+    );
+    // With a single repeat, as the kit used to run, the lie goes unseen.
+    let short = Kit::new(fixtures::ledger_fixture)
+        .repeats(1)
+        .races(1)
+        .in_flight(2)
+        .check(&Probe::new("file_every_third_call", json!({"key": "k1"})))
+        .await;
+    assert_eq!(
+        case(&short, "byte-identical repeat").verdict,
+        Verdict::Consistent,
+        "{short}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn destructive_false_on_a_delete_or_an_overwrite_fails() {
+    for (tool, args, what) in [
+        (
+            "tidy_notes",
+            json!({}),
+            "deleted sqlite ledger.db table notes rowid 1",
+        ),
+        (
+            "edit_note",
+            json!({"id": 1, "text": "gone"}),
+            "overwrote sqlite ledger.db table notes rowid 1",
+        ),
+    ] {
+        let report = ledger_kit().check(&Probe::new(tool, args)).await;
+        println!("{report}");
+        assert_eq!(
+            report.claims.as_ref().and_then(|c| c.destructive),
+            Some(false)
+        );
+        assert!(!report.passed(), "{tool}:\n{report}");
+        let destructive = case(&report, "destructiveHint against");
+        assert_eq!(destructive.verdict, Verdict::Contradicts, "{report}");
+        assert!(
+            destructive
+                .result
+                .starts_with("DESTRUCTIVE: destructiveHint is false")
+                && destructive.result.contains(what),
+            "{what}:\n{report}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn destructive_false_on_a_tool_that_only_adds_passes() {
+    let report = ledger_kit()
+        .check(&Probe::new("add_note", json!({"text": "new"})).invalid([json!({"text": 7})]))
+        .await;
+    println!("{report}");
+    assert!(report.passed(), "{report}");
+    assert_has_every_case(&report);
+    let destructive = case(&report, "destructiveHint against");
+    assert_eq!(destructive.verdict, Verdict::Consistent, "{report}");
+    // It did change the table; adding is not destroying.
+    assert!(
+        first_case(&report)
+            .remote_records
+            .iter()
+            .any(|r| r.contains("table notes")),
+        "{report}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_check_then_insert_race_is_caught_and_the_run_named() {
+    let kit = Kit::new(fixtures::ledger_fixture).races(20);
+    let report = kit
+        .check(&Probe::new(
+            "register_check_then_insert",
+            json!({"name": "ada"}),
+        ))
+        .await;
+    println!("{report}");
+    // A single call and its repeats are honest: only calls at once show the race.
+    assert_eq!(
+        case(&report, "byte-identical repeat").verdict,
+        Verdict::Consistent,
+        "{report}"
+    );
+    let race = case(&report, "identical calls at once: 4 clients, up to 20 runs");
+    assert_eq!(race.verdict, Verdict::Contradicts, "{report}");
+    assert!(
+        race.result.contains("the race showed in run ") && race.result.contains("table names"),
+        "{report}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_unique_constraint_survives_every_concurrent_run() {
+    let kit = Kit::new(fixtures::ledger_fixture).races(20);
+    let report = kit
+        .check(&Probe::new("register_unique", json!({"name": "ada"})))
+        .await;
+    println!("{report}");
+    assert!(report.passed(), "{report}");
+    let race = case(&report, "identical calls at once");
+    assert_eq!(race.verdict, Verdict::Consistent, "{report}");
+    assert!(
+        race.result
+            .contains("20 runs of 4 identical calls at once each left the same state as one call"),
+        "{report}"
+    );
+}
+
+/// The kit sees only its observers: an in-memory counter passes unseen until an observer of
+/// one's own reads it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn state_only_a_custom_observer_sees_needs_that_observer() {
+    let probe = Probe::new("count_notes", json!({}));
+    let blind = ledger_kit().check(&probe).await;
+    assert!(
+        blind.passed(),
+        "the SQLite observer cannot see memory:\n{blind}"
+    );
+    let seeing = Kit::new(fixtures::ledger_fixture_with_counter)
+        .check(&probe)
+        .await;
+    println!("{seeing}");
+    assert!(!seeing.passed(), "{seeing}");
+    assert!(
+        seeing
+            .failures()
+            .iter()
+            .any(|f| f.contains("NOT read-only") && f.contains("call counter calls")),
+        "{seeing}"
+    );
+}
+
 // ── helpers ──────────────────────────────────────────────────────────────────────────────
 
 #[track_caller]
@@ -592,7 +843,8 @@ fn assert_has_every_case(report: &Report) {
         "byte-identical repeat",
         "nonexistent or invalid input",
         "retry after the client dropped",
-        "two identical calls at once",
+        "identical calls at once",
+        "destructiveHint against",
     ] {
         let case = case(report, name);
         assert_ne!(case.verdict, Verdict::Error, "{name} ran:\n{report}");
@@ -675,7 +927,7 @@ async fn order_cancel_fixture() -> Fixture<order_cancel::OrderCancel> {
 }
 
 /// confirm claims idempotency: a repeat, a retry after the client dropped mid-call (the
-/// seed's timeout) and two identical confirms at once must each leave the state of one
+/// seed's timeout) and identical confirms at once must each leave the state of one
 /// confirm. get_operation_result claims to read only.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn order_cancel_hints_are_honest() {
