@@ -820,6 +820,65 @@ async fn state_only_a_custom_observer_sees_needs_that_observer() {
     );
 }
 
+/// Items, for the destructiveHint judgement: rows by rowid (a WITHOUT ROWID table's rows by
+/// content), no sqlite_sequence, and outbox messages by their place in sending order, so an
+/// insert or a send is an addition and an update or delete is a loss.
+#[test]
+fn items_tell_additions_from_losses() {
+    use guard_runtime::honesty::Observe;
+    let db = database(
+        "CREATE TABLE log (id INTEGER PRIMARY KEY AUTOINCREMENT, line TEXT NOT NULL);
+         CREATE TABLE tags (name TEXT PRIMARY KEY, color TEXT NOT NULL) WITHOUT ROWID;
+         INSERT INTO log (line) VALUES ('one');
+         INSERT INTO tags VALUES ('red', '#f00');",
+    );
+    let sqlite = SqliteObserver::new(&db.path);
+    let lost = |before: &Snapshot, after: &Snapshot| -> Vec<String> {
+        before
+            .diff(after)
+            .into_iter()
+            .filter(|c| c.before.is_some())
+            .map(|c| c.key)
+            .collect()
+    };
+    let exec = |sql: &str| {
+        rusqlite::Connection::open(&db.path)
+            .and_then(|c| c.execute_batch(sql))
+            .expect(sql)
+    };
+    let before = sqlite.items().expect("items");
+    assert!(before.0.contains_key("table log rowid 1"), "{before:?}");
+    assert!(
+        !before.0.keys().any(|k| k.contains("sqlite_sequence rowid")),
+        "{before:?}"
+    );
+    exec("INSERT INTO log (line) VALUES ('two'); INSERT INTO tags VALUES ('blue', '#00f');");
+    let grown = sqlite.items().expect("items");
+    assert_eq!(
+        lost(&before, &grown),
+        Vec::<String>::new(),
+        "inserts only add"
+    );
+    assert_eq!(before.diff(&grown).len(), 2, "{:?}", before.diff(&grown));
+    exec("UPDATE tags SET color = '#e00' WHERE name = 'red'; DELETE FROM log WHERE id = 1;");
+    let shrunk = sqlite.items().expect("items");
+    let gone = lost(&grown, &shrunk);
+    assert!(gone.contains(&"table log rowid 1".to_owned()), "{gone:?}");
+    assert!(
+        gone.iter().any(|k| k.starts_with("table tags row ")),
+        "the updated WITHOUT ROWID row is a loss: {gone:?}"
+    );
+
+    let guard = Arc::new(Guard::ephemeral().expect("guard"));
+    let outbox = OutboxObserver::new(guard.clone());
+    guard.outbox().send("mail", json!({"to": "a@example.com"}));
+    let one = outbox.items().expect("items");
+    guard.outbox().send("mail", json!({"to": "a@example.com"}));
+    let two = outbox.items().expect("items");
+    assert_eq!(lost(&one, &two), Vec::<String>::new(), "a send only adds");
+    assert_eq!(one.diff(&two).len(), 1);
+}
+
 // ── helpers ──────────────────────────────────────────────────────────────────────────────
 
 #[track_caller]
