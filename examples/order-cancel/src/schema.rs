@@ -166,8 +166,20 @@ pub fn postgres_grants(schema: &str) -> Result<String, StoreError> {
              CREATE ROLE {LOCK_OWNER_ROLE} NOLOGIN;
          EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
          END $$;
-         ALTER ROLE {APP_ROLE} NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;
-         ALTER ROLE {LOCK_OWNER_ROLE} NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;
+         -- Roles belong to the whole cluster: alter one only when it needs it, so setups in
+         -- other databases never update the same role at once.
+         DO $$ BEGIN
+             IF EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = '{APP_ROLE}'
+                        AND (rolsuper OR rolcreatedb OR rolcreaterole OR rolreplication
+                             OR rolbypassrls)) THEN
+                 ALTER ROLE {APP_ROLE} NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;
+             END IF;
+             IF EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = '{LOCK_OWNER_ROLE}'
+                        AND (rolcanlogin OR rolsuper OR rolcreatedb OR rolcreaterole
+                             OR rolreplication OR rolbypassrls)) THEN
+                 ALTER ROLE {LOCK_OWNER_ROLE} NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;
+             END IF;
+         END $$;
          REVOKE {LOCK_OWNER_ROLE} FROM {APP_ROLE};
          GRANT USAGE ON SCHEMA {schema} TO {APP_ROLE}, {LOCK_OWNER_ROLE};
          REVOKE ALL ON {schema}.orders, {schema}.order_cancel_requests FROM {APP_ROLE}, {LOCK_OWNER_ROLE};
