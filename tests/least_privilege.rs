@@ -289,6 +289,22 @@ async fn the_app_role_cannot_rewrite_an_intent() {
         &format!("DELETE FROM guard_operations WHERE operation_id = '{id}'"),
     )
     .await;
+    // The columns guard does update carry a result only with the move to SUBMITTED.
+    for forged in [
+        "result = '{\"forged\":true}'",
+        "confirmed_at = 1",
+        "status = 'REJECTED', result = '{}'",
+    ] {
+        let message = denied(
+            &app,
+            &format!("UPDATE guard_operations SET {forged} WHERE operation_id = '{id}'"),
+        )
+        .await;
+        assert!(
+            message.contains("only once it is SUBMITTED"),
+            "{forged}: {message}"
+        );
+    }
     // Untouched: the confirm carries out exactly what was prepared.
     assert_eq!(body(&confirm(&alice, &id).await)["status"], "SUBMITTED");
     assert_eq!(world.requests(ORDER_ID).await, 1);

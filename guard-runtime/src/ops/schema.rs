@@ -94,7 +94,8 @@ pub(crate) const POSTGRES_SCHEMA: &str = schema!("BIGSERIAL PRIMARY KEY");
 ///
 /// - `guard_operations_immutable` (BEFORE INSERT OR UPDATE): a new intent is `PREPARED` with
 ///   no result and no confirmation time; an update may change only `status`, `result` and
-///   `confirmed_at`, and only of a `PREPARED` intent (a closed intent never changes again).
+///   `confirmed_at`, and only of a `PREPARED` intent (a closed intent never changes again);
+///   a result and a confirmation time exist only on a `SUBMITTED` intent.
 ///   The identity (`operation_id`, `tenant`, `user_id`), what was asked (`op`, `target`,
 ///   `payload`, `payload_sha256`, `preview`), `expires_at`, `created_at` and `trace_id` are
 ///   immutable. Column grants should already keep the server's role away from those columns;
@@ -145,6 +146,12 @@ BEGIN
         RAISE EXCEPTION 'guard: the identity, payload and expiry of operation % are immutable', OLD.operation_id
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'Guard updates only status, result and confirmed_at; prepare a new operation to ask for something else.';
+    END IF;
+    IF NEW.status IS DISTINCT FROM 'SUBMITTED'
+            AND (NEW.result IS NOT NULL OR NEW.confirmed_at IS NOT NULL) THEN
+        RAISE EXCEPTION 'guard: operation % has a result only once it is SUBMITTED', OLD.operation_id
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Only guard''s confirm stores a result, with the effect that produced it.';
     END IF;
     RETURN NEW;
 END
