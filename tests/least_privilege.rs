@@ -7,6 +7,8 @@
 //! its own); roles made here have unique names and are dropped at the end, so runs can
 //! repeat and overlap with other PostgreSQL tests.
 
+#[path = "support/external.rs"]
+mod external;
 mod support;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -533,9 +535,31 @@ async fn revoke_temp_takes_temporary_tables_away_from_the_app_role() {
         .await
         .expect("by default every role may create temporary tables");
     drop(before);
-    order_cancel::stores::revoke_temp(&db_url)
-        .await
-        .expect("revoke TEMPORARY");
+    // The operator's command: setup again (it may run any number of times) and revoke.
+    let root = external::workspace_root();
+    let bin = external::example_bin(&root, "order-cancel", "ORDER_CANCEL_BIN");
+    let revoked = std::process::Command::new(&bin)
+        .args([
+            "--pg",
+            &db_url,
+            "--pg-schema",
+            "shop",
+            "setup-postgres",
+            "--revoke-temp",
+        ])
+        .output()
+        .expect("order-cancel runs");
+    assert!(
+        revoked.status.success(),
+        "{}",
+        external::show("order-cancel setup-postgres --revoke-temp", &revoked)
+    );
+    assert!(
+        String::from_utf8_lossy(&revoked.stderr)
+            .contains("TEMPORARY on the database is revoked from PUBLIC and order_cancel_app"),
+        "{}",
+        external::show("order-cancel setup-postgres --revoke-temp", &revoked)
+    );
     let after = app_session().await;
     let refused = after
         .batch_execute("CREATE TEMP TABLE orders (x INTEGER)")
