@@ -90,6 +90,9 @@ async fn lock_status(client: &Client) -> String {
 struct TempRole {
     name: String,
     owner: Client,
+    /// Set once [`TempRole::remove`] has dropped it; otherwise `Drop` does (a test that
+    /// failed half-way).
+    dropped: bool,
 }
 
 impl TempRole {
@@ -104,14 +107,48 @@ impl TempRole {
             .batch_execute(&format!("CREATE ROLE {name} LOGIN"))
             .await
             .expect("create a test role");
-        Self { name, owner }
+        Self {
+            name,
+            owner,
+            dropped: false,
+        }
     }
 
-    async fn drop(self) {
+    async fn remove(mut self) {
         self.owner
             .batch_execute(&format!("DROP OWNED BY {0}; DROP ROLE {0}", self.name))
             .await
             .expect("drop the test role");
+        self.dropped = true;
+    }
+}
+
+impl Drop for TempRole {
+    fn drop(&mut self) {
+        let Ok(url) = std::env::var(orders::URL_ENV) else {
+            return;
+        };
+        if self.dropped {
+            return;
+        }
+        let name = self.name.clone();
+        let dropped = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            runtime.block_on(async {
+                let (client, connection) = tokio_postgres::connect(&url, NoTls).await?;
+                tokio::spawn(connection);
+                client
+                    .batch_execute(&format!("DROP OWNED BY {name}; DROP ROLE IF EXISTS {name}"))
+                    .await
+            })
+        })
+        .join();
+        if let Ok(Err(error)) = dropped {
+            eprintln!("could not drop the test role {}: {error}", self.name);
+        }
     }
 }
 
@@ -252,7 +289,7 @@ async fn the_lock_function_is_owned_by_a_nologin_non_superuser_and_pins_pg_temp_
     let stranger = connect_as(&world, &other.name).await;
     denied(&stranger, "SELECT order_cancel_lock('tenant_demo', 1001)").await;
     drop(stranger);
-    other.drop().await;
+    other.remove().await;
 }
 
 /// Every column but status, result and confirmed_at, with a value to write into it.
@@ -367,7 +404,7 @@ async fn a_role_with_table_wide_rights_still_cannot_rewrite_an_intent() {
     .await;
     assert!(inserted.contains("must be PREPARED"), "{inserted}");
     drop(client);
-    wide.drop().await;
+    wide.remove().await;
     // The intent still confirms as prepared.
     assert_eq!(body(&confirm(&alice, &open).await)["status"], "SUBMITTED");
     assert_eq!(world.requests(ORDER_ID).await, 1);
@@ -518,6 +555,10 @@ async fn revoke_temp_takes_temporary_tables_away_from_the_app_role() {
         .batch_execute(&format!("CREATE DATABASE {db}"))
         .await
         .expect("a test database");
+    let _dropped_at_end = DropDatabase {
+        url: url.clone(),
+        name: db.clone(),
+    };
     let (base, _) = url.rsplit_once('/').expect("a URL ending in /DATABASE");
     let db_url = format!("{base}/{db}");
     order_cancel::stores::setup_postgres(&db_url, "shop", order_cancel::schema::DEMO_ORDERS)
@@ -565,12 +606,38 @@ async fn revoke_temp_takes_temporary_tables_away_from_the_app_role() {
         .batch_execute("CREATE TEMP TABLE orders (x INTEGER)")
         .await;
     drop(after);
-    admin
-        .batch_execute(&format!("DROP DATABASE {db} WITH (FORCE)"))
-        .await
-        .expect("drop the test database");
     let error = refusal(refused, "CREATE TEMP TABLE as the app after the revoke");
     assert_eq!(error.code(), &SqlState::INSUFFICIENT_PRIVILEGE, "{error:?}");
+}
+
+/// Drops a test database when the test ends, however it ends (on a thread of its own:
+/// `drop` cannot await).
+struct DropDatabase {
+    url: String,
+    name: String,
+}
+
+impl Drop for DropDatabase {
+    fn drop(&mut self) {
+        let (url, name) = (self.url.clone(), self.name.clone());
+        let dropped = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            runtime.block_on(async {
+                let (client, connection) = tokio_postgres::connect(&url, NoTls).await?;
+                tokio::spawn(connection);
+                client
+                    .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                    .await
+            })
+        })
+        .join();
+        if let Ok(Err(error)) = dropped {
+            eprintln!("could not drop the test database {}: {error}", self.name);
+        }
+    }
 }
 
 /// `definer_function_sql` refuses, in the database, an owner that is a superuser or may log
@@ -628,6 +695,6 @@ async fn definer_function_sql_refuses_an_owner_that_is_not_a_dedicated_role() {
         .batch_execute(&render(LOCK_OWNER_ROLE, APP_ROLE))
         .await
         .expect("a hardened definer");
-    member.drop().await;
-    login.drop().await;
+    member.remove().await;
+    login.remove().await;
 }
