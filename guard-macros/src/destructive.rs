@@ -291,7 +291,8 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
         let FnArg::Typed(pt) = arg else { continue };
         let (pat, ty) = (&pt.pat, &pt.ty);
         if i == confirmed_at {
-            rebind.push(quote!(let #pat: #ty = __guard_confirmed;));
+            // Spanned at the author's type: a `Confirmed` that is not guard's is refused there.
+            rebind.push(quote_spanned!(ty.span()=> let #pat: #ty = __guard_confirmed;));
             continue;
         }
         let binding = format_ident!("__guard_p{}", i);
@@ -310,18 +311,12 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
     }
 
     let preview = o.preview.as_ref().expect("checked");
-    asserts.push(match &shape.params {
-        Some((_, _, args_ty)) => quote_spanned! {preview.span()=>
-            ::guard_runtime::__private::assert_preview::<Self, #args_ty, _>(&#preview);
-        },
-        None => quote_spanned! {preview.span()=>
-            ::guard_runtime::__private::assert_preview_no_args::<Self, _>(&#preview);
-        },
-    });
+    // Called through a function whose bounds spell the expected signature, so a wrong
+    // preview is one error at `preview = ...` that names it.
     let preview_call = if shape.params.is_some() {
-        quote_spanned!(preview.span()=> #preview(self, &__guard_args).await)
+        quote_spanned!(preview.span()=> ::guard_runtime::__private::preview(#preview, self, &__guard_args).await)
     } else {
-        quote_spanned!(preview.span()=> #preview(self).await)
+        quote_spanned!(preview.span()=> ::guard_runtime::__private::preview_no_args(#preview, self).await)
     };
     let confirm_kind = match o.confirm.map(|c| c.0).unwrap_or(ConfirmBy::Form) {
         ConfirmBy::Form => quote!(Form),
@@ -444,7 +439,7 @@ fn fallback(original: ImplItemFn) -> TokenStream {
     let mut inner = original;
     inner.sig.ident = format_ident!("__guard_{}", name);
     inner.attrs.retain(|a| {
-        !["tool", "read_only", "idempotent"]
+        !["tool", "read_only", "idempotent", "destructive"]
             .iter()
             .any(|n| tool_attr::is_attr(a, n))
     });

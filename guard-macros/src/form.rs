@@ -434,7 +434,10 @@ fn check(cx: &Ctxt, fields: &[Field]) {
             cx.error_spanned_by(default, "a `#[form(checkbox)]` field cannot default to `true`: a pre-ticked box is consent the human never gave. Remove `default`, or write `default = false`");
         }
         if f.checkbox && f.confirm_text {
-            cx.error_spanned_by(&f.ident, "a field is either `#[form(checkbox)]` or `#[form(confirm_text)]`, not both");
+            cx.error_spanned_by(
+                &f.ident,
+                "a field is either `#[form(checkbox)]` or `#[form(confirm_text)]`, not both",
+            );
         }
         if f.confirm_text && (f.optional || !matches!(f.kind, Kind::String)) {
             cx.error_spanned_by(&f.ident, "`#[form(confirm_text)]` goes on a plain `String` field: the human retypes the target there");
@@ -535,10 +538,16 @@ fn field_spec(f: &Field) -> TokenStream {
             let max = opt_num(f.max_length);
             let format = match f.format {
                 Some("email") => {
-                    quote!(::core::option::Option::Some(::guard_runtime::form::Format::Email))
+                    quote!(::core::option::Option::Some(
+                        ::guard_runtime::form::Format::Email
+                    ))
                 }
-                Some("uri") => quote!(::core::option::Option::Some(::guard_runtime::form::Format::Uri)),
-                Some("date") => quote!(::core::option::Option::Some(::guard_runtime::form::Format::Date)),
+                Some("uri") => quote!(::core::option::Option::Some(
+                    ::guard_runtime::form::Format::Uri
+                )),
+                Some("date") => quote!(::core::option::Option::Some(
+                    ::guard_runtime::form::Format::Date
+                )),
                 Some(_) => quote!(::core::option::Option::Some(
                     ::guard_runtime::form::Format::DateTime
                 )),

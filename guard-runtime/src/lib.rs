@@ -72,10 +72,10 @@ pub mod __private {
         drive::{RecheckHook, lock_and_recheck},
         lookup::get_operation_result,
     };
+    pub use crate::read_handle::{Sealed as ReadHandleSeal, assert_read_handle};
     pub use crate::seal::{FormDerived, FormEnumDerived};
     pub use rmcp;
     pub use serde_json;
-    pub use crate::read_handle::{Sealed as ReadHandleSeal, assert_read_handle};
 
     /// Pins a guarded tool's argument type to `ToolArgs` at the span of its `Parameters<_>`.
     pub const fn assert_tool_args<T: crate::ToolArgs>() {}
@@ -94,39 +94,29 @@ pub mod __private {
         }
     }
 
-    /// Pins `form = X` and the handler's `Confirmed<Y>` to one type (however each is spelled).
-    pub const fn assert_same_form<Declared: SameForm<Taken>, Taken>() {}
-
     /// The author's `validate` rules, coerced to the one signature the flow calls.
     pub const fn rules<F>(rules: Rules<F>) -> Rules<F> {
         rules
     }
 
-    /// Pins `preview` to `async fn(&self, &Args) -> Result<Preview, ToolError>`.
-    pub fn assert_preview<S, A, P: PreviewFn<S, A>>(_: &P) {}
-    /// Pins `preview` to `async fn(&self) -> Result<Preview, ToolError>` (no arguments).
-    pub fn assert_preview_no_args<S, P: PreviewFnNoArgs<S>>(_: &P) {}
-
-    #[diagnostic::on_unimplemented(
-        message = "`preview` must be `async fn(&self, args: &{A}) -> Result<Preview, ToolError>`",
-        label = "not a preview for these arguments",
-        note = "guard calls the preview with the tool's arguments before asking and again before the effect; write `async fn preview_x(&self, args: &{A}) -> Result<guard_runtime::Preview, guard_runtime::ToolError>` and pass `preview = Self::preview_x`"
-    )]
-    pub trait PreviewFn<S, A> {}
-    impl<S, A, P> PreviewFn<S, A> for P where
-        P: AsyncFn(&S, &A) -> Result<crate::Preview, crate::ToolError>
+    /// Calls the author's `preview`; its bounds are the signature the flow expects,
+    /// `async fn(&self, &Args) -> Result<Preview, ToolError>`.
+    pub fn preview<'a, S: ?Sized, A, P, F>(preview: P, server: &'a S, args: &'a A) -> F
+    where
+        P: FnOnce(&'a S, &'a A) -> F,
+        F: core::future::Future<Output = Result<crate::Preview, crate::ToolError>>,
     {
+        preview(server, args)
     }
 
-    #[diagnostic::on_unimplemented(
-        message = "`preview` must be `async fn(&self) -> Result<Preview, ToolError>` for a tool without arguments",
-        label = "not a preview for a tool without arguments",
-        note = "write `async fn preview_x(&self) -> Result<guard_runtime::Preview, guard_runtime::ToolError>` and pass `preview = Self::preview_x`"
-    )]
-    pub trait PreviewFnNoArgs<S> {}
-    impl<S, P> PreviewFnNoArgs<S> for P where
-        P: AsyncFn(&S) -> Result<crate::Preview, crate::ToolError>
+    /// Calls the `preview` of a tool without arguments: `async fn(&self) -> Result<Preview,
+    /// ToolError>`.
+    pub fn preview_no_args<'a, S: ?Sized, P, F>(preview: P, server: &'a S) -> F
+    where
+        P: FnOnce(&'a S) -> F,
+        F: core::future::Future<Output = Result<crate::Preview, crate::ToolError>>,
     {
+        preview(server)
     }
 
     /// Pins a prepare's payload to what guard can store and read back.
@@ -139,6 +129,9 @@ pub mod __private {
     )]
     pub trait Payload {}
     impl<P: serde::Serialize + serde::de::DeserializeOwned> Payload for P {}
+
+    /// Pins `form = X` and the handler's `Confirmed<Y>` to one type (however each is spelled).
+    pub const fn assert_same_form<Declared: SameForm<Taken>, Taken>() {}
 
     #[diagnostic::on_unimplemented(
         message = "`form = {Self}` but the handler takes `Confirmed<{T}>`",
@@ -182,15 +175,15 @@ pub mod __private {
     impl Extractor for crate::db::WriteDb {}
     #[cfg(feature = "postgres")]
     impl Extractor for crate::db::PgReadDb {}
-    ) -> &mut crate::ops::Approved<Confirmed>
-    where
-        Prepared: SamePayload<Confirmed>,
     /// Hands the proof, locked as the payload its prepare's `Intent<P>` froze, to a confirm
     /// taking `Approved<P>`; pins the two payload types to be the same. The intent is locked
     /// as the prepare's type, so a mismatch is this one error, not also the recheck's.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub fn same_payload<Prepared, Confirmed>(
         approved: &mut crate::ops::Approved<Prepared>,
+    ) -> &mut crate::ops::Approved<Confirmed>
+    where
+        Prepared: SamePayload<Confirmed>,
     {
         Prepared::same(approved)
     }

@@ -1,0 +1,52 @@
+// A type of one's own named `Confirmed` is not guard's proof: the handler would receive a
+// value anyone can build.
+
+use guard_runtime::forms::Checkbox;
+use std::sync::Arc;
+
+use guard_runtime::{Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
+use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Clone)]
+struct S {
+    guard: Arc<Guard>,
+}
+
+impl Guarded for S {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct DeleteArgs {
+    path: String,
+}
+
+impl S {
+    async fn preview_delete(&self, args: &DeleteArgs) -> Result<Preview, ToolError> {
+        Ok(Preview::effect(&args.path, format!("Delete {}", args.path)))
+    }
+}
+
+
+struct Confirmed<F>(F);
+
+#[tool_router(server_handler)]
+impl S {
+    /// Delete a file.
+    #[destructive(confirm = "checkbox", preview = Self::preview_delete)]
+    #[tool]
+    async fn delete_file(
+        &self,
+        Parameters(args): Parameters<DeleteArgs>,
+        confirmed: Confirmed<Checkbox>,
+    ) -> Result<String, ToolError> {
+        let Confirmed(form) = confirmed;
+        Ok(format!("Deleted {} ({})", args.path, form.confirm))
+    }
+}
+
+fn main() {}

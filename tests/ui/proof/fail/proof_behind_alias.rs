@@ -1,0 +1,51 @@
+// The proof is recognised where it is written out: behind an alias the handler takes no
+// proof as far as guard can see, and is refused.
+
+use guard_runtime::forms::Checkbox;
+use std::sync::Arc;
+
+use guard_runtime::{Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
+use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Clone)]
+struct S {
+    guard: Arc<Guard>,
+}
+
+impl Guarded for S {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct DeleteArgs {
+    path: String,
+}
+
+impl S {
+    async fn preview_delete(&self, args: &DeleteArgs) -> Result<Preview, ToolError> {
+        Ok(Preview::effect(&args.path, format!("Delete {}", args.path)))
+    }
+}
+
+
+type Proof = Confirmed<Checkbox>;
+
+#[tool_router(server_handler)]
+impl S {
+    /// Delete a file.
+    #[destructive(confirm = "checkbox", preview = Self::preview_delete)]
+    #[tool]
+    async fn delete_file(
+        &self,
+        Parameters(args): Parameters<DeleteArgs>,
+        _confirmed: Proof,
+    ) -> Result<String, ToolError> {
+        Ok(format!("Deleted {}", args.path))
+    }
+}
+
+fn main() {}
