@@ -92,8 +92,20 @@ pub const fn assert_tool_arg_field<T: ToolArgField>() {}
     label = "not a `String`",
     note = "point `target = ...` at a `String` field of the tool's arguments: the human retypes that exact text"
 )]
-pub trait TargetText {
+pub trait TargetText: target_seal::Sealed {
     fn target_text(&self) -> &str;
+}
+
+/// Only strings are retyped: a type of one's own cannot choose the text the human must type.
+mod target_seal {
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be a type-to-confirm target",
+        label = "guard compares typed names with `String` arguments only",
+        note = "point `target = ...` at a `String` field of the tool's arguments; implementing guard's target trait yourself would let code choose the text the human must type"
+    )]
+    pub trait Sealed {}
+    impl Sealed for String {}
+    impl Sealed for &str {}
 }
 
 impl TargetText for String {
