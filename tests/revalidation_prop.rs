@@ -178,7 +178,7 @@ fn oracle_effect(kind: Kind, content: &Value) -> bool {
         Some(Parsed::Deploy {
             urgent,
             rollback_plan,
-        }) => !urgent || rollback_plan.trim().chars().count() >= 10,
+        }) => !urgent || visible(&rollback_plan) >= 10,
         None => false,
     }
 }

@@ -216,12 +216,22 @@ impl Sandbox {
             Err(Errno::NOENT) => return Err(gone()),
             Err(errno) => return Err(SandboxError::failed(path, "look up", errno)),
         };
+        // A file whose last name another remover is unlinking right now has no links left.
+        if stat.st_nlink == 0 {
+            return Err(gone());
+        }
         let identity = regular_file(path, &stat).map_err(|refused| {
             SandboxError::changed(format!(
                 "{refused} It was a regular file when the user confirmed; nothing was deleted."
             ))
         })?;
         if identity.digest() != pin.digest {
+            // Another remover's unlink in flight changes the change time just before the name
+            // goes: look once more, so that case reads as gone rather than as modified.
+            let again = fs::statat(&parent, path.leaf(), AtFlags::SYMLINK_NOFOLLOW);
+            if matches!(again, Err(Errno::NOENT) | Ok(fs::Stat { st_nlink: 0, .. })) {
+                return Err(gone());
+            }
             return Err(SandboxError::changed(format!(
                 "`{path}` was replaced or modified after the user confirmed; nothing was \
                  deleted. Call the tool again to show the user the file as it is now."

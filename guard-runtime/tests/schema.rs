@@ -126,7 +126,7 @@ fn validator_reports_every_problem() {
     let text = problems.join("\n");
     for needle in [
         "unknown field `extra`",
-        "`zebra` must be at least 2 characters",
+        "`zebra` must be at least 2 visible characters",
         "`when` must be a valid date-time",
         "`ratio` must be at most 2.5",
         "`count` must be a whole number",
