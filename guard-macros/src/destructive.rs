@@ -278,7 +278,6 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
     let rt = quote!(::guard_runtime);
     let private = quote!(#rt::__private);
     let rmcp = quote!(#private::rmcp);
-    let name = tool_fn.sig.ident.clone();
     let (confirmed_at, confirmed_ty, form_ty) = shape.confirmed.clone().expect("checked");
 
     // The tool method takes every parameter but the proof, plus guard's context first. The
@@ -350,7 +349,7 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
         }
         None => quote!(::core::option::Option::None),
     };
-    let tool_name = name.to_string();
+    let tool_name = tool_attr::routed_name(&tool_fn);
 
     asserts.push(quote_spanned!(confirmed_ty.span()=> #private::assert_form::<#form_ty>();));
     asserts.push(quote!(#private::assert_guarded::<Self>();));

@@ -510,8 +510,8 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
             .find(|c| c.opts.op.as_ref().is_some_and(|o| o.value() == op))
             .expect("paired");
         let name = p.f.sig.ident.clone();
-        let tool = name.to_string();
-        let confirm_tool = confirm.f.sig.ident.to_string();
+        let tool = tool_attr::routed_name(&p.f);
+        let confirm_tool = tool_attr::routed_name(&confirm.f);
         let inner = format_ident!("__guard_{}", name);
         let ttl = p.opts.ttl_secs.expect("checked");
         let scopes = &p.opts.scopes;
@@ -543,7 +543,7 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
         }
         let mut tool_fn = p.f.clone();
         let receiver = tool_fn.sig.inputs.first().cloned();
-        tool_fn.sig.inputs = syn::parse_quote!(#receiver, __guard_request: #rmcp::service::RequestContext<#rmcp::RoleServer>, #(#params),*);
+        tool_fn.sig.inputs = syn::parse_quote!(#receiver, #(#params),*);
         tool_fn.sig.output = syn::parse_quote!(-> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData>);
         tool_fn.block = syn::parse_quote!({
             const __GUARD_SPEC: &#rt::__private::PrepareSpec = &#rt::__private::PrepareSpec {
@@ -556,7 +556,7 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
             };
             #rt::__private::assert_guarded::<Self>();
             #(#asserts)*
-            let mut __guard_prepare = match #rt::ops::Prepare::begin(#rt::Guarded::guard(self), &__guard_request, __GUARD_SPEC).await {
+            let mut __guard_prepare = match #rt::ops::Prepare::begin(#rt::Guarded::guard(self), __GUARD_SPEC).await {
                 ::core::result::Result::Ok(prepare) => prepare,
                 ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
             };
@@ -572,9 +572,8 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
             .iter()
             .find(|p| p.opts.op.as_ref().is_some_and(|o| o.value() == op))
             .expect("paired");
-        let name = c.f.sig.ident.clone();
-        let tool = name.to_string();
-        let prepare_tool = prepare.f.sig.ident.to_string();
+        let tool = tool_attr::routed_name(&c.f);
+        let prepare_tool = tool_attr::routed_name(&prepare.f);
         let scopes = &prepare.opts.scopes;
         let payload = c.payload.as_ref().expect("checked");
         let recheck = c.opts.recheck.as_ref().expect("checked");
@@ -600,7 +599,7 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
         let stmts = &c.f.block.stmts;
         let mut tool_fn = c.f.clone();
         let receiver = tool_fn.sig.inputs.first().cloned();
-        tool_fn.sig.inputs = syn::parse_quote!(#receiver, __guard_request: #rmcp::service::RequestContext<#rmcp::RoleServer>, __guard_operation: #rmcp::handler::server::wrapper::Parameters<#rt::ops::OperationRef>);
+        tool_fn.sig.inputs = syn::parse_quote!(#receiver, __guard_operation: #rmcp::handler::server::wrapper::Parameters<#rt::ops::OperationRef>);
         tool_fn.sig.output = syn::parse_quote!(-> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData>);
         tool_fn.block = syn::parse_quote!({
             const __GUARD_SPEC: &#rt::__private::ConfirmSpec = &#rt::__private::ConfirmSpec {
@@ -612,7 +611,6 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
             #rt::__private::assert_guarded::<Self>();
             let mut __guard_approved = match #rt::__private::lock_and_recheck::<Self, #prepared>(
                 #rt::Guarded::guard(self),
-                &__guard_request,
                 __GUARD_SPEC,
                 __guard_operation,
                 self,
@@ -631,7 +629,7 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
         out.push(ImplItem::Fn(tool_fn));
     }
     let result_tool = Ident::new(RESULT_TOOL, Span::call_site());
-    let prepare_tools: Vec<String> = prepares.iter().map(|p| p.f.sig.ident.to_string()).collect();
+    let prepare_tools: Vec<String> = prepares.iter().map(|p| tool_attr::routed_name(&p.f)).collect();
     let hints = tool_attr::read_only_hints();
     out.push(syn::parse_quote! {
         #[#rmcp::tool(
@@ -640,11 +638,10 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
         )]
         async fn #result_tool(
             &self,
-            __guard_request: #rmcp::service::RequestContext<#rmcp::RoleServer>,
             __guard_operation: #rmcp::handler::server::wrapper::Parameters<#rt::ops::OperationRef>,
         ) -> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData> {
             #rt::__private::assert_guarded::<Self>();
-            #rt::__private::get_operation_result(#rt::Guarded::guard(self), &__guard_request, __guard_operation, &[#(#prepare_tools),*]).await
+            #rt::__private::get_operation_result(#rt::Guarded::guard(self), __guard_operation, &[#(#prepare_tools),*]).await
         }
     });
     out

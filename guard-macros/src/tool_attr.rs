@@ -12,6 +12,26 @@ pub fn is_attr(attr: &Attribute, name: &str) -> bool {
     attr.path().segments.last().is_some_and(|s| s.ident == name)
 }
 
+/// The name rmcp routes the tool under: `#[tool(name = "...")]`, else the method's name.
+pub fn routed_name(f: &ImplItemFn) -> String {
+    let named = f
+        .attrs
+        .iter()
+        .filter(|a| is_attr(a, "tool"))
+        .filter_map(|a| a.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated).ok())
+        .flatten()
+        .find_map(|meta| match meta {
+            Meta::NameValue(nv) if nv.path.is_ident("name") => match nv.value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s), ..
+                }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        });
+    named.unwrap_or_else(|| f.sig.ident.to_string())
+}
+
 /// Rewrites the method's `#[tool]` so its annotations carry `hints`
 /// (`read_only_hint = true, ...`). Reports a missing `#[tool]` or an author-set hint.
 pub fn set_hints(cx: &Ctxt, f: &mut ImplItemFn, guard_attr: &str, hints: proc_macro2::TokenStream) {

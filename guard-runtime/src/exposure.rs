@@ -314,7 +314,8 @@ impl<S: Send + Sync + 'static> Exposed<S> {
                 trace_id = %trace_id,
             );
         }
-        self.router.call(context).await
+        let incoming = crate::dispatch::record(&context);
+        crate::dispatch::within(incoming, self.router.call(context)).await
     }
 }
 

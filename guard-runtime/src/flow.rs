@@ -73,21 +73,36 @@ pub struct ToolSpec {
 }
 
 /// The parts of a `tools/call` the flow needs: the request context, the raw arguments (to
-/// bind MRTR state to them) and the MRTR echo. Extract it before `Parameters`.
+/// bind MRTR state to them) and the MRTR echo. They come from the call rmcp dispatched
+/// through guard's exposure (see [`crate::dispatch`]), never from the context handed to the
+/// extractor, which code in the process can build; without a dispatched call for this tool
+/// the flow asks nobody and runs nothing.
 pub struct GuardCall {
     request: RequestContext<RoleServer>,
     arguments: JsonObject,
     request_state: Option<String>,
     input_responses: Option<InputResponses>,
+    /// The tool rmcp dispatched this call to, if guard's exposure dispatched it.
+    dispatched: Option<String>,
 }
 
 impl<S> FromContextPart<ToolCallContext<'_, S>> for GuardCall {
     fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, rmcp::ErrorData> {
-        Ok(Self {
-            request: context.request_context.clone(),
-            arguments: context.arguments.clone().unwrap_or_default(),
-            request_state: context.request_state.take(),
-            input_responses: context.input_responses.take(),
+        Ok(match crate::dispatch::take(context.name()) {
+            Some(incoming) => Self {
+                request: incoming.request,
+                arguments: incoming.arguments,
+                request_state: incoming.request_state,
+                input_responses: incoming.input_responses,
+                dispatched: Some(context.name().to_owned()),
+            },
+            None => Self {
+                request: context.request_context.clone(),
+                arguments: context.arguments.clone().unwrap_or_default(),
+                request_state: None,
+                input_responses: None,
+                dispatched: None,
+            },
         })
     }
 }
@@ -262,10 +277,12 @@ impl<'g, F: Form> Flow<'g, F> {
     /// A server that does not publish its tools through guard's exposure never states
     /// which tools it offers: nothing is asked and nothing runs.
     fn published(&self) -> Step<()> {
-        if self.guard.publishes_through_exposure() {
+        if self.guard.publishes_through_exposure()
+            && self.call.dispatched.as_deref() == Some(self.spec.name)
+        {
             return Ok(());
         }
-        tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, "a guarded tool was called on a server that does not publish its tools through guard's exposure; state one with Guard::with_exposure and serve the tools with #[tool_handler(router = guard_runtime::exposed(self, Self::tool_router()))]");
+        tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, "a guarded tool was called outside a tools/call that guard's exposure dispatched to it (a server without #[tool_handler(router = guard_runtime::exposed(self, Self::tool_router()))], or code calling the tool's method or guard's flow itself); nothing was asked or run");
         Err(self.refuse(
             "not_published",
             ToolError::new(
@@ -745,6 +762,11 @@ pub const fn roles_problem(form: &FormSpec, kind: ConfirmKind) -> Option<&'stati
                 if !matches!(field.kind, FieldKind::String { .. }) || field.optional {
                     return Some(
                         "a `#[form(confirm_text)]` field must be a plain `String`: the human types the target into it",
+                    );
+                }
+                if field.default.is_some() {
+                    return Some(
+                        "a `#[form(confirm_text)]` field cannot have a default: a pre-filled name is typed by nobody",
                     );
                 }
                 typed += 1;

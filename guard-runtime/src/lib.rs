@@ -14,6 +14,7 @@ extern crate self as guard_runtime;
 mod args;
 mod canonical;
 mod confirmed;
+mod dispatch;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod db;
 mod error;

@@ -3,11 +3,7 @@
 
 use std::time::Duration;
 
-use rmcp::{
-    RoleServer,
-    model::{CallToolResponse, CallToolResult, MetaObject},
-    service::RequestContext,
-};
+use rmcp::model::{CallToolResponse, CallToolResult, MetaObject};
 use serde_json::{Value, json};
 
 use super::{
@@ -60,7 +56,6 @@ impl Caller {
     /// answer for the model; a scope denial is also audited.
     pub async fn start(
         guard: &Guard,
-        request: &RequestContext<RoleServer>,
         tool: &'static str,
         op: &'static str,
         scopes: &[&str],
@@ -78,8 +73,11 @@ impl Caller {
                 &trace_id,
             ));
         };
-        if !guard.publishes_through_exposure() {
-            tracing::error!(%trace_id, tool, "a two-phase tool was called on a server that does not publish its tools through guard's exposure; state one with Guard::with_exposure and serve the tools with #[tool_handler(router = guard_runtime::exposed(self, Self::tool_router()))]");
+        // The caller is read from the call rmcp dispatched to this tool, not from a context
+        // code in the process could have built (see `crate::dispatch`).
+        let dispatched = crate::dispatch::take(tool).map(|incoming| incoming.request);
+        let (true, Some(request)) = (guard.publishes_through_exposure(), dispatched.as_ref()) else {
+            tracing::error!(%trace_id, tool, "a two-phase tool was called outside a tools/call that guard's exposure dispatched to it (a server without #[tool_handler(router = guard_runtime::exposed(self, Self::tool_router()))], or code calling the tool's method itself); nothing was done");
             return Err(answer_error(
                 ToolError::new(
                     codes::UNAVAILABLE,
@@ -89,7 +87,7 @@ impl Caller {
                 ),
                 &trace_id,
             ));
-        }
+        };
         let identity = ops
             .identity
             .identify(request)

@@ -20,8 +20,7 @@
 //! a transaction of its own when the call's is gone.
 
 use rmcp::{
-    RoleServer, handler::server::wrapper::Parameters, model::CallToolResponse,
-    service::RequestContext,
+    handler::server::wrapper::Parameters, model::CallToolResponse,
 };
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Value, json};
@@ -110,11 +109,10 @@ impl<P: DeserializeOwned> Locked<P> {
     /// Steps 1–4: lock the intent and end the call unless it can go ahead.
     pub(crate) async fn begin(
         guard: &Guard,
-        request: &RequestContext<RoleServer>,
         spec: &'static ConfirmSpec,
         Parameters(reference): Parameters<OperationRef>,
     ) -> Step<Self> {
-        let caller = Caller::start(guard, request, spec.tool, spec.op, spec.scopes).await?;
+        let caller = Caller::start(guard, spec.tool, spec.op, spec.scopes).await?;
         let id = caller.operation_id(&reference, spec.prepare_tool).await?;
         let mut tx = match caller.ops.store.begin().await {
             Ok(tx) => tx,

@@ -2,7 +2,7 @@
 //! it, and only then approve. The lock and gate steps are crate-private, so no code can
 //! skip the hook or hand the proof a verdict of its own.
 
-use rmcp::{RoleServer, handler::server::wrapper::Parameters, service::RequestContext};
+use rmcp::handler::server::wrapper::Parameters;
 use serde::de::DeserializeOwned;
 
 use super::{
@@ -21,13 +21,12 @@ pub type RecheckHook<S, P> =
 /// and approve it, or end the call with the model's answer.
 pub async fn lock_and_recheck<S, P: DeserializeOwned>(
     guard: &Guard,
-    request: &RequestContext<RoleServer>,
     spec: &'static ConfirmSpec,
     reference: Parameters<OperationRef>,
     server: &S,
     hook: RecheckHook<S, P>,
 ) -> Step<Approved<P>> {
-    let mut locked = Locked::begin(guard, request, spec, reference).await?;
+    let mut locked = Locked::begin(guard, spec, reference).await?;
     let verdict = hook(server, &mut locked).await;
     locked.rechecked(verdict).await
 }

@@ -3,8 +3,7 @@
 //! and leaves an audit record of who asked.
 
 use rmcp::{
-    RoleServer, handler::server::wrapper::Parameters, model::CallToolResponse,
-    service::RequestContext,
+    handler::server::wrapper::Parameters, model::CallToolResponse,
 };
 use serde_json::json;
 
@@ -23,11 +22,10 @@ pub const TOOL: &str = "get_operation_result";
 /// `prepare_tools` name the server's prepare tools, for the not-found answer.
 pub async fn get_operation_result(
     guard: &Guard,
-    request: &RequestContext<RoleServer>,
     Parameters(reference): Parameters<OperationRef>,
     prepare_tools: &[&str],
 ) -> Result<CallToolResponse, rmcp::ErrorData> {
-    let caller = match Caller::start(guard, request, TOOL, "", &[]).await {
+    let caller = match Caller::start(guard, TOOL, "", &[]).await {
         Ok(caller) => caller,
         Err(done) => return Ok(*done),
     };

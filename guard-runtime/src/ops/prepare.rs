@@ -2,7 +2,7 @@
 //! author check the request inside a store transaction, then store the intent and its audit
 //! record together. No effect runs here.
 
-use rmcp::{RoleServer, model::CallToolResponse, service::RequestContext};
+use rmcp::model::CallToolResponse;
 use serde::Serialize;
 use serde_json::json;
 
@@ -69,10 +69,9 @@ impl Prepare {
     #[doc(hidden)]
     pub async fn begin(
         guard: &Guard,
-        request: &RequestContext<RoleServer>,
         spec: &'static PrepareSpec,
     ) -> Step<Self> {
-        let caller = Caller::start(guard, request, spec.tool, spec.op, spec.scopes).await?;
+        let caller = Caller::start(guard, spec.tool, spec.op, spec.scopes).await?;
         let now = now_ms();
         let mut tx = match caller.ops.store.begin().await {
             Ok(tx) => tx,

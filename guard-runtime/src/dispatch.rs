@@ -1,0 +1,72 @@
+//! The `tools/call` that rmcp really dispatched. guard's exposure layer ([`crate::exposed`])
+//! records the incoming call — its request context, arguments and MRTR echo — for as long as
+//! the tool runs, and a guarded tool takes its call from that record: once, and only under
+//! its own name.
+//!
+//! rmcp's `ToolCallContext` and `RequestContext` are public, so code in the server process can
+//! build a context with any protocol era, capabilities, MRTR state or answer. Such a context
+//! never reaches guard's flow: a plain tool that calls a guarded tool's method, or that drives
+//! the flow by hand a second time with an answer it wrote, finds no dispatched call for it.
+
+use std::sync::Mutex;
+
+use rmcp::{
+    RoleServer,
+    handler::server::tool::ToolCallContext,
+    model::{InputResponses, JsonObject},
+    service::RequestContext,
+};
+
+tokio::task_local! {
+    static DISPATCHED: Dispatched;
+}
+
+/// The call being dispatched, until a guarded step takes it.
+struct Dispatched {
+    tool: String,
+    call: Mutex<Option<Incoming>>,
+}
+
+/// What the client sent with one `tools/call`.
+pub(crate) struct Incoming {
+    pub request: RequestContext<RoleServer>,
+    pub arguments: JsonObject,
+    pub request_state: Option<String>,
+    pub input_responses: Option<InputResponses>,
+}
+
+/// What `context` carries, to put on record with [`within`].
+pub(crate) fn record<S>(context: &ToolCallContext<'_, S>) -> (String, Incoming) {
+    let incoming = Incoming {
+        request: context.request_context.clone(),
+        arguments: context.arguments.clone().unwrap_or_default(),
+        request_state: context.request_state.clone(),
+        input_responses: context.input_responses.clone(),
+    };
+    (context.name().to_owned(), incoming)
+}
+
+/// Runs `dispatch` (rmcp routing the call to `tool`) with `incoming` on record.
+pub(crate) async fn within<T>(
+    (tool, incoming): (String, Incoming),
+    dispatch: impl Future<Output = T>,
+) -> T {
+    let dispatched = Dispatched {
+        tool,
+        call: Mutex::new(Some(incoming)),
+    };
+    DISPATCHED.scope(dispatched, dispatch).await
+}
+
+/// The dispatched call, if one is on record for `tool` and nothing took it yet.
+pub(crate) fn take(tool: &str) -> Option<Incoming> {
+    DISPATCHED
+        .try_with(|d| {
+            if d.tool != tool {
+                return None;
+            }
+            d.call.lock().unwrap_or_else(|p| p.into_inner()).take()
+        })
+        .ok()
+        .flatten()
+}
