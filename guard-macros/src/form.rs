@@ -433,6 +433,9 @@ fn check(cx: &Ctxt, fields: &[Field]) {
         {
             cx.error_spanned_by(default, "a `#[form(checkbox)]` field cannot default to `true`: a pre-ticked box is consent the human never gave. Remove `default`, or write `default = false`");
         }
+        if let Some(default) = f.default.as_ref().filter(|_| f.confirm_text) {
+            cx.error_spanned_by(default, "a `#[form(confirm_text)]` field cannot have a default: a pre-filled name is typed by nobody, and a client that fills in defaults turns the retyping into one click. Remove `default`");
+        }
         if f.checkbox && f.confirm_text {
             cx.error_spanned_by(
                 &f.ident,

@@ -25,8 +25,10 @@ use rmcp::{
 /// Implemented by [`crate::db::ReadDb`], [`crate::db::PgReadDb`] and rmcp's read-only
 /// extractors: `Parameters<T>`, `JsonObject`, `RequestContext<RoleServer>`,
 /// `Peer<RoleServer>`, `Extensions`, `RequestMetaObject`, `RequestId`, `ToolName`,
-/// `RequestState`, `InputResponses`, and `Extension<T>` when `T` is one itself (the HTTP
-/// request parts rmcp's streamable HTTP server provides are). `WriteDb` is not one.
+/// `RequestState`, `InputResponses`, and `Extension<ReadDb>` or `Extension<http::request::Parts>`
+/// (the HTTP request parts rmcp's streamable HTTP server provides). An extension holds
+/// whatever a layer put there, so no other `Extension<T>` counts, not even
+/// `Extension<Parameters<T>>`. `WriteDb` is not one.
 #[diagnostic::on_unimplemented(
     message = "a `#[read_only]` tool may only take read handles, and `{Self}` is not one",
     label = "not a read handle",
@@ -75,9 +77,14 @@ impl Sealed for RequestState {}
 impl ReadHandle for RequestState {}
 impl Sealed for InputResponses {}
 impl ReadHandle for InputResponses {}
-/// One value from the request's extensions is a read handle only if its type is one.
-impl<T: ReadHandle> Sealed for Extension<T> {}
-impl<T: ReadHandle> ReadHandle for Extension<T> {}
+// An `Extension` holds whatever a layer put in the request, so only the read handles
+// themselves count, never a wrapper such as `Parameters<T>` that can carry anything.
+#[cfg(feature = "sqlite")]
+impl Sealed for Extension<crate::db::ReadDb> {}
+#[cfg(feature = "sqlite")]
+impl ReadHandle for Extension<crate::db::ReadDb> {}
+impl Sealed for Extension<http::request::Parts> {}
+impl ReadHandle for Extension<http::request::Parts> {}
 /// The HTTP request parts rmcp's streamable HTTP server puts into the extensions.
 impl Sealed for http::request::Parts {}
 impl ReadHandle for http::request::Parts {}
