@@ -629,7 +629,10 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
         out.push(ImplItem::Fn(tool_fn));
     }
     let result_tool = Ident::new(RESULT_TOOL, Span::call_site());
-    let prepare_tools: Vec<String> = prepares.iter().map(|p| tool_attr::routed_name(&p.f)).collect();
+    let prepare_tools: Vec<String> = prepares
+        .iter()
+        .map(|p| tool_attr::routed_name(&p.f))
+        .collect();
     let hints = tool_attr::read_only_hints();
     out.push(syn::parse_quote! {
         #[#rmcp::tool(

@@ -18,12 +18,16 @@ pub fn routed_name(f: &ImplItemFn) -> String {
         .attrs
         .iter()
         .filter(|a| is_attr(a, "tool"))
-        .filter_map(|a| a.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated).ok())
+        .filter_map(|a| {
+            a.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated)
+                .ok()
+        })
         .flatten()
         .find_map(|meta| match meta {
             Meta::NameValue(nv) if nv.path.is_ident("name") => match nv.value {
                 syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Str(s), ..
+                    lit: syn::Lit::Str(s),
+                    ..
                 }) => Some(s.value()),
                 _ => None,
             },

@@ -14,9 +14,9 @@ extern crate self as guard_runtime;
 mod args;
 mod canonical;
 mod confirmed;
-mod dispatch;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod db;
+mod dispatch;
 mod error;
 pub mod exposure;
 mod flow;

@@ -76,7 +76,8 @@ impl Caller {
         // The caller is read from the call rmcp dispatched to this tool, not from a context
         // code in the process could have built (see `crate::dispatch`).
         let dispatched = crate::dispatch::take(tool).map(|incoming| incoming.request);
-        let (true, Some(request)) = (guard.publishes_through_exposure(), dispatched.as_ref()) else {
+        let (true, Some(request)) = (guard.publishes_through_exposure(), dispatched.as_ref())
+        else {
             tracing::error!(%trace_id, tool, "a two-phase tool was called outside a tools/call that guard's exposure dispatched to it (a server without #[tool_handler(router = guard_runtime::exposed(self, Self::tool_router()))], or code calling the tool's method itself); nothing was done");
             return Err(answer_error(
                 ToolError::new(

@@ -19,9 +19,7 @@
 //! before retrying. Every answer is audited, in
 //! a transaction of its own when the call's is gone.
 
-use rmcp::{
-    handler::server::wrapper::Parameters, model::CallToolResponse,
-};
+use rmcp::{handler::server::wrapper::Parameters, model::CallToolResponse};
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Value, json};
 

@@ -2,9 +2,7 @@
 //! about the caller's own (anyone else's id is `OPERATION_NOT_FOUND`, as for an unknown one),
 //! and leaves an audit record of who asked.
 
-use rmcp::{
-    handler::server::wrapper::Parameters, model::CallToolResponse,
-};
+use rmcp::{handler::server::wrapper::Parameters, model::CallToolResponse};
 use serde_json::json;
 
 use super::{

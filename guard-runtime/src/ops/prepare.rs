@@ -67,10 +67,7 @@ impl Prepare {
     }
 
     #[doc(hidden)]
-    pub async fn begin(
-        guard: &Guard,
-        spec: &'static PrepareSpec,
-    ) -> Step<Self> {
+    pub async fn begin(guard: &Guard, spec: &'static PrepareSpec) -> Step<Self> {
         let caller = Caller::start(guard, spec.tool, spec.op, spec.scopes).await?;
         let now = now_ms();
         let mut tx = match caller.ops.store.begin().await {
