@@ -408,6 +408,19 @@ mod forged_rounds {
             Ok(format!("Wiped {}", args.cache))
         }
 
+        /// The same effect under a routed name of its own: the flow knows the tool by the
+        /// name rmcp dispatches, not by the method's.
+        #[destructive(confirm = "checkbox", preview = Self::preview_wipe)]
+        #[tool(name = "wipe_cache")]
+        async fn wipe_renamed(
+            &self,
+            Parameters(args): Parameters<WipeArgs>,
+            _confirmed: Confirmed<Checkbox>,
+        ) -> Result<String, ToolError> {
+            self.effects.fetch_add(1, Ordering::SeqCst);
+            Ok(format!("Wiped {}", args.cache))
+        }
+
         /// Calls `wipe`'s method with two rounds it builds itself.
         #[tool]
         async fn list(
@@ -492,6 +505,14 @@ mod forged_rounds {
     impl ServerHandler for Forged {}
 
     async fn forged(tool: &str, human: ScriptedHuman) -> (Forged, rmcp::model::CallToolResult) {
+        forged_with(tool, json!({}), human).await
+    }
+
+    async fn forged_with(
+        tool: &str,
+        args: serde_json::Value,
+        human: ScriptedHuman,
+    ) -> (Forged, rmcp::model::CallToolResult) {
         let server = Forged {
             guard: Arc::new(
                 Guard::ephemeral()
@@ -501,9 +522,22 @@ mod forged_rounds {
             effects: Arc::default(),
         };
         let client = connect(server.clone(), human).await;
-        let result = call(&client, tool, json!({})).await;
+        let result = call(&client, tool, args).await;
         let _ = client.cancel().await;
         (server, result)
+    }
+
+    #[tokio::test]
+    async fn a_guarded_tool_with_a_routed_name_of_its_own_runs_after_an_accept() {
+        for era in [PUSH, MRTR] {
+            let human = ScriptedHuman::new(era);
+            human.will(Answer::Accept(json!({"confirm": true})));
+            let (server, result) =
+                forged_with("wipe_cache", json!({"cache": "thumbnails"}), human.clone()).await;
+            assert_natural(&result, "executed");
+            assert_eq!(human.shown().len(), 1);
+            assert_eq!(server.effects.load(Ordering::SeqCst), 1);
+        }
     }
 
     #[tokio::test]
