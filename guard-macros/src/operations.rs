@@ -535,8 +535,9 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
             let binding = format_ident!("__guard_p{}", i);
             let ty = &pt.ty;
             if let Some(args) = type_arg(ty, "Parameters") {
-                asserts
-                    .push(quote_spanned!(ty.span()=> #rt::__private::assert_tool_args::<#args>();));
+                asserts.push(
+                    quote_spanned!(ty.span()=> #rt::__private::assert_parameters::<#ty, #args>();),
+                );
             }
             params.push(quote!(#binding: #ty));
             forward.push(quote!(#binding));

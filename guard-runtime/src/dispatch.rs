@@ -1,7 +1,8 @@
 //! The `tools/call` that rmcp really dispatched. guard's exposure layer ([`crate::exposed`])
-//! records the incoming call — its request context, arguments and MRTR echo — for as long as
-//! the tool runs, and a guarded tool takes its call from that record: once, and only under
-//! its own name.
+//! records the incoming call — its request context and MRTR echo — for as long as the tool
+//! runs, and a guarded tool takes its call from that record: once, and only under its own
+//! name. (The arguments are not copied: a sealed MRTR state only opens with the arguments it
+//! was sealed over, so arguments of one's own gain nothing.)
 //!
 //! rmcp's `ToolCallContext` and `RequestContext` are public, so code in the server process can
 //! build a context with any protocol era, capabilities, MRTR state or answer. Such a context
@@ -11,9 +12,7 @@
 use std::sync::Mutex;
 
 use rmcp::{
-    RoleServer,
-    handler::server::tool::ToolCallContext,
-    model::{InputResponses, JsonObject},
+    RoleServer, handler::server::tool::ToolCallContext, model::InputResponses,
     service::RequestContext,
 };
 
@@ -30,7 +29,6 @@ struct Dispatched {
 /// What the client sent with one `tools/call`.
 pub(crate) struct Incoming {
     pub request: RequestContext<RoleServer>,
-    pub arguments: JsonObject,
     pub request_state: Option<String>,
     pub input_responses: Option<InputResponses>,
 }
@@ -39,7 +37,6 @@ pub(crate) struct Incoming {
 pub(crate) fn record<S>(context: &ToolCallContext<'_, S>) -> (String, Incoming) {
     let incoming = Incoming {
         request: context.request_context.clone(),
-        arguments: context.arguments.clone().unwrap_or_default(),
         request_state: context.request_state.clone(),
         input_responses: context.input_responses.clone(),
     };

@@ -88,17 +88,19 @@ pub struct GuardCall {
 
 impl<S> FromContextPart<ToolCallContext<'_, S>> for GuardCall {
     fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, rmcp::ErrorData> {
-        Ok(match crate::dispatch::take(context.name()) {
+        let arguments = context.arguments.clone().unwrap_or_default();
+        let tool = context.name().to_owned();
+        Ok(match crate::dispatch::take(&tool) {
             Some(incoming) => Self {
                 request: incoming.request,
-                arguments: incoming.arguments,
+                arguments,
                 request_state: incoming.request_state,
                 input_responses: incoming.input_responses,
-                dispatched: Some(context.name().to_owned()),
+                dispatched: Some(tool),
             },
             None => Self {
                 request: context.request_context.clone(),
-                arguments: context.arguments.clone().unwrap_or_default(),
+                arguments,
                 request_state: None,
                 input_responses: None,
                 dispatched: None,
@@ -274,12 +276,12 @@ impl<'g, F: Form> Flow<'g, F> {
         }
     }
 
-    /// A server that does not publish its tools through guard's exposure never states
-    /// which tools it offers: nothing is asked and nothing runs.
+    /// Only a call guard's exposure dispatched to this very tool goes on. A server that
+    /// does not publish through `exposed` (so never stated which tools it offers), and code
+    /// that calls the tool's method or drives the flow itself, get no further: nothing is
+    /// asked and nothing runs.
     fn published(&self) -> Step<()> {
-        if self.guard.publishes_through_exposure()
-            && self.call.dispatched.as_deref() == Some(self.spec.name)
-        {
+        if self.call.dispatched.as_deref() == Some(self.spec.name) {
             return Ok(());
         }
         tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, "a guarded tool was called outside a tools/call that guard's exposure dispatched to it (a server without #[tool_handler(router = guard_runtime::exposed(self, Self::tool_router()))], or code calling the tool's method or guard's flow itself); nothing was asked or run");

@@ -40,9 +40,6 @@ pub struct Guard {
     answer_timeout: Duration,
     redeemed: Mutex<HashMap<String, Instant>>,
     exposure: Option<Arc<Exposure>>,
-    /// Set once the server's tools have been served through [`exposed`]: a tool served
-    /// any other way bypassed the exposure.
-    published: std::sync::atomic::AtomicBool,
     #[cfg(feature = "sqlite")]
     sqlite: Option<crate::db::SqliteDatabase>,
     outbox: Outbox,
@@ -75,7 +72,6 @@ impl Guard {
             answer_timeout: Duration::from_secs(300),
             redeemed: Mutex::new(HashMap::new()),
             exposure: None,
-            published: std::sync::atomic::AtomicBool::new(false),
             #[cfg(feature = "sqlite")]
             sqlite: None,
             outbox: Outbox::default(),
@@ -119,12 +115,6 @@ impl Guard {
 
     pub fn exposure(&self) -> Option<&Arc<Exposure>> {
         self.exposure.as_ref()
-    }
-
-    /// Whether this guard's server serves its tools through [`exposed`] with an exposure
-    /// stated: a tool reached any other way was published implicitly.
-    pub(crate) fn publishes_through_exposure(&self) -> bool {
-        self.exposure.is_some() && self.published.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The SQLite database whose handles ([`crate::db::ReadDb`], [`crate::db::WriteDb`])
@@ -223,11 +213,7 @@ pub fn exposed<S: Guarded + Send + Sync + 'static>(
     server: &S,
     router: ToolRouter<S>,
 ) -> Exposed<S> {
-    let guard = server.guard();
-    guard
-        .published
-        .store(true, std::sync::atomic::Ordering::Relaxed);
-    let exposure = guard.exposure();
+    let exposure = server.guard().exposure();
     if exposure.is_none() {
         tracing::error!(
             "no tool is enabled: this guard states no exposure; configure one with Guard::with_exposure(Exposure::allowlist(FILE)), or Exposure::all_tools() to publish every tool on purpose"

@@ -78,8 +78,6 @@ pub mod __private {
     pub use rmcp;
     pub use serde_json;
 
-    /// Pins a guarded tool's argument type to `ToolArgs` at the span of its `Parameters<_>`.
-    pub const fn assert_tool_args<T: crate::ToolArgs>() {}
     /// Pins a handler's form to `Form`.
     pub const fn assert_form<T: crate::Form>() {}
     pub const fn assert_guarded<T: crate::Guarded + ?Sized>() {}
