@@ -131,24 +131,32 @@ impl Drop for TempRole {
         if self.dropped {
             return;
         }
-        let name = self.name.clone();
-        let dropped = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            runtime.block_on(async {
-                let (client, connection) = tokio_postgres::connect(&url, NoTls).await?;
-                tokio::spawn(connection);
-                client
-                    .batch_execute(&format!("DROP OWNED BY {name}; DROP ROLE IF EXISTS {name}"))
-                    .await
-            })
+        let name = &self.name;
+        clean_up(
+            url,
+            format!("DROP OWNED BY {name}; DROP ROLE IF EXISTS {name}"),
+            &format!("the test role {name}"),
+        );
+    }
+}
+
+/// Runs `sql` on a connection of its own, on a thread of its own (`drop` cannot await);
+/// a failure is reported, since a test that is ending can do nothing else about it.
+fn clean_up(url: String, sql: String, what: &str) {
+    let done = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async {
+            let (client, connection) = tokio_postgres::connect(&url, NoTls).await?;
+            tokio::spawn(connection);
+            client.batch_execute(&sql).await
         })
-        .join();
-        if let Ok(Err(error)) = dropped {
-            eprintln!("could not drop the test role {}: {error}", self.name);
-        }
+    })
+    .join();
+    if let Ok(Err(error)) = done {
+        eprintln!("could not drop {what}: {error}");
     }
 }
 
@@ -610,8 +618,7 @@ async fn revoke_temp_takes_temporary_tables_away_from_the_app_role() {
     assert_eq!(error.code(), &SqlState::INSUFFICIENT_PRIVILEGE, "{error:?}");
 }
 
-/// Drops a test database when the test ends, however it ends (on a thread of its own:
-/// `drop` cannot await).
+/// Drops a test database when the test ends, however it ends.
 struct DropDatabase {
     url: String,
     name: String,
@@ -619,24 +626,12 @@ struct DropDatabase {
 
 impl Drop for DropDatabase {
     fn drop(&mut self) {
-        let (url, name) = (self.url.clone(), self.name.clone());
-        let dropped = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            runtime.block_on(async {
-                let (client, connection) = tokio_postgres::connect(&url, NoTls).await?;
-                tokio::spawn(connection);
-                client
-                    .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-                    .await
-            })
-        })
-        .join();
-        if let Ok(Err(error)) = dropped {
-            eprintln!("could not drop the test database {}: {error}", self.name);
-        }
+        let name = &self.name;
+        clean_up(
+            self.url.clone(),
+            format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+            &format!("the test database {name}"),
+        );
     }
 }
 

@@ -384,19 +384,24 @@ async fn replayed_delete_of_a_restored_file_is_refused() {
     let _ = client.cancel().await;
 }
 
+/// Guards of replicas sharing one SQLite operation store under `world`, each with a key.
+fn sharing_a_store(world: &World) -> impl Fn(&[u8]) -> Guard {
+    let store = Arc::new(SqliteStore::open(world.base.join("guard.db")).expect("store opens"));
+    move |key| {
+        let identity = EnvIdentity::new(Identity::new("t", "u", Vec::<String>::new()));
+        Guard::with_key(key.to_vec())
+            .expect("guard key")
+            .with_operations(Operations::new(store.clone(), identity))
+    }
+}
+
 /// Two replicas with one key and one operation store: a state answered on one is refused
 /// on the other, because the used nonce is kept in the shared store.
 #[tokio::test]
 async fn replay_on_another_replica_sharing_the_store_is_refused() {
     let world = World::new();
-    let store = Arc::new(SqliteStore::open(world.base.join("guard.db")).expect("store opens"));
-    let key = [7u8; 32];
-    let replica = || {
-        let identity = EnvIdentity::new(Identity::new("t", "u", Vec::<String>::new()));
-        Guard::with_key(key.to_vec())
-            .expect("guard key")
-            .with_operations(Operations::new(store.clone(), identity))
-    };
+    let with_store = sharing_a_store(&world);
+    let replica = || with_store(&[7u8; 32]);
     let (first, _) = client_for(&world, replica()).await;
     let (second, _) = client_for(&world, replica()).await;
     let args = json!({"table": "orders"});
@@ -480,14 +485,8 @@ async fn states_from_before_a_restart_are_refused_without_a_store() {
 #[tokio::test]
 async fn replicas_sharing_a_store_answer_each_others_states_once() {
     let world = World::new();
-    let store = Arc::new(SqliteStore::open(world.base.join("guard.db")).expect("store opens"));
-    let key = [8u8; 32];
-    let replica = || {
-        let identity = EnvIdentity::new(Identity::new("t", "u", Vec::<String>::new()));
-        Guard::with_key(key.to_vec())
-            .expect("guard key")
-            .with_operations(Operations::new(store.clone(), identity))
-    };
+    let with_store = sharing_a_store(&world);
+    let replica = || with_store(&[8u8; 32]);
     let (first, _) = client_for(&world, replica()).await;
     let args = json!({"table": "orders"});
     let (state, _) = first_round(&first, "drop_table", args.clone()).await;
@@ -628,13 +627,7 @@ async fn state_from_another_key_is_rejected() {
     let key_b = vec![9u8; 32];
     // Replicas open each other's states only with a shared store (without one, states are
     // bound to the process that sealed them).
-    let store = Arc::new(SqliteStore::open(world.base.join("guard.db")).expect("store opens"));
-    let with_store = |key: &Vec<u8>| {
-        let identity = EnvIdentity::new(Identity::new("t", "u", Vec::<String>::new()));
-        Guard::with_key(key.clone())
-            .expect("guard key")
-            .with_operations(Operations::new(store.clone(), identity))
-    };
+    let with_store = sharing_a_store(&world);
     let (a, _) = client_for(&world, with_store(&key_a)).await;
     let (b, _) = client_for(&world, with_store(&key_b)).await;
     let args = json!({"path": "old.log"});

@@ -737,6 +737,32 @@ fn without_read_only_mode_the_same_start_does_change_the_file() {
     assert_ne!(sha256_of(&db), digest);
 }
 
+/// safe-ops started with `root`, `db`, the allowlist `list` and `flags` (GUARD_* cleared, then
+/// `env` set) and no client: it runs until it exits, which a refused start does at once.
+fn run_to_exit(
+    root: &Path,
+    db: &Path,
+    list: &Path,
+    flags: &[&str],
+    env: &[(&str, &str)],
+) -> std::process::Output {
+    std::process::Command::new(support::stdio::safe_ops_bin())
+        .arg("--root")
+        .arg(root)
+        .arg("--db")
+        .arg(db)
+        .arg("--allowlist")
+        .arg(list)
+        .args(flags)
+        .env_remove("GUARD_READ_ONLY")
+        .env_remove("GUARD_ALLOWLIST")
+        .env("NO_COLOR", "1")
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("safe-ops runs")
+}
+
 #[test]
 fn the_binary_in_read_only_mode_refuses_a_missing_database_and_creates_nothing() {
     let runs: [Run; 2] = [
@@ -748,23 +774,7 @@ fn the_binary_in_read_only_mode_refuses_a_missing_database_and_creates_nothing()
         let list = allowlist(dir.path(), ALL_TOOLS);
         let db = dir.path().join("data").join("ops.db");
         let root = dir.path().join("files");
-        let mut command = std::process::Command::new(support::stdio::safe_ops_bin());
-        command
-            .arg("--root")
-            .arg(&root)
-            .arg("--db")
-            .arg(&db)
-            .arg("--allowlist")
-            .arg(&list)
-            .args(flags)
-            .env_remove("GUARD_READ_ONLY")
-            .env_remove("GUARD_ALLOWLIST")
-            .env("NO_COLOR", "1")
-            .stdin(std::process::Stdio::null());
-        for (key, value) in env {
-            command.env(key, value);
-        }
-        let output = command.output().expect("safe-ops runs");
+        let output = run_to_exit(&root, &db, &list, flags, env);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(
             !output.status.success(),
@@ -795,20 +805,7 @@ fn the_binary_in_read_only_mode_refuses_a_missing_sandbox_root_and_creates_nothi
     let db = rollback_journal_database(dir.path());
     let before = sha256_of(&db);
     let root = dir.path().join("missing").join("files");
-    let output = std::process::Command::new(support::stdio::safe_ops_bin())
-        .arg("--root")
-        .arg(&root)
-        .arg("--db")
-        .arg(&db)
-        .arg("--allowlist")
-        .arg(&list)
-        .arg("--read-only")
-        .env_remove("GUARD_READ_ONLY")
-        .env_remove("GUARD_ALLOWLIST")
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("safe-ops runs");
+    let output = run_to_exit(&root, &db, &list, &["--read-only"], &[]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "it must not start\n{stderr}");
     assert!(
@@ -878,20 +875,7 @@ fn the_binary_in_read_only_mode_does_not_roll_back_a_hot_journal() {
     let journal = dir.path().join("ops.db-journal");
     let (db_digest, journal_digest) = (sha256_of(&db), sha256_of(&journal));
     let list = allowlist(dir.path(), ALL_TOOLS);
-    let output = std::process::Command::new(support::stdio::safe_ops_bin())
-        .arg("--root")
-        .arg(dir.path().join("files"))
-        .arg("--db")
-        .arg(&db)
-        .arg("--allowlist")
-        .arg(&list)
-        .arg("--read-only")
-        .env_remove("GUARD_READ_ONLY")
-        .env_remove("GUARD_ALLOWLIST")
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("safe-ops runs");
+    let output = run_to_exit(&dir.path().join("files"), &db, &list, &["--read-only"], &[]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "it must not start\n{stderr}");
     assert!(

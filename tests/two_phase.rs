@@ -619,17 +619,7 @@ async fn store_failure_mid_confirm_is_result_unknown(engine: Engine) {
     let id = prepare(&alice, ORDER).await;
     // The effect's INSERT fails inside the confirm: the server loses its right to file
     // requests (PostgreSQL), or the table is renamed away under it (SQLite).
-    let (break_it, mend_it) = match engine {
-        Engine::Postgres => (
-            "REVOKE INSERT ON order_cancel_requests FROM order_cancel_app",
-            "GRANT INSERT ON order_cancel_requests TO order_cancel_app",
-        ),
-        Engine::Sqlite => (
-            "ALTER TABLE order_cancel_requests RENAME TO order_cancel_requests_away",
-            "ALTER TABLE order_cancel_requests_away RENAME TO order_cancel_requests",
-        ),
-    };
-    world.exec(break_it, &[]).await;
+    let mend_it = world.take_away("INSERT", "order_cancel_requests").await;
     let failed = error_text(&confirm(&alice, &id).await);
     assert!(
         failed.starts_with("[RESULT_UNKNOWN] Result unknown:"),
@@ -651,7 +641,7 @@ async fn store_failure_mid_confirm_is_result_unknown(engine: Engine) {
             "the model sees no database detail ({leak}): {failed}"
         );
     }
-    world.exec(mend_it, &[]).await;
+    world.exec(&mend_it, &[]).await;
     assert_eq!(
         world.audit_outcomes(&id).await,
         ["PREPARED", "RESULT_UNKNOWN"],
@@ -1100,19 +1090,9 @@ async fn store_failure_before_the_effect_is_unavailable_and_audited(engine: Engi
     };
     let alice = world.alice().await;
     let id = prepare(&alice, ORDER).await;
-    let (break_it, mend_it) = match engine {
-        Engine::Postgres => (
-            "REVOKE SELECT ON guard_operations FROM order_cancel_app",
-            "GRANT SELECT ON guard_operations TO order_cancel_app",
-        ),
-        Engine::Sqlite => (
-            "ALTER TABLE guard_operations RENAME TO guard_operations_away",
-            "ALTER TABLE guard_operations_away RENAME TO guard_operations",
-        ),
-    };
-    world.exec(break_it, &[]).await;
+    let mend_it = world.take_away("SELECT", "guard_operations").await;
     let failed = error_text(&confirm(&alice, &id).await);
-    world.exec(mend_it, &[]).await;
+    world.exec(&mend_it, &[]).await;
     assert!(failed.starts_with("[UNAVAILABLE]"), "{failed}");
     assert!(
         failed.contains("nothing was done")

@@ -167,6 +167,23 @@ impl World {
         n
     }
 
+    /// Takes `table` away from the server: the app role loses `privilege` on it (PostgreSQL),
+    /// or it is renamed away (SQLite). Returns the statement that gives it back.
+    pub async fn take_away(&self, privilege: &str, table: &str) -> String {
+        let (take, give) = match self.engine {
+            Engine::Postgres => (
+                format!("REVOKE {privilege} ON {table} FROM order_cancel_app"),
+                format!("GRANT {privilege} ON {table} TO order_cancel_app"),
+            ),
+            Engine::Sqlite => (
+                format!("ALTER TABLE {table} RENAME TO {table}_away"),
+                format!("ALTER TABLE {table}_away RENAME TO {table}"),
+            ),
+        };
+        self.exec(&take, &[]).await;
+        give
+    }
+
     /// The first column of each row of `sql`, run as the owner.
     pub async fn query(&self, sql: &str, params: &[SqlValue]) -> Vec<guard_runtime::ops::Row> {
         let mut tx = self.owner.begin().await.expect("owner tx");
