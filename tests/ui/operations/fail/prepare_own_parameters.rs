@@ -1,0 +1,72 @@
+// A prepare's arguments are rmcp's `Parameters<_>` by type: one's own type of that name is
+// refused at the parameter.
+
+use std::sync::Arc;
+
+use guard_runtime::{
+    Guard, Guarded, ToolArgs, ToolError, operations,
+    ops::{Approved, Intent, Locked, Prepare, Recheck},
+};
+use rmcp::{tool, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone)]
+struct S {
+    guard: Arc<Guard>,
+}
+
+impl Guarded for S {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+/// Not rmcp's `Parameters`: a type of one's own with that name.
+#[derive(Deserialize, JsonSchema)]
+struct Parameters<T>(T);
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct CancelArgs {
+    order_no: String,
+}
+
+#[derive(Clone, Serialize, Deserialize)]
+struct Cancel {
+    order_no: String,
+}
+
+impl S {
+    async fn still_open(&self, locked: &mut Locked<Cancel>) -> Result<Recheck, ToolError> {
+        let _ = locked.payload();
+        Ok(Recheck::Unchanged)
+    }
+}
+
+#[operations]
+#[tool_router(server_handler)]
+impl S {
+    #[prepare(op = "order_cancel", ttl = "10m")]
+    #[tool(description = "Prepare cancelling an order.")]
+    async fn prepare_cancel(
+        &self,
+        prepare: &mut Prepare,
+        Parameters(args): Parameters<CancelArgs>,
+    ) -> Result<Intent<Cancel>, ToolError> {
+        let _ = prepare.caller();
+        Ok(Intent::new(
+            args.order_no.clone(),
+            Cancel {
+                order_no: args.order_no,
+            },
+        ))
+    }
+
+    #[confirm(op = "order_cancel", recheck = Self::still_open)]
+    #[tool(description = "Cancel the order prepared by prepare_cancel.")]
+    async fn confirm_cancel(&self, approved: &mut Approved<Cancel>) -> Result<String, ToolError> {
+        Ok(format!("cancelled {}", approved.payload().order_no))
+    }
+}
+
+fn main() {}
