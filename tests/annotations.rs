@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use guard_runtime::{
+use rmcp_guard::{
     Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, forms::Checkbox,
     read_only, testing::ScriptedHuman,
 };

@@ -14,7 +14,7 @@ use std::{
     time::Duration,
 };
 
-use guard_runtime::{
+use rmcp_guard::{
     Exposure, Guard, Guarded, exposed, idempotent, read_only, testing::ScriptedHuman,
 };
 use rmcp::{
@@ -128,7 +128,7 @@ async fn a_hidden_tool_answers_exactly_like_a_name_that_never_existed() {
         std::fs::write(&list, "tools = [\"list_tables\"]\n").unwrap();
         let human = ScriptedHuman::new(era.clone());
         // Had the human been asked, this answer would have let the deletion run.
-        human.will(guard_runtime::testing::Answer::Accept(
+        human.will(rmcp_guard::testing::Answer::Accept(
             json!({"confirm": true}),
         ));
         let server = world.server_with(guard_with(Exposure::allowlist(&list)));
@@ -811,12 +811,12 @@ async fn an_oversized_allowlist_enables_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let list = dir.path().join("allowlist.toml");
     let padding =
-        "#".repeat(usize::try_from(guard_runtime::exposure::MAX_ALLOWLIST_BYTES).unwrap());
+        "#".repeat(usize::try_from(rmcp_guard::exposure::MAX_ALLOWLIST_BYTES).unwrap());
     std::fs::write(&list, format!("tools = [\"count_orders\"]\n{padding}\n")).unwrap();
     assert!(shop_tools(Exposure::allowlist(&list)).await.is_empty());
     // One byte under the bound, the same list is read.
     let fits = "#".repeat(
-        usize::try_from(guard_runtime::exposure::MAX_ALLOWLIST_BYTES).unwrap()
+        usize::try_from(rmcp_guard::exposure::MAX_ALLOWLIST_BYTES).unwrap()
             - "tools = [\"count_orders\"]\n".len()
             - 2,
     );

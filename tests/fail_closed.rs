@@ -5,7 +5,7 @@
 #[path = "support/mod.rs"]
 mod support;
 
-use guard_runtime::testing::{Answer, ScriptedHuman};
+use rmcp_guard::testing::{Answer, ScriptedHuman};
 use rmcp::model::{CallToolResponse, ProtocolVersion};
 use serde_json::{Value, json};
 use support::*;

@@ -13,7 +13,7 @@ mod support;
 
 use std::{path::PathBuf, sync::Arc};
 
-use guard_runtime::{
+use rmcp_guard::{
     Guard, Guarded, ToolError,
     db::{ReadDb, WriteDb},
     honesty::{
@@ -483,7 +483,7 @@ async fn an_honest_idempotent_tool_passes() {
 fn observers_see_content_not_just_counts() {
     let db = database(TICKETS);
     let sqlite = SqliteObserver::new(&db.path);
-    let snap = |o: &dyn guard_runtime::honesty::Observe| o.snapshot().expect("snapshot");
+    let snap = |o: &dyn rmcp_guard::honesty::Observe| o.snapshot().expect("snapshot");
     let before = snap(&sqlite);
     // Same row count, different content.
     rusqlite::Connection::open(&db.path)
@@ -825,7 +825,7 @@ async fn state_only_a_custom_observer_sees_needs_that_observer() {
 /// insert or a send is an addition and an update or delete is a loss.
 #[test]
 fn items_tell_additions_from_losses() {
-    use guard_runtime::honesty::Observe;
+    use rmcp_guard::honesty::Observe;
     let db = database(
         "CREATE TABLE log (id INTEGER PRIMARY KEY AUTOINCREMENT, line TEXT NOT NULL);
          CREATE TABLE tags (name TEXT PRIMARY KEY, color TEXT NOT NULL) WITHOUT ROWID;
@@ -882,7 +882,7 @@ fn items_tell_additions_from_losses() {
 // ── helpers ──────────────────────────────────────────────────────────────────────────────
 
 #[track_caller]
-fn case<'r>(report: &'r Report, name: &str) -> &'r guard_runtime::honesty::CaseReport {
+fn case<'r>(report: &'r Report, name: &str) -> &'r rmcp_guard::honesty::CaseReport {
     report
         .cases
         .iter()
@@ -891,7 +891,7 @@ fn case<'r>(report: &'r Report, name: &str) -> &'r guard_runtime::honesty::CaseR
 }
 
 #[track_caller]
-fn first_case(report: &Report) -> &guard_runtime::honesty::CaseReport {
+fn first_case(report: &Report) -> &rmcp_guard::honesty::CaseReport {
     case(report, "one call with a valid input")
 }
 
@@ -931,7 +931,7 @@ const OPERATION: &str = "6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f";
 /// every call, not the effect a repeat must not repeat.
 struct OrdersObserver(PathBuf);
 
-impl guard_runtime::honesty::Observe for OrdersObserver {
+impl rmcp_guard::honesty::Observe for OrdersObserver {
     fn label(&self) -> String {
         "orders".into()
     }

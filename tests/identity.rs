@@ -11,7 +11,7 @@ use std::{
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
-use guard_runtime::{
+use rmcp_guard::{
     BearerIdentity, EnvIdentity, Identity, IdentityProvider, ToolError, codes, require_scopes,
     testing::ScriptedHuman,
 };
@@ -955,7 +955,7 @@ async fn the_environment_identity_serves_stdio_but_refuses_http_requests() {
 /// user's token cannot confirm an operation, and the environment identity is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_http_operations_belong_to_the_token_that_prepared_them() {
-    use guard_runtime::{
+    use rmcp_guard::{
         Guard,
         ops::{Operations, SqliteStore},
     };

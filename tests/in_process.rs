@@ -8,7 +8,7 @@ mod support;
 
 use std::time::Duration;
 
-use guard_runtime::{
+use rmcp_guard::{
     Guard,
     testing::{Answer, ScriptedHuman},
 };
@@ -67,7 +67,7 @@ async fn run(
 }
 
 #[track_caller]
-fn asked_once(human: &ScriptedHuman) -> guard_runtime::testing::Shown {
+fn asked_once(human: &ScriptedHuman) -> rmcp_guard::testing::Shown {
     let shown = human.shown();
     assert_eq!(
         shown.len(),
@@ -909,8 +909,8 @@ mod gated {
         atomic::{AtomicBool, AtomicUsize, Ordering},
     };
 
-    use guard_runtime::forms::Checkbox;
-    use guard_runtime::{
+    use rmcp_guard::forms::Checkbox;
+    use rmcp_guard::{
         Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, exposed,
     };
     use rmcp::{

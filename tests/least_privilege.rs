@@ -645,7 +645,7 @@ async fn definer_function_sql_refuses_an_owner_that_is_not_a_dedicated_role() {
     let schema = world.schema.clone().unwrap();
     let login = TempRole::create(owner(&world).await, "login").await;
     let render = |fn_owner: &str, caller: &str| {
-        guard_runtime::ops::pg::definer_function_sql(&guard_runtime::ops::pg::DefinerFunction {
+        rmcp_guard::ops::pg::definer_function_sql(&rmcp_guard::ops::pg::DefinerFunction {
             schema: &schema,
             name: "peek",
             params: &[],

@@ -6,7 +6,7 @@ mod support;
 
 use std::{sync::Arc, time::Duration};
 
-use guard_runtime::{
+use rmcp_guard::{
     EnvIdentity, Guard, INPUT_KEY, Identity,
     ops::{Operations, SqliteStore},
     testing::ScriptedHuman,

@@ -1,7 +1,7 @@
 //! A PostgreSQL read handle cannot write: the server refuses a drop, a multi-statement
 //! write, and a switch to read-write, and the model gets the stable `READ_ONLY` code.
 
-use guard_runtime::{codes, db::PgReadDb};
+use rmcp_guard::{codes, db::PgReadDb};
 use tokio_postgres::NoTls;
 
 const URL_ENV: &str = "GUARD_TEST_PG_URL";

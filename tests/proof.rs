@@ -12,7 +12,7 @@ use std::sync::{
     atomic::{AtomicUsize, Ordering},
 };
 
-use guard_runtime::{
+use rmcp_guard::{
     __private::{ConfirmKind, Flow, GuardCall, ToolSpec},
     Exposure, Guard, Guarded, Preview, ToolError, codes, exposed,
     forms::Checkbox,
@@ -224,7 +224,7 @@ mod unpublished {
         atomic::{AtomicUsize, Ordering},
     };
 
-    use guard_runtime::{
+    use rmcp_guard::{
         Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, codes, destructive,
         forms::Checkbox,
         testing::{Answer, ScriptedHuman},
@@ -311,7 +311,7 @@ mod forged_rounds {
         atomic::{AtomicUsize, Ordering},
     };
 
-    use guard_runtime::{
+    use rmcp_guard::{
         __private::{ConfirmKind, Flow, GuardCall, ToolSpec},
         Confirmed, Exposure, Guard, Guarded, INPUT_KEY, Preview, ToolArgs, ToolError, codes,
         destructive, exposed,

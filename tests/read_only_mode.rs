@@ -10,7 +10,7 @@ use std::{
     sync::Arc,
 };
 
-use guard_runtime::{
+use rmcp_guard::{
     Exposure, Guard, Guarded, ToolError,
     db::{ReadDb, WriteDb},
     exposed, read_only,
@@ -50,7 +50,7 @@ async fn read_only_mode_publishes_only_list_tables() {
             .with_exposure(Exposure::allowlist(&list).read_only(true));
         let human = ScriptedHuman::new(era.clone());
         // Had anyone been asked, this answer would have let every effect run.
-        human.will(guard_runtime::testing::Answer::Accept(json!({
+        human.will(rmcp_guard::testing::Answer::Accept(json!({
             "confirm": true, "typed_name": "orders", "approver": "ada",
             "approval_level": "urgent", "rollback_plan": "redeploy v41 from the registry"
         })));

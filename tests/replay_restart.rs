@@ -4,7 +4,7 @@
 
 mod support;
 
-use guard_runtime::{INPUT_KEY, testing::ScriptedHuman};
+use rmcp_guard::{INPUT_KEY, testing::ScriptedHuman};
 use rmcp::{
     RoleClient,
     model::{CallToolResponse, CallToolResult, InputResponses},

@@ -6,7 +6,7 @@
 #[path = "support/mod.rs"]
 mod support;
 
-use guard_runtime::{
+use rmcp_guard::{
     Form,
     testing::{Answer, ScriptedHuman},
     validate,
@@ -607,7 +607,7 @@ proptest! {
 // ── visible text only ──────────────────────────────────────────────────────────────────
 
 /// Every required text field of the safe-ops forms, with the rest of a valid answer.
-fn with_required_text(field: usize, text: &str) -> (&'static guard_runtime::form::FormSpec, Value) {
+fn with_required_text(field: usize, text: &str) -> (&'static rmcp_guard::form::FormSpec, Value) {
     match field {
         0 => (
             DropTableConfirmation::SPEC,

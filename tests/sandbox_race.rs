@@ -18,7 +18,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use guard_runtime::{
+use rmcp_guard::{
     Guard,
     sandbox::{ErrorKind, Lookup, Sandbox},
     testing::{Answer, ScriptedHuman},

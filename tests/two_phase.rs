@@ -8,7 +8,7 @@ mod support;
 
 use std::sync::Arc;
 
-use guard_runtime::ops::{AuditRecord, AuditSink, BoxFuture, Rate, StoreError, Tx};
+use rmcp_guard::ops::{AuditRecord, AuditSink, BoxFuture, Rate, StoreError, Tx};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use support::{
@@ -313,7 +313,7 @@ impl AuditSink for FailingAudit {
             if record.outcome == "SUBMITTED" {
                 return Err(StoreError::Other("audit log volume is full".into()));
             }
-            guard_runtime::ops::AuditTable.record(tx, record).await
+            rmcp_guard::ops::AuditTable.record(tx, record).await
         })
     }
 }
@@ -956,7 +956,7 @@ async fn another_owners_id_is_not_waited_on_while_its_row_is_locked() {
 /// A store that cannot begin a transaction: the database is gone.
 struct Unreachable;
 
-impl guard_runtime::ops::OperationStore for Unreachable {
+impl rmcp_guard::ops::OperationStore for Unreachable {
     fn begin(&self) -> BoxFuture<'_, Result<Tx, StoreError>> {
         Box::pin(async { Err(StoreError::Other("connection refused".into())) })
     }
@@ -992,15 +992,15 @@ async fn an_audit_record_that_cannot_be_written_is_an_error_line_with_the_trace_
     let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
     let _capture =
         tracing::subscriber::set_default(tracing_subscriber::registry().with(Events(tx)));
-    let identity = guard_runtime::EnvIdentity::new(guard_runtime::Identity::new(
+    let identity = rmcp_guard::EnvIdentity::new(rmcp_guard::Identity::new(
         "tenant_demo",
         "alice",
         [SCOPE],
     ));
     let server = order_cancel::OrderCancel::new(
-        guard_runtime::Guard::ephemeral()
+        rmcp_guard::Guard::ephemeral()
             .expect("guard key")
-            .with_operations(guard_runtime::ops::Operations::new(Unreachable, identity)),
+            .with_operations(rmcp_guard::ops::Operations::new(Unreachable, identity)),
     );
     let client = connect(server).await;
     let id = uuid::Uuid::new_v4().to_string();
@@ -1054,7 +1054,7 @@ async fn store_errors_tell_a_constraint_from_a_lost_connection(engine: Engine) {
     ] {
         let error = refused(sql).await;
         assert!(error.is_constraint() && !error.is_unique(), "{error:?}");
-        let tool_error = guard_runtime::ToolError::from(error);
+        let tool_error = rmcp_guard::ToolError::from(error);
         assert_eq!(tool_error.code(), "STATE_CHANGED", "{tool_error}");
     }
     if engine == Engine::Postgres {
@@ -1077,7 +1077,7 @@ async fn store_errors_tell_a_constraint_from_a_lost_connection(engine: Engine) {
             .await
             .expect_err("the session is gone");
         assert!(!lost.is_constraint(), "{lost:?}");
-        assert_eq!(guard_runtime::ToolError::from(lost).code(), "UNAVAILABLE");
+        assert_eq!(rmcp_guard::ToolError::from(lost).code(), "UNAVAILABLE");
     }
 }
 
@@ -1148,7 +1148,7 @@ async fn every_confirm_answer_is_audited(engine: Engine) {
                 misshapen.clone().into(),
                 payload.into(),
                 hash.into(),
-                (guard_runtime::ops::now_ms() + 600_000).into(),
+                (rmcp_guard::ops::now_ms() + 600_000).into(),
             ],
         )
         .await;
@@ -1185,7 +1185,7 @@ async fn every_confirm_answer_is_audited(engine: Engine) {
 mod bypass {
     use std::sync::Arc;
 
-    use guard_runtime::{
+    use rmcp_guard::{
         Guard, Guarded, ToolArgs, ToolError, operations,
         ops::{Approved, Intent, Locked, Prepare, Recheck},
     };
@@ -1257,15 +1257,15 @@ async fn two_phase_tools_served_around_the_exposure_refuse_to_run() {
     let Some(world) = World::new(Engine::Sqlite).await else {
         return;
     };
-    for exposure in [None, Some(guard_runtime::Exposure::all_tools())] {
-        let identity = guard_runtime::EnvIdentity::new(guard_runtime::Identity::new(
+    for exposure in [None, Some(rmcp_guard::Exposure::all_tools())] {
+        let identity = rmcp_guard::EnvIdentity::new(rmcp_guard::Identity::new(
             "tenant_demo",
             "alice",
             [SCOPE],
         ));
-        let mut guard = guard_runtime::Guard::ephemeral()
+        let mut guard = rmcp_guard::Guard::ephemeral()
             .expect("guard key")
-            .with_operations(guard_runtime::ops::Operations::new(
+            .with_operations(rmcp_guard::ops::Operations::new(
                 world.store.clone(),
                 identity,
             ));

@@ -311,7 +311,7 @@ pub fn rate_value(cx: &Ctxt, opt: &Opt) -> Option<(u32, u64)> {
         .ok()
 }
 
-/// `crate = "path"`: where guard_runtime is when the crate reaches it under another path.
+/// `crate = "path"`: where rmcp_guard is when the crate reaches it under another path.
 pub fn crate_path(cx: &Ctxt, opt: &Opt) -> Option<syn::Path> {
     let text = string_value(cx, opt)?;
     match syn::parse_str::<syn::Path>(&text) {
@@ -319,7 +319,7 @@ pub fn crate_path(cx: &Ctxt, opt: &Opt) -> Option<syn::Path> {
         Err(_) => {
             cx.error_spanned_by(
                 &opt.value,
-                format!("`crate = \"{text}\"` is not a path; write the path guard_runtime is reachable under, e.g. `crate = \"my_crate::guard\"`"),
+                format!("`crate = \"{text}\"` is not a path; write the path rmcp_guard is reachable under, e.g. `crate = \"my_crate::guard\"`"),
             );
             None
         }

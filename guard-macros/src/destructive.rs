@@ -252,7 +252,7 @@ fn check(cx: &Ctxt, o: &Options, f: &ImplItemFn) -> Shape {
     if shape.confirmed.is_none() {
         cx.error_spanned_by(
             &f.sig,
-            "a `#[destructive]` handler must take the proof `confirmed: Confirmed<YourForm>`: only guard can build it, after the human accepted, so the effect cannot run unconfirmed. Add the parameter (use `guard_runtime::forms::Checkbox` or `TypeToConfirm` if you need no custom form)",
+            "a `#[destructive]` handler must take the proof `confirmed: Confirmed<YourForm>`: only guard can build it, after the human accepted, so the effect cannot run unconfirmed. Add the parameter (use `rmcp_guard::forms::Checkbox` or `TypeToConfirm` if you need no custom form)",
         );
     }
     if o.target.is_some() && shape.params.is_none() {
@@ -275,7 +275,7 @@ fn check(cx: &Ctxt, o: &Options, f: &ImplItemFn) -> Shape {
 /// The expansion: one rmcp tool method that runs guard's flow and then the author's body,
 /// inlined. There is no separate body method, so no other code can hand the body a proof.
 fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream {
-    let rt = quote!(::guard_runtime);
+    let rt = quote!(::rmcp_guard);
     let private = quote!(#rt::__private);
     let rmcp = quote!(#private::rmcp);
     let (confirmed_at, confirmed_ty, form_ty) = shape.confirmed.clone().expect("checked");
@@ -313,9 +313,9 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
     // Called through a function whose bounds spell the expected signature, so a wrong
     // preview is one error at `preview = ...` that names it.
     let preview_call = if shape.params.is_some() {
-        quote_spanned!(preview.span()=> ::guard_runtime::__private::preview(#preview, self, &__guard_args).await)
+        quote_spanned!(preview.span()=> ::rmcp_guard::__private::preview(#preview, self, &__guard_args).await)
     } else {
-        quote_spanned!(preview.span()=> ::guard_runtime::__private::preview_no_args(#preview, self).await)
+        quote_spanned!(preview.span()=> ::rmcp_guard::__private::preview_no_args(#preview, self).await)
     };
     let confirm_kind = match o.confirm.map(|c| c.0).unwrap_or(ConfirmBy::Form) {
         ConfirmBy::Form => quote!(Form),
@@ -332,7 +332,7 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
     // names the expected `fn(&Form) -> Result<(), String>`.
     let rules = match &o.validate {
         Some(v) => quote_spanned! {v.span()=>
-            ::core::option::Option::Some(::guard_runtime::__private::rules::<#form_ty>(#v))
+            ::core::option::Option::Some(::rmcp_guard::__private::rules::<#form_ty>(#v))
         },
         None => quote!(::core::option::Option::None),
     };
@@ -362,9 +362,9 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
     }
     // The form's description decides its roles, at compile time, in a `const` item.
     let roles = quote_spanned! {confirmed_ty.span()=>
-        const _: () = ::guard_runtime::__private::assert_roles(
-            <#form_ty as ::guard_runtime::Form>::SPEC,
-            ::guard_runtime::__private::ConfirmKind::#confirm_kind,
+        const _: () = ::rmcp_guard::__private::assert_roles(
+            <#form_ty as ::rmcp_guard::Form>::SPEC,
+            ::rmcp_guard::__private::ConfirmKind::#confirm_kind,
         );
     };
 

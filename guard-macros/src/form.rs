@@ -83,17 +83,17 @@ fn fallback(input: &DeriveInput) -> TokenStream {
     let (impl_generics, ty_generics, _) = input.generics.split_for_impl();
     let bound = quote!(where Self: ::core::marker::Send + 'static);
     quote! {
-        impl #impl_generics ::guard_runtime::__private::FormDerived for #ident #ty_generics #bound {}
-        impl #impl_generics ::guard_runtime::Form for #ident #ty_generics #bound {
-            const SPEC: &'static ::guard_runtime::form::FormSpec = &::guard_runtime::form::FormSpec { name: #name, fields: &[], fallback: true };
+        impl #impl_generics ::rmcp_guard::__private::FormDerived for #ident #ty_generics #bound {}
+        impl #impl_generics ::rmcp_guard::Form for #ident #ty_generics #bound {
+            const SPEC: &'static ::rmcp_guard::form::FormSpec = &::rmcp_guard::form::FormSpec { name: #name, fields: &[], fallback: true };
 
             fn from_valid(
-                _: &::guard_runtime::__private::serde_json::Map<::std::string::String, ::guard_runtime::__private::serde_json::Value>,
+                _: &::rmcp_guard::__private::serde_json::Map<::std::string::String, ::rmcp_guard::__private::serde_json::Value>,
             ) -> ::core::result::Result<Self, ::std::string::String> {
                 ::core::unreachable!("guard reported a compile error for this form")
             }
 
-            fn to_content(&self) -> ::guard_runtime::__private::serde_json::Map<::std::string::String, ::guard_runtime::__private::serde_json::Value> {
+            fn to_content(&self) -> ::rmcp_guard::__private::serde_json::Map<::std::string::String, ::rmcp_guard::__private::serde_json::Value> {
                 ::core::unreachable!("guard reported a compile error for this form")
             }
         }
@@ -480,7 +480,7 @@ fn expand(ident: &Ident, fields: &[Field]) -> TokenStream {
         let key = field.unraw().to_string();
         let ty = &f.ty;
         quote_spanned! {ty.span()=>
-            #field: <#ty as ::guard_runtime::form::FieldValue>::from_field(content.get(#key), &fields[#i])?
+            #field: <#ty as ::rmcp_guard::form::FieldValue>::from_field(content.get(#key), &fields[#i])?
         }
     });
     let to_json = fields.iter().map(|f| {
@@ -488,27 +488,27 @@ fn expand(ident: &Ident, fields: &[Field]) -> TokenStream {
         let key = field.unraw().to_string();
         let ty = &f.ty;
         quote! {
-            content.insert(<::std::string::String as ::core::convert::From<&str>>::from(#key), <#ty as ::guard_runtime::form::FieldValue>::to_json(&self.#field));
+            content.insert(<::std::string::String as ::core::convert::From<&str>>::from(#key), <#ty as ::rmcp_guard::form::FieldValue>::to_json(&self.#field));
         }
     });
     quote! {
-        impl ::guard_runtime::__private::FormDerived for #ident {}
-        impl ::guard_runtime::Form for #ident {
-            const SPEC: &'static ::guard_runtime::form::FormSpec = &::guard_runtime::form::FormSpec {
+        impl ::rmcp_guard::__private::FormDerived for #ident {}
+        impl ::rmcp_guard::Form for #ident {
+            const SPEC: &'static ::rmcp_guard::form::FormSpec = &::rmcp_guard::form::FormSpec {
                 name: #name,
                 fields: &[#(#specs),*],
                 fallback: false,
             };
 
             fn from_valid(
-                content: &::guard_runtime::__private::serde_json::Map<::std::string::String, ::guard_runtime::__private::serde_json::Value>,
+                content: &::rmcp_guard::__private::serde_json::Map<::std::string::String, ::rmcp_guard::__private::serde_json::Value>,
             ) -> ::core::result::Result<Self, ::std::string::String> {
-                let fields = <Self as ::guard_runtime::Form>::SPEC.fields;
+                let fields = <Self as ::rmcp_guard::Form>::SPEC.fields;
                 ::core::result::Result::Ok(Self { #(#extracts),* })
             }
 
-            fn to_content(&self) -> ::guard_runtime::__private::serde_json::Map<::std::string::String, ::guard_runtime::__private::serde_json::Value> {
-                let mut content = ::guard_runtime::__private::serde_json::Map::new();
+            fn to_content(&self) -> ::rmcp_guard::__private::serde_json::Map<::std::string::String, ::rmcp_guard::__private::serde_json::Value> {
+                let mut content = ::rmcp_guard::__private::serde_json::Map::new();
                 #(#to_json)*
                 content
             }
@@ -542,28 +542,28 @@ fn field_spec(f: &Field) -> TokenStream {
             let format = match f.format {
                 Some("email") => {
                     quote!(::core::option::Option::Some(
-                        ::guard_runtime::form::Format::Email
+                        ::rmcp_guard::form::Format::Email
                     ))
                 }
                 Some("uri") => quote!(::core::option::Option::Some(
-                    ::guard_runtime::form::Format::Uri
+                    ::rmcp_guard::form::Format::Uri
                 )),
                 Some("date") => quote!(::core::option::Option::Some(
-                    ::guard_runtime::form::Format::Date
+                    ::rmcp_guard::form::Format::Date
                 )),
                 Some(_) => quote!(::core::option::Option::Some(
-                    ::guard_runtime::form::Format::DateTime
+                    ::rmcp_guard::form::Format::DateTime
                 )),
                 None => quote!(::core::option::Option::None),
             };
-            quote!(::guard_runtime::form::FieldKind::String { min_length: #min, max_length: #max, format: #format })
+            quote!(::rmcp_guard::form::FieldKind::String { min_length: #min, max_length: #max, format: #format })
         }
-        Kind::Bool => quote!(::guard_runtime::form::FieldKind::Boolean),
+        Kind::Bool => quote!(::rmcp_guard::form::FieldKind::Boolean),
         Kind::Integer(rust_type) => {
             let ty = Ident::new(rust_type, Span::call_site());
             let min = opt_num(f.minimum.map(|n| n as i64));
             let max = opt_num(f.maximum.map(|n| n as i64));
-            quote!(::guard_runtime::form::FieldKind::Integer {
+            quote!(::rmcp_guard::form::FieldKind::Integer {
                 minimum: #min,
                 maximum: #max,
                 type_min: #ty::MIN as i128,
@@ -574,47 +574,47 @@ fn field_spec(f: &Field) -> TokenStream {
         Kind::Number => {
             let min = opt_num(f.minimum);
             let max = opt_num(f.maximum);
-            quote!(::guard_runtime::form::FieldKind::Number { minimum: #min, maximum: #max })
+            quote!(::rmcp_guard::form::FieldKind::Number { minimum: #min, maximum: #max })
         }
         // Spanned and bounded like the field's extraction, so a non-flat type is one error.
         Kind::Enum => {
             let ty = &f.ty;
             quote_spanned! {ty.span()=>
-                ::guard_runtime::form::FieldKind::Enum { values: <#ty as ::guard_runtime::form::FieldValue>::CHOICES }
+                ::rmcp_guard::form::FieldKind::Enum { values: <#ty as ::rmcp_guard::form::FieldValue>::CHOICES }
             }
         }
     };
     let default = match &f.default {
         None => quote!(::core::option::Option::None),
         Some(Lit::Str(s)) => {
-            quote!(::core::option::Option::Some(::guard_runtime::form::DefaultValue::Str(#s)))
+            quote!(::core::option::Option::Some(::rmcp_guard::form::DefaultValue::Str(#s)))
         }
         Some(Lit::Bool(b)) => {
-            quote!(::core::option::Option::Some(::guard_runtime::form::DefaultValue::Bool(#b)))
+            quote!(::core::option::Option::Some(::rmcp_guard::form::DefaultValue::Bool(#b)))
         }
         Some(Lit::Int(i)) if matches!(f.kind, Kind::Number) => {
             let n: f64 = i.base10_parse().unwrap_or_default();
-            quote!(::core::option::Option::Some(::guard_runtime::form::DefaultValue::Num(#n)))
+            quote!(::core::option::Option::Some(::rmcp_guard::form::DefaultValue::Num(#n)))
         }
         Some(Lit::Int(i)) => {
             let n: i64 = i.base10_parse().unwrap_or_default();
-            quote!(::core::option::Option::Some(::guard_runtime::form::DefaultValue::Int(#n)))
+            quote!(::core::option::Option::Some(::rmcp_guard::form::DefaultValue::Int(#n)))
         }
         Some(Lit::Float(x)) => {
             let n: f64 = x.base10_parse().unwrap_or_default();
-            quote!(::core::option::Option::Some(::guard_runtime::form::DefaultValue::Num(#n)))
+            quote!(::core::option::Option::Some(::rmcp_guard::form::DefaultValue::Num(#n)))
         }
         Some(_) => quote!(::core::option::Option::None),
     };
     let role = if f.checkbox {
-        quote!(::guard_runtime::form::FieldRole::Checkbox)
+        quote!(::rmcp_guard::form::FieldRole::Checkbox)
     } else if f.confirm_text {
-        quote!(::guard_runtime::form::FieldRole::ConfirmText)
+        quote!(::rmcp_guard::form::FieldRole::ConfirmText)
     } else {
-        quote!(::guard_runtime::form::FieldRole::Plain)
+        quote!(::rmcp_guard::form::FieldRole::Plain)
     };
     quote! {
-        ::guard_runtime::form::FieldSpec {
+        ::rmcp_guard::form::FieldSpec {
             name: #name,
             title: #title,
             description: #description,

@@ -23,9 +23,9 @@ pub fn derive(input: DeriveInput) -> TokenStream {
             let ident = &input.ident;
             quote! {
                 #errors
-                impl ::guard_runtime::__private::FormEnumDerived for #ident {}
-                impl ::guard_runtime::FormEnum for #ident {
-                    const VALUES: &'static [::guard_runtime::form::EnumValue] = &[];
+                impl ::rmcp_guard::__private::FormEnumDerived for #ident {}
+                impl ::rmcp_guard::FormEnum for #ident {
+                    const VALUES: &'static [::rmcp_guard::form::EnumValue] = &[];
                     fn from_wire(_: &str) -> ::core::option::Option<Self> {
                         ::core::unreachable!("guard reported a compile error for this enum")
                     }
@@ -125,7 +125,7 @@ fn expand(ident: &syn::Ident, variants: &[Variant]) -> TokenStream {
             Some(t) => quote!(::core::option::Option::Some(#t)),
             None => quote!(::core::option::Option::None),
         };
-        quote!(::guard_runtime::form::EnumValue { value: #value, title: #title })
+        quote!(::rmcp_guard::form::EnumValue { value: #value, title: #title })
     });
     let from = variants.iter().map(|v| {
         let (value, var) = (&v.value, &v.ident);
@@ -136,9 +136,9 @@ fn expand(ident: &syn::Ident, variants: &[Variant]) -> TokenStream {
         quote!(Self::#var => #value)
     });
     quote! {
-        impl ::guard_runtime::__private::FormEnumDerived for #ident {}
-        impl ::guard_runtime::FormEnum for #ident {
-            const VALUES: &'static [::guard_runtime::form::EnumValue] = &[#(#values),*];
+        impl ::rmcp_guard::__private::FormEnumDerived for #ident {}
+        impl ::rmcp_guard::FormEnum for #ident {
+            const VALUES: &'static [::rmcp_guard::form::EnumValue] = &[#(#values),*];
 
             fn from_wire(value: &str) -> ::core::option::Option<Self> {
                 match value {

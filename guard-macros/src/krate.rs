@@ -1,15 +1,15 @@
-//! Where `guard_runtime` is, seen from the crate being compiled. Expansions are written
-//! against `::guard_runtime`; a crate that renamed the dependency
-//! (`g = { package = "guard-runtime", ... }`, found in its Cargo.toml) or that reaches guard
+//! Where `rmcp_guard` is, seen from the crate being compiled. Expansions are written
+//! against `::rmcp_guard`; a crate that renamed the dependency
+//! (`g = { package = "rmcp-guard", ... }`, found in its Cargo.toml) or that reaches guard
 //! through a re-export (`crate = "my_crate::guard"`, as serde's `crate` option) gets those
 //! paths rewritten on the way out.
 
 use proc_macro_crate::{FoundCrate, crate_name};
 use proc_macro2::{Group, Ident, Punct, Spacing, TokenStream, TokenTree};
 
-const NAME: &str = "guard_runtime";
+const NAME: &str = "rmcp_guard";
 
-/// `tokens` with every `::guard_runtime` pointing where the runtime really is.
+/// `tokens` with every `::rmcp_guard` pointing where the runtime really is.
 pub fn finish(tokens: TokenStream, explicit: Option<&syn::Path>) -> TokenStream {
     match explicit.cloned().or_else(renamed) {
         Some(path) => rewrite(tokens, &path),
@@ -17,10 +17,10 @@ pub fn finish(tokens: TokenStream, explicit: Option<&syn::Path>) -> TokenStream 
     }
 }
 
-/// The dependency's own name in the user's manifest, when it is not `guard_runtime`. Inside
-/// guard-runtime itself `extern crate self as guard_runtime` keeps the default working.
+/// The dependency's own name in the user's manifest, when it is not `rmcp_guard`. Inside
+/// guard-runtime itself `extern crate self as rmcp_guard` keeps the default working.
 fn renamed() -> Option<syn::Path> {
-    match crate_name("guard-runtime") {
+    match crate_name("rmcp-guard") {
         Ok(FoundCrate::Name(name)) if name != NAME => {
             let ident = Ident::new(&name, proc_macro2::Span::call_site());
             Some(syn::parse_quote!(::#ident))
@@ -87,7 +87,7 @@ mod tests {
 
     fn rewritten(to: &str) -> String {
         let path: syn::Path = syn::parse_str(to).unwrap();
-        let tokens = quote!(::guard_runtime::Form; impl ::guard_runtime::__private::X for T { fn f() { guard_runtime::y() } });
+        let tokens = quote!(::rmcp_guard::Form; impl ::rmcp_guard::__private::X for T { fn f() { rmcp_guard::y() } });
         rewrite(tokens, &path).to_string()
     }
 

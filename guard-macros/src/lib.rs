@@ -1,5 +1,5 @@
-//! Macros for guard. They parse, check and expand; the behaviour lives in `guard_runtime`,
-//! which re-exports everything here. Depend on `guard_runtime`, not on this crate.
+//! Macros for guard. They parse, check and expand; the behaviour lives in `rmcp_guard`,
+//! which re-exports everything here. Depend on `rmcp_guard`, not on this crate.
 
 mod attr;
 mod ctxt;
@@ -21,7 +21,7 @@ use syn::{DeriveInput, ImplItemFn, ItemImpl, parse_macro_input};
 /// Options: `confirm = "checkbox" | "type_to_confirm"`, `form = Type`, `target = field`,
 /// `preview = path` (required), `validate = path`, `message = "..."`, `timeout = "5m"`,
 /// `on_decline = "..."`, `on_cancel = "..."`, `idempotent`, `crate = "path"` (where
-/// guard_runtime is when the crate reaches it through a re-export; a renamed dependency is
+/// rmcp_guard is when the crate reaches it through a re-export; a renamed dependency is
 /// found in the crate's Cargo.toml).
 #[proc_macro_attribute]
 pub fn destructive(attr: TokenStream, item: TokenStream) -> TokenStream {

@@ -500,8 +500,8 @@ fn pair(cx: &Ctxt, prepares: &[PrepareFn], confirms: &[ConfirmFn]) {
 }
 
 fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
-    let rt = quote!(::guard_runtime);
-    let rmcp = quote!(::guard_runtime::__private::rmcp);
+    let rt = quote!(::rmcp_guard);
+    let rmcp = quote!(::rmcp_guard::__private::rmcp);
     let mut out: Vec<ImplItem> = Vec::new();
     for p in prepares {
         let op = p.opts.op.as_ref().expect("checked").value();
@@ -525,7 +525,7 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
         let mut forward = Vec::new();
         let payload = p.payload.as_ref().expect("checked");
         let mut asserts = vec![
-            quote_spanned!(payload.span()=> ::guard_runtime::__private::assert_payload::<#payload>();),
+            quote_spanned!(payload.span()=> ::rmcp_guard::__private::assert_payload::<#payload>();),
         ];
         for (i, pt) in typed_args(&p.f) {
             if is_named(&pt.ty, "Prepare") {
@@ -671,7 +671,7 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
 /// `#[prepare]` or `#[confirm]` expanded on its own: the impl lacks `#[operations]`.
 pub fn standalone(what: &str, f: ImplItemFn) -> TokenStream {
     let message = format!(
-        "`#[{what}]` needs `#[guard_runtime::operations]` on the impl block, above `#[tool_router]`: it pairs each prepare with its confirm and adds the `get_operation_result` tool"
+        "`#[{what}]` needs `#[rmcp_guard::operations]` on the impl block, above `#[tool_router]`: it pairs each prepare with its confirm and adds the `get_operation_result` tool"
     );
     let error = syn::Error::new(f.sig.ident.span(), message).to_compile_error();
     let [body, stand_in] = fallback(f);

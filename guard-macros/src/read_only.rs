@@ -47,7 +47,7 @@ fn conflicting<'f>(f: &'f ImplItemFn, names: &[&str]) -> Option<&'f syn::Attribu
 }
 
 /// One statement per typed parameter asserting that its type is a
-/// `guard_runtime::ReadHandle`, spanned at the type. The check is on the type the compiler
+/// `rmcp_guard::ReadHandle`, spanned at the type. The check is on the type the compiler
 /// resolves, so an alias, a renamed import or a full path of a write handle fails there too.
 fn read_handle_checks(cx: &Ctxt, f: &ImplItemFn) -> Vec<Stmt> {
     let mut checks = Vec::new();
@@ -57,12 +57,12 @@ fn read_handle_checks(cx: &Ctxt, f: &ImplItemFn) -> Vec<Stmt> {
         if let Type::ImplTrait(_) = ty {
             cx.error_spanned_by(
                 ty,
-                "a `#[read_only]` tool names the type of each parameter, so guard can check it is a read handle; write the handle's type (for example `guard_runtime::db::ReadDb`) instead of `impl ...`",
+                "a `#[read_only]` tool names the type of each parameter, so guard can check it is a read handle; write the handle's type (for example `rmcp_guard::db::ReadDb`) instead of `impl ...`",
             );
             continue;
         }
         checks.push(syn::parse_quote_spanned! {ty.span()=>
-            ::guard_runtime::__private::assert_read_handle::<#ty>();
+            ::rmcp_guard::__private::assert_read_handle::<#ty>();
         });
     }
     checks

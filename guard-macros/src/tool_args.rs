@@ -522,17 +522,17 @@ fn expand(input: &DeriveInput, parsed: Option<&Parsed>) -> TokenStream {
                 .filter(|f| !f.flatten)
                 .map(|f| {
                     let ty = f.ty;
-                    quote_spanned!(ty.span()=> ::guard_runtime::__private::assert_tool_arg_field::<#ty>();)
+                    quote_spanned!(ty.span()=> ::rmcp_guard::__private::assert_tool_arg_field::<#ty>();)
                 })
                 .collect();
         }
     }
     quote! {
-        impl #impl_generics ::guard_runtime::__private::ToolArgsDerived for #ident #ty_generics #where_clause {
+        impl #impl_generics ::rmcp_guard::__private::ToolArgsDerived for #ident #ty_generics #where_clause {
             const CHECKED_NAMES: &'static [&'static str] = &[#(#checked),*];
         }
-        impl #impl_generics ::guard_runtime::ToolArgs for #ident #ty_generics #where_clause {}
-        impl #impl_generics ::guard_runtime::__private::ToolArgField for #ident #ty_generics #where_clause {}
+        impl #impl_generics ::rmcp_guard::ToolArgs for #ident #ty_generics #where_clause {}
+        impl #impl_generics ::rmcp_guard::__private::ToolArgField for #ident #ty_generics #where_clause {}
         const _: () = {
             #(#asserts)*
         };

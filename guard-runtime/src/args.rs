@@ -23,17 +23,17 @@ use std::path::PathBuf;
 /// Implementing it by hand is refused: the derive is the check.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is the argument type of a guarded tool but guard has not checked it",
-    label = "missing `#[derive(guard_runtime::ToolArgs)]`",
-    note = "add `#[derive(guard_runtime::ToolArgs)]` to `{Self}`: it rejects confirmation flags and identity fields, which the model must never supply"
+    label = "missing `#[derive(rmcp_guard::ToolArgs)]`",
+    note = "add `#[derive(rmcp_guard::ToolArgs)]` to `{Self}`: it rejects confirmation flags and identity fields, which the model must never supply"
 )]
 pub trait ToolArgs: ToolArgsDerived {}
 
 /// The seal of [`ToolArgs`] and `ToolArgField`: `#[derive(ToolArgs)]` implements it after
-/// its checks. A hand-written impl has to name `guard_runtime::__private`, which is no API.
+/// its checks. A hand-written impl has to name `rmcp_guard::__private`, which is no API.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` implements a guard argument trait by hand, so guard never checked its names",
-    label = "derive it with `#[derive(guard_runtime::ToolArgs)]`",
-    note = "remove the hand-written impl and derive it with `#[derive(guard_runtime::ToolArgs)]`: the derive is what refuses consent flags and identity fields in what the model sends"
+    label = "derive it with `#[derive(rmcp_guard::ToolArgs)]`",
+    note = "remove the hand-written impl and derive it with `#[derive(rmcp_guard::ToolArgs)]`: the derive is what refuses consent flags and identity fields in what the model sends"
 )]
 pub trait ToolArgsDerived {
     /// Every wire name the derive checked for this type's own fields.
@@ -48,7 +48,7 @@ pub trait ToolArgsDerived {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a field of a guarded tool's arguments: guard cannot see which names the model would send through it",
     label = "not a checked argument type",
-    note = "guard checks every name the model can send: a nested struct must derive `ToolArgs` too, and a map or `serde_json::Value` accepts any name, so the model could slip a consent flag or an identity past the check. List the fields in a struct with `#[derive(guard_runtime::ToolArgs)]` and use that type here",
+    note = "guard checks every name the model can send: a nested struct must derive `ToolArgs` too, and a map or `serde_json::Value` accepts any name, so the model could slip a consent flag or an identity past the check. List the fields in a struct with `#[derive(rmcp_guard::ToolArgs)]` and use that type here",
     note = "argument fields may be `String`, `bool`, `char`, integers, floats, `PathBuf`, an `Option`, `Box`, `Vec`, `VecDeque`, `HashSet` or `BTreeSet` of those, or a type that derives `ToolArgs` (a struct, or a unit-only enum of choices)"
 )]
 pub trait ToolArgField: ToolArgsDerived {}

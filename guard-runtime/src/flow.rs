@@ -284,7 +284,7 @@ impl<'g, F: Form> Flow<'g, F> {
         if self.call.dispatched.as_deref() == Some(self.spec.name) {
             return Ok(());
         }
-        tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, "a guarded tool was called outside a tools/call that guard's exposure dispatched to it (a server without #[tool_handler(router = guard_runtime::exposed(self, Self::tool_router()))], or code calling the tool's method or guard's flow itself); nothing was asked or run");
+        tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, "a guarded tool was called outside a tools/call that guard's exposure dispatched to it (a server without #[tool_handler(router = rmcp_guard::exposed(self, Self::tool_router()))], or code calling the tool's method or guard's flow itself); nothing was asked or run");
         Err(self.refuse(
             "not_published",
             ToolError::new(
@@ -779,10 +779,10 @@ pub const fn roles_problem(form: &FormSpec, kind: ConfirmKind) -> Option<&'stati
     }
     match kind {
         ConfirmKind::Checkbox if checkboxes != 1 => Some(
-            "`confirm = \"checkbox\"` needs a form with exactly one `#[form(checkbox)]` `bool` field: use `guard_runtime::forms::Checkbox` or mark one field of your form",
+            "`confirm = \"checkbox\"` needs a form with exactly one `#[form(checkbox)]` `bool` field: use `rmcp_guard::forms::Checkbox` or mark one field of your form",
         ),
         ConfirmKind::TypeToConfirm if typed != 1 => Some(
-            "`confirm = \"type_to_confirm\"` needs a form with exactly one `#[form(confirm_text)]` `String` field: use `guard_runtime::forms::TypeToConfirm` or mark one field of your form",
+            "`confirm = \"type_to_confirm\"` needs a form with exactly one `#[form(confirm_text)]` `String` field: use `rmcp_guard::forms::TypeToConfirm` or mark one field of your form",
         ),
         ConfirmKind::Checkbox | ConfirmKind::Form if typed != 0 => Some(
             "this form asks the human to type the target (`#[form(confirm_text)]`) but the tool never compares it: use `confirm = \"type_to_confirm\", target = <argument>`, or remove the field",

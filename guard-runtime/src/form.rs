@@ -16,8 +16,8 @@ use serde_json::{Map, Value, json};
 /// A flat form that guard can put in front of a human. Derive it; do not implement it by hand.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a guard form",
-    label = "not a `#[derive(guard_runtime::Form)]` struct",
-    note = "add `#[derive(guard_runtime::Form)]` to `{Self}`: the derive checks at compile time that the form is flat and collects no secrets"
+    label = "not a `#[derive(rmcp_guard::Form)]` struct",
+    note = "add `#[derive(rmcp_guard::Form)]` to `{Self}`: the derive checks at compile time that the form is flat and collects no secrets"
 )]
 pub trait Form: crate::seal::FormDerived + Sized + Send + 'static {
     /// The fields, in declaration order.
@@ -30,11 +30,11 @@ pub trait Form: crate::seal::FormDerived + Sized + Send + 'static {
     fn to_content(&self) -> Map<String, Value>;
 }
 
-/// A unit-only enum offered as a single choice. Derive it with `#[derive(guard_runtime::FormEnum)]`.
+/// A unit-only enum offered as a single choice. Derive it with `#[derive(rmcp_guard::FormEnum)]`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a form field: forms must be flat so every client can render them",
     label = "not a String, bool, number, Option of those, or a `#[derive(FormEnum)]` enum",
-    note = "flatten the nested value into separate fields of this form, or make `{Self}` a unit-only enum with `#[derive(guard_runtime::FormEnum)]`"
+    note = "flatten the nested value into separate fields of this form, or make `{Self}` a unit-only enum with `#[derive(rmcp_guard::FormEnum)]`"
 )]
 pub trait FormEnum: crate::seal::FormEnumDerived + Sized + Send + 'static {
     /// The allowed wire values, in declaration order.
@@ -286,7 +286,7 @@ pub(crate) fn cached_schema<F: Form>() -> ElicitationSchema {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a form field: forms must be flat so every client can render them",
     label = "not a String, bool, number, Option of those, or a `#[derive(FormEnum)]` enum",
-    note = "flatten the nested value into separate fields of this form, or make `{Self}` a unit-only enum with `#[derive(guard_runtime::FormEnum)]`"
+    note = "flatten the nested value into separate fields of this form, or make `{Self}` a unit-only enum with `#[derive(rmcp_guard::FormEnum)]`"
 )]
 pub trait FieldValue: Sized {
     /// The offered choices, for single-choice enum fields.

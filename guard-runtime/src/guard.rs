@@ -198,15 +198,15 @@ impl std::fmt::Debug for Guard {
 /// How a guarded tool finds its server's [`Guard`].
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has guarded tools but no guard configuration",
-    label = "`{Self}` does not implement `guard_runtime::Guarded`",
-    note = "add a `guard: guard_runtime::Guard` field to `{Self}` and `impl guard_runtime::Guarded for {Self} {{ fn guard(&self) -> &guard_runtime::Guard {{ &self.guard }} }}`"
+    label = "`{Self}` does not implement `rmcp_guard::Guarded`",
+    note = "add a `guard: rmcp_guard::Guard` field to `{Self}` and `impl rmcp_guard::Guarded for {Self} {{ fn guard(&self) -> &rmcp_guard::Guard {{ &self.guard }} }}`"
 )]
 pub trait Guarded {
     fn guard(&self) -> &Guard;
 }
 
 /// The server's tools as its [`Exposure`] allows: use it as rmcp's router,
-/// `#[tool_handler(router = guard_runtime::exposed(self, Self::tool_router()))]`.
+/// `#[tool_handler(router = rmcp_guard::exposed(self, Self::tool_router()))]`.
 /// A guard without an exposure enables no tool (fail closed), and says so in the log.
 /// Calls of tools that are not published are audited (see [`Exposed`]).
 pub fn exposed<S: Guarded + Send + Sync + 'static>(

@@ -58,7 +58,7 @@
 //!
 //! ```no_run
 //! # async fn run(db: std::path::PathBuf, server: impl rmcp::ServerHandler + Clone + Send + Sync + 'static) {
-//! use guard_runtime::honesty::{Fixture, Kit, Probe, SqliteObserver};
+//! use rmcp_guard::honesty::{Fixture, Kit, Probe, SqliteObserver};
 //! let kit = Kit::new(move || {
 //!     let (db, server) = (db.clone(), server.clone());
 //!     async move { Fixture::new(server).observe(SqliteObserver::new(db)) }

@@ -16,13 +16,13 @@
 //! tool error and an audit record on the `guard::audit` tracing target.
 //!
 //! ```no_run
-//! use guard_runtime::identity::{EnvIdentity, IdentityProvider, require_scopes};
+//! use rmcp_guard::identity::{EnvIdentity, IdentityProvider, require_scopes};
 //! use rmcp::{RoleServer, service::RequestContext};
 //!
 //! fn cancel(
 //!     provider: &dyn IdentityProvider,
 //!     ctx: &RequestContext<RoleServer>,
-//! ) -> Result<(), guard_runtime::ToolError> {
+//! ) -> Result<(), rmcp_guard::ToolError> {
 //!     let identity = provider.identify(ctx)?;
 //!     require_scopes(&identity, "cancel_order", &["orders:cancel"])?;
 //!     // ... act for identity.tenant / identity.user

@@ -9,7 +9,7 @@
 //! two: the prepare freezes an intent in an operation store, the confirm carries it out once,
 //! in one transaction with its audit record (see [`ops`]).
 
-extern crate self as guard_runtime;
+extern crate self as rmcp_guard;
 
 mod args;
 mod canonical;
@@ -48,7 +48,7 @@ pub use exposure::Exposure;
 pub use flow::INPUT_KEY;
 pub use form::{Form, FormEnum};
 pub use guard::{Guard, GuardError, Guarded, KEY_ENV, exposed};
-pub use guard_macros::{
+pub use rmcp_guard_macros::{
     Form, FormEnum, ToolArgs, confirm, destructive, idempotent, operations, prepare, read_only,
 };
 #[cfg(feature = "jwt")]
@@ -147,7 +147,7 @@ pub mod __private {
     #[diagnostic::on_unimplemented(
         message = "`{Self}` is not rmcp's `Parameters<{T}>`",
         label = "a guarded tool's arguments must be rmcp's `Parameters<_>`",
-        note = "take `rmcp::handler::server::wrapper::Parameters<YourArgs>` with `#[derive(guard_runtime::ToolArgs)]` on `YourArgs`"
+        note = "take `rmcp::handler::server::wrapper::Parameters<YourArgs>` with `#[derive(rmcp_guard::ToolArgs)]` on `YourArgs`"
     )]
     pub trait IsParameters<T> {}
     impl<T> IsParameters<T> for rmcp::handler::server::wrapper::Parameters<T> {}

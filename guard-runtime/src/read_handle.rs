@@ -2,10 +2,10 @@
 //!
 //! `#[read_only]` asserts [`ReadHandle`] for the type of every parameter, at that
 //! parameter's span. The check is on the type, not on how it is spelled, so a type alias
-//! (`type Db = WriteDb;`), a renamed import (`use guard_runtime::db::WriteDb as Db;`) or a
+//! (`type Db = WriteDb;`), a renamed import (`use rmcp_guard::db::WriteDb as Db;`) or a
 //! full path still names the write handle and still fails to compile.
 //!
-//! The trait is sealed: its supertrait lives in `guard_runtime::__private`, so a type can
+//! The trait is sealed: its supertrait lives in `rmcp_guard::__private`, so a type can
 //! only become a read handle here, or by code that deliberately names that private item.
 
 use rmcp::{
@@ -32,16 +32,16 @@ use rmcp::{
 #[diagnostic::on_unimplemented(
     message = "a `#[read_only]` tool may only take read handles, and `{Self}` is not one",
     label = "not a read handle",
-    note = "take `guard_runtime::db::ReadDb` (SQLite) or `guard_runtime::db::PgReadDb` (PostgreSQL): the database engine opens them read-only, so the tool cannot write even by mistake",
+    note = "take `rmcp_guard::db::ReadDb` (SQLite) or `rmcp_guard::db::PgReadDb` (PostgreSQL): the database engine opens them read-only, so the tool cannot write even by mistake",
     note = "if the tool does write, it is not read-only: replace `#[read_only]` with `#[destructive(...)]` or `#[idempotent]`"
 )]
 pub trait ReadHandle: Sealed {}
 
-/// The seal of [`ReadHandle`]; reachable only as `guard_runtime::__private::ReadHandleSeal`.
+/// The seal of [`ReadHandle`]; reachable only as `rmcp_guard::__private::ReadHandleSeal`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be declared a read handle: `ReadHandle` is sealed",
     label = "not one of guard's read handles",
-    note = "only handles the database engine keeps read-only (`guard_runtime::db::ReadDb`, `guard_runtime::db::PgReadDb`) and rmcp's request data are read handles; take one of those in the `#[read_only]` tool instead"
+    note = "only handles the database engine keeps read-only (`rmcp_guard::db::ReadDb`, `rmcp_guard::db::PgReadDb`) and rmcp's request data are read handles; take one of those in the `#[read_only]` tool instead"
 )]
 pub trait Sealed {}
 

@@ -18,7 +18,7 @@
 //! Messages name paths relative to the root only; the root's own location never appears.
 //!
 //! ```no_run
-//! use guard_runtime::sandbox::{Lookup, Sandbox};
+//! use rmcp_guard::sandbox::{Lookup, Sandbox};
 //!
 //! let files = Sandbox::create("/srv/files")?;
 //! if let Lookup::File(entry) = files.resolve("reports/old.log")? {

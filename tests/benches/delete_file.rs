@@ -24,7 +24,7 @@ use std::{
 };
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use guard_runtime::{
+use rmcp_guard::{
     Confirmed, Exposure, Form, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, exposed,
     testing::{Answer, ScriptedHuman},
 };
@@ -507,7 +507,7 @@ fn parts(c: &mut Criterion) {
     group.bench_function("answer/guard_validate_and_build", |b| {
         b.iter(|| {
             let object =
-                guard_runtime::validate(DeleteConfirmation::SPEC, Some(&answer)).expect("valid");
+                rmcp_guard::validate(DeleteConfirmation::SPEC, Some(&answer)).expect("valid");
             DeleteConfirmation::from_valid(object).expect("builds")
         })
     });

@@ -41,7 +41,7 @@ use std::{
 };
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use guard_runtime::{
+use rmcp_guard::{
     EnvIdentity, Guard, Identity,
     ops::{OperationStore, Operations, PgStore, Rate},
 };

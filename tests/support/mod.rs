@@ -11,7 +11,7 @@ use std::{
     sync::{Arc, Mutex},
 };
 
-use guard_runtime::{Guard, testing::ScriptedHuman};
+use rmcp_guard::{Guard, testing::ScriptedHuman};
 use rmcp::{
     ClientHandler, ErrorData, RoleClient, ServiceExt,
     model::{

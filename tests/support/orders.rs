@@ -7,7 +7,7 @@ use std::sync::{
     atomic::{AtomicU64, Ordering},
 };
 
-use guard_runtime::{
+use rmcp_guard::{
     EnvIdentity, Guard, Identity,
     ops::{OperationStore, Operations, PgStore, SqlValue},
 };
@@ -185,7 +185,7 @@ impl World {
     }
 
     /// The first column of each row of `sql`, run as the owner.
-    pub async fn query(&self, sql: &str, params: &[SqlValue]) -> Vec<guard_runtime::ops::Row> {
+    pub async fn query(&self, sql: &str, params: &[SqlValue]) -> Vec<rmcp_guard::ops::Row> {
         let mut tx = self.owner.begin().await.expect("owner tx");
         let rows = tx.query(sql, params).await.expect("owner query");
         tx.rollback().await.expect("owner rollback");
@@ -239,7 +239,7 @@ impl World {
 
     /// [`stored_intent`](Self::stored_intent) under a given operation id.
     pub async fn store_intent(&self, id: &str, order_id: i64, order_no: &str, user: &str) {
-        let payload = guard_runtime::canonical_json(&serde_json::json!({
+        let payload = rmcp_guard::canonical_json(&serde_json::json!({
             "order_id": order_id,
             "order_no": order_no,
             "reason": "customer changed their mind",
@@ -248,7 +248,7 @@ impl World {
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();
-        let now = guard_runtime::ops::now_ms();
+        let now = rmcp_guard::ops::now_ms();
         self.exec(
             "INSERT INTO guard_operations
                 (operation_id, tenant, user_id, op, target, payload, payload_sha256, preview,

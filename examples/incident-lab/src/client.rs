@@ -1,6 +1,6 @@
 //! An in-process rmcp client over `tokio::io::duplex`, and readers for what a result carries.
 
-use guard_runtime::testing::ScriptedHuman;
+use rmcp_guard::testing::ScriptedHuman;
 use rmcp::{
     RoleClient, RoleServer, Service, ServiceExt,
     model::{CallToolRequestParams, CallToolResult, ErrorData},

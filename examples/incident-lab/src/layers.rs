@@ -12,7 +12,7 @@ use std::{
     sync::Arc,
 };
 
-use guard_runtime::{
+use rmcp_guard::{
     Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError,
     db::{ReadDb, WriteDb},
     destructive, exposed,
@@ -238,7 +238,7 @@ impl Shop {
         match db.execute("DELETE FROM orders WHERE id = ?1", [args.id])? {
             1 => Ok(format!("Deleted order #{}.", args.id)),
             _ => Err(ToolError::new(
-                guard_runtime::codes::STATE_CHANGED,
+                rmcp_guard::codes::STATE_CHANGED,
                 format!("order #{} disappeared before deletion", args.id),
             )),
         }

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use guard_runtime::ToolError;
+use rmcp_guard::ToolError;
 use rmcp::{
     ServerHandler,
     handler::server::wrapper::Parameters,

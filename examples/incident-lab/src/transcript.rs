@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use guard_runtime::{
+use rmcp_guard::{
     codes,
     testing::{Answer, ScriptedHuman},
 };

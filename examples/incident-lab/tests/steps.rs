@@ -1,7 +1,7 @@
 //! One test per step of the lab, on real SQLite files in temp dirs, through real in-process
 //! rmcp clients and servers. Each checks the database file, not only what the model saw.
 
-use guard_runtime::{
+use rmcp_guard::{
     codes,
     testing::{Answer, ScriptedHuman},
 };

@@ -5,7 +5,7 @@
 
 use std::{path::Path, sync::Arc};
 
-use guard_runtime::{
+use rmcp_guard::{
     EnvIdentity, Guard, Identity,
     ops::{OperationStore, Operations, SqlValue, SqliteStore, StoreError},
 };
@@ -183,7 +183,7 @@ impl Demo {
         &self,
         sql: &str,
         params: &[SqlValue],
-    ) -> Result<Vec<guard_runtime::ops::Row>, String> {
+    ) -> Result<Vec<rmcp_guard::ops::Row>, String> {
         let run = async {
             let mut tx = self.store.begin().await?;
             let rows = tx.query(sql, params).await?;

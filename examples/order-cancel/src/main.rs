@@ -10,7 +10,7 @@
 use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Duration};
 
 use clap::{Parser, Subcommand};
-use guard_runtime::{
+use rmcp_guard::{
     EnvIdentity, Exposure, Guard, Guarded,
     ops::{OperationStore, Operations, Rate},
 };
@@ -204,7 +204,7 @@ fn parse_rate(value: &str) -> Result<Rate, String> {
     value
         .trim()
         .parse()
-        .map_err(|_: guard_runtime::ops::BadRate| {
+        .map_err(|_: rmcp_guard::ops::BadRate| {
             format!(
                 "`{value}` is not a prepare rate (--prepare-rate, ORDER_CANCEL_PREPARE_RATE); write CALLS/UNIT with CALLS a whole number above zero and UNIT one of s, min, h, day (for example 5/min)"
             )

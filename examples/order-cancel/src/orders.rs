@@ -1,7 +1,7 @@
 //! The orders business: what may be cancelled, and the cancellation request a confirm files.
 //! Every statement runs inside guard's transaction, on SQLite or PostgreSQL alike.
 
-use guard_runtime::{
+use rmcp_guard::{
     ToolError, codes,
     ops::{Dialect, Tx, now_ms},
 };

@@ -3,7 +3,7 @@
 //! update orders, nor rewrite guard's intents beyond their status, result and confirmation
 //! time.
 
-use guard_runtime::ops::{Dialect, StoreError, Tx, pg};
+use rmcp_guard::ops::{Dialect, StoreError, Tx, pg};
 
 /// The role the server connects as on PostgreSQL.
 pub const APP_ROLE: &str = "order_cancel_app";
@@ -135,10 +135,10 @@ fn lock_body(schema: &str) -> String {
 /// its grants, and `order_cancel_lock`, the one way that role may lock an order.
 ///
 /// The server's role may read orders, file cancellation requests, and use guard's tables
-/// through [`operation_grants_sql`](guard_runtime::ops::pg::operation_grants_sql) (which
+/// through [`operation_grants_sql`](rmcp_guard::ops::pg::operation_grants_sql) (which
 /// leaves it `UPDATE` of an intent's status, result and confirmation time only). The lock
 /// function is rendered by
-/// [`definer_function_sql`](guard_runtime::ops::pg::definer_function_sql): owned by
+/// [`definer_function_sql`](rmcp_guard::ops::pg::definer_function_sql): owned by
 /// [`LOCK_OWNER_ROLE`], `search_path` pinned to `schema, pg_temp`, callable by the server's
 /// role alone.
 pub fn postgres_grants(schema: &str) -> Result<String, StoreError> {

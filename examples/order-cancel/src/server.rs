@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use guard_runtime::{
+use rmcp_guard::{
     Exposure, Guard, Guarded, ToolArgs, ToolError, codes, exposed, operations,
     ops::{Approved, Intent, Locked, Prepare, Recheck},
 };

@@ -1,6 +1,6 @@
 //! Opening the orders database on either engine.
 
-use guard_runtime::ops::{OperationStore, PgStore, SqliteStore, StoreError};
+use rmcp_guard::ops::{OperationStore, PgStore, SqliteStore, StoreError};
 use tokio_postgres::NoTls;
 
 use crate::schema::{self, APP_ROLE, SeedOrder};

@@ -3,7 +3,7 @@
 
 use std::{collections::BTreeMap, path::Path};
 
-use guard_runtime::{
+use rmcp_guard::{
     Guard,
     testing::{Answer, ScriptedHuman},
 };

@@ -6,7 +6,7 @@
 use std::{net::SocketAddr, path::PathBuf, process::ExitCode};
 
 use clap::{Parser, Subcommand};
-use guard_runtime::{Exposure, Guard, exposure::read_only_from_env};
+use rmcp_guard::{Exposure, Guard, exposure::read_only_from_env};
 use rmcp::{
     ServiceExt,
     transport::streamable_http_server::{

@@ -1,22 +1,22 @@
 //! The directory `delete_file` may touch. The root is opened once as a directory handle
-//! ([`guard_runtime::sandbox::Sandbox`]); every lookup and the delete itself go through that
+//! ([`rmcp_guard::sandbox::Sandbox`]); every lookup and the delete itself go through that
 //! handle, never through a path string walked again from the root.
 
 use std::path::{Path, PathBuf};
 
-use guard_runtime::sandbox::{Entry, Lookup, Pin, SandboxError};
+use rmcp_guard::sandbox::{Entry, Lookup, Pin, SandboxError};
 
 /// The sandbox root: its handle for the tools, its location for the operator's log only.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     root: PathBuf,
-    files: guard_runtime::sandbox::Sandbox,
+    files: rmcp_guard::sandbox::Sandbox,
 }
 
 impl Sandbox {
     /// Creates `root` if needed and opens it.
     pub fn new(root: &Path) -> std::io::Result<Self> {
-        let files = guard_runtime::sandbox::Sandbox::create(root)?;
+        let files = rmcp_guard::sandbox::Sandbox::create(root)?;
         Ok(Self {
             root: root.canonicalize()?,
             files,
@@ -25,7 +25,7 @@ impl Sandbox {
 
     /// Opens `root`, which must exist: read-only mode creates nothing.
     pub fn existing(root: &Path) -> std::io::Result<Self> {
-        let files = guard_runtime::sandbox::Sandbox::open(root)?;
+        let files = rmcp_guard::sandbox::Sandbox::open(root)?;
         Ok(Self {
             root: root.canonicalize()?,
             files,

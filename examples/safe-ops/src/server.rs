@@ -6,7 +6,7 @@ use std::{
     sync::{Arc, Mutex, MutexGuard},
 };
 
-use guard_runtime::{
+use rmcp_guard::{
     Confirmed, Exposure, Form, FormEnum, Guard, Guarded, Preview, ToolArgs, ToolError,
     db::ReadDb,
     destructive, exposed, read_only,
@@ -99,7 +99,7 @@ fn urgent_needs_rollback_plan(form: &DeployConfig) -> Result<(), String> {
     // Counted as guard counts `min_length`: visible characters only, so padding with
     // zero-width or other invisible characters does not make a plan.
     if form.approval_level == ApprovalLevel::Urgent
-        && guard_runtime::visible_len(&form.rollback_plan) < 10
+        && rmcp_guard::visible_len(&form.rollback_plan) < 10
     {
         return Err(
             "an urgent deploy needs a rollback plan of at least 10 visible characters".into(),

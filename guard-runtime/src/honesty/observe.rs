@@ -115,7 +115,7 @@ pub trait Observe: Send + Sync {
 ///
 /// ```
 /// use std::sync::{Arc, atomic::{AtomicU64, Ordering}};
-/// use guard_runtime::honesty::{FnObserver, Snapshot};
+/// use rmcp_guard::honesty::{FnObserver, Snapshot};
 /// let hits = Arc::new(AtomicU64::new(0));
 /// let seen = hits.clone();
 /// let observer = FnObserver::new("hit counter", move || {

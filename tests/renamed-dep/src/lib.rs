@@ -1,4 +1,4 @@
-//! guard under another name: this crate depends on guard-runtime as `g` and also reaches it
+//! guard under another name: this crate depends on rmcp-guard as `g` and also reaches it
 //! through a re-export (`crate::guard`). Every guard macro expands here, which the tests at
 //! the bottom check through the router rmcp builds.
 

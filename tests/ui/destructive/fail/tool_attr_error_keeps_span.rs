@@ -1,10 +1,10 @@
 // An error in rmcp's own `#[tool]` under `#[destructive]` points at the author's tokens,
 // not at the `#[destructive]` line.
 
-use guard_runtime::forms::Checkbox;
+use rmcp_guard::forms::Checkbox;
 use std::sync::Arc;
 
-use guard_runtime::{Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
+use rmcp_guard::{Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
 use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use guard_runtime::{
+use rmcp_guard::{
     Confirmed, Form, FormEnum, Guard, Guarded, Preview, ToolArgs, ToolError, destructive,
 };
 use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use guard_runtime::{
+use rmcp_guard::{
     Confirmed, Form, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, form::FieldRole,
 };
 use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};

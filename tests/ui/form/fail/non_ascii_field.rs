@@ -3,7 +3,7 @@
 
 #![allow(mixed_script_confusables, uncommon_codepoints)]
 
-use guard_runtime::Form;
+use rmcp_guard::Form;
 
 #[derive(Form)]
 struct Login {

@@ -4,7 +4,7 @@
 
 #![allow(non_snake_case)]
 
-use guard_runtime::Form;
+use rmcp_guard::Form;
 
 #[derive(Form)]
 struct Checkout {

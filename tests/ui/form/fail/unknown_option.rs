@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use guard_runtime::{Confirmed, Form, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
+use rmcp_guard::{Confirmed, Form, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
 use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -1,7 +1,7 @@
 // Every flat field kind a form accepts, with every field option.
 
-use guard_runtime::form::{DefaultValue, FieldKind, FieldRole, FieldSpec, Format};
-use guard_runtime::{Form, FormEnum};
+use rmcp_guard::form::{DefaultValue, FieldKind, FieldRole, FieldSpec, Format};
+use rmcp_guard::{Form, FormEnum};
 
 #[derive(Debug, FormEnum)]
 enum Region {

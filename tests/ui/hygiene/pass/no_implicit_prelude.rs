@@ -17,8 +17,8 @@ mod server {
     use ::std::option::Option::{self, None, Some};
     use ::std::result::Result::Ok;
 
-    use ::guard_runtime::forms::Checkbox;
-    use ::guard_runtime::{
+    use ::rmcp_guard::forms::Checkbox;
+    use ::rmcp_guard::{
         Confirmed, Form, FormEnum, Guard, Guarded, Preview, ToolArgs, ToolError, destructive,
         read_only,
     };
@@ -129,7 +129,7 @@ mod server {
 
 fn main() {
     let server = server::S {
-        guard: std::sync::Arc::new(guard_runtime::Guard::ephemeral().unwrap()),
+        guard: std::sync::Arc::new(rmcp_guard::Guard::ephemeral().unwrap()),
     };
     let _ = server.guard.clone();
     let router = server::S::tool_router();

@@ -1,6 +1,6 @@
 // Below `#[destructive]` too, `#[idempotent]` is refused: declare it as an option there.
 
-use guard_runtime::{
+use rmcp_guard::{
     Confirmed, Preview, ToolArgs, ToolError, destructive, forms::Checkbox, idempotent,
 };
 use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
@@ -12,11 +12,11 @@ struct Key {
 
 #[derive(Clone)]
 struct S {
-    guard: std::sync::Arc<guard_runtime::Guard>,
+    guard: std::sync::Arc<rmcp_guard::Guard>,
 }
 
-impl guard_runtime::Guarded for S {
-    fn guard(&self) -> &guard_runtime::Guard {
+impl rmcp_guard::Guarded for S {
+    fn guard(&self) -> &rmcp_guard::Guard {
         &self.guard
     }
 }

@@ -1,6 +1,6 @@
 // `#[idempotent]` is a marker and takes no options.
 
-use guard_runtime::idempotent;
+use rmcp_guard::idempotent;
 use rmcp::{tool, tool_router};
 
 #[derive(Clone)]

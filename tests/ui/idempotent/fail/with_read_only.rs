@@ -1,6 +1,6 @@
 // A read-only tool needs no idempotency claim: `#[idempotent]` and `#[read_only]` conflict.
 
-use guard_runtime::{idempotent, read_only};
+use rmcp_guard::{idempotent, read_only};
 use rmcp::{tool, tool_router};
 
 #[derive(Clone)]

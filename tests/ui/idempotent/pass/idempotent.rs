@@ -1,7 +1,7 @@
 // An idempotent write tool is announced as such: it writes (readOnlyHint false) and a repeat
 // changes nothing more (idempotentHint true). The author may still set a title.
 
-use guard_runtime::idempotent;
+use rmcp_guard::idempotent;
 use rmcp::{tool, tool_router};
 
 #[derive(Clone)]

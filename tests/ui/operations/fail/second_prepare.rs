@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use guard_runtime::{
+use rmcp_guard::{
     Guard, Guarded, ToolArgs, ToolError, operations,
     ops::{Approved, Intent, Locked, Prepare, Recheck},
 };

@@ -1,7 +1,7 @@
 // A confirm's `Approved` proof only comes from guard's lock-and-recheck driver: the lock and
 // re-check steps are not reachable, and `Approved` has no constructor.
 
-use guard_runtime::ops::{Approved, Locked, Recheck};
+use rmcp_guard::ops::{Approved, Locked, Recheck};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Serialize, Deserialize)]

@@ -1,6 +1,6 @@
 // A consent box cannot ship ticked.
 
-use guard_runtime::Form;
+use rmcp_guard::Form;
 
 #[derive(Form)]
 struct PreTicked {

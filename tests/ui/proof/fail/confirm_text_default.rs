@@ -1,7 +1,7 @@
 // A typed-name field cannot come pre-filled: a client that fills in schema defaults would
 // turn "type the name" into one click.
 
-use guard_runtime::Form;
+use rmcp_guard::Form;
 
 #[derive(Form)]
 struct PreTyped {

@@ -1,7 +1,7 @@
 // A nested type cannot pose as a flat form field by implementing `FieldValue` itself.
 
-use guard_runtime::form::{FieldSpec, FieldValue};
-use guard_runtime::__private::serde_json::Value;
+use rmcp_guard::form::{FieldSpec, FieldValue};
+use rmcp_guard::__private::serde_json::Value;
 
 struct Address {
     street: String,

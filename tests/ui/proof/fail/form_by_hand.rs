@@ -1,15 +1,15 @@
 // `Form` cannot be implemented by hand: a hand-written impl could describe fields the
 // struct does not have (a checkbox that is never shown) and skip every derive check.
 
-use guard_runtime::Form;
-use guard_runtime::__private::serde_json::{Map, Value};
+use rmcp_guard::Form;
+use rmcp_guard::__private::serde_json::{Map, Value};
 
 struct Lying {
     note: String,
 }
 
 impl Form for Lying {
-    const SPEC: &'static guard_runtime::form::FormSpec = &guard_runtime::form::FormSpec {
+    const SPEC: &'static rmcp_guard::form::FormSpec = &rmcp_guard::form::FormSpec {
         name: "Lying",
         fields: &[],
         fallback: false,

@@ -1,7 +1,7 @@
 // `FormEnum` cannot be implemented by hand either: the derive is what checks that the enum
 // is unit-only and its wire values distinct.
 
-use guard_runtime::FormEnum;
+use rmcp_guard::FormEnum;
 
 enum Level {
     Low,
@@ -9,7 +9,7 @@ enum Level {
 }
 
 impl FormEnum for Level {
-    const VALUES: &'static [guard_runtime::form::EnumValue] = &[];
+    const VALUES: &'static [rmcp_guard::form::EnumValue] = &[];
 
     fn from_wire(_: &str) -> Option<Self> {
         Some(Level::High(String::new()))

@@ -1,10 +1,10 @@
 // `form = ...` and the handler's `Confirmed<...>` are compared as types, not as text: two
 // different forms are refused.
 
-use guard_runtime::forms::Checkbox;
+use rmcp_guard::forms::Checkbox;
 use std::sync::Arc;
 
-use guard_runtime::{Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
+use rmcp_guard::{Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
 use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -34,7 +34,7 @@ impl S {
 #[tool_router(server_handler)]
 impl S {
     /// Delete a file.
-    #[destructive(form = guard_runtime::forms::TypeToConfirm, preview = Self::preview_delete)]
+    #[destructive(form = rmcp_guard::forms::TypeToConfirm, preview = Self::preview_delete)]
     #[tool]
     async fn delete_file(
         &self,

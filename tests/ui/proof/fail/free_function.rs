@@ -1,9 +1,9 @@
 // `#[destructive]` on a free function.
 
-use guard_runtime::forms::Checkbox;
+use rmcp_guard::forms::Checkbox;
 use std::sync::Arc;
 
-use guard_runtime::{Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
+use rmcp_guard::{Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
 use rmcp::handler::server::wrapper::Parameters;
 use schemars::JsonSchema;
 use serde::Deserialize;

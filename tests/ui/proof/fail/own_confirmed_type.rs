@@ -1,10 +1,10 @@
 // A type of one's own named `Confirmed` is not guard's proof: the handler would receive a
 // value anyone can build.
 
-use guard_runtime::forms::Checkbox;
+use rmcp_guard::forms::Checkbox;
 use std::sync::Arc;
 
-use guard_runtime::{Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
+use rmcp_guard::{Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
 use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;

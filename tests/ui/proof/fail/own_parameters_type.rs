@@ -1,9 +1,9 @@
 // A type of one's own named `Parameters` is not rmcp's.
 
-use guard_runtime::forms::Checkbox;
+use rmcp_guard::forms::Checkbox;
 use std::sync::Arc;
 
-use guard_runtime::{Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
+use rmcp_guard::{Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -1,7 +1,7 @@
 // The type-to-confirm target is a `String` argument: a type of one's own cannot pose as one
 // and choose the text the human must type.
 
-use guard_runtime::__private::TargetText;
+use rmcp_guard::__private::TargetText;
 
 struct OrderId(u64);
 

@@ -1,10 +1,10 @@
 // `confirm = "type_to_confirm"` with a form that has no `#[form(confirm_text)]` field: the
 // role comes from the form's description, so the checkbox form is refused.
 
-use guard_runtime::forms::Checkbox;
+use rmcp_guard::forms::Checkbox;
 use std::sync::Arc;
 
-use guard_runtime::{Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
+use rmcp_guard::{Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
 use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;

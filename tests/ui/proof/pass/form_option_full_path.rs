@@ -1,10 +1,10 @@
 // `form = ...` spelled with a full path names the same type as `Confirmed<Checkbox>`;
 // rmcp's `Parameters` spelled with its full path and request context both work.
 
-use guard_runtime::forms::Checkbox;
+use rmcp_guard::forms::Checkbox;
 use std::sync::Arc;
 
-use guard_runtime::{Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
+use rmcp_guard::{Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
 use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -34,7 +34,7 @@ impl S {
 #[tool_router(server_handler)]
 impl S {
     /// Delete a file.
-    #[destructive(form = guard_runtime::forms::Checkbox, preview = Self::preview_delete)]
+    #[destructive(form = rmcp_guard::forms::Checkbox, preview = Self::preview_delete)]
     #[tool]
     async fn delete_file(
         &self,

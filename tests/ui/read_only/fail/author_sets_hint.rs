@@ -1,6 +1,6 @@
 // guard owns the read-only annotations; the author cannot contradict them.
 
-use guard_runtime::read_only;
+use rmcp_guard::read_only;
 use rmcp::{tool, tool_router};
 
 #[derive(Clone)]

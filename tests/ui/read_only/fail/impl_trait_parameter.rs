@@ -1,6 +1,6 @@
 // guard checks each parameter's type, so a `#[read_only]` tool spells it out.
 
-use guard_runtime::read_only;
+use rmcp_guard::read_only;
 use rmcp::{tool, tool_router};
 
 #[derive(Clone)]

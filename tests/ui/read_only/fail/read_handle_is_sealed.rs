@@ -1,6 +1,6 @@
 // `ReadHandle` is sealed: a write handle cannot be declared a read handle by implementing it.
 
-use guard_runtime::{ReadHandle, db::WriteDb};
+use rmcp_guard::{ReadHandle, db::WriteDb};
 
 struct MyHandle(WriteDb);
 

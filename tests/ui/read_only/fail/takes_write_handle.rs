@@ -1,6 +1,6 @@
 // A `#[read_only]` tool cannot take a write-capable database handle: the fix is `ReadDb`.
 
-use guard_runtime::{Guard, Guarded, db::WriteDb, read_only};
+use rmcp_guard::{Guard, Guarded, db::WriteDb, read_only};
 use rmcp::{tool, tool_router};
 
 #[derive(Clone)]

@@ -1,6 +1,6 @@
 // `#[read_only]` is a marker and takes no options.
 
-use guard_runtime::read_only;
+use rmcp_guard::read_only;
 use rmcp::{tool, tool_router};
 
 #[derive(Clone)]

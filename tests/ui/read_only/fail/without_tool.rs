@@ -1,7 +1,7 @@
 // `#[read_only]` marks an rmcp tool, so the method needs `#[tool]` below it (`ping` keeps
 // the router non-empty, so guard's own check is the one that fires).
 
-use guard_runtime::read_only;
+use rmcp_guard::read_only;
 use rmcp::{tool, tool_router};
 
 #[derive(Clone)]

@@ -1,8 +1,8 @@
 // The check is on the type, not its spelling: an alias of `WriteDb` is still `WriteDb`.
 
-use guard_runtime::{Guard, Guarded, read_only};
+use rmcp_guard::{Guard, Guarded, read_only};
 use rmcp::{tool, tool_router};
-type Db = guard_runtime::db::WriteDb;
+type Db = rmcp_guard::db::WriteDb;
 
 #[derive(Clone)]
 struct S {

@@ -1,10 +1,10 @@
 // A type written by a macro is checked once the macro is expanded.
 
-use guard_runtime::{Guard, Guarded, read_only};
+use rmcp_guard::{Guard, Guarded, read_only};
 use rmcp::{tool, tool_router};
 macro_rules! handle {
     () => {
-        guard_runtime::db::WriteDb
+        rmcp_guard::db::WriteDb
     };
 }
 

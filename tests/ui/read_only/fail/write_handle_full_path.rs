@@ -1,6 +1,6 @@
 // A fully qualified path to `WriteDb` is still `WriteDb`.
 
-use guard_runtime::{Guard, Guarded, read_only};
+use rmcp_guard::{Guard, Guarded, read_only};
 use rmcp::{tool, tool_router};
 
 #[derive(Clone)]
@@ -19,7 +19,7 @@ impl S {
     /// Count the orders.
     #[read_only]
     #[tool]
-    async fn count_orders(&self, db: guard_runtime::db::WriteDb) -> String {
+    async fn count_orders(&self, db: rmcp_guard::db::WriteDb) -> String {
         let _ = db;
         String::from("4")
     }

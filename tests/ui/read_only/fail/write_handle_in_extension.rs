@@ -1,7 +1,7 @@
 // A read-write connection smuggled in through the request extensions is no read handle:
 // `Extension<T>` is one only when `T` is.
 
-use guard_runtime::{Guard, Guarded, read_only};
+use rmcp_guard::{Guard, Guarded, read_only};
 use rmcp::handler::server::common::Extension;
 use rmcp::{tool, tool_router};
 type Shared = std::sync::Arc<std::sync::Mutex<rusqlite::Connection>>;

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use guard_runtime::{Guard, Guarded, db::WriteDb, read_only};
+use rmcp_guard::{Guard, Guarded, db::WriteDb, read_only};
 use rmcp::{
     handler::server::{common::Extension, wrapper::Parameters},
     tool, tool_router,

@@ -1,7 +1,7 @@
 // A renamed import of `WriteDb` is still `WriteDb`.
 
-use guard_runtime::db::WriteDb as Db;
-use guard_runtime::{Guard, Guarded, read_only};
+use rmcp_guard::db::WriteDb as Db;
+use rmcp_guard::{Guard, Guarded, read_only};
 use rmcp::{tool, tool_router};
 
 #[derive(Clone)]

@@ -1,7 +1,7 @@
 // An associated type that resolves to `WriteDb` is still `WriteDb`.
 
-use guard_runtime::db::WriteDb;
-use guard_runtime::{Guard, Guarded, read_only};
+use rmcp_guard::db::WriteDb;
+use rmcp_guard::{Guard, Guarded, read_only};
 use rmcp::{tool, tool_router};
 
 trait Handles {

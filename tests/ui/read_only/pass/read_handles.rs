@@ -1,6 +1,6 @@
 // A `#[read_only]` tool takes read handles and rmcp's request data, however they are spelled.
 
-use guard_runtime::{Guard, Guarded, ToolError, db::ReadDb, read_only};
+use rmcp_guard::{Guard, Guarded, ToolError, db::ReadDb, read_only};
 use rmcp::{
     Peer, RoleServer,
     handler::server::{
@@ -15,7 +15,7 @@ use rmcp::{
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-type Db = guard_runtime::db::ReadDb;
+type Db = rmcp_guard::db::ReadDb;
 
 #[derive(Deserialize, JsonSchema)]
 struct Query {

@@ -8,7 +8,7 @@ struct S;
 #[tool_router(server_handler)]
 impl S {
     /// List the tables.
-    #[guard_runtime::read_only]
+    #[rmcp_guard::read_only]
     #[tool(annotations(title = "List tables"))]
     async fn list_tables(&self) -> String {
         String::from("users: 3 rows")

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use guard_runtime::ToolArgs;
+use rmcp_guard::ToolArgs;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};

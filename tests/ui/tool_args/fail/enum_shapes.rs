@@ -1,7 +1,7 @@
 // An enum argument is a choice of values: data-carrying variants are refused (serde would
 // turn their names into keys), and a tag or content key is a name the model sends.
 
-use guard_runtime::ToolArgs;
+use rmcp_guard::ToolArgs;
 use schemars::JsonSchema;
 use serde::Deserialize;
 

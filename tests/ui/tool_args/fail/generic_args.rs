@@ -1,6 +1,6 @@
 // guard checks the concrete type of every field, so arguments are not generic.
 
-use guard_runtime::ToolArgs;
+use rmcp_guard::ToolArgs;
 use schemars::JsonSchema;
 use serde::Deserialize;
 

@@ -1,6 +1,6 @@
 // `ToolArgs` is the derive's verdict; implementing it by hand would skip every check.
 
-use guard_runtime::ToolArgs;
+use rmcp_guard::ToolArgs;
 
 struct DeleteArgs {
     #[allow(dead_code)]

@@ -3,7 +3,7 @@
 
 #![allow(non_snake_case)]
 
-use guard_runtime::ToolArgs;
+use rmcp_guard::ToolArgs;
 use schemars::JsonSchema;
 use serde::Deserialize;
 

@@ -1,6 +1,6 @@
 // A nested struct that does not derive `ToolArgs` is refused: guard would not see its names.
 
-use guard_runtime::ToolArgs;
+use rmcp_guard::ToolArgs;
 use schemars::JsonSchema;
 use serde::Deserialize;
 

@@ -1,6 +1,6 @@
 // A nested argument struct derives `ToolArgs` too, so its names are checked as well.
 
-use guard_runtime::ToolArgs;
+use rmcp_guard::ToolArgs;
 use schemars::JsonSchema;
 use serde::Deserialize;
 

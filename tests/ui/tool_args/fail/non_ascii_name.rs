@@ -1,7 +1,7 @@
 // A look-alike letter (Cyrillic `е`) or an invisible character would hide a name from the
 // check, so argument names must be ASCII.
 
-use guard_runtime::ToolArgs;
+use rmcp_guard::ToolArgs;
 use schemars::JsonSchema;
 use serde::Deserialize;
 

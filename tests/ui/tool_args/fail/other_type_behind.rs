@@ -1,7 +1,7 @@
 // `from`/`try_from` read the model's arguments as another type, whose names guard does not
 // see; `remote` derives for a type guard does not see either.
 
-use guard_runtime::ToolArgs;
+use rmcp_guard::ToolArgs;
 use schemars::JsonSchema;
 use serde::Deserialize;
 

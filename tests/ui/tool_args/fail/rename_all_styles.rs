@@ -3,7 +3,7 @@
 // A style serde does not know is refused with the list of serde's styles. (The pass case
 // `matches_serde.rs` shows the derive computes each style's names exactly as serde does.)
 
-use guard_runtime::ToolArgs;
+use rmcp_guard::ToolArgs;
 use schemars::JsonSchema;
 use serde::Deserialize;
 

@@ -2,7 +2,7 @@
 // `rename(deserialize)`, each `alias`, `#[schemars(rename)]` (what the schema tells the model),
 // and attributes behind `cfg_attr`. Each refused spelling is reported where it is written.
 
-use guard_runtime::ToolArgs;
+use rmcp_guard::ToolArgs;
 use schemars::JsonSchema;
 use serde::Deserialize;
 

@@ -1,7 +1,7 @@
 // A serde attribute guard cannot read is an error, never skipped: otherwise a rename after
 // it would go unchecked. So is a serde option guard does not know.
 
-use guard_runtime::ToolArgs;
+use rmcp_guard::ToolArgs;
 use schemars::JsonSchema;
 use serde::Deserialize;
 

@@ -1,7 +1,7 @@
 // Names that only resemble consent or identity words are accepted, and so are serde
 // attributes that do not hide a name.
 
-use guard_runtime::ToolArgs;
+use rmcp_guard::ToolArgs;
 use schemars::JsonSchema;
 use serde::Deserialize;
 

@@ -2,8 +2,8 @@
 // names serde_derive lists for deserializing (aliases included) and the keys it serializes
 // are all among the names the derive checked.
 
-use guard_runtime::__private::ToolArgsDerived;
-use guard_runtime::ToolArgs;
+use rmcp_guard::__private::ToolArgsDerived;
+use rmcp_guard::ToolArgs;
 use schemars::JsonSchema;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};

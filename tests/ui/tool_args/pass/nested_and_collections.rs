@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use guard_runtime::ToolArgs;
+use rmcp_guard::ToolArgs;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
