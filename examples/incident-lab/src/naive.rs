@@ -11,10 +11,7 @@ use rmcp::{
     tool, tool_handler, tool_router,
 };
 use rmcp_guard::ToolError;
-<<<<<<< Updated upstream
-=======
 use rusqlite::fallible_iterator::FallibleIterator;
->>>>>>> Stashed changes
 use rusqlite::{Batch, Connection, types::ValueRef};
 use schemars::JsonSchema;
 use serde::Deserialize;
