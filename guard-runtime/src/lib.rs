@@ -50,6 +50,7 @@
 //! - [`ops`]: two-phase operations and their stores ([`ops::SqliteStore`], `ops::PgStore`).
 //! - [`db`]: database handles a read-only tool may take.
 //! - [`sandbox`]: files reached through a directory handle, never a path walked again.
+//! - [`user_dirs`]: where an installed server keeps its database and allowlist.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 
@@ -80,6 +81,7 @@ mod read_handle;
 pub mod sandbox;
 mod seal;
 mod trace;
+pub mod user_dirs;
 mod validate;
 
 #[cfg(feature = "testing")]
