@@ -15,6 +15,8 @@ if ! command -v cargo-deny >/dev/null 2>&1; then
     echo "cargo-deny not found; installing it with cargo install --locked cargo-deny"
     cargo install --locked cargo-deny
 fi
+# cargo-deny reads the whole graph, every target's crates included: fetch them first.
+cargo fetch --quiet
 cargo deny --offline check bans licenses sources
 echo "== documentation: every public item documented, no broken links (also as docs.rs builds it)"
 RUSTDOCFLAGS="-D warnings" cargo doc --all-features --no-deps -p rmcp-guard -p rmcp-guard-macros
