@@ -186,36 +186,42 @@ mod tests {
 
     #[test]
     fn racing_installers_leave_one_whole_file_and_no_temporaries() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("allowlist.toml");
-        let contents = format!("tools = [{}]\n", vec!["\"a\""; 20_000].join(", "));
-        let wrote: usize = std::thread::scope(|scope| {
-            // A server starting meanwhile reads the list as soon as it exists: never a part.
-            let reader = scope.spawn(|| {
-                loop {
-                    match std::fs::read_to_string(&path) {
-                        Ok(seen) => return seen,
-                        Err(_) => std::thread::yield_now(),
+        let contents = format!("tools = [{}]\n", vec!["\"a\""; 200_000].join(", "));
+        for _ in 0..20 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("allowlist.toml");
+            let wrote: usize = std::thread::scope(|scope| {
+                // A server starting meanwhile reads the list as soon as it exists: never a
+                // part of it.
+                let reader = scope.spawn(|| {
+                    loop {
+                        if let Ok(seen) = std::fs::read_to_string(&path) {
+                            return seen.len();
+                        }
                     }
-                }
+                });
+                let installers: Vec<_> = (0..4)
+                    .map(|_| scope.spawn(|| install_default(&path, &contents).unwrap()))
+                    .collect();
+                let wrote = installers
+                    .into_iter()
+                    .map(|i| usize::from(i.join().unwrap()))
+                    .sum();
+                assert_eq!(
+                    reader.join().unwrap(),
+                    contents.len(),
+                    "a reader saw a part"
+                );
+                wrote
             });
-            let installers: Vec<_> = (0..8)
-                .map(|_| scope.spawn(|| install_default(&path, &contents).unwrap()))
+            assert_eq!(wrote, 1);
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), contents);
+            let names: Vec<_> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
                 .collect();
-            let wrote = installers
-                .into_iter()
-                .map(|i| usize::from(i.join().unwrap()))
-                .sum();
-            assert_eq!(reader.join().unwrap(), contents);
-            wrote
-        });
-        assert_eq!(wrote, 1);
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), contents);
-        let names: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, [std::ffi::OsString::from("allowlist.toml")]);
+            assert_eq!(names, [std::ffi::OsString::from("allowlist.toml")]);
+        }
     }
 
     #[test]
