@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite, on a fresh machine: formatting, lints, then every test (Rust unit,
-# integration and UI tests, and the Python and TypeScript SDK client tests, whose packages the
-# suite installs).
+# The whole test suite, on a fresh machine: formatting, lints, the dependency policy, the
+# strict documentation build, a dry run of publishing, then every test (Rust unit, integration,
+# UI and doc tests, and the Python SDK, TypeScript SDK and MCP Inspector client tests, whose
+# packages the suite installs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,7 +10,23 @@ echo "== cargo fmt --check"
 cargo fmt --all --check
 echo "== cargo clippy --all-targets -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
+echo "== cargo deny check bans licenses sources (deny.toml)"
+if ! command -v cargo-deny >/dev/null 2>&1; then
+    echo "cargo-deny not found; installing it with cargo install --locked cargo-deny"
+    cargo install --locked cargo-deny
+fi
+# cargo-deny reads the whole graph, every target's crates included: fetch them first.
+cargo fetch --quiet
+cargo deny --offline check bans licenses sources
+echo "== documentation: every public item documented, no broken links (also as docs.rs builds it)"
+RUSTDOCFLAGS="-D warnings" cargo doc --all-features --no-deps -p rmcp-guard -p rmcp-guard-macros
+# docs.rs passes --cfg docsrs (see [package.metadata.docs.rs]), which turns on the nightly
+# doc_cfg badges; RUSTC_BOOTSTRAP lets the stable toolchain check that build too.
+RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="--cfg docsrs -D warnings" \
+    cargo doc --all-features --no-deps -p rmcp-guard -p rmcp-guard-macros --target-dir "${CARGO_TARGET_DIR:-target}/docsrs"
+echo "== cargo publish --workspace --dry-run (packages and builds what crates.io would get)"
+cargo publish --workspace --dry-run --allow-dirty
 echo "== build the example binaries (the process tests drive them)"
-cargo build -p safe-ops -p order-cancel
+cargo build -p safe-ops -p order-cancel -p incident-lab -p minimal
 echo "== cargo test"
 cargo test --workspace --no-fail-fast

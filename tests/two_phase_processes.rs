@@ -55,6 +55,11 @@ async fn spawn_with(
         .env_remove("ORDER_CANCEL_INTENT_TTL")
         .env_remove("ORDER_CANCEL_PREPARE_RATE")
         .env_remove("GUARD_ALLOWLIST")
+        // The default allowlist is the user's: this test process's, not the machine's.
+        .env(
+            "XDG_CONFIG_HOME",
+            std::env::temp_dir().join(format!("guard-tests-config-{}", std::process::id())),
+        )
         .envs(env.iter().copied());
     match world.engine {
         Engine::Postgres => {

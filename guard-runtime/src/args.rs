@@ -93,6 +93,7 @@ pub const fn assert_tool_arg_field<T: ToolArgField>() {}
     note = "point `target = ...` at a `String` field of the tool's arguments: the human retypes that exact text"
 )]
 pub trait TargetText: target_seal::Sealed {
+    /// The text the human must retype: the argument `target = ...` names.
     fn target_text(&self) -> &str;
 }
 

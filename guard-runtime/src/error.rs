@@ -10,12 +10,19 @@ use rmcp::{
 
 /// Stable error codes the model can branch on.
 pub mod codes {
+    /// The tool's arguments break its rules; the model should correct them.
     pub const INVALID_INPUT: &str = "INVALID_INPUT";
+    /// The human's answer failed revalidation (a type, a range, the typed name, a rule); nothing ran.
     pub const INVALID_CONFIRMATION: &str = "INVALID_CONFIRMATION";
+    /// The target changed between the question and the effect; nothing ran.
     pub const STATE_CHANGED: &str = "STATE_CHANGED";
+    /// The human did not answer in time, or the prepared intent expired; ask or prepare again.
     pub const CONFIRMATION_EXPIRED: &str = "CONFIRMATION_EXPIRED";
+    /// The request state or intent cannot be used (replayed, closed, or from before a restart).
     pub const INVALID_STATE: &str = "INVALID_STATE";
+    /// The caller lacks a required scope, or has no trusted identity on this transport.
     pub const PERMISSION_DENIED: &str = "PERMISSION_DENIED";
+    /// Something failed on the server; details are in the log under the trace id.
     pub const INTERNAL: &str = "INTERNAL";
     /// The engine refused a write through a read-only handle.
     pub const READ_ONLY: &str = "READ_ONLY";
@@ -37,6 +44,7 @@ pub struct ToolError {
 }
 
 impl ToolError {
+    /// An error with a stable `code` (see [`codes`]) and a message that says what to do next.
     pub fn new(code: &'static str, message: impl Into<String>) -> Self {
         Self {
             code,
@@ -62,10 +70,12 @@ impl ToolError {
         )
     }
 
+    /// The stable code the model can branch on.
     pub fn code(&self) -> &'static str {
         self.code
     }
 
+    /// The human-readable reason.
     pub fn message(&self) -> &str {
         &self.message
     }

@@ -37,6 +37,44 @@ pub const READ_ONLY_ENV: &str = "GUARD_READ_ONLY";
 pub const MAX_ALLOWLIST_BYTES: u64 = 1024 * 1024;
 
 /// The allowlist and read-only switch of one server.
+///
+/// ```
+/// use rmcp::{tool, tool_router};
+/// use rmcp_guard::{Exposure, ToolError, read_only};
+///
+/// struct Ops;
+///
+/// #[tool_router]
+/// impl Ops {
+///     /// List the tables.
+///     #[read_only]
+///     #[tool]
+///     async fn list_tables(&self) -> Result<String, ToolError> {
+///         Ok(String::new())
+///     }
+///
+///     /// Run any SQL.
+///     #[tool]
+///     async fn run_sql(&self) -> Result<String, ToolError> {
+///         Ok(String::new())
+///     }
+/// }
+///
+/// let published = |exposure: &Exposure| -> Vec<String> {
+///     let router = exposure.apply(Ops::tool_router());
+///     router.list_all().into_iter().map(|tool| tool.name.to_string()).collect()
+/// };
+/// let file = std::env::temp_dir().join(format!("rmcp-guard-doc-{}.toml", std::process::id()));
+/// std::fs::write(&file, r#"tools = ["list_tables"]"#).unwrap();
+/// assert_eq!(published(&Exposure::allowlist(&file)), ["list_tables"]);
+///
+/// // A missing (or broken) file publishes nothing.
+/// assert!(published(&Exposure::allowlist(file.with_extension("missing"))).is_empty());
+///
+/// // Read-only mode keeps only `#[read_only]` tools, even when every tool is chosen.
+/// assert_eq!(published(&Exposure::all_tools().read_only(true)), ["list_tables"]);
+/// # std::fs::remove_file(&file).unwrap();
+/// ```
 pub struct Exposure {
     path: Option<PathBuf>,
     /// Every tool, chosen in code ([`Exposure::all_tools`]).
@@ -51,6 +89,7 @@ pub enum ExposureError {
     #[error(
         "no allowlist is configured, so this server would publish no tool: set {ALLOWLIST_ENV} to a file listing the tools to publish (`tools = [\"name\", ...]`), or choose Exposure::all_tools() in code"
     )]
+    /// Neither an allowlist file nor [`Exposure::all_tools`] was chosen.
     NotConfigured,
 }
 
@@ -124,10 +163,12 @@ impl Exposure {
         self
     }
 
+    /// Whether only `#[read_only]` tools stay enabled.
     pub fn is_read_only(&self) -> bool {
         self.read_only
     }
 
+    /// The allowlist file, if this exposure reads one.
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }

@@ -64,17 +64,23 @@ impl ConfirmKind {
 /// A guarded tool's options, fixed at compile time by `#[destructive]`.
 #[derive(Debug)]
 pub struct ToolSpec {
+    /// The tool's name as rmcp routes it.
     pub name: &'static str,
+    /// How the human confirms.
     pub confirm: ConfirmKind,
+    /// A header above the preview in the question.
     pub message: Option<&'static str>,
+    /// How long the human has, if not the guard's default.
     pub timeout: Option<Duration>,
+    /// The text the model gets when the human declines.
     pub on_decline: Option<&'static str>,
+    /// The text the model gets when the human cancels.
     pub on_cancel: Option<&'static str>,
 }
 
 /// The parts of a `tools/call` the flow needs: the request context, the raw arguments (to
 /// bind MRTR state to them) and the MRTR echo. They come from the call rmcp dispatched
-/// through guard's exposure (see [`crate::dispatch`]), never from the context handed to the
+/// through guard's exposure (see `crate::dispatch`), never from the context handed to the
 /// extractor, which code in the process can build; without a dispatched call for this tool
 /// the flow asks nobody and runs nothing.
 pub struct GuardCall {
@@ -154,6 +160,7 @@ pub struct Accepted<F> {
 pub type Rules<F> = fn(&F) -> Result<(), String>;
 
 impl<'g, F: Form> Flow<'g, F> {
+    /// Starts one guarded call: opens the sealed MRTR state, if the call carries one.
     pub fn new(guard: &'g Guard, call: GuardCall, spec: &'static ToolSpec) -> Self {
         let opened = call.request_state.as_ref().map(|state| {
             // Arguments with no canonical form were never sealed, so nothing can open here.

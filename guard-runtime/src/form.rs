@@ -48,14 +48,18 @@ pub trait FormEnum: crate::seal::FormEnumDerived + Sized + Send + 'static {
 /// One allowed value of a [`FormEnum`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct EnumValue {
+    /// The value on the wire (the `const`).
     pub value: &'static str,
+    /// The label shown to the human.
     pub title: Option<&'static str>,
 }
 
 /// The whole form, as declared.
 #[derive(Debug)]
 pub struct FormSpec {
+    /// The Rust type's name.
     pub name: &'static str,
+    /// The fields, in declaration order.
     pub fields: &'static [FieldSpec],
     /// Set by the derive's stand-in after a reported compile error, so compile-time checks
     /// on the (empty) stand-in do not pile further errors on the real one.
@@ -66,19 +70,26 @@ pub struct FormSpec {
 /// One declared field and its constraints.
 #[derive(Debug)]
 pub struct FieldSpec {
+    /// The property name on the wire.
     pub name: &'static str,
+    /// The label shown to the human.
     pub title: Option<&'static str>,
+    /// Help text (from `description = ...` or the doc comment).
     pub description: Option<&'static str>,
+    /// The value kind and its constraints.
     pub kind: FieldKind,
     /// True for `Option<_>` fields: absent or `null` means `None`.
     pub optional: bool,
+    /// The default shown to the human and used when the field is absent.
     pub default: Option<DefaultValue>,
+    /// What the field does for confirmation.
     pub role: FieldRole,
 }
 
 /// What a field does for confirmation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldRole {
+    /// An ordinary field.
     Plain,
     /// Must be the JSON boolean `true`.
     Checkbox,
@@ -89,25 +100,40 @@ pub enum FieldRole {
 /// The value kind of a field and its declared constraints.
 #[derive(Debug)]
 pub enum FieldKind {
+    /// A text field.
     String {
+        /// At least this many visible characters.
         min_length: Option<u32>,
+        /// At most this many visible characters.
         max_length: Option<u32>,
+        /// A format the text must have.
         format: Option<Format>,
     },
+    /// A whole number.
     Integer {
+        /// The declared lower bound.
         minimum: Option<i64>,
+        /// The declared upper bound.
         maximum: Option<i64>,
         /// The bounds of the Rust type, always enforced.
         type_min: i128,
+        /// The largest value the Rust type holds.
         type_max: i128,
+        /// The Rust type, for messages.
         rust_type: &'static str,
     },
+    /// A number.
     Number {
+        /// The declared lower bound.
         minimum: Option<f64>,
+        /// The declared upper bound.
         maximum: Option<f64>,
     },
+    /// A yes/no field.
     Boolean,
+    /// A single choice.
     Enum {
+        /// The allowed values.
         values: &'static [EnumValue],
     },
 }
@@ -115,13 +141,18 @@ pub enum FieldKind {
 /// The string formats the elicitation spec allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// An email address.
     Email,
+    /// An absolute URI.
     Uri,
+    /// An RFC 3339 full-date (`2024-01-05`).
     Date,
+    /// An RFC 3339 date-time.
     DateTime,
 }
 
 impl Format {
+    /// The name in JSON Schema (`date-time`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             Format::Email => "email",
@@ -135,9 +166,13 @@ impl Format {
 /// A declared default, shown to the human and used when the field is absent.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum DefaultValue {
+    /// A text or enum default.
     Str(&'static str),
+    /// A whole-number default.
     Int(i64),
+    /// A number default.
     Num(f64),
+    /// A yes/no default.
     Bool(bool),
 }
 
@@ -292,7 +327,9 @@ pub trait FieldValue: Sized {
     /// The offered choices, for single-choice enum fields.
     const CHOICES: &'static [EnumValue] = &[];
 
+    /// Reads the validated value of `field` (absent: `None`).
     fn from_field(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String>;
+    /// The value as JSON, for audit and previews.
     fn to_json(&self) -> Value;
 
     /// guard implements this trait for the flat kinds only: a nested type cannot pose as a

@@ -6,6 +6,7 @@ use crate::Form;
 #[derive(Debug, Form)]
 pub struct Checkbox {
     #[form(checkbox, title = "I understand this cannot be undone")]
+    /// Ticked: the human agreed.
     pub confirm: bool,
 }
 
@@ -13,5 +14,6 @@ pub struct Checkbox {
 #[derive(Debug, Form)]
 pub struct TypeToConfirm {
     #[form(confirm_text, title = "Type the name to confirm")]
+    /// The name the human typed; equal to the tool's target when the handler runs.
     pub typed_name: String,
 }

@@ -33,6 +33,21 @@ pub const KEY_ENV: &str = "GUARD_HMAC_KEY";
 /// recorded in memory, and each state is bound to this guard's boot epoch (random, made at
 /// construction): a state from before a restart, used or not, is refused after it, and a
 /// second process without a store cannot open this one's states.
+///
+/// ```
+/// use std::time::Duration;
+/// use rmcp_guard::{Exposure, Guard, GuardError};
+///
+/// // GUARD_HMAC_KEY, or a per-process key when it is unset.
+/// let guard = Guard::from_env()?
+///     .answer_timeout(Duration::from_secs(120))
+///     .with_exposure(Exposure::all_tools());
+/// assert!(guard.exposure().is_some());
+///
+/// // A key shorter than 32 bytes is refused, with a message saying what to set.
+/// assert!(matches!(Guard::with_key(*b"short"), Err(GuardError::KeyTooShort(5))));
+/// # Ok::<(), GuardError>(())
+/// ```
 pub struct Guard {
     codec: RequestStateCodec,
     /// Random per construction; sealed into request states when there is no operation store.
@@ -53,8 +68,10 @@ pub enum GuardError {
     #[error(
         "the guard key must be at least 32 bytes, got {0}; set {KEY_ENV} to a longer random secret"
     )]
+    /// The key is shorter than 32 bytes.
     KeyTooShort(usize),
     #[error("the system random source failed ({0}); set {KEY_ENV} to a 32-byte random secret")]
+    /// The system random source failed.
     NoRandomness(String),
 }
 
@@ -113,6 +130,7 @@ impl Guard {
         self
     }
 
+    /// The exposure set with [`Guard::with_exposure`].
     pub fn exposure(&self) -> Option<&Arc<Exposure>> {
         self.exposure.as_ref()
     }
@@ -126,6 +144,7 @@ impl Guard {
     }
 
     #[cfg(feature = "sqlite")]
+    /// The database set with [`Guard::with_sqlite`].
     pub fn sqlite(&self) -> Option<&crate::db::SqliteDatabase> {
         self.sqlite.as_ref()
     }
@@ -138,6 +157,7 @@ impl Guard {
     }
 
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    /// The operations set with [`Guard::with_operations`].
     pub fn operations(&self) -> Option<&crate::ops::Operations> {
         self.operations.as_ref()
     }
@@ -202,6 +222,7 @@ impl std::fmt::Debug for Guard {
     note = "add a `guard: rmcp_guard::Guard` field to `{Self}` and `impl rmcp_guard::Guarded for {Self} {{ fn guard(&self) -> &rmcp_guard::Guard {{ &self.guard }} }}`"
 )]
 pub trait Guarded {
+    /// The server's guard.
     fn guard(&self) -> &Guard;
 }
 

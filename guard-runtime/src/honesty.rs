@@ -96,12 +96,15 @@ use crate::{
 /// A fresh server and what observes its world. `keep` holds whatever must live as long as
 /// the fixture (temporary directories).
 pub struct Fixture<S> {
+    /// The server under test.
     pub server: S,
+    /// What reads the state the server changes.
     pub observers: Vec<Box<dyn Observe>>,
     keep: Vec<Box<dyn Any + Send>>,
 }
 
 impl<S> Fixture<S> {
+    /// A fixture around `server`, observing nothing yet.
     pub fn new(server: S) -> Self {
         Self {
             server,
@@ -110,6 +113,7 @@ impl<S> Fixture<S> {
         }
     }
 
+    /// Adds an observer of the state the tool may change.
     pub fn observe(mut self, observer: impl Observe + 'static) -> Self {
         self.observers.push(Box::new(observer));
         self
@@ -176,8 +180,11 @@ impl Probe {
 /// The claims a tool makes in `tools/list`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Claims {
+    /// `readOnlyHint`, if set.
     pub read_only: Option<bool>,
+    /// `destructiveHint`, if set.
     pub destructive: Option<bool>,
+    /// `idempotentHint`, if set.
     pub idempotent: Option<bool>,
 }
 
@@ -238,13 +245,19 @@ pub enum Verdict {
 /// One case, in the seed's format.
 #[derive(Debug, Clone)]
 pub struct CaseReport {
+    /// Which case ran.
     pub case: String,
+    /// The calls made.
     pub request: String,
+    /// What the first call answered.
     pub first_call: String,
+    /// What the later calls answered.
     pub second_call: String,
     /// The observed changes (and, for cases compared with one call, the differences).
     pub remote_records: Vec<String>,
+    /// The judgement in words.
     pub result: String,
+    /// The judgement.
     pub verdict: Verdict,
 }
 
@@ -267,10 +280,13 @@ impl fmt::Display for CaseReport {
 /// Everything the kit found about one tool.
 #[derive(Debug, Clone)]
 pub struct Report {
+    /// The tool checked.
     pub tool: String,
+    /// The protocol version the calls used.
     pub protocol: ProtocolVersion,
     /// `None` if the tool is not in `tools/list`.
     pub claims: Option<Claims>,
+    /// One report per case.
     pub cases: Vec<CaseReport>,
 }
 

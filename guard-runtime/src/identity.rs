@@ -1,5 +1,24 @@
 //! Who is calling: tenant, user and scopes, taken only from trusted context.
 //!
+//! ```
+//! use rmcp_guard::{EnvIdentity, codes, require_scopes};
+//!
+//! // What a stdio server reads from GUARD_TENANT, GUARD_USER and GUARD_SCOPES.
+//! let env = EnvIdentity::from_lookup(|name| match name {
+//!     "GUARD_TENANT" => Some("tenant_demo"),
+//!     "GUARD_USER" => Some("alice"),
+//!     "GUARD_SCOPES" => Some("orders:read, orders:cancel"),
+//!     _ => None,
+//! })?;
+//! let caller = env.identity();
+//! assert!(caller.has_scope("orders:cancel"));
+//! assert!(require_scopes(caller, "cancel_order", &["orders:cancel"]).is_ok());
+//!
+//! let denied = require_scopes(caller, "refund_order", &["orders:refund"]).unwrap_err();
+//! assert_eq!(denied.code(), codes::PERMISSION_DENIED);
+//! # Ok::<(), String>(())
+//! ```
+//!
 //! Tool arguments never carry identity: the model fills them, so a `tenant_id` argument is
 //! whatever the model wrote. An [`IdentityProvider`] reads identity from the request's
 //! transport instead:
@@ -44,12 +63,16 @@ pub use bearer::BearerIdentity;
 /// The caller of one request, as established by an [`IdentityProvider`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Identity {
+    /// The tenant the caller acts in.
     pub tenant: String,
+    /// The user, within the tenant.
     pub user: String,
+    /// What the caller may do (`orders:cancel`, ...).
     pub scopes: BTreeSet<String>,
 }
 
 impl Identity {
+    /// An identity from trusted context (never from tool arguments).
     pub fn new(
         tenant: impl Into<String>,
         user: impl Into<String>,
@@ -62,6 +85,7 @@ impl Identity {
         }
     }
 
+    /// Whether the caller holds `scope`.
     pub fn has_scope(&self, scope: &str) -> bool {
         self.scopes.contains(scope)
     }
@@ -104,8 +128,11 @@ pub struct EnvIdentity {
 }
 
 impl EnvIdentity {
+    /// The tenant's variable.
     pub const TENANT_ENV: &'static str = "GUARD_TENANT";
+    /// The user's variable.
     pub const USER_ENV: &'static str = "GUARD_USER";
+    /// The scopes' variable (separated by spaces or commas).
     pub const SCOPES_ENV: &'static str = "GUARD_SCOPES";
 
     /// Reads `GUARD_TENANT`, `GUARD_USER` and `GUARD_SCOPES` from the process environment.
@@ -155,6 +182,7 @@ impl EnvIdentity {
         Self { identity }
     }
 
+    /// The identity every request gets.
     pub fn identity(&self) -> &Identity {
         &self.identity
     }

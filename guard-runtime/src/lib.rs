@@ -8,6 +8,51 @@
 //! For business writes, `#[operations]` with `#[prepare]` and `#[confirm]` splits a write in
 //! two: the prepare freezes an intent in an operation store, the confirm carries it out once,
 //! in one transaction with its audit record (see [`ops`]).
+//!
+//! # Install
+//!
+//! `rmcp-guard` is the one guard crate to add (it re-exports the macros of
+//! `rmcp-guard-macros`). rmcp's own `#[tool]` macros expand to `rmcp::...` paths, so rmcp is a
+//! dependency of its own, from the 3.x line guard is built on; serde and schemars derive the
+//! tools' arguments:
+//!
+//! ```toml
+//! [dependencies]
+//! rmcp-guard = "0.1"
+//! rmcp = { version = "3.11", features = ["server", "macros", "transport-io"] }
+//! tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
+//! serde = { version = "1", features = ["derive"] }
+//! schemars = "1"
+//! ```
+//!
+//! Features: `sqlite` (default: database handles for tools and the embedded operation store),
+//! `postgres` (the PostgreSQL store and a read-only handle), `jwt` (identity from a verified
+//! bearer token over HTTP), `testing` (scripted humans and the honesty kit).
+//!
+//! # A complete server
+//!
+//! One read-only tool, one destructive tool behind a checkbox, an allowlist naming the tools
+//! to publish, on stdio (`examples/minimal`; run it as
+//! `GUARD_ALLOWLIST=allowlist.toml minimal` with `tools = ["list_notes", "delete_note"]` in
+//! the file). It serves a client on stdin and stdout, so it is compiled here, not run:
+//!
+#![doc = concat!("```rust,no_run\n", include_str!("../doc/minimal.rs"), "```")]
+//!
+//! # Where things are
+//!
+//! - The macros: [`destructive`], [`read_only`], [`idempotent`], [`operations`] (with
+//!   [`prepare`] and [`confirm`]), and the derives [`Form`](derive@Form),
+//!   [`FormEnum`](derive@FormEnum) and [`ToolArgs`](derive@ToolArgs).
+//! - [`Guard`]: the server-wide configuration every guarded tool reads through [`Guarded`].
+//! - [`Exposure`] and [`exposed`]: which tools a server publishes (an allowlist that fails
+//!   closed, read-only mode).
+//! - [`identity`]: who is calling, from trusted context only.
+//! - [`ops`]: two-phase operations and their stores ([`ops::SqliteStore`], `ops::PgStore`).
+//! - [`db`]: database handles a read-only tool may take.
+//! - [`sandbox`]: files reached through a directory handle, never a path walked again.
+//! - [`user_dirs`]: where an installed server keeps its database and allowlist.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![deny(missing_docs)]
 
 extern crate self as rmcp_guard;
 
@@ -15,6 +60,7 @@ mod args;
 mod canonical;
 mod confirmed;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub mod db;
 mod dispatch;
 mod error;
@@ -25,20 +71,25 @@ pub mod forms;
 mod guard;
 pub mod identity;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub mod ops;
 mod outbox;
 mod preview;
 mod read_handle;
 mod rfc3339;
 #[cfg(unix)]
+#[cfg_attr(docsrs, doc(cfg(unix)))]
 pub mod sandbox;
 mod seal;
 mod trace;
+pub mod user_dirs;
 mod validate;
 
 #[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod honesty;
 #[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 
 pub use args::ToolArgs;
@@ -50,11 +101,15 @@ pub use flow::INPUT_KEY;
 pub use form::{Form, FormEnum};
 pub use guard::{Guard, GuardError, Guarded, KEY_ENV, exposed};
 #[cfg(feature = "jwt")]
+#[cfg_attr(docsrs, doc(cfg(feature = "jwt")))]
 pub use identity::BearerIdentity;
 pub use identity::{EnvIdentity, Identity, IdentityProvider, require_scopes};
 pub use outbox::{Outbound, Outbox};
 pub use preview::{Effect, Preview};
 pub use read_handle::ReadHandle;
+/// The rmcp this crate is built on, for naming its types at the version guard uses.
+#[doc(no_inline)]
+pub use rmcp;
 pub use rmcp_guard_macros::{
     Form, FormEnum, ToolArgs, confirm, destructive, idempotent, operations, prepare, read_only,
 };

@@ -15,6 +15,30 @@
 //!
 //! The store is an [`OperationStore`]: [`SqliteStore`] (one file, WAL) embedded, or
 //! [`PgStore`] (feature `postgres`) for several server processes.
+//!
+//! ```
+//! use rmcp_guard::ops::{OperationStore, Operations, SqliteStore};
+//! use rmcp_guard::{EnvIdentity, Guard, Identity};
+//!
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let dir = std::env::temp_dir().join(format!("rmcp-guard-doc-ops-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir)?;
+//! let store = SqliteStore::open(dir.join("orders.db"))?;
+//!
+//! // Effects write in guard's transaction on the same store, so their tables live there too.
+//! let mut tx = store.begin().await?;
+//! tx.execute("CREATE TABLE IF NOT EXISTS cancel_requests (order_no TEXT PRIMARY KEY)", &[])
+//!     .await?;
+//! tx.commit().await?;
+//!
+//! let caller = EnvIdentity::new(Identity::new("tenant_demo", "alice", ["order.cancel.request"]));
+//! let guard = Guard::from_env()?.with_operations(Operations::new(store, caller));
+//! assert!(guard.operations().is_some());
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok(())
+//! # }
+//! ```
 
 mod audit;
 pub(crate) mod call;
@@ -55,6 +79,7 @@ use crate::identity::IdentityProvider;
 /// begin a transaction that serialises with every other transaction touching the same
 /// intent. Implement [`TxBackend`] and this trait to add an engine.
 pub trait OperationStore: Send + Sync + 'static {
+    /// Begins a transaction.
     fn begin(&self) -> BoxFuture<'_, Result<Tx, StoreError>>;
 }
 
@@ -127,6 +152,7 @@ impl Operations {
         self.rates.get(tool).copied().or(declared)
     }
 
+    /// The operation store.
     pub fn store(&self) -> &Arc<dyn OperationStore> {
         &self.store
     }

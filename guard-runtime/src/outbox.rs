@@ -8,7 +8,9 @@ use serde_json::Value;
 /// One message a tool sent.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outbound {
+    /// Where it went.
     pub channel: String,
+    /// What was sent.
     pub body: Value,
 }
 

@@ -49,10 +49,12 @@ impl Preview {
 }
 
 impl Effect {
+    /// What the effect acts on.
     pub fn target(&self) -> &str {
         &self.target
     }
 
+    /// What the human is told will happen.
     pub fn summary(&self) -> &str {
         &self.summary
     }

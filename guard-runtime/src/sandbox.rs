@@ -137,10 +137,12 @@ impl SandboxError {
         }
     }
 
+    /// What kind of refusal or failure.
     pub fn kind(&self) -> ErrorKind {
         self.kind
     }
 
+    /// What happened, with the path relative to the root.
     pub fn message(&self) -> &str {
         &self.message
     }
@@ -373,10 +375,12 @@ impl Identity {
         }
     }
 
+    /// The device number.
     pub fn device(&self) -> u64 {
         self.device
     }
 
+    /// The inode number.
     pub fn inode(&self) -> u64 {
         self.inode
     }
@@ -424,6 +428,7 @@ impl Entry {
         &self.path
     }
 
+    /// The file's identity when it was resolved.
     pub fn identity(&self) -> &Identity {
         &self.identity
     }

@@ -24,7 +24,9 @@ use serde_json::Value;
 pub enum Answer {
     /// Submit this content (sent as is: it may be malformed on purpose).
     Accept(Value),
+    /// Decline the form.
     Decline,
+    /// Cancel (close) the form.
     Cancel,
     /// Never answer (the server's timeout must count it as cancel).
     Ignore,
@@ -33,7 +35,9 @@ pub enum Answer {
 /// A question the human was shown: the message and the exact `requestedSchema`.
 #[derive(Debug, Clone)]
 pub struct Shown {
+    /// The question's message.
     pub message: String,
+    /// The exact `requestedSchema` the human was shown.
     pub schema: Value,
 }
 

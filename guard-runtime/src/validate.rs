@@ -186,7 +186,8 @@ fn is_email(text: &str) -> bool {
 }
 
 /// The number of visible characters in `text`, as `min_length` and `max_length` count them:
-/// characters that are not [invisible](is_invisible) and not combining marks.
+/// characters that are not invisible (White_Space, format characters such as zero-width
+/// spaces) and not combining marks.
 pub fn visible_len(text: &str) -> usize {
     text.chars()
         .filter(|&c| !is_invisible(c) && !is_combining_mark(c))

@@ -63,6 +63,8 @@ impl StdioServer {
             .args(args)
             .env_remove("GUARD_ALLOWLIST")
             .env_remove("GUARD_READ_ONLY")
+            // The default allowlist is the user's: this test's, not the machine's.
+            .env("XDG_CONFIG_HOME", dir)
             .env("NO_COLOR", "1")
             .env("RUST_LOG", "info")
             .stdin(Stdio::piped())

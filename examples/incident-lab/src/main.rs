@@ -7,7 +7,10 @@ use std::{path::PathBuf, process::ExitCode};
 use clap::Parser;
 
 #[derive(Parser)]
-#[command(about = "A naive run_sql server drops a table; restore, record, and stop it three times")]
+#[command(
+    version,
+    about = "A naive run_sql server drops a table; restore, record, and stop it three times"
+)]
 struct Cli {
     /// Workspace directory, deleted and recreated on every run.
     #[arg(long, default_value = ".incident-lab")]

@@ -6,15 +6,22 @@
 //! A deployment sets its limits by flag or environment: `--intent-ttl` (how long the user
 //! has to confirm) and `--prepare-rate` (prepares per user), and which tools exist with
 //! `--allowlist`. A value that does not read is a startup error naming the setting.
+//!
+//! Unless named on the command line, the SQLite database lives under the user's data
+//! directory (`$XDG_DATA_HOME/order-cancel/orders.db`, else
+//! `~/.local/share/order-cancel/orders.db`) and the allowlist under the configuration
+//! directory (`$XDG_CONFIG_HOME/order-cancel/allowlist.toml`, else
+//! `~/.config/order-cancel/allowlist.toml`), where the shipped list is copied on first start.
 
 use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Duration};
 
 use clap::{Parser, Subcommand};
-use order_cancel::{DEFAULT_ALLOWLIST, OrderCancel, demo, schema, stores};
+use order_cancel::{OrderCancel, demo, schema, stores};
 use rmcp::ServiceExt;
 use rmcp_guard::{
     EnvIdentity, Exposure, Guard, Guarded,
     ops::{OperationStore, Operations, Rate},
+    user_dirs::{UserDirs, install_default},
 };
 
 /// The prepare tool whose limits the flags set.
@@ -27,16 +34,14 @@ const RELOAD_POLL: Duration = Duration::from_secs(2);
 #[derive(Parser)]
 #[command(
     name = "order-cancel",
+    version,
     about = "An MCP server that prepares and confirms order cancellation requests"
 )]
 struct Cli {
-    /// The SQLite database (created and seeded with the demo orders on first start).
-    #[arg(
-        long,
-        env = "ORDER_CANCEL_DB",
-        default_value = ".order-cancel/orders.db"
-    )]
-    db: PathBuf,
+    /// The SQLite database (created and seeded with the demo orders on first start)
+    /// [default: $XDG_DATA_HOME/order-cancel/orders.db].
+    #[arg(long, env = "ORDER_CANCEL_DB")]
+    db: Option<PathBuf>,
     /// Use PostgreSQL at this URL instead of SQLite; the server connects as the role
     /// `order_cancel_app`, which `setup-postgres` creates.
     #[arg(long, env = "ORDER_CANCEL_PG")]
@@ -55,10 +60,11 @@ struct Cli {
     /// 5/min the tool declares.
     #[arg(long, env = "ORDER_CANCEL_PREPARE_RATE", value_parser = parse_rate)]
     prepare_rate: Option<Rate>,
-    /// The allowlist file naming the tools to publish (TOML or JSON); default: the shipped
-    /// examples/order-cancel/allowlist.toml, which lists all three.
-    #[arg(long, env = "GUARD_ALLOWLIST", default_value = DEFAULT_ALLOWLIST)]
-    allowlist: PathBuf,
+    /// The allowlist file naming the tools to publish (TOML or JSON) [default:
+    /// $XDG_CONFIG_HOME/order-cancel/allowlist.toml, where the shipped list, naming all
+    /// three tools, is copied on first start].
+    #[arg(long, env = "GUARD_ALLOWLIST")]
+    allowlist: Option<PathBuf>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -134,17 +140,40 @@ async fn setup(cli: &Cli, revoke_temp: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// The allowlist shipped with order-cancel: all three tools.
+const SHIPPED_ALLOWLIST: &str = include_str!("../allowlist.toml");
+
+/// The allowlist as named, else the user's, copied from the shipped one on first start.
+fn allowlist(cli: &Cli) -> Result<PathBuf, String> {
+    if let Some(allowlist) = &cli.allowlist {
+        return Ok(allowlist.clone());
+    }
+    let allowlist = UserDirs::new("order-cancel")?
+        .config()
+        .join("allowlist.toml");
+    if install_default(&allowlist, SHIPPED_ALLOWLIST)? {
+        tracing::info!(allowlist = %allowlist.display(), "installed the shipped allowlist");
+    }
+    Ok(allowlist)
+}
+
 async fn serve(cli: &Cli) -> Result<(), String> {
     let store: Arc<dyn OperationStore> = match &cli.pg {
         Some(url) => Arc::new(
             stores::connect_postgres(url, &cli.pg_schema, cli.pg_connections)
                 .map_err(|e| e.to_string())?,
         ),
-        None => Arc::new(
-            stores::open_sqlite(&cli.db, schema::DEMO_ORDERS)
-                .await
-                .map_err(|e| format!("cannot open {}: {e}", cli.db.display()))?,
-        ),
+        None => {
+            let db = match &cli.db {
+                Some(db) => db.clone(),
+                None => UserDirs::new("order-cancel")?.data().join("orders.db"),
+            };
+            Arc::new(
+                stores::open_sqlite(&db, schema::DEMO_ORDERS)
+                    .await
+                    .map_err(|e| format!("cannot open {}: {e}", db.display()))?,
+            )
+        }
     };
     let identity = EnvIdentity::from_env()?;
     let mut operations = Operations::new(store, identity);
@@ -156,7 +185,7 @@ async fn serve(cli: &Cli) -> Result<(), String> {
     }
     let guard = Guard::from_env()
         .map_err(|e| e.to_string())?
-        .with_exposure(Exposure::allowlist(&cli.allowlist))
+        .with_exposure(Exposure::allowlist(allowlist(cli)?))
         .with_operations(operations);
     let server = OrderCancel::new(guard);
     let exposure = server.guard().exposure().cloned();

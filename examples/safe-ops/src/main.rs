@@ -2,6 +2,11 @@
 //!
 //! `safe-ops` serves stdio; `safe-ops --http 127.0.0.1:8080` serves streamable HTTP;
 //! `safe-ops demo` plays every outcome of every tool against an in-process client.
+//!
+//! Unless named on the command line, the sandbox and the database live under the user's data
+//! directory (`$XDG_DATA_HOME/safe-ops`, else `~/.local/share/safe-ops`) and the allowlist
+//! under the configuration directory (`$XDG_CONFIG_HOME/safe-ops/allowlist.toml`, else
+//! `~/.config/safe-ops/allowlist.toml`), where the shipped list is copied on first start.
 
 use std::{net::SocketAddr, path::PathBuf, process::ExitCode};
 
@@ -12,7 +17,11 @@ use rmcp::{
         StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
     },
 };
-use rmcp_guard::{Exposure, Guard, exposure::read_only_from_env};
+use rmcp_guard::{
+    Exposure, Guard,
+    exposure::read_only_from_env,
+    user_dirs::{UserDirs, install_default},
+};
 
 use safe_ops::{SafeOps, demo};
 
@@ -22,20 +31,24 @@ const RELOAD_POLL: std::time::Duration = std::time::Duration::from_millis(500);
 #[derive(Parser)]
 #[command(
     name = "safe-ops",
+    version,
     about = "An MCP server whose destructive tools ask the human first"
 )]
 struct Cli {
-    /// Sandbox directory for delete_file.
-    #[arg(long, env = "SAFE_OPS_ROOT", default_value = ".safe-ops/files")]
-    root: PathBuf,
+    /// Sandbox directory for delete_file [default: $XDG_DATA_HOME/safe-ops/files].
+    #[arg(long, env = "SAFE_OPS_ROOT")]
+    root: Option<PathBuf>,
     /// SQLite database for drop_table and deploy (created and seeded on first start; in
-    /// read-only mode it must exist, and is only read).
-    #[arg(long, env = "SAFE_OPS_DB", default_value = ".safe-ops/safe-ops.db")]
-    db: PathBuf,
+    /// read-only mode it must exist, and is only read) [default:
+    /// $XDG_DATA_HOME/safe-ops/safe-ops.db].
+    #[arg(long, env = "SAFE_OPS_DB")]
+    db: Option<PathBuf>,
     /// The allowlist of tools to publish (TOML or JSON). Missing or broken: no tool is
-    /// enabled. It reloads when the file changes or on SIGHUP.
-    #[arg(long, env = "GUARD_ALLOWLIST", default_value = safe_ops::server::DEFAULT_ALLOWLIST)]
-    allowlist: PathBuf,
+    /// enabled. It reloads when the file changes or on SIGHUP [default:
+    /// $XDG_CONFIG_HOME/safe-ops/allowlist.toml, where the shipped list is copied on first
+    /// start].
+    #[arg(long, env = "GUARD_ALLOWLIST")]
+    allowlist: Option<PathBuf>,
     /// Publish only read-only tools (also GUARD_READ_ONLY=1).
     #[arg(long)]
     read_only: bool,
@@ -77,14 +90,42 @@ async fn main() -> ExitCode {
     }
 }
 
+/// The allowlist shipped with safe-ops: every tool it defines.
+const SHIPPED_ALLOWLIST: &str = include_str!("../allowlist.toml");
+
+/// Where the sandbox, the database and the allowlist are: as named, else in the user's
+/// directories (the allowlist copied there from the shipped one on first start).
+fn paths(cli: &Cli) -> Result<(PathBuf, PathBuf, PathBuf), String> {
+    let dirs = || UserDirs::new("safe-ops");
+    let root = match &cli.root {
+        Some(root) => root.clone(),
+        None => dirs()?.data().join("files"),
+    };
+    let db = match &cli.db {
+        Some(db) => db.clone(),
+        None => dirs()?.data().join("safe-ops.db"),
+    };
+    let allowlist = match &cli.allowlist {
+        Some(allowlist) => allowlist.clone(),
+        None => {
+            let allowlist = dirs()?.config().join("allowlist.toml");
+            if install_default(&allowlist, SHIPPED_ALLOWLIST)? {
+                tracing::info!(allowlist = %allowlist.display(), "installed the shipped allowlist");
+            }
+            allowlist
+        }
+    };
+    Ok((root, db, allowlist))
+}
+
 async fn serve(cli: &Cli) -> Result<(), String> {
-    let exposure =
-        Exposure::allowlist(&cli.allowlist).read_only(cli.read_only || read_only_from_env());
+    let (root, db, allowlist) = paths(cli)?;
+    let exposure = Exposure::allowlist(&allowlist).read_only(cli.read_only || read_only_from_env());
     let guard = Guard::from_env()
         .map_err(|e| e.to_string())?
         .with_exposure(exposure);
-    let server = SafeOps::open(&cli.root, &cli.db, guard)?;
-    tracing::info!(root = %server.sandbox().root().display(), db = %cli.db.display(), "safe-ops ready");
+    let server = SafeOps::open(&root, &db, guard)?;
+    tracing::info!(root = %server.sandbox().root().display(), db = %db.display(), allowlist = %allowlist.display(), "safe-ops ready");
     match cli.http {
         None => {
             let exposure = server.guard_config().exposure().cloned();

@@ -148,10 +148,12 @@ pub struct SqliteDatabase {
 }
 
 impl SqliteDatabase {
+    /// The database at `path` (opened per handle, not here).
     pub fn new(path: impl Into<PathBuf>) -> Self {
         Self { path: path.into() }
     }
 
+    /// Where the database file is.
     pub fn path(&self) -> &Path {
         &self.path
     }

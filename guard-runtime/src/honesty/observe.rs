@@ -20,6 +20,7 @@ pub struct Snapshot(pub BTreeMap<String, String>);
 /// One difference between two snapshots.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
+    /// What changed.
     pub key: String,
     /// `None`: the key did not exist before.
     pub before: Option<String>,
@@ -39,6 +40,7 @@ impl fmt::Display for Change {
 }
 
 impl Snapshot {
+    /// Records `key` as `value`.
     pub fn insert(&mut self, key: impl Into<String>, value: impl Into<String>) {
         self.0.insert(key.into(), value.into());
     }
@@ -133,6 +135,7 @@ pub struct FnObserver {
 type ReadFn = Box<dyn Fn() -> Result<Snapshot, String> + Send + Sync>;
 
 impl FnObserver {
+    /// An observer called `label` that reads state with `read`.
     pub fn new(
         label: impl Into<String>,
         read: impl Fn() -> Result<Snapshot, String> + Send + Sync + 'static,

@@ -39,6 +39,7 @@ pub struct Gate {
 }
 
 impl Gate {
+    /// A gate that opens when `parties` callers wait at it.
     pub fn new(parties: usize) -> Arc<Self> {
         Arc::new(Self {
             parties,

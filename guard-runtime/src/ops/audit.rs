@@ -8,14 +8,21 @@ use super::sql::{BoxFuture, StoreError, Tx};
 /// author's one-line summary.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuditRecord {
+    /// The trace id the model's answer carries.
     pub trace_id: String,
     /// Empty when the caller could not be identified.
     pub tenant: String,
+    /// The user; empty when the caller could not be identified.
     pub user: String,
+    /// The tool called.
     pub tool: &'static str,
+    /// The operation (`op = ...`).
     pub op: &'static str,
+    /// The intent, once there is one.
     pub operation_id: Option<String>,
+    /// The target, once known.
     pub target: Option<String>,
+    /// The author's one-line summary.
     pub summary: Option<String>,
     /// `PREPARED`, `SUBMITTED`, `ALREADY_PROCESSED`, or the error code the model got.
     pub outcome: &'static str,
@@ -26,6 +33,7 @@ pub struct AuditRecord {
 /// Where audit records go. `record` runs inside the call's transaction: if it fails, the
 /// effect rolls back with it.
 pub trait AuditSink: Send + Sync + 'static {
+    /// Writes `record` inside `tx`.
     fn record<'a>(
         &'a self,
         tx: &'a mut Tx,

@@ -24,21 +24,30 @@ use crate::{
 /// A prepare tool's options, fixed at compile time by `#[prepare]`.
 #[derive(Debug)]
 pub struct PrepareSpec {
+    /// The prepare tool's name.
     pub tool: &'static str,
+    /// The operation it prepares.
     pub op: &'static str,
     /// The confirm tool the model must call next.
     pub confirm_tool: &'static str,
+    /// How long the intent can be confirmed.
     pub ttl: Duration,
+    /// Scopes the caller needs.
     pub scopes: &'static [&'static str],
+    /// Calls per user allowed, if limited.
     pub rate: Option<Rate>,
 }
 
 /// A confirm tool's options: its op's scopes are checked again at confirm time.
 #[derive(Debug)]
 pub struct ConfirmSpec {
+    /// The confirm tool's name.
     pub tool: &'static str,
+    /// The operation it carries out.
     pub op: &'static str,
+    /// The prepare tool of the same operation.
     pub prepare_tool: &'static str,
+    /// Scopes the caller needs.
     pub scopes: &'static [&'static str],
 }
 

@@ -66,6 +66,7 @@ impl<P> Locked<P> {
         &self.caller.identity
     }
 
+    /// The intent being carried out.
     pub fn operation_id(&self) -> &str {
         &self.intent.operation_id
     }
@@ -85,6 +86,7 @@ impl<P> Locked<P> {
         &mut self.tx
     }
 
+    /// The trace id of this call, for the author's logs.
     pub fn trace_id(&self) -> &str {
         &self.caller.trace_id
     }

@@ -23,6 +23,7 @@ pub enum Status {
 }
 
 impl Status {
+    /// The status as stored.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Prepared => "PREPARED",

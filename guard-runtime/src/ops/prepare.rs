@@ -47,6 +47,7 @@ impl Prepare {
         &mut self.tx
     }
 
+    /// The trace id of this call, for the author's logs.
     pub fn trace_id(&self) -> &str {
         &self.caller.trace_id
     }

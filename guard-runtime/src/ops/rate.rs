@@ -9,7 +9,9 @@ use super::sql::{Dialect, StoreError, Tx};
 /// At most `limit` calls per `per`, for one user of one tool (`rate = "5/min"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rate {
+    /// Calls allowed per period.
     pub limit: u32,
+    /// The period.
     pub per: Duration,
 }
 

@@ -10,16 +10,22 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// Which SQL engine runs a transaction, for the few statements that differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
+    /// SQLite.
     Sqlite,
+    /// PostgreSQL.
     Postgres,
 }
 
 /// A statement parameter or a column value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SqlValue {
+    /// SQL `NULL`.
     Null,
+    /// An integer.
     Int(i64),
+    /// A float.
     Real(f64),
+    /// Text.
     Text(String),
 }
 
@@ -73,6 +79,7 @@ pub struct Row {
 }
 
 impl Row {
+    /// A row of `values`, named by `columns`.
     pub fn new(columns: Arc<[String]>, values: Vec<SqlValue>) -> Self {
         Self { columns, values }
     }
@@ -148,6 +155,7 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// Whether a unique constraint refused the statement.
     pub fn is_unique(&self) -> bool {
         matches!(self, StoreError::Unique(_))
     }
@@ -189,6 +197,7 @@ impl From<StoreError> for crate::ToolError {
 /// through [`Tx`]. Dropping a backend that was neither committed nor rolled back must roll
 /// it back (or discard its connection, which does the same).
 pub trait TxBackend: Send + 'static {
+    /// The engine.
     fn dialect(&self) -> Dialect;
     /// Runs one statement; returns the number of rows it changed.
     fn execute<'a>(
@@ -202,7 +211,9 @@ pub trait TxBackend: Send + 'static {
         sql: &'a str,
         params: &'a [SqlValue],
     ) -> BoxFuture<'a, Result<Vec<Row>, StoreError>>;
+    /// Commits.
     fn commit(self: Box<Self>) -> BoxFuture<'static, Result<(), StoreError>>;
+    /// Rolls back.
     fn rollback(self: Box<Self>) -> BoxFuture<'static, Result<(), StoreError>>;
 }
 
@@ -214,10 +225,12 @@ pub struct Tx {
 }
 
 impl Tx {
+    /// A transaction on `backend`.
     pub fn new(backend: Box<dyn TxBackend>) -> Self {
         Self { backend }
     }
 
+    /// The engine, for the few statements that differ.
     pub fn dialect(&self) -> Dialect {
         self.backend.dialect()
     }
@@ -241,10 +254,12 @@ impl Tx {
         Ok(self.query(sql, params).await?.into_iter().next())
     }
 
+    /// Commits (guard's own use; effects get `&mut Tx`).
     pub async fn commit(self) -> Result<(), StoreError> {
         self.backend.commit().await
     }
 
+    /// Rolls back (guard's own use; effects get `&mut Tx`).
     pub async fn rollback(self) -> Result<(), StoreError> {
         self.backend.rollback().await
     }
