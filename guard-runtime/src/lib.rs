@@ -11,6 +11,8 @@
 
 extern crate self as rmcp_guard;
 
+#[cfg(feature = "approval")]
+pub mod approval;
 mod args;
 mod canonical;
 mod confirmed;
@@ -32,6 +34,7 @@ mod read_handle;
 #[cfg(unix)]
 pub mod sandbox;
 mod seal;
+mod secret;
 mod trace;
 mod validate;
 
@@ -48,15 +51,16 @@ pub use exposure::Exposure;
 pub use flow::INPUT_KEY;
 pub use form::{Form, FormEnum};
 pub use guard::{Guard, GuardError, Guarded, KEY_ENV, exposed};
-pub use rmcp_guard_macros::{
-    Form, FormEnum, ToolArgs, confirm, destructive, idempotent, operations, prepare, read_only,
-};
 #[cfg(feature = "jwt")]
 pub use identity::BearerIdentity;
 pub use identity::{EnvIdentity, Identity, IdentityProvider, require_scopes};
 pub use outbox::{Outbound, Outbox};
 pub use preview::{Effect, Preview};
 pub use read_handle::ReadHandle;
+pub use rmcp_guard_macros::{
+    Form, FormEnum, ToolArgs, confirm, destructive, idempotent, operations, prepare, read_only,
+};
+pub use secret::Secret;
 pub use validate::{validate, visible_len};
 
 /// Items the macros expand to. Not a stable API, and nothing here can mint a proof: the
@@ -66,7 +70,7 @@ pub use validate::{validate, visible_len};
 pub mod __private {
     pub use crate::args::TargetText;
     pub use crate::args::{ToolArgField, ToolArgsDerived, assert_tool_arg_field};
-    pub use crate::flow::{ConfirmKind, Flow, GuardCall, Rules, ToolSpec};
+    pub use crate::flow::{ApprovalSpec, ConfirmKind, Flow, GuardCall, Rules, ToolSpec};
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub use crate::ops::{
         call::{ConfirmSpec, PrepareSpec},
