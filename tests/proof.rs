@@ -45,6 +45,7 @@ const fn spec(name: &'static str) -> ToolSpec {
         timeout: None,
         on_decline: None,
         on_cancel: None,
+        approval: None,
     }
 }
 
@@ -342,6 +343,7 @@ mod forged_rounds {
         timeout: None,
         on_decline: None,
         on_cancel: None,
+        approval: None,
     };
 
     #[derive(Clone)]

@@ -22,8 +22,14 @@ const OPTIONS: &[&str] = &[
     "on_decline",
     "on_cancel",
     "idempotent",
+    "approve",
+    "approvers",
+    "secret",
     "crate",
 ];
+
+/// The most approvers a page approval may require.
+const MAX_APPROVERS: u8 = 5;
 
 #[derive(Clone, Copy, PartialEq)]
 enum ConfirmBy {
@@ -44,6 +50,10 @@ struct Options {
     on_decline: Option<String>,
     on_cancel: Option<String>,
     idempotent: bool,
+    /// `approve = "url"`: the human approves on guard's page.
+    approve: Option<Span>,
+    approvers: Option<(u8, Span)>,
+    secret: Option<(String, Span)>,
     krate: Option<syn::Path>,
 }
 
@@ -152,6 +162,16 @@ fn check_options(cx: &Ctxt, o: &Options) {
         )),
         _ => {}
     }
+    if o.approve.is_none() {
+        if let Some((_, span)) = o.approvers {
+            cx.push(syn::Error::new(span, "`approvers` counts the people who approve on guard's approval page, so it goes with `approve = \"url\"`"));
+        }
+        if let Some((_, span)) = &o.secret {
+            cx.push(syn::Error::new(*span, "`secret` is asked on guard's approval page, never in a form the client renders: add `approve = \"url\"`"));
+        }
+    } else if let (Some(span), Some(_)) = (o.approve, &o.form) {
+        cx.push(syn::Error::new(span, "`approve = \"url\"` approves with a button (and a typed name) on guard's page, which renders no custom form: use `confirm = \"checkbox\"` or `confirm = \"type_to_confirm\"` instead of `form = ...`"));
+    }
     if let Some(target) = &o.target
         && !matches!(o.confirm, Some((ConfirmBy::TypeToConfirm, _)))
     {
@@ -190,8 +210,54 @@ fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
         "on_cancel" => o.on_cancel = attr::string_value(cx, &opt),
         "timeout" => o.timeout_secs = attr::duration_value(cx, &opt, &attr::TIMEOUT),
         "idempotent" => o.idempotent = attr::flag_value(cx, &opt),
+        "approve" => {
+            if let Some(mode) = attr::string_value(cx, &opt) {
+                if mode == "url" {
+                    o.approve = Some(opt.value.span());
+                } else {
+                    cx.error_spanned_by(&opt.value, format!("unknown approval mode `{mode}`; the one mode is \"url\" (the human approves on guard's approval page); for a form in the client, leave `approve` out"));
+                }
+            }
+        }
+        "approvers" => o.approvers = approvers_value(cx, &opt),
+        "secret" => {
+            o.secret = attr::string_value(cx, &opt).and_then(|label| {
+                if label.trim().is_empty() {
+                    cx.error_spanned_by(&opt.value, "`secret` is the label the page shows above the password field, e.g. `secret = \"Deploy token\"`; it cannot be empty");
+                    None
+                } else {
+                    Some((label, opt.value.span()))
+                }
+            })
+        }
         "crate" => o.krate = attr::crate_path(cx, &opt),
         _ => {}
+    }
+}
+
+/// `approvers = N`: a whole number from 1 to [`MAX_APPROVERS`].
+fn approvers_value(cx: &Ctxt, opt: &Opt) -> Option<(u8, Span)> {
+    let n = match &opt.value {
+        Some(Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(n),
+            ..
+        })) => n.base10_parse::<u64>().ok(),
+        _ => None,
+    };
+    let span = opt.value.span();
+    match n {
+        Some(n @ 1..) if n <= u64::from(MAX_APPROVERS) => Some((n as u8, span)),
+        Some(0) => {
+            cx.error_spanned_by(&opt.value, "`approvers = 0` would let the call run with nobody approving; write `approvers = 1` (the requester approves on the page) or `approvers = 2` (two other people)");
+            None
+        }
+        _ => {
+            cx.error_spanned_by(
+                opt.value.as_ref().map_or(&opt.key as &dyn quote::ToTokens, |v| v as &dyn quote::ToTokens),
+                format!("`approvers` takes a whole number from 1 to {MAX_APPROVERS}, e.g. `approvers = 2`"),
+            );
+            None
+        }
     }
 }
 
@@ -350,6 +416,14 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
         None => quote!(::core::option::Option::None),
     };
     let tool_name = tool_attr::routed_name(&tool_fn);
+    let approval = match o.approve {
+        Some(_) => {
+            let approvers = o.approvers.map_or(1, |(n, _)| n);
+            let secret = opt_str(&o.secret.as_ref().map(|(s, _)| s.clone()));
+            quote!(::core::option::Option::Some(#private::ApprovalSpec { approvers: #approvers, secret: #secret }))
+        }
+        None => quote!(::core::option::Option::None),
+    };
 
     asserts.push(quote_spanned!(confirmed_ty.span()=> #private::assert_form::<#form_ty>();));
     asserts.push(quote!(#private::assert_guarded::<Self>();));
@@ -393,6 +467,7 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
             timeout: #timeout,
             on_decline: #on_decline,
             on_cancel: #on_cancel,
+            approval: #approval,
         };
         #roles
         #(#asserts)*

@@ -15,14 +15,21 @@ pub struct Confirmed<F> {
     form: F,
     target: String,
     trace_id: String,
+    secret: Option<crate::Secret>,
 }
 
 impl<F: Form> Confirmed<F> {
-    pub(crate) fn new(form: F, target: String, trace_id: String) -> Self {
+    pub(crate) fn new(
+        form: F,
+        target: String,
+        trace_id: String,
+        secret: Option<crate::Secret>,
+    ) -> Self {
         Self {
             form,
             target,
             trace_id,
+            secret,
         }
     }
 }
@@ -42,6 +49,12 @@ impl<F> Confirmed<F> {
     /// now): act on this, so what the human confirmed is what executes.
     pub fn target(&self) -> &str {
         &self.target
+    }
+
+    /// The secret the human gave on the approval page, for a tool with `secret = "..."`
+    /// (see [`crate::Secret`]); `None` for every other tool.
+    pub fn secret(&self) -> Option<&crate::Secret> {
+        self.secret.as_ref()
     }
 
     /// The id that ties this call's log and audit lines together.

@@ -37,6 +37,8 @@ use crate::{
 };
 use unicode_normalization::UnicodeNormalization;
 
+mod page;
+
 /// The key of guard's one input request in an MRTR round.
 pub const INPUT_KEY: &str = "guard_confirm";
 
@@ -76,6 +78,17 @@ pub struct ToolSpec {
     pub on_decline: Option<&'static str>,
     /// The text the model gets when the human cancels.
     pub on_cancel: Option<&'static str>,
+    /// Approved on guard's approval page (`approve = "url"`) instead of a form in the client.
+    pub approval: Option<ApprovalSpec>,
+}
+
+/// How a tool with `approve = "url"` is approved on the page.
+#[derive(Debug, Clone, Copy)]
+pub struct ApprovalSpec {
+    /// How many people must approve; above one, none of them the requester.
+    pub approvers: u8,
+    /// The label of a secret the page asks for, handed to the handler as a [`crate::Secret`].
+    pub secret: Option<&'static str>,
 }
 
 /// The parts of a `tools/call` the flow needs: the request context, the raw arguments (to
@@ -154,6 +167,7 @@ pub struct Accepted<F> {
     form: F,
     effect: Effect,
     spec: &'static ToolSpec,
+    secret: Option<crate::Secret>,
 }
 
 /// The author's business rules on an accepted form.
@@ -203,6 +217,16 @@ impl<'g, F: Form> Flow<'g, F> {
         self.published()?;
         self.roles_hold(expected)?;
         let effect = shown.effect;
+        if let Some(approval) = self.spec.approval {
+            let (content, secret) = self.ask_page(&effect, expected, approval).await?;
+            let form = self.accept(Some(&content), expected, rules)?;
+            return Ok(Accepted {
+                form,
+                effect,
+                spec: self.spec,
+                secret,
+            });
+        }
         let answer = if self.is_mrtr() {
             self.ask_mrtr(&effect, expected).await?
         } else {
@@ -224,6 +248,7 @@ impl<'g, F: Form> Flow<'g, F> {
                     form,
                     effect,
                     spec: self.spec,
+                    secret: None,
                 })
             }
             // Cancel, and any action a newer client may invent: nothing runs.
@@ -242,6 +267,7 @@ impl<'g, F: Form> Flow<'g, F> {
             form,
             effect: confirmed,
             spec,
+            secret,
         } = accepted;
         // The last check before the body runs: a call the client cancelled (or whose
         // connection closed) after the human answered must not reach its effect.
@@ -278,6 +304,7 @@ impl<'g, F: Form> Flow<'g, F> {
                     form,
                     now.target().to_owned(),
                     self.trace_id.clone(),
+                    secret,
                 ))
             }
             Ok(_) => Err(self.refuse("state_changed", state_changed(confirmed.target()))),
@@ -706,7 +733,7 @@ impl<'g, F: Form> Flow<'g, F> {
 
 /// How a typed name compares with the target it must equal.
 #[derive(Debug, PartialEq, Eq)]
-enum TypedName {
+pub(crate) enum TypedName {
     Matches,
     /// An invisible character (format character, variation selector…) is left inside.
     Invisible,
@@ -715,7 +742,7 @@ enum TypedName {
 
 /// Both sides in NFC, White_Space trimmed from the typed text; an invisible character left
 /// inside it never matches, whatever the target, so what the human saw is what they typed.
-fn compare_typed(typed: &str, expected: &str) -> TypedName {
+pub(crate) fn compare_typed(typed: &str, expected: &str) -> TypedName {
     let typed: String = typed.nfc().collect();
     let typed = typed.trim();
     let hidden = |c: char| {

@@ -60,6 +60,8 @@ pub struct Guard {
     outbox: Outbox,
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     operations: Option<crate::ops::Operations>,
+    #[cfg(feature = "approval")]
+    approval: Option<Arc<crate::approval::ApprovalPage>>,
 }
 
 /// Why a [`Guard`] could not be built.
@@ -94,6 +96,8 @@ impl Guard {
             outbox: Outbox::default(),
             #[cfg(any(feature = "sqlite", feature = "postgres"))]
             operations: None,
+            #[cfg(feature = "approval")]
+            approval: None,
         })
     }
 
@@ -160,6 +164,21 @@ impl Guard {
     /// The operations set with [`Guard::with_operations`].
     pub fn operations(&self) -> Option<&crate::ops::Operations> {
         self.operations.as_ref()
+    }
+
+    /// The page where tools with `approve = "url"` are approved.
+    #[cfg(feature = "approval")]
+    pub fn with_approval_page(
+        mut self,
+        page: impl Into<Arc<crate::approval::ApprovalPage>>,
+    ) -> Self {
+        self.approval = Some(page.into());
+        self
+    }
+
+    #[cfg(feature = "approval")]
+    pub(crate) fn approval_page(&self) -> Option<&crate::approval::ApprovalPage> {
+        self.approval.as_deref()
     }
 
     /// Where tools record the notifications they send.

@@ -56,6 +56,8 @@
 
 extern crate self as rmcp_guard;
 
+#[cfg(feature = "approval")]
+pub mod approval;
 mod args;
 mod canonical;
 mod confirmed;
@@ -81,6 +83,7 @@ mod rfc3339;
 #[cfg_attr(docsrs, doc(cfg(unix)))]
 pub mod sandbox;
 mod seal;
+mod secret;
 mod trace;
 pub mod user_dirs;
 mod validate;
@@ -113,6 +116,7 @@ pub use rmcp;
 pub use rmcp_guard_macros::{
     Form, FormEnum, ToolArgs, confirm, destructive, idempotent, operations, prepare, read_only,
 };
+pub use secret::Secret;
 pub use validate::{validate, visible_len};
 
 /// Items the macros expand to. Not a stable API, and nothing here can mint a proof: the
@@ -122,7 +126,7 @@ pub use validate::{validate, visible_len};
 pub mod __private {
     pub use crate::args::TargetText;
     pub use crate::args::{ToolArgField, ToolArgsDerived, assert_tool_arg_field};
-    pub use crate::flow::{ConfirmKind, Flow, GuardCall, Rules, ToolSpec};
+    pub use crate::flow::{ApprovalSpec, ConfirmKind, Flow, GuardCall, Rules, ToolSpec};
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub use crate::ops::{
         call::{ConfirmSpec, PrepareSpec},

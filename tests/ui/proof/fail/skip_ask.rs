@@ -44,6 +44,7 @@ impl S {
             timeout: None,
             on_decline: None,
             on_cancel: None,
+            approval: None,
         };
         let flow = rmcp_guard::__private::Flow::<Checkbox>::new(self.guard(), call, &SPEC);
         let Ok(shown) = flow.begin(Ok(Preview::effect("/etc", "nothing"))) else {

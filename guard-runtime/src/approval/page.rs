@@ -1,0 +1,302 @@
+//! The approval page over HTTP: `GET /approval/{link}` shows it, `POST /approval/{link}`
+//! decides. Nothing is decided by a GET; a POST must come from the page's own origin and carry
+//! the link's CSRF token. Every answer forbids framing, caching, and any script or asset from
+//! elsewhere; the referrer (which holds the link) never leaves the page's origin. It is not
+//! suppressed altogether: with `no-referrer` a browser sends `Origin: null` on the page's own
+//! POST, and the origin check could not tell it from another site's.
+
+use std::{fmt::Write, sync::Arc};
+
+use axum::{
+    Form, Router,
+    extract::{Path, State},
+    http::{HeaderMap, HeaderValue, StatusCode, header},
+    response::{IntoResponse, Response},
+    routing::get,
+};
+use serde::Deserialize;
+
+use super::{
+    Shared,
+    desk::{Decision, Refusal, Role, Status, View},
+};
+
+const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+const STYLE: &str = include_str!("page.css");
+
+pub(super) fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/approval/{link}", get(show).post(decide))
+        .route("/approval-assets/page.css", get(style))
+        .fallback(not_found)
+        .with_state(shared)
+}
+
+#[derive(Deserialize)]
+struct Posted {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    decision: String,
+    #[serde(default)]
+    typed: Option<String>,
+    #[serde(default)]
+    secret: Option<String>,
+}
+
+async fn show(State(shared): State<Arc<Shared>>, Path(link): Path<String>) -> Response {
+    match shared.desk.view(&link) {
+        Some(view) => page(StatusCode::OK, &render(&view, None)),
+        None => refused(&Refusal::UnknownLink),
+    }
+}
+
+async fn decide(
+    State(shared): State<Arc<Shared>>,
+    Path(link): Path<String>,
+    headers: HeaderMap,
+    Form(posted): Form<Posted>,
+) -> Response {
+    if !same_origin(&shared.origin, &headers) {
+        tracing::warn!(target: "guard::audit", outcome = "approval_cross_site", "a decision was posted from another site and refused");
+        return refused(&Refusal::BadCsrf);
+    }
+    let decision = match posted.decision.as_str() {
+        "approve" => Decision::Approve {
+            typed: posted.typed,
+            secret: posted.secret,
+        },
+        "reject" => Decision::Reject,
+        _ => {
+            return page(
+                StatusCode::BAD_REQUEST,
+                &shell(
+                    "Not understood",
+                    "<p class=\"refused\">The page sent no decision. Open your approval link and press Approve or Reject.</p>",
+                ),
+            );
+        }
+    };
+    let taken = shared.desk.decide(&link, &posted.csrf, decision);
+    let view = shared.desk.view(&link);
+    match (taken, view) {
+        (Ok(status), Some(view)) => {
+            tracing::info!(target: "guard::audit", tool = view.tool, outcome = "approval_decision", status = ?status, by = %who(&view.role, &view), "a decision was taken on the approval page");
+            page(StatusCode::OK, &render(&view, None))
+        }
+        (Err(refusal), Some(view)) if refusal != Refusal::BadCsrf => {
+            tracing::info!(target: "guard::audit", tool = view.tool, outcome = "approval_refused", reason = ?refusal, "a decision on the approval page was refused");
+            page(
+                StatusCode::from_u16(refusal.status()).unwrap_or(StatusCode::FORBIDDEN),
+                &render(&view, Some(&refusal)),
+            )
+        }
+        (Err(refusal), _) => refused(&refusal),
+        (Ok(_), None) => refused(&Refusal::UnknownLink),
+    }
+}
+
+async fn style() -> Response {
+    let mut response = (StatusCode::OK, STYLE).into_response();
+    secure(response.headers_mut());
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/css; charset=utf-8"),
+    );
+    response
+}
+
+async fn not_found() -> Response {
+    refused(&Refusal::UnknownLink)
+}
+
+/// A browser names the page's origin in `Origin` on every POST; a request from another
+/// site names its own, or says `Sec-Fetch-Site: cross-site`.
+fn same_origin(origin: &str, headers: &HeaderMap) -> bool {
+    let site_ok = match headers.get("sec-fetch-site").map(HeaderValue::to_str) {
+        None => true,
+        Some(Ok(site)) => site == "same-origin",
+        Some(Err(_)) => false,
+    };
+    let origin_ok = match headers.get(header::ORIGIN).map(HeaderValue::to_str) {
+        None => true,
+        Some(Ok(sent)) => sent == origin,
+        Some(Err(_)) => false,
+    };
+    site_ok && origin_ok
+}
+
+fn who(role: &Role, view: &View) -> String {
+    match role {
+        Role::Requester => view.requester.user.clone(),
+        Role::Approver(who) => who.user.clone(),
+    }
+}
+
+fn refused(refusal: &Refusal) -> Response {
+    let body = format!("<p class=\"refused\">{}</p>", esc(&refusal.message()));
+    page(
+        StatusCode::from_u16(refusal.status()).unwrap_or(StatusCode::FORBIDDEN),
+        &shell("Approval refused", &body),
+    )
+}
+
+fn page(status: StatusCode, html: &str) -> Response {
+    let mut response = (status, html.to_owned()).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    secure(response.headers_mut());
+    response
+}
+
+fn secure(headers: &mut HeaderMap) {
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+}
+
+fn shell(title: &str, body: &str) -> String {
+    format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>{}</title><link rel=\"stylesheet\" href=\"../approval-assets/page.css\"></head><body><main>{body}</main></body></html>\n",
+        esc(title)
+    )
+}
+
+fn render(view: &View, refusal: Option<&Refusal>) -> String {
+    let mut b = String::new();
+    let _ = write!(b, "<h1>Approve <code>{}</code>?</h1>", esc(view.tool));
+    if let Some(message) = view.message {
+        let _ = write!(b, "<p class=\"message\">{}</p>", esc(message));
+    }
+    let _ = write!(
+        b,
+        "<section class=\"effect\"><h2>What will happen</h2><p id=\"summary\">{}</p><dl><dt>Target</dt><dd id=\"target\">{}</dd><dt>Requested by</dt><dd id=\"requester\">{} ({})</dd><dt>Expires</dt><dd id=\"expires\">{}</dd></dl></section>",
+        esc(&view.summary),
+        esc(&view.target),
+        esc(&view.requester.user),
+        esc(&view.requester.tenant),
+        utc(view.expires_at),
+    );
+    let _ = write!(
+        b,
+        "<section class=\"approvals\"><h2>Approvals: {} of {}</h2><ul id=\"approvals\">",
+        view.given.len(),
+        view.required
+    );
+    if view.given.is_empty() {
+        b.push_str("<li class=\"none\">none yet</li>");
+    }
+    for given in &view.given {
+        let _ = write!(
+            b,
+            "<li>{} <span class=\"at\">at {}</span></li>",
+            esc(&given.user),
+            utc(given.at)
+        );
+    }
+    b.push_str("</ul></section>");
+    let you = match &view.role {
+        Role::Requester => format!("You are {}, who asked for this.", esc(&view.requester.user)),
+        Role::Approver(who) => format!("You are approving as {}.", esc(&who.user)),
+    };
+    let _ = write!(b, "<p id=\"you\">{you}</p>");
+    let status = match &view.status {
+        Status::Pending => None,
+        Status::Approved => Some(("approved", "Approved: the action runs now.".to_owned())),
+        Status::Rejected { by } => Some((
+            "rejected",
+            format!("Rejected by {}: nothing will be changed.", esc(by)),
+        )),
+        Status::Expired => Some(("expired", "Expired: nothing will be changed.".to_owned())),
+        Status::Withdrawn => Some((
+            "withdrawn",
+            "Withdrawn by the client: nothing will be changed.".to_owned(),
+        )),
+    };
+    if let Some((class, text)) = status {
+        let _ = write!(b, "<p id=\"status\" class=\"status {class}\">{text}</p>");
+    } else {
+        b.push_str("<p id=\"status\" class=\"status pending\">Waiting for approval.</p>");
+    }
+    if let Some(refusal) = refusal {
+        let _ = write!(
+            b,
+            "<p id=\"refusal\" class=\"refused\">{}</p>",
+            esc(&refusal.message())
+        );
+    }
+    if view.can_approve() || view.can_reject() {
+        b.push_str("<form method=\"post\" id=\"decide\">");
+        let _ = write!(
+            b,
+            "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
+            esc(&view.csrf)
+        );
+        if view.can_approve() {
+            if let Some(expected) = &view.expected {
+                let _ = write!(
+                    b,
+                    "<label for=\"typed\">To approve, type <code>{}</code> exactly</label><input id=\"typed\" name=\"typed\" autocomplete=\"off\" spellcheck=\"false\">",
+                    esc(expected)
+                );
+            }
+            if let Some(label) = view.secret {
+                let _ = write!(
+                    b,
+                    "<label for=\"secret\">{} (goes to the tool only, never to the assistant or a log)</label><input id=\"secret\" name=\"secret\" type=\"password\" autocomplete=\"off\">",
+                    esc(label)
+                );
+            }
+            b.push_str(
+                "<button id=\"approve\" name=\"decision\" value=\"approve\">Approve</button>",
+            );
+        }
+        let reject = if matches!(view.role, Role::Requester) && view.required > 1 {
+            "Withdraw the request"
+        } else {
+            "Reject"
+        };
+        let _ = write!(
+            b,
+            "<button id=\"reject\" name=\"decision\" value=\"reject\" class=\"reject\">{reject}</button></form>"
+        );
+    } else if view.used && view.status == Status::Pending {
+        b.push_str("<p id=\"done\">Your decision is recorded. This page shows where the approval stands when reloaded.</p>");
+    }
+    shell(&format!("Approve {}", view.tool), &b)
+}
+
+fn utc(at: std::time::SystemTime) -> String {
+    chrono::DateTime::<chrono::Utc>::from(at)
+        .format("%Y-%m-%d %H:%M:%S UTC")
+        .to_string()
+}
+
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}

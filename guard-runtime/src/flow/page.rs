@@ -1,0 +1,268 @@
+//! Steps 5–7 for a tool with `approve = "url"`: the human decides on guard's approval page,
+//! reached through a URL-mode elicitation, and the page's approval becomes the same answer a
+//! form would give, revalidated by the same [`Flow::accept`]. Only guard's desk says a call
+//! was approved, and only once the required approvals really happened.
+
+use super::{ApprovalSpec, Effect, Flow, Form, Step, ToolError, Value, codes};
+
+impl<F: Form> Flow<'_, F> {
+    /// Without the `approval` feature there is no page to send the human to: refuse.
+    #[cfg(not(feature = "approval"))]
+    pub(super) async fn ask_page(
+        &self,
+        _effect: &Effect,
+        _expected: Option<&str>,
+        _approval: ApprovalSpec,
+    ) -> Step<(Value, Option<crate::Secret>)> {
+        Err(self.no_page("rmcp-guard is built without its `approval` feature"))
+    }
+
+    /// Opens the approval, sends the client to the page, waits for the decision, and
+    /// completes the elicitation.
+    #[cfg(feature = "approval")]
+    pub(super) async fn ask_page(
+        &self,
+        effect: &Effect,
+        expected: Option<&str>,
+        approval: ApprovalSpec,
+    ) -> Step<(Value, Option<crate::Secret>)> {
+        use crate::approval::{Request, Status};
+        use rmcp::model::{
+            ClientResult, CustomNotification, ElicitRequest, ElicitRequestParams,
+            ElicitationAction, ServerNotification, ServerRequest,
+        };
+        use rmcp::service::PeerRequestOptions;
+
+        let Some(page) = self.guard.approval_page() else {
+            return Err(self.no_page("the guard has no approval page (Guard::with_approval_page)"));
+        };
+        if self.is_mrtr() {
+            return Err(self.natural(
+                "unsupported_client",
+                format!(
+                    "Nothing was changed: {} is approved on a web page, which this server offers \
+                     to clients on protocol 2025-11-25 only. Ask the user to run this from a \
+                     client session on that protocol version.",
+                    self.spec.name
+                ),
+            ));
+        }
+        if !self.client_can_open_urls() {
+            return Err(self.natural(
+                "unsupported_client",
+                format!(
+                    "Nothing was changed: {} must be approved on a web page, and this client \
+                     cannot send the user to one (it did not declare URL elicitation). Ask the \
+                     user to run this from a client that supports it.",
+                    self.spec.name
+                ),
+            ));
+        }
+        let cancelled = &self.call.request.ct;
+        if cancelled.is_cancelled() {
+            return Err(self.cancelled_by_client());
+        }
+        let requester = page
+            .shared()
+            .identify(&self.call.request)
+            .map_err(|error| self.refuse("permission_denied", error))?;
+        let ttl = self.guard.timeout(self.spec.timeout);
+        let deadline = tokio::time::Instant::now() + ttl;
+        let request = Request {
+            tool: self.spec.name,
+            message: self.spec.message,
+            target: effect.target().to_owned(),
+            summary: effect.summary().to_owned(),
+            requester,
+            expected: expected.map(str::to_owned),
+            required: approval.approvers,
+            secret: approval.secret,
+            valid_for: ttl,
+        };
+        let (mut opened, url) = page.shared().open(request).map_err(|problem| {
+            tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, %problem, "cannot open an approval");
+            self.refuse(
+                "misconfigured",
+                ToolError::new(
+                    codes::INVALID_STATE,
+                    format!(
+                        "Nothing was changed: {} cannot be sent for approval on this server (trace_id {}). Tell the operator.",
+                        self.spec.name, self.trace_id
+                    ),
+                ),
+            )
+        })?;
+        let desk = &page.shared().desk;
+        self.audit("asked", "url");
+
+        let mut message = String::new();
+        if let Some(header) = self.spec.message {
+            message.push_str(header);
+            message.push_str("\n\n");
+        }
+        message.push_str(effect.summary());
+        message.push_str(&if approval.approvers > 1 {
+            format!(
+                "\n\n{} people other than you must approve this on the approval page.",
+                approval.approvers
+            )
+        } else {
+            "\n\nOpen the approval page to approve or reject.".to_owned()
+        });
+        let params = ElicitRequestParams::UrlElicitationParams {
+            meta: None,
+            message,
+            url: url.to_string(),
+            elicitation_id: opened.id.clone(),
+        };
+        let peer = &self.call.request.peer;
+        let sent = match peer
+            .send_request_with_option(
+                ServerRequest::ElicitRequest(ElicitRequest::new(params)),
+                PeerRequestOptions::with_timeout(ttl),
+            )
+            .await
+        {
+            Ok(handle) => tokio::select! {
+                biased;
+                () = cancelled.cancelled() => {
+                    desk.close(&opened.id, Status::Withdrawn);
+                    return Err(self.cancelled_by_client());
+                }
+                answer = handle.await_response() => answer,
+            },
+            Err(error) => Err(error),
+        };
+        // The client's answer only says whether the human went to the page.
+        match sent {
+            Ok(ClientResult::ElicitResult(answer)) => match answer.action {
+                ElicitationAction::Accept => {}
+                ElicitationAction::Decline => {
+                    desk.close(&opened.id, Status::Withdrawn);
+                    return Err(self.natural(
+                        "declined",
+                        self.spec.on_decline.map(str::to_owned).unwrap_or_else(|| {
+                            format!(
+                                "The user declined to open the approval page; nothing was changed ({} did not run).",
+                                self.spec.name
+                            )
+                        }),
+                    ));
+                }
+                _ => {
+                    desk.close(&opened.id, Status::Withdrawn);
+                    return Err(self.cancelled());
+                }
+            },
+            Ok(_) | Err(_) if cancelled.is_cancelled() => {
+                desk.close(&opened.id, Status::Withdrawn);
+                return Err(self.cancelled_by_client());
+            }
+            Ok(_) | Err(_) => {
+                // No usable answer (a timeout, a broken client): the page decides, or the
+                // deadline does.
+                tracing::debug!(trace_id = %self.trace_id, "no answer to the URL elicitation; waiting for the page");
+            }
+        }
+        let status = loop {
+            let now = opened.status.borrow_and_update().clone();
+            if now != Status::Pending {
+                break now;
+            }
+            tokio::select! {
+                biased;
+                () = cancelled.cancelled() => {
+                    desk.close(&opened.id, Status::Withdrawn);
+                    return Err(self.cancelled_by_client());
+                }
+                () = tokio::time::sleep_until(deadline) => break desk.close(&opened.id, Status::Expired),
+                changed = opened.status.changed() => if changed.is_err() {
+                    break desk.close(&opened.id, Status::Expired);
+                },
+            }
+        };
+        let complete = CustomNotification::new(
+            "notifications/elicitation/complete",
+            Some(serde_json::json!({ "elicitationId": opened.id })),
+        );
+        if let Err(error) = peer
+            .send_notification(ServerNotification::CustomNotification(complete))
+            .await
+        {
+            tracing::debug!(trace_id = %self.trace_id, %error, "could not send notifications/elicitation/complete");
+        }
+        match status {
+            Status::Approved => {
+                let Some((typed, secret, given)) = desk.take_answer(&opened.id) else {
+                    return Err(self.cancelled());
+                };
+                let approvers: Vec<&str> = given.iter().map(|g| g.user.as_str()).collect();
+                tracing::info!(target: "guard::audit", tool = self.spec.name, outcome = "approved_on_page", trace_id = %self.trace_id, approvers = %approvers.join(","));
+                Ok((page_answer::<F>(typed), secret))
+            }
+            Status::Rejected { by } => Err(self.natural(
+                "rejected",
+                format!(
+                    "{by} rejected {} on the approval page; nothing was changed.",
+                    self.spec.name
+                ),
+            )),
+            Status::Expired => Err(self.natural(
+                "expired",
+                format!(
+                    "The approval for {} expired before enough people approved; nothing was changed. Call the tool again to ask afresh.",
+                    self.spec.name
+                ),
+            )),
+            Status::Withdrawn | Status::Pending => Err(self.cancelled()),
+        }
+    }
+
+    /// URL elicitation declared.
+    #[cfg(feature = "approval")]
+    fn client_can_open_urls(&self) -> bool {
+        self.call
+            .request
+            .client_capabilities()
+            .and_then(|c| c.elicitation)
+            .is_some_and(|e| e.url.is_some())
+    }
+
+    #[cfg_attr(feature = "approval", allow(dead_code))]
+    fn no_page(&self, why: &str) -> Box<rmcp::model::CallToolResponse> {
+        tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, why, "a tool approved on the page has no page to send the human to");
+        self.refuse(
+            "misconfigured",
+            ToolError::new(
+                codes::INVALID_STATE,
+                format!(
+                    "Nothing was changed: {} is approved on a web page that this server does not serve (trace_id {}). Tell the operator.",
+                    self.spec.name, self.trace_id
+                ),
+            ),
+        )
+    }
+}
+
+/// The form answer the page's approval stands for: the typed name in the confirm-text field,
+/// `true` in the checkbox. [`Flow::accept`] then checks it like any form answer.
+#[cfg(feature = "approval")]
+fn page_answer<F: Form>(typed: Option<String>) -> Value {
+    use crate::form::FieldRole;
+    let mut content = serde_json::Map::new();
+    for field in F::SPEC.fields {
+        match field.role {
+            FieldRole::ConfirmText => {
+                content.insert(
+                    field.name.to_owned(),
+                    Value::String(typed.clone().unwrap_or_default()),
+                );
+            }
+            FieldRole::Checkbox => {
+                content.insert(field.name.to_owned(), Value::Bool(true));
+            }
+            FieldRole::Plain => {}
+        }
+    }
+    Value::Object(content)
+}

@@ -1,0 +1,19 @@
+// A read-only tool changes nothing, so it has nothing to approve.
+
+use rmcp_guard::read_only;
+use rmcp::{tool, tool_router};
+
+#[derive(Clone)]
+struct S;
+
+#[tool_router(server_handler)]
+impl S {
+    /// List the tables.
+    #[read_only(approve = "url")]
+    #[tool]
+    async fn list_tables(&self) -> String {
+        String::from("users: 3 rows")
+    }
+}
+
+fn main() {}

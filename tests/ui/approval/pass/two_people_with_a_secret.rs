@@ -1,0 +1,49 @@
+// Two approvers and a secret on the page.
+
+use std::sync::Arc;
+
+use rmcp_guard::forms::Checkbox;
+use rmcp_guard::{Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
+use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Clone)]
+struct S {
+    guard: Arc<Guard>,
+}
+
+impl Guarded for S {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct DeleteArgs {
+    path: String,
+}
+
+impl S {
+    async fn preview_delete(&self, args: &DeleteArgs) -> Result<Preview, ToolError> {
+        Ok(Preview::effect(&args.path, format!("Delete {}", args.path)))
+    }
+}
+
+#[tool_router(server_handler)]
+impl S {
+    /// Delete a file.
+    #[destructive(approve = "url", approvers = 2, secret = "Deploy token", confirm = "checkbox", preview = Self::preview_delete)]
+    #[tool]
+    async fn delete_file(
+        &self,
+        Parameters(args): Parameters<DeleteArgs>,
+        confirmed: Confirmed<Checkbox>,
+    ) -> Result<String, ToolError> {
+        // The handler reads the secret; what it returns shows it redacted.
+        let token = confirmed.secret().map(|s| s.expose().len()).unwrap_or(0);
+        Ok(format!("Deleted {} with a {token}-byte token ({:?})", args.path, confirmed.secret()))
+    }
+}
+
+fn main() {}
