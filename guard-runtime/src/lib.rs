@@ -47,7 +47,7 @@ pub use error::{ToolError, codes};
 pub use exposure::Exposure;
 pub use flow::INPUT_KEY;
 pub use form::{Form, FormEnum};
-pub use guard::{Guard, GuardError, Guarded, KEY_ENV, exposed};
+pub use guard::{Guard, GuardError, Guarded, KEY_ENV, Routes, exposed};
 pub use rmcp_guard_macros::{
     Form, FormEnum, ToolArgs, confirm, destructive, idempotent, operations, prepare, read_only,
 };
