@@ -488,7 +488,7 @@ impl<'g, F: Form> Flow<'g, F> {
             }
             let binding = binding::<F>(self.spec, &self.call.arguments);
             let sealed = Sealed {
-                nonce: uuid::Uuid::new_v4().to_string(),
+                nonce: crate::trace::new_nonce(),
                 fingerprint: effect.fingerprint(),
                 trace_id: self.trace_id.clone(),
                 epoch: self.guard.boot_epoch().map(str::to_owned),

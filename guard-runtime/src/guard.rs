@@ -8,7 +8,6 @@
 //! forgotten what was used) refuses every state sealed before it started.
 
 use std::{
-    collections::HashMap,
     sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
@@ -18,6 +17,7 @@ use rmcp::{handler::server::router::tool::ToolRouter, model::RequestStateCodec};
 use crate::{
     exposure::{Exposed, Exposure},
     outbox::Outbox,
+    used::UsedStates,
 };
 
 /// Environment variable holding the request-state key (at least 32 bytes). Replicas that
@@ -38,7 +38,7 @@ pub struct Guard {
     /// Random per construction; sealed into request states when there is no operation store.
     epoch: String,
     answer_timeout: Duration,
-    redeemed: Mutex<HashMap<String, Instant>>,
+    redeemed: Mutex<UsedStates>,
     exposure: Option<Arc<Exposure>>,
     #[cfg(feature = "sqlite")]
     sqlite: Option<crate::db::SqliteDatabase>,
@@ -70,7 +70,7 @@ impl Guard {
             codec,
             epoch: crate::canonical::hex(&epoch),
             answer_timeout: Duration::from_secs(300),
-            redeemed: Mutex::new(HashMap::new()),
+            redeemed: Mutex::default(),
             exposure: None,
             #[cfg(feature = "sqlite")]
             sqlite: None,
@@ -180,10 +180,10 @@ impl Guard {
     }
 
     fn redeem_here(&self, nonce: &str, valid_for: Duration) -> bool {
-        let now = Instant::now();
-        let mut redeemed = self.redeemed.lock().unwrap_or_else(|p| p.into_inner());
-        redeemed.retain(|_, until| *until > now);
-        redeemed.insert(nonce.to_owned(), now + valid_for).is_none()
+        self.redeemed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .mark(nonce, valid_for, Instant::now())
     }
 }
 

@@ -33,6 +33,7 @@ mod read_handle;
 pub mod sandbox;
 mod seal;
 mod trace;
+mod used;
 mod validate;
 
 #[cfg(feature = "testing")]
