@@ -266,7 +266,9 @@ fn delete_file(_: &mut Criterion) {
         }
     });
     let mean = |s: usize| spent[s].as_secs_f64() / calls[s] as f64;
-    println!("delete_file, in process, accepted, {ROUNDS} interleaved rounds of {CALLS_PER_ROUND} calls a side:");
+    println!(
+        "delete_file, in process, accepted, {ROUNDS} interleaved rounds of {CALLS_PER_ROUND} calls a side:"
+    );
     for (s, (name, _)) in sides.iter().enumerate() {
         println!("  {name:<17} mean {:>8.1} µs a call", mean(s) * 1e6);
     }

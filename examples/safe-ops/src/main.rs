@@ -9,9 +9,9 @@
 use std::net::SocketAddr;
 use std::{path::PathBuf, process::ExitCode};
 
+use clap::Parser;
 #[cfg(feature = "demo")]
 use clap::Subcommand;
-use clap::Parser;
 use rmcp::ServiceExt;
 #[cfg(feature = "http")]
 use rmcp::transport::streamable_http_server::{
