@@ -82,7 +82,10 @@ mod tests {
         let later = start + 2 * MINUTE;
         assert!(used.mark("after", MINUTE, later));
         assert_eq!(used.len(), 2, "the short ones are gone");
-        assert!(!used.mark("long", 10 * MINUTE, later), "the long one is still used");
+        assert!(
+            !used.mark("long", 10 * MINUTE, later),
+            "the long one is still used"
+        );
     }
 
     #[test]

@@ -204,4 +204,3 @@ impl HandWritten {
         Ok(text(format!("Deleted {}.{reason}", args.path)))
     }
 }
-

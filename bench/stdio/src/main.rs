@@ -179,11 +179,7 @@ impl Conn {
 
 /// Spawns `server` with its sandbox, database and log in `dir`, and connects in `era`.
 /// Returns the connection and the time from spawn to the initialize answer.
-async fn spawn(
-    config: &Config,
-    side: &Side,
-    dir: &Path,
-) -> Result<(Conn, Duration), String> {
+async fn spawn(config: &Config, side: &Side, dir: &Path) -> Result<(Conn, Duration), String> {
     let files = dir.join("files");
     std::fs::create_dir_all(&files).map_err(|e| format!("{}: {e}", files.display()))?;
     std::fs::write(files.join(KEPT), CONTENT).map_err(|e| format!("{KEPT}: {e}"))?;
@@ -434,7 +430,10 @@ async fn startup(config: &Config, scratch: &Path) -> Result<(), String> {
     }
     let [guard_start, hand_start] = startups.map(median);
     let [guard_rss, hand_rss] = rss.map(median);
-    println!("startup to the initialize answer (median of {}):", config.startups);
+    println!(
+        "startup to the initialize answer (median of {}):",
+        config.startups
+    );
     println!(
         "  guard {:.2} ms   hand {:.2} ms   RATIO startup guard ÷ hand = {:.3}",
         ms(guard_start),
