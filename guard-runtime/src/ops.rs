@@ -22,6 +22,8 @@ mod confirm;
 pub(crate) mod drive;
 mod intent;
 pub(crate) mod lookup;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod migrate;
 #[cfg(feature = "postgres")]
 pub mod pg;
 mod prepare;
