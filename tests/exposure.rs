@@ -298,7 +298,7 @@ impl Shop {
     }
 }
 
-#[tool_handler(router = exposed(self, Self::tool_router()))]
+#[tool_handler(router = exposed(self, Self::tool_router))]
 impl ServerHandler for Shop {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -963,4 +963,105 @@ async fn hidden_and_unknown_tool_calls_are_audited() {
         assert!(trace_id.len() > 8, "a trace id: {seen:?}");
     }
     assert_ne!(seen[0].2, seen[1].2, "one trace id per call");
+}
+
+/// How many times [`Counted`]'s router was built.
+static COUNTED_BUILDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A server whose router function counts how often it runs.
+#[derive(Clone)]
+struct Counted {
+    guard: Arc<Guard>,
+}
+
+impl Guarded for Counted {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[tool_router(router = routes)]
+impl Counted {
+    /// Count the orders.
+    #[read_only]
+    #[tool]
+    async fn count_orders(&self) -> String {
+        "4 orders".into()
+    }
+
+    /// Cancel a test order.
+    #[idempotent]
+    #[tool]
+    async fn cancel_test_order(&self, Parameters(args): Parameters<OrderId>) -> String {
+        format!("test order {} cancelled", args.id)
+    }
+}
+
+impl Counted {
+    fn counted_routes() -> rmcp::handler::server::router::tool::ToolRouter<Self> {
+        COUNTED_BUILDS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Self::routes()
+    }
+}
+
+#[tool_handler(router = exposed(self, Self::counted_routes))]
+impl ServerHandler for Counted {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+}
+
+#[tokio::test]
+async fn the_filtered_router_is_built_once_and_again_only_when_the_list_changes() {
+    let builds = || COUNTED_BUILDS.load(std::sync::atomic::Ordering::SeqCst);
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("allowlist.toml");
+    std::fs::write(&list, "tools = [\"count_orders\", \"cancel_test_order\"]\n").unwrap();
+    let server = Counted {
+        guard: Arc::new(guard_with(Exposure::allowlist(&list))),
+    };
+    let exposure = server.guard.exposure().cloned().unwrap();
+    let client = connect(server.clone(), ScriptedHuman::new(PUSH)).await;
+    let cancel = || call(&client, "cancel_test_order", json!({"id": 7}));
+
+    assert_eq!(text(&cancel().await), "test order 7 cancelled");
+    let first = builds();
+    for _ in 0..5 {
+        assert_eq!(text(&cancel().await), "test order 7 cancelled");
+        assert_eq!(tool_names(&client).await.len(), 2);
+    }
+    assert_eq!(builds(), first, "calls and lists share one filtered router");
+
+    // The list changes: the next call sees the new list, through a router built anew.
+    write_file(&list, "tools = [\"count_orders\"]\n");
+    assert!(exposure.reload(false));
+    let hidden = call_error(&client, "cancel_test_order", json!({"id": 7})).await;
+    assert_eq!(hidden.code, ErrorCode::INVALID_PARAMS, "{hidden:?}");
+    assert_eq!(tool_names(&client).await, ["count_orders"]);
+    let rebuilt = builds();
+    assert!(rebuilt > first, "a changed list builds the router again");
+
+    // SIGHUP with the same content: nothing changed, the shared router stays.
+    assert!(!exposure.reload(true));
+    let hidden = call_error(&client, "cancel_test_order", json!({"id": 7})).await;
+    assert_eq!(hidden.code, ErrorCode::INVALID_PARAMS, "{hidden:?}");
+    assert_eq!(builds(), rebuilt);
+
+    // A broken file closes everything at once, and a fixed one opens it again.
+    write_file(&list, "tools = [\"count_orders\"\n");
+    assert!(exposure.reload(false));
+    assert!(tool_names(&client).await.is_empty());
+    write_file(&list, "tools = [\"cancel_test_order\"]\n");
+    assert!(exposure.reload(false));
+    assert_eq!(text(&cancel().await), "test order 7 cancelled");
+
+    // Another server with its own guard and list filters by its own list.
+    let other_list = dir.path().join("other.toml");
+    std::fs::write(&other_list, "tools = [\"count_orders\"]\n").unwrap();
+    let other = Counted {
+        guard: Arc::new(guard_with(Exposure::allowlist(&other_list))),
+    };
+    let other_client = connect(other, ScriptedHuman::new(PUSH)).await;
+    assert_eq!(tool_names(&other_client).await, ["count_orders"]);
+    assert_eq!(text(&cancel().await), "test order 7 cancelled");
 }

@@ -983,7 +983,7 @@ mod gated {
         }
     }
 
-    #[tool_handler(router = exposed(self, Self::tool_router()))]
+    #[tool_handler(router = exposed(self, Self::tool_router))]
     impl ServerHandler for Gated {}
 }
 

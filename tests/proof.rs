@@ -120,7 +120,7 @@ impl Forger {
     }
 }
 
-#[tool_handler(router = exposed(self, Self::tool_router()))]
+#[tool_handler(router = exposed(self, Self::tool_router))]
 impl ServerHandler for Forger {}
 
 fn forger() -> Forger {
@@ -503,7 +503,7 @@ mod forged_rounds {
         }
     }
 
-    #[tool_handler(router = exposed(self, Self::tool_router()))]
+    #[tool_handler(router = exposed(self, Self::tool_router))]
     impl ServerHandler for Forged {}
 
     async fn forged(tool: &str, human: ScriptedHuman) -> (Forged, rmcp::model::CallToolResult) {

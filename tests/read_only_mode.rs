@@ -169,6 +169,8 @@ impl Reports {
     }
 }
 
+// A router already built (not its function) is filtered again on every call; both forms
+// must enforce the same exposure.
 #[tool_handler(router = exposed(self, Self::tool_router()))]
 impl ServerHandler for Reports {
     fn get_info(&self) -> ServerConfig {

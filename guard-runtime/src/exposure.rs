@@ -8,12 +8,17 @@
 //! `tools/call` answers exactly as rmcp does for a name it never had (-32602). Both calls
 //! leave a `guard::audit` event (`hidden_tool` or `unknown_tool`) with a trace id.
 //!
+//! The filtered router is built once per server type and allowlist generation and shared by
+//! every call ([`exposed`](crate::exposed) with the router's function); a reload that changes
+//! the listed tools starts a new generation, so the next call builds it again.
+//!
 //! The file is read without ever blocking or holding a lock: anything but a regular file
 //! (a FIFO, a device, a directory) is refused as broken, at most [`MAX_ALLOWLIST_BYTES`] are
 //! read, and a reload compares the content's SHA-256, so an edit that keeps the size and
 //! restores the modification time is still seen.
 
 use std::{
+    any::{Any, TypeId},
     collections::BTreeSet,
     io::Read,
     path::{Path, PathBuf},
@@ -81,6 +86,16 @@ pub struct Exposure {
     all: bool,
     read_only: bool,
     state: Mutex<State>,
+    /// The filtered routers built so far (see [`Exposure::exposed`]).
+    routers: Mutex<Vec<Built>>,
+}
+
+/// One filtered router, for one server type and router function, as of one generation.
+struct Built {
+    /// The server type and the router function's type.
+    key: (TypeId, TypeId),
+    generation: u64,
+    exposed: Arc<dyn Any + Send + Sync>,
 }
 
 /// Why [`Exposure::from_env`] could not say which tools to publish.
@@ -100,6 +115,8 @@ type Stamp = Option<[u8; 32]>;
 
 struct State {
     loaded: Loaded,
+    /// Counts the changes of `loaded`: a filtered router built from an older one is stale.
+    generation: u64,
     stamp: Stamp,
     /// The last problem logged, so a broken file is reported once, not on every request.
     reported: Option<String>,
@@ -126,9 +143,11 @@ impl Exposure {
             read_only: false,
             state: Mutex::new(State {
                 loaded,
+                generation: 0,
                 stamp,
                 reported,
             }),
+            routers: Mutex::default(),
         }
     }
 
@@ -151,9 +170,11 @@ impl Exposure {
             read_only: false,
             state: Mutex::new(State {
                 loaded: Ok(BTreeSet::new()),
+                generation: 0,
                 stamp: None,
                 reported: None,
             }),
+            routers: Mutex::default(),
         }
     }
 
@@ -176,12 +197,56 @@ impl Exposure {
     /// Keeps only the enabled routes of `router`. Unknown names in the file disable every
     /// tool, so a typo cannot leave the list half applied.
     pub fn apply<S: Send + Sync + 'static>(&self, router: ToolRouter<S>) -> ToolRouter<S> {
+        self.apply_at(router).0
+    }
+
+    /// The filtered router that `build` makes, built once for this server type and `build`
+    /// and shared until a reload changes the listed tools. `build` must not depend on
+    /// anything but its type (rmcp's generated `Self::tool_router` does not).
+    pub(crate) fn exposed<S, F>(&self, build: F) -> Arc<Exposed<S>>
+    where
+        S: Send + Sync + 'static,
+        F: FnOnce() -> ToolRouter<S> + 'static,
+    {
+        let key = (TypeId::of::<S>(), TypeId::of::<F>());
+        let generation = self.lock_state().generation;
+        let cached = self
+            .lock_routers()
+            .iter()
+            .find(|b| b.key == key && b.generation == generation)
+            .map(|b| Arc::clone(&b.exposed));
+        if let Some(exposed) = cached.and_then(|any| any.downcast::<Exposed<S>>().ok()) {
+            return exposed;
+        }
+        // Built with no lock held: rmcp validates every route as the router is made.
+        let exposed = Arc::new(Exposed::new(Some(self), build()));
+        let mut routers = self.lock_routers();
+        routers.retain(|b| b.key != key);
+        routers.push(Built {
+            key,
+            generation: exposed.generation,
+            exposed: Arc::clone(&exposed) as Arc<dyn Any + Send + Sync>,
+        });
+        exposed
+    }
+
+    fn lock_state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lock_routers(&self) -> std::sync::MutexGuard<'_, Vec<Built>> {
+        self.routers.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// [`Exposure::apply`], and the generation of the listed tools it applied.
+    fn apply_at<S: Send + Sync + 'static>(&self, router: ToolRouter<S>) -> (ToolRouter<S>, u64) {
         let tools = router.list_all();
         let known: BTreeSet<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         if self.all {
-            return self.keep(router, tools, |_| true);
+            return (self.keep(router, tools, |_| true), 0);
         }
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut state = self.lock_state();
+        let generation = state.generation;
         let listed = match &state.loaded {
             Ok(listed) => {
                 let unknown: Vec<&str> = listed
@@ -216,7 +281,10 @@ impl Exposure {
             }
         };
         drop(state);
-        self.keep(router, tools, |name| listed.contains(name))
+        (
+            self.keep(router, tools, |name| listed.contains(name)),
+            generation,
+        )
     }
 
     /// Removes from `router` every tool that `listed` refuses, and in read-only mode every
@@ -254,6 +322,7 @@ impl Exposure {
         }
         let changed = loaded != state.loaded;
         if changed {
+            state.generation += 1;
             match &loaded {
                 Ok(tools) => tracing::info!(
                     "reloaded {}: {} tool(s) listed",
@@ -309,6 +378,8 @@ pub struct Exposed<S> {
     router: ToolRouter<S>,
     /// The tools the server defines but does not publish now.
     hidden: BTreeSet<String>,
+    /// The generation of the listed tools this was built from.
+    generation: u64,
 }
 
 /// How much of a called name an audit event keeps: the model chooses it (control
@@ -319,15 +390,19 @@ impl<S: Send + Sync + 'static> Exposed<S> {
     /// The enabled routes of `all`, as `exposure` allows (`None`: no tool).
     pub(crate) fn new(exposure: Option<&Exposure>, all: ToolRouter<S>) -> Self {
         let defined: Vec<String> = all.list_all().into_iter().map(|t| t.name.into()).collect();
-        let router = match exposure {
-            Some(exposure) => exposure.apply(all),
-            None => ToolRouter::new(),
+        let (router, generation) = match exposure {
+            Some(exposure) => exposure.apply_at(all),
+            None => (ToolRouter::new(), 0),
         };
         let hidden = defined
             .into_iter()
             .filter(|name| !router.has_route(name))
             .collect();
-        Self { router, hidden }
+        Self {
+            router,
+            hidden,
+            generation,
+        }
     }
 
     /// rmcp's call, audited when the name is not published.

@@ -320,7 +320,7 @@ impl<'g, F: Form> Flow<'g, F> {
         if self.call.dispatched.as_deref() == Some(self.spec.name) {
             return Ok(());
         }
-        tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, "a guarded tool was called outside a tools/call that guard's exposure dispatched to it (a server without #[tool_handler(router = rmcp_guard::exposed(self, Self::tool_router()))], or code calling the tool's method or guard's flow itself); nothing was asked or run");
+        tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, "a guarded tool was called outside a tools/call that guard's exposure dispatched to it (a server without #[tool_handler(router = rmcp_guard::exposed(self, Self::tool_router))], or code calling the tool's method or guard's flow itself); nothing was asked or run");
         Err(self.refuse(
             "not_published",
             ToolError::new(
@@ -529,7 +529,7 @@ impl<'g, F: Form> Flow<'g, F> {
                 )
             })?;
             let sealed = Sealed {
-                nonce: uuid::Uuid::new_v4().to_string(),
+                nonce: crate::trace::new_nonce(),
                 fingerprint: effect.fingerprint(),
                 trace_id: self.trace_id.clone(),
                 epoch: self.guard.boot_epoch().map(str::to_owned),

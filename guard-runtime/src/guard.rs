@@ -8,7 +8,6 @@
 //! forgotten what was used) refuses every state sealed before it started.
 
 use std::{
-    collections::HashMap,
     sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
@@ -18,6 +17,7 @@ use rmcp::{handler::server::router::tool::ToolRouter, model::RequestStateCodec};
 use crate::{
     exposure::{Exposed, Exposure},
     outbox::Outbox,
+    used::UsedStates,
 };
 
 /// Environment variable holding the request-state key (at least 32 bytes). Replicas that
@@ -53,7 +53,7 @@ pub struct Guard {
     /// Random per construction; sealed into request states when there is no operation store.
     epoch: String,
     answer_timeout: Duration,
-    redeemed: Mutex<HashMap<String, Instant>>,
+    redeemed: Mutex<UsedStates>,
     exposure: Option<Arc<Exposure>>,
     #[cfg(feature = "sqlite")]
     sqlite: Option<crate::db::SqliteDatabase>,
@@ -89,7 +89,7 @@ impl Guard {
             codec,
             epoch: crate::canonical::hex(&epoch),
             answer_timeout: Duration::from_secs(300),
-            redeemed: Mutex::new(HashMap::new()),
+            redeemed: Mutex::default(),
             exposure: None,
             #[cfg(feature = "sqlite")]
             sqlite: None,
@@ -219,10 +219,10 @@ impl Guard {
     }
 
     fn redeem_here(&self, nonce: &str, valid_for: Duration) -> bool {
-        let now = Instant::now();
-        let mut redeemed = self.redeemed.lock().unwrap_or_else(|p| p.into_inner());
-        redeemed.retain(|_, until| *until > now);
-        redeemed.insert(nonce.to_owned(), now + valid_for).is_none()
+        self.redeemed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .mark(nonce, valid_for, Instant::now())
     }
 }
 
@@ -246,18 +246,64 @@ pub trait Guarded {
 }
 
 /// The server's tools as its [`Exposure`] allows: use it as rmcp's router,
-/// `#[tool_handler(router = rmcp_guard::exposed(self, Self::tool_router()))]`.
+/// `#[tool_handler(router = rmcp_guard::exposed(self, Self::tool_router))]`.
 /// A guard without an exposure enables no tool (fail closed), and says so in the log.
 /// Calls of tools that are not published are audited (see [`Exposed`]).
-pub fn exposed<S: Guarded + Send + Sync + 'static>(
-    server: &S,
-    router: ToolRouter<S>,
-) -> Exposed<S> {
-    let exposure = server.guard().exposure();
-    if exposure.is_none() {
-        tracing::error!(
-            "no tool is enabled: this guard states no exposure; configure one with Guard::with_exposure(Exposure::allowlist(FILE)), or Exposure::all_tools() to publish every tool on purpose"
-        );
+///
+/// Given the router's function (`Self::tool_router`), the filtered router is built once and
+/// shared by every call until a reload changes the listed tools; given a router already
+/// built (`Self::tool_router()`), it is filtered again on every call.
+pub fn exposed<S, R>(server: &S, routes: R) -> Arc<Exposed<S>>
+where
+    S: Guarded + Send + Sync + 'static,
+    R: Routes<S>,
+{
+    match server.guard().exposure() {
+        Some(exposure) => routes.exposed_by(exposure),
+        None => {
+            tracing::error!(
+                "no tool is enabled: this guard states no exposure; configure one with Guard::with_exposure(Exposure::allowlist(FILE)), or Exposure::all_tools() to publish every tool on purpose"
+            );
+            Arc::new(Exposed::new(None, routes.build()))
+        }
     }
-    Exposed::new(exposure.map(Arc::as_ref), router)
+}
+
+/// What [`exposed`] takes: the router's function (built once per allowlist generation) or a
+/// router (filtered on every call).
+pub trait Routes<S>: routes::Sealed {
+    #[doc(hidden)]
+    fn exposed_by(self, exposure: &Exposure) -> Arc<Exposed<S>>;
+    #[doc(hidden)]
+    fn build(self) -> ToolRouter<S>;
+}
+
+mod routes {
+    pub trait Sealed {}
+    impl<S> Sealed for rmcp::handler::server::router::tool::ToolRouter<S> {}
+    impl<S, F: FnOnce() -> rmcp::handler::server::router::tool::ToolRouter<S>> Sealed for F {}
+}
+
+impl<S: Send + Sync + 'static> Routes<S> for ToolRouter<S> {
+    fn exposed_by(self, exposure: &Exposure) -> Arc<Exposed<S>> {
+        Arc::new(Exposed::new(Some(exposure), self))
+    }
+
+    fn build(self) -> ToolRouter<S> {
+        self
+    }
+}
+
+impl<S, F> Routes<S> for F
+where
+    S: Send + Sync + 'static,
+    F: FnOnce() -> ToolRouter<S> + 'static,
+{
+    fn exposed_by(self, exposure: &Exposure) -> Arc<Exposed<S>> {
+        exposure.exposed(self)
+    }
+
+    fn build(self) -> ToolRouter<S> {
+        self()
+    }
 }

@@ -86,6 +86,7 @@ mod seal;
 mod secret;
 mod trace;
 pub mod user_dirs;
+mod used;
 mod validate;
 
 #[cfg(feature = "testing")]
@@ -102,7 +103,7 @@ pub use error::{ToolError, codes};
 pub use exposure::Exposure;
 pub use flow::INPUT_KEY;
 pub use form::{Form, FormEnum};
-pub use guard::{Guard, GuardError, Guarded, KEY_ENV, exposed};
+pub use guard::{Guard, GuardError, Guarded, KEY_ENV, Routes, exposed};
 #[cfg(feature = "jwt")]
 #[cfg_attr(docsrs, doc(cfg(feature = "jwt")))]
 pub use identity::BearerIdentity;

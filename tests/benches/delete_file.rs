@@ -1,36 +1,39 @@
 //! What guard costs on the hot path: one confirmed `delete_file` call, end to end.
 //!
-//! Both sides run in process over `tokio::io::duplex`, speak protocol 2025-11-25 (push
+//! All sides run in process over `tokio::io::duplex`, speak protocol 2025-11-25 (push
 //! `elicitation/create`) and are driven by the same client, a `ScriptedHuman` that ticks
-//! the box. Each iteration deletes a freshly written file; writing it happens in the
-//! (unmeasured) batch setup, identically for both sides.
+//! the box. Each call deletes a freshly written file; writing it happens before the call's
+//! clock starts, identically for every side. The process logs exactly as the safe-ops binary
+//! does (`safe_ops::logging`: its filter, its writer thread), to a file.
+//!
+//! The sides take turns in rounds (the side going first rotates), and the ratios of their
+//! median round's mean call time are printed as `RATIO` lines; a ratio compares sides of
+//! one run only.
 //!
 //! - `guarded`: `safe_ops::SafeOps`, whose `delete_file` is a `#[destructive]` tool (its
 //!   router holds four tools and is filtered by its allowlist on every call).
 //! - `guarded_one_tool`: the same guarded `delete_file` (same sandbox, form and preview) in
 //!   a server with only that tool and an allowlist, so the comparison with the hand-written
 //!   server prices guard alone, not the example's larger tool set.
-//! - `hand_written`: a plain rmcp server below, written the way a careful author would do
-//!   the same job without guard: sandboxed path resolution, an existence check, one
-//!   elicitation with the same form schema, the three outcomes, the checkbox check, a
-//!   re-check of the file, then the delete.
+//! - `hand_written`: the plain rmcp server of `bench/hand-written` (the end-to-end bench's
+//!   baseline too), written the way a careful author would do the same job without guard:
+//!   sandboxed path resolution, an existence check, one elicitation with the same form
+//!   schema, the three outcomes, the checkbox check, a re-check of the file, then the delete.
 //!
 //! Run with `cargo bench -p guard-tests --bench delete_file`.
 
 use std::{
-    path::{Component, Path, PathBuf},
+    path::{Path, PathBuf},
     sync::atomic::{AtomicU64, Ordering},
-    time::Duration,
+    time::{Duration, Instant},
 };
 
-use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group, criterion_main};
+use hand_written_delete::{Confirmation, HandWritten, confirmation_schema};
 use rmcp::{
-    ErrorData, Peer, RoleClient, RoleServer, ServerHandler, ServiceError, ServiceExt,
+    RoleClient, ServerHandler, ServiceExt,
     handler::server::wrapper::Parameters,
-    model::{
-        CallToolRequestParams, CallToolResult, ContentBlock, ElicitRequestParams,
-        ElicitationAction, ElicitationSchema, ProtocolVersion,
-    },
+    model::{CallToolRequestParams, ProtocolVersion},
     service::RunningService,
     tool, tool_handler, tool_router,
 };
@@ -43,194 +46,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-/// How long the human has to answer; guard's default, used by both sides.
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(300);
+/// Rounds of the interleaved measurement, and calls per side in each round.
+const ROUNDS: usize = 30;
+const CALLS_PER_ROUND: usize = 200;
 
 /// The bytes written to every file before it is deleted.
 const CONTENT: &[u8] = b"rotated log lines\nrotated log lines\nrotated log lines\n";
-
-// ---------------------------------------------------------------------------------------
-// The hand-written server.
-// ---------------------------------------------------------------------------------------
-
-#[derive(Clone)]
-struct HandWritten {
-    /// Canonical sandbox root.
-    root: PathBuf,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-struct DeleteFileArgs {
-    /// Path of the file, relative to the sandbox root.
-    path: String,
-}
-
-/// The answer to the confirmation form.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Confirmation {
-    #[serde(default)]
-    confirm: bool,
-    #[serde(default)]
-    reason: Option<String>,
-}
-
-/// The same `requestedSchema` as guard's checkbox form for `delete_file`.
-fn confirmation_schema() -> ElicitationSchema {
-    ElicitationSchema::builder()
-        .optional_bool_with("confirm", |b| {
-            b.title("Confirm deletion")
-                .description("I understand this cannot be undone.")
-                .with_default(false)
-        })
-        .optional_string_with("reason", |s| {
-            s.title("Reason")
-                .description("Why (optional, for the audit log).")
-                .max_length(500)
-        })
-        .build_unchecked()
-}
-
-fn text(text: impl Into<String>) -> CallToolResult {
-    CallToolResult::success(vec![ContentBlock::text(text)])
-}
-
-fn refuse(text: impl Into<String>) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(text)])
-}
-
-impl HandWritten {
-    fn new(root: &Path) -> std::io::Result<Self> {
-        Ok(Self {
-            root: root.canonicalize()?,
-        })
-    }
-
-    /// `Ok(None)` when nothing is there; `Err` when the path leaves the root or is not a
-    /// regular file.
-    fn resolve(&self, requested: &str) -> Result<Option<PathBuf>, String> {
-        let path = Path::new(requested);
-        if requested.trim().is_empty() || path.is_absolute() {
-            return Err(format!("`{requested}` must be a path inside the sandbox"));
-        }
-        if path.components().any(|c| c == Component::ParentDir) {
-            return Err(format!("`{requested}` contains `..`"));
-        }
-        let joined = self.root.join(path);
-        if std::fs::symlink_metadata(&joined).is_err() {
-            return Ok(None);
-        }
-        let real = joined
-            .canonicalize()
-            .map_err(|e| format!("cannot resolve `{requested}`: {e}"))?;
-        if !real.starts_with(&self.root) {
-            return Err(format!("`{requested}` leads outside the sandbox"));
-        }
-        if !real.is_file() {
-            return Err(format!("`{requested}` is not a regular file"));
-        }
-        Ok(Some(real))
-    }
-}
-
-#[tool_router(server_handler)]
-impl HandWritten {
-    /// Delete a file inside the sandbox root. The user confirms in a form first.
-    #[tool]
-    async fn delete_file(
-        &self,
-        Parameters(args): Parameters<DeleteFileArgs>,
-        peer: Peer<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let file = match self.resolve(&args.path) {
-            Ok(Some(file)) => file,
-            Ok(None) => {
-                return Ok(text(format!(
-                    "File not found, nothing to delete: {}",
-                    args.path
-                )));
-            }
-            Err(reason) => return Ok(refuse(reason)),
-        };
-        let Ok(before) = std::fs::metadata(&file) else {
-            return Ok(text(format!(
-                "File not found, nothing to delete: {}",
-                args.path
-            )));
-        };
-        let question = ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message: format!(
-                "Delete file {} ({} bytes). This cannot be undone.",
-                file.display(),
-                before.len()
-            ),
-            requested_schema: confirmation_schema(),
-        };
-        let answer = match peer
-            .create_elicitation_with_timeout(question, Some(ANSWER_TIMEOUT))
-            .await
-        {
-            Ok(answer) => answer,
-            Err(ServiceError::Timeout { .. }) => {
-                return Ok(text("The confirmation was cancelled; nothing was deleted."));
-            }
-            Err(error) => {
-                return Ok(refuse(format!(
-                    "Nothing was deleted: the confirmation could not reach the user ({error})."
-                )));
-            }
-        };
-        match answer.action {
-            ElicitationAction::Accept => {}
-            ElicitationAction::Decline => {
-                return Ok(text("The user declined; nothing was deleted."));
-            }
-            _ => {
-                return Ok(text("The confirmation was cancelled; nothing was deleted."));
-            }
-        }
-        let form: Confirmation = match answer.content.map(serde_json::from_value) {
-            Some(Ok(form)) => form,
-            _ => return Ok(refuse("Nothing was deleted: the form answer is invalid.")),
-        };
-        if !form.confirm {
-            return Ok(refuse(
-                "Nothing was deleted: the confirmation box was not ticked.",
-            ));
-        }
-        if form
-            .reason
-            .as_ref()
-            .is_some_and(|r| r.chars().count() > 500)
-        {
-            return Ok(refuse(
-                "Nothing was deleted: the reason is longer than 500 characters.",
-            ));
-        }
-        // The file must still be the one the user confirmed.
-        match std::fs::symlink_metadata(&file) {
-            Ok(now)
-                if now.is_file()
-                    && now.len() == before.len()
-                    && now.modified().ok() == before.modified().ok() => {}
-            _ => {
-                return Ok(refuse(format!(
-                    "{} changed after the user confirmed; nothing was deleted.",
-                    args.path
-                )));
-            }
-        }
-        if let Err(error) = std::fs::remove_file(&file) {
-            return Ok(refuse(format!("Could not delete {}: {error}", args.path)));
-        }
-        let reason = form
-            .reason
-            .map(|r| format!(" Reason: {r}."))
-            .unwrap_or_default();
-        Ok(text(format!("Deleted {}.{reason}", args.path)))
-    }
-}
 
 // ---------------------------------------------------------------------------------------
 // The same guarded tool in a server of its own.
@@ -282,7 +103,7 @@ impl GuardedOne {
     }
 }
 
-#[tool_handler(router = exposed(self, Self::tool_router()))]
+#[tool_handler(router = exposed(self, Self::tool_router))]
 impl ServerHandler for GuardedOne {}
 
 // ---------------------------------------------------------------------------------------
@@ -336,7 +157,7 @@ impl Side {
         }
     }
 
-    /// Unmeasured: writes a fresh file and queues the human's "yes".
+    /// Not timed: writes a fresh file and queues the human's "yes".
     fn prepare(&self) -> String {
         let name = format!("f{:09}.log", self.next.fetch_add(1, Ordering::Relaxed));
         std::fs::write(self.root.join(&name), CONTENT).expect("write the file");
@@ -344,7 +165,7 @@ impl Side {
         name
     }
 
-    /// Measured: one `tools/call`, checked to have deleted the file.
+    /// Timed: one `tools/call`, checked to have deleted the file.
     async fn delete(&self, name: String) {
         let mut arguments = serde_json::Map::new();
         arguments.insert("path".into(), Value::String(name));
@@ -366,12 +187,15 @@ impl Side {
     }
 }
 
-fn delete_file(c: &mut Criterion) {
+fn delete_file(_: &mut Criterion) {
+    let dir = scratch_dir();
+    // The server's own log setup, writing where a client would keep the server's stderr.
+    let log = std::fs::File::create(dir.path().join("server.log")).expect("log file");
+    let _log = safe_ops::logging::init_with(log, false, false);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("tokio runtime");
-    let dir = scratch_dir();
     // Same-length roots, so both sides show the human messages of the same length.
     let guarded_root = dir.path().join("guarded");
     let written_root = dir.path().join("written");
@@ -412,26 +236,57 @@ fn delete_file(c: &mut Criterion) {
         )
     });
 
-    let mut group = c.benchmark_group("delete_file");
-    group
-        .sample_size(60)
-        .warm_up_time(Duration::from_secs(3))
-        .measurement_time(Duration::from_secs(20));
     let sides = [
         ("guarded", &guarded),
         ("guarded_one_tool", &one),
         ("hand_written", &written),
     ];
-    for (name, side) in sides {
-        group.bench_function(name, |b| {
-            b.to_async(&rt).iter_batched(
-                || side.prepare(),
-                |file| side.delete(file),
-                BatchSize::SmallInput,
-            );
-        });
+    // Warm-up, then rounds in which every side makes the same number of calls, the side
+    // going first rotating. Only the calls are timed, not the file writes before them.
+    // Each round's mean call time, per side.
+    let mut rounds: [Vec<f64>; 3] = Default::default();
+    rt.block_on(async {
+        for (_, side) in sides {
+            for _ in 0..CALLS_PER_ROUND {
+                let file = side.prepare();
+                side.delete(file).await;
+            }
+        }
+        for round in 0..ROUNDS {
+            for k in 0..sides.len() {
+                let s = (round + k) % sides.len();
+                let side = sides[s].1;
+                let mut spent = Duration::ZERO;
+                for _ in 0..CALLS_PER_ROUND {
+                    let file = side.prepare();
+                    let started = Instant::now();
+                    side.delete(file).await;
+                    spent += started.elapsed();
+                }
+                rounds[s].push(spent.as_secs_f64() / CALLS_PER_ROUND as f64);
+            }
+        }
+    });
+    // The median round: a round a neighbour on the machine disturbed moves it little.
+    let mean = |s: usize| {
+        let mut means = rounds[s].clone();
+        means.sort_unstable_by(f64::total_cmp);
+        means[means.len() / 2]
+    };
+    println!(
+        "delete_file, in process, accepted, {ROUNDS} interleaved rounds of {CALLS_PER_ROUND} calls a side:"
+    );
+    for (s, (name, _)) in sides.iter().enumerate() {
+        println!(
+            "  {name:<17} {:>8.1} µs a call (median round's mean)",
+            mean(s) * 1e6
+        );
     }
-    group.finish();
+    println!(
+        "  RATIO in-process guarded ÷ hand_written = {:.3}   guarded_one_tool ÷ hand_written = {:.3}",
+        mean(0) / mean(2),
+        mean(1) / mean(2)
+    );
 
     for (name, side) in sides {
         let left = std::fs::read_dir(&side.root).expect("read sandbox").count();
@@ -466,12 +321,13 @@ fn parts(c: &mut Criterion) {
         .sample_size(30)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
-    // rmcp's generated `call_tool` rebuilds the tool router on every call; `get_tool` does
-    // the same work, so it prices that rebuild for each server's tool set.
-    group.bench_function("router_rebuild/safe_ops_4_tools", |b| {
+    // rmcp's generated `call_tool` evaluates the router expression on every call, as
+    // `get_tool` does: safe-ops' filtered router is built once and shared
+    // (`exposed(self, Self::tool_router)`), the plain server's is rebuilt each time.
+    group.bench_function("router/safe_ops_4_tools_shared", |b| {
         b.iter(|| safe_ops.get_tool("delete_file"))
     });
-    group.bench_function("router_rebuild/hand_written_1_tool", |b| {
+    group.bench_function("router/hand_written_1_tool_rebuilt", |b| {
         b.iter(|| written.get_tool("delete_file"))
     });
     // guard builds each form's schema once and clones it per call; this is the first build.

@@ -247,7 +247,7 @@ impl Shop {
 
 /// rmcp routes only to the tools the allowlist enables; any other name, `run_sql` included,
 /// is answered exactly like a tool that never existed.
-#[tool_handler(router = exposed(self, Self::tool_router()))]
+#[tool_handler(router = exposed(self, Self::tool_router))]
 impl ServerHandler for Shop {
     fn get_info(&self) -> ServerConfig {
         server_info("shop", true)

@@ -213,7 +213,7 @@ impl OrderCancel {
     }
 }
 
-#[tool_handler(router = exposed(self, Self::tool_router()))]
+#[tool_handler(router = exposed(self, Self::tool_router))]
 impl ServerHandler for OrderCancel {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(

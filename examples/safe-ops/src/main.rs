@@ -1,21 +1,26 @@
 //! safe-ops: the seed's confirmation-guarded server, on guard.
 //!
-//! `safe-ops` serves stdio; `safe-ops --http 127.0.0.1:8080` serves streamable HTTP;
-//! `safe-ops demo` plays every outcome of every tool against an in-process client.
+//! `safe-ops` serves stdio; `safe-ops --http 127.0.0.1:8080` serves streamable HTTP (feature
+//! `http`); `safe-ops demo` plays every outcome of every tool against an in-process client
+//! (feature `demo`). Both features are on by default; a stdio-only server is
+//! `cargo build --release -p safe-ops --no-default-features`.
 //!
 //! Unless named on the command line, the sandbox and the database live under the user's data
 //! directory (`$XDG_DATA_HOME/safe-ops`, else `~/.local/share/safe-ops`) and the allowlist
 //! under the configuration directory (`$XDG_CONFIG_HOME/safe-ops/allowlist.toml`, else
 //! `~/.config/safe-ops/allowlist.toml`), where the shipped list is copied on first start.
 
-use std::{net::SocketAddr, path::PathBuf, process::ExitCode};
+#[cfg(feature = "http")]
+use std::net::SocketAddr;
+use std::{path::PathBuf, process::ExitCode};
 
-use clap::{Parser, Subcommand};
-use rmcp::{
-    ServiceExt,
-    transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
-    },
+use clap::Parser;
+#[cfg(feature = "demo")]
+use clap::Subcommand;
+use rmcp::ServiceExt;
+#[cfg(feature = "http")]
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
 };
 use rmcp_guard::{
     Exposure, Guard,
@@ -23,7 +28,9 @@ use rmcp_guard::{
     user_dirs::{UserDirs, install_default},
 };
 
-use safe_ops::{SafeOps, demo};
+use safe_ops::SafeOps;
+#[cfg(feature = "demo")]
+use safe_ops::demo;
 
 /// How often the allowlist file is checked for changes (SIGHUP reloads at once).
 const RELOAD_POLL: std::time::Duration = std::time::Duration::from_millis(500);
@@ -53,12 +60,15 @@ struct Cli {
     #[arg(long)]
     read_only: bool,
     /// Serve streamable HTTP on this loopback address instead of stdio.
+    #[cfg(feature = "http")]
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
+    #[cfg(feature = "demo")]
     #[command(subcommand)]
     command: Option<Command>,
 }
 
+#[cfg(feature = "demo")]
 #[derive(Subcommand)]
 enum Command {
     /// Play accept, decline, cancel, a wrong typed name and an invalid form for each tool,
@@ -69,19 +79,9 @@ enum Command {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    let quiet = matches!(cli.command, Some(Command::Demo));
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| if quiet { "warn" } else { "info" }.into()),
-        )
-        .init();
-    let result = match cli.command {
-        Some(Command::Demo) => demo::run().await,
-        None => serve(&cli).await,
-    };
-    match result {
+    // Kept to the end of main: dropping it writes out the lines still queued.
+    let _log = safe_ops::logging::init(is_demo(&cli));
+    match run(&cli).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("safe-ops: {message}");
@@ -118,6 +118,29 @@ fn paths(cli: &Cli) -> Result<(PathBuf, PathBuf, PathBuf), String> {
     Ok((root, db, allowlist))
 }
 
+#[cfg(feature = "demo")]
+fn is_demo(cli: &Cli) -> bool {
+    matches!(cli.command, Some(Command::Demo))
+}
+
+#[cfg(not(feature = "demo"))]
+fn is_demo(_: &Cli) -> bool {
+    false
+}
+
+#[cfg(feature = "demo")]
+async fn run(cli: &Cli) -> Result<(), String> {
+    match cli.command {
+        Some(Command::Demo) => demo::run().await,
+        None => serve(cli).await,
+    }
+}
+
+#[cfg(not(feature = "demo"))]
+async fn run(cli: &Cli) -> Result<(), String> {
+    serve(cli).await
+}
+
 async fn serve(cli: &Cli) -> Result<(), String> {
     let (root, db, allowlist) = paths(cli)?;
     let exposure = Exposure::allowlist(&allowlist).read_only(cli.read_only || read_only_from_env());
@@ -126,27 +149,27 @@ async fn serve(cli: &Cli) -> Result<(), String> {
         .with_exposure(exposure);
     let server = SafeOps::open(&root, &db, guard)?;
     tracing::info!(root = %server.sandbox().root().display(), db = %db.display(), allowlist = %allowlist.display(), "safe-ops ready");
-    match cli.http {
-        None => {
-            let exposure = server.guard_config().exposure().cloned();
-            let running = server
-                .serve(rmcp::transport::stdio())
-                .await
-                .map_err(|e| format!("stdio session failed to start: {e}"))?;
-            if let Some(exposure) = exposure {
-                exposure.watch(Some(running.peer().clone()), RELOAD_POLL);
-            }
-            running
-                .waiting()
-                .await
-                .map_err(|e| format!("stdio session ended with an error: {e}"))?;
-        }
-        Some(addr) => serve_http(server, addr).await?,
+    #[cfg(feature = "http")]
+    if let Some(addr) = cli.http {
+        return serve_http(server, addr).await;
     }
+    let exposure = server.guard_config().exposure().cloned();
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| format!("stdio session failed to start: {e}"))?;
+    if let Some(exposure) = exposure {
+        exposure.watch(Some(running.peer().clone()), RELOAD_POLL);
+    }
+    running
+        .waiting()
+        .await
+        .map_err(|e| format!("stdio session ended with an error: {e}"))?;
     Ok(())
 }
 
 /// Streamable HTTP on loopback. Host and Origin must be local, which blocks DNS rebinding.
+#[cfg(feature = "http")]
 async fn serve_http(server: SafeOps, addr: SocketAddr) -> Result<(), String> {
     if !addr.ip().is_loopback() {
         return Err(format!(

@@ -346,7 +346,7 @@ impl SafeOps {
 
 /// rmcp routes to the tools the allowlist (and read-only mode) leave enabled; any other
 /// name is answered exactly like a tool that does not exist.
-#[tool_handler(router = exposed(self, Self::tool_router()))]
+#[tool_handler(router = exposed(self, Self::tool_router))]
 impl ServerHandler for SafeOps {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
