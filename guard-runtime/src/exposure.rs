@@ -268,6 +268,9 @@ pub struct Exposed<S> {
     router: ToolRouter<S>,
     /// The tools the server defines but does not publish now.
     hidden: BTreeSet<String>,
+    /// The guard's audit log, for calls of tools that are not published.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    audit: Option<std::sync::Arc<crate::audit::Pipeline>>,
 }
 
 /// How much of a called name an audit event keeps: the model chooses it (control
@@ -286,7 +289,19 @@ impl<S: Send + Sync + 'static> Exposed<S> {
             .into_iter()
             .filter(|name| !router.has_route(name))
             .collect();
-        Self { router, hidden }
+        Self {
+            router,
+            hidden,
+            #[cfg(any(feature = "sqlite", feature = "postgres"))]
+            audit: None,
+        }
+    }
+
+    /// Records refused calls in `log` too.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub(crate) fn audited(mut self, log: Option<std::sync::Arc<crate::audit::Pipeline>>) -> Self {
+        self.audit = log;
+        self
     }
 
     /// rmcp's call, audited when the name is not published.
@@ -306,13 +321,12 @@ impl<S: Send + Sync + 'static> Exposed<S> {
                 .take(AUDITED_NAME_CHARS)
                 .map(|c| if c.is_control() { '?' } else { c })
                 .collect();
-            let trace_id = crate::trace::new_id();
-            tracing::info!(
-                target: "guard::audit",
-                tool = shown.as_str(),
-                outcome,
-                trace_id = %trace_id,
-            );
+            let event = crate::audit::Event::new(shown, outcome, crate::trace::new_id());
+            event.mirror();
+            #[cfg(any(feature = "sqlite", feature = "postgres"))]
+            if let Some(log) = &self.audit {
+                log.send(event);
+            }
         }
         let incoming = crate::dispatch::record(&context);
         crate::dispatch::within(incoming, self.router.call(context)).await

@@ -26,9 +26,24 @@ pub trait Form: crate::seal::FormDerived + Sized + Send + 'static {
     /// Builds the form from content that [`crate::validate`] has accepted against [`Self::SPEC`].
     fn from_valid(content: &Map<String, Value>) -> Result<Self, String>;
 
-    /// The accepted answer as JSON, for the audit record.
+    /// The accepted answer as JSON.
     fn to_content(&self) -> Map<String, Value>;
 }
+
+/// The accepted answer as the audit record keeps it: every field marked
+/// [`FieldSpec::redact`] replaced by `"[redacted]"`.
+pub fn redacted<F: Form>(form: &F) -> Map<String, Value> {
+    let mut content = form.to_content();
+    for field in F::SPEC.fields.iter().filter(|f| f.redact) {
+        if let Some(value) = content.get_mut(field.name) {
+            *value = Value::String(REDACTED.into());
+        }
+    }
+    content
+}
+
+/// What a redacted answer reads as in the audit record.
+pub const REDACTED: &str = "[redacted]";
 
 /// A unit-only enum offered as a single choice. Derive it with `#[derive(rmcp_guard::FormEnum)]`.
 #[diagnostic::on_unimplemented(
@@ -74,6 +89,10 @@ pub struct FieldSpec {
     pub optional: bool,
     pub default: Option<DefaultValue>,
     pub role: FieldRole,
+    /// The audit record keeps `"[redacted]"` instead of the answer: `#[form(redact)]`, and
+    /// by default every free-text field (a `String` that is neither the retyped target nor
+    /// of a `format`); `#[form(redact = false)]` keeps one.
+    pub redact: bool,
 }
 
 /// What a field does for confirmation.

@@ -45,6 +45,9 @@ pub struct Guard {
     outbox: Outbox,
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     operations: Option<crate::ops::Operations>,
+    /// Where every outcome of this guard's tools is recorded.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    audit: Option<Arc<crate::audit::Pipeline>>,
 }
 
 /// Why a [`Guard`] could not be built.
@@ -77,6 +80,8 @@ impl Guard {
             outbox: Outbox::default(),
             #[cfg(any(feature = "sqlite", feature = "postgres"))]
             operations: None,
+            #[cfg(any(feature = "sqlite", feature = "postgres"))]
+            audit: None,
         })
     }
 
@@ -130,11 +135,68 @@ impl Guard {
         self.sqlite.as_ref()
     }
 
-    /// The store, identity provider and audit sink of `#[prepare]`/`#[confirm]` tools.
+    /// The store and identity provider of `#[prepare]`/`#[confirm]` tools. Every outcome
+    /// of this guard's tools is then recorded in that store's audit log (see
+    /// [`crate::audit`]), the operations' inside their own transactions.
+    ///
+    /// # Panics
+    /// If [`with_audit`](Self::with_audit) already chose a log: one guard keeps one log.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub fn with_operations(mut self, operations: crate::ops::Operations) -> Self {
+        assert!(
+            self.audit.is_none(),
+            "Guard::with_audit and Guard::with_operations both chose an audit log; with operations, the log is the operation store's: drop with_audit"
+        );
+        self.audit = Some(Arc::new(crate::audit::Pipeline::new(
+            operations.audit_log().clone(),
+        )));
         self.operations = Some(operations);
         self
+    }
+
+    /// Records every outcome of this guard's `#[destructive]` tools and every refused call
+    /// in `log`. A guard with operations already records in the operation store's log.
+    ///
+    /// # Panics
+    /// If [`with_operations`](Self::with_operations) already chose the log.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub fn with_audit(mut self, log: crate::audit::AuditLog) -> Self {
+        assert!(
+            self.audit.is_none(),
+            "this guard already records in a log (its operation store's, or an earlier with_audit); one guard keeps one log"
+        );
+        self.audit = Some(Arc::new(crate::audit::Pipeline::new(log)));
+        self
+    }
+
+    /// The log this guard records in, if any.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub fn audit_log(&self) -> Option<&crate::audit::AuditLog> {
+        self.audit.as_deref().map(crate::audit::Pipeline::log)
+    }
+
+    /// Waits until every outcome recorded outside a store transaction so far is written:
+    /// before reading the log in a test, a demo or a shutdown.
+    pub async fn audit_settled(&self) {
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        if let Some(pipeline) = &self.audit {
+            pipeline.settled().await;
+        }
+    }
+
+    /// Records `event` (mirrored to the `guard::audit` tracing target) in this guard's log,
+    /// after whatever was recorded before it.
+    pub(crate) fn record(&self, event: crate::audit::Event) {
+        event.mirror();
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        if let Some(pipeline) = &self.audit {
+            pipeline.send(event);
+        }
+    }
+
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub(crate) fn audit_pipeline(&self) -> Option<Arc<crate::audit::Pipeline>> {
+        self.audit.clone()
     }
 
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -219,5 +281,8 @@ pub fn exposed<S: Guarded + Send + Sync + 'static>(
             "no tool is enabled: this guard states no exposure; configure one with Guard::with_exposure(Exposure::allowlist(FILE)), or Exposure::all_tools() to publish every tool on purpose"
         );
     }
-    Exposed::new(exposure.map(Arc::as_ref), router)
+    let exposed = Exposed::new(exposure.map(Arc::as_ref), router);
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    let exposed = exposed.audited(server.guard().audit_pipeline());
+    exposed
 }

@@ -12,6 +12,7 @@
 extern crate self as rmcp_guard;
 
 mod args;
+pub mod audit;
 mod canonical;
 mod confirmed;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]

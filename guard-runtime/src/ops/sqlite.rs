@@ -43,9 +43,34 @@ impl SqliteStore {
         connection
             .execute_batch(SQLITE_SCHEMA)
             .map_err(store_error)?;
-        Ok(Self {
-            connection: Arc::new(Mutex::new(connection)),
-        })
+        let connection = Arc::new(Mutex::new(connection));
+        let locked = connection
+            .clone()
+            .try_lock_owned()
+            .map_err(|_| StoreError::Other("the new store's connection is in use".into()))?;
+        locked.execute_batch("BEGIN IMMEDIATE").map_err(store_error)?;
+        let mut tx = Tx::new(Box::new(SqliteTx {
+            connection: locked,
+            open: true,
+        }));
+        at_once(crate::audit::migrate_legacy(&mut tx))?;
+        at_once(tx.commit())?;
+        Ok(Self { connection })
+    }
+}
+
+/// Runs a future of this backend, whose statements run synchronously inside `poll`, so it
+/// is ready on the first poll; used where `open` has no runtime to wait on.
+fn at_once<T>(
+    future: impl std::future::Future<Output = Result<T, StoreError>>,
+) -> Result<T, StoreError> {
+    let mut future = std::pin::pin!(future);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut context) {
+        std::task::Poll::Ready(result) => result,
+        std::task::Poll::Pending => Err(StoreError::Other(
+            "moving the old audit table into the log did not finish at once".into(),
+        )),
     }
 }
 
