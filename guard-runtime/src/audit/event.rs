@@ -28,6 +28,8 @@ pub struct Event {
     outcome: String,
     trace_id: String,
     fields: Map<String, Value>,
+    /// When it happened, if not when it is appended (ms since the epoch).
+    at: Option<i64>,
 }
 
 impl Event {
@@ -43,6 +45,7 @@ impl Event {
             outcome: outcome.into(),
             trace_id: trace_id.into(),
             fields: Map::new(),
+            at: None,
         }
     }
 
@@ -71,6 +74,18 @@ impl Event {
         self.field(name, digest)
     }
 
+    /// Records the event as having happened at `ms` (since the Unix epoch) rather than
+    /// when it is appended: for records carried over from elsewhere.
+    pub fn at(mut self, ms: i64) -> Self {
+        self.at = Some(ms);
+        self
+    }
+
+    /// When it happened, if set with [`Event::at`].
+    pub fn time(&self) -> Option<i64> {
+        self.at
+    }
+
     /// The tool called.
     pub fn tool(&self) -> &str {
         &self.tool
@@ -97,8 +112,8 @@ impl Event {
         let text = |name| self.get(name).and_then(Value::as_str).unwrap_or("");
         tracing::info!(
             target: "guard::audit",
-            tool = %self.tool,
-            outcome = %self.outcome,
+            tool = self.tool.as_str(),
+            outcome = self.outcome.as_str(),
             trace_id = %self.trace_id,
             code = text("code"),
             tenant = text("tenant"),

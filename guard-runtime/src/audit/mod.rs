@@ -23,12 +23,16 @@ mod event;
 pub mod merkle;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod pipeline;
+mod proof;
+mod story;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod store;
 pub mod verify;
 
 pub use checkpoint::{Checkpoint, CheckpointError, CheckpointSigner, CheckpointVerifier};
 pub use event::{Event, Place, place, split_line};
+pub use proof::{ConsistencyProof, InclusionProof, ProofError};
+pub use story::story;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use pipeline::Pipeline;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]

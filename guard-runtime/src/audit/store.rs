@@ -114,6 +114,28 @@ impl AuditLog {
         self.select("", &[]).await
     }
 
+    /// The entries recorded at or after `at` (ms since the epoch).
+    pub async fn since(&self, at: i64) -> Result<Vec<Record>, StoreError> {
+        self.select(" WHERE at >= $1", &[at.into()]).await
+    }
+
+    /// The leaf hash of every entry, in sequence order, as stored: verify the log before
+    /// building proofs from them.
+    pub async fn leaves(&self) -> Result<Vec<Hash>, StoreError> {
+        self.records()
+            .await?
+            .iter()
+            .map(|r| {
+                parse_hex(r.hash.as_bytes()).ok_or_else(|| {
+                    StoreError::Column(format!(
+                        "the hash of audit record {} is not a SHA-256; run guard-audit verify",
+                        r.seq
+                    ))
+                })
+            })
+            .collect()
+    }
+
     /// The entries of one call.
     pub async fn by_trace(&self, trace_id: &str) -> Result<Vec<Record>, StoreError> {
         self.select(" WHERE trace_id = $1", &[trace_id.into()])
@@ -150,7 +172,7 @@ impl AuditLog {
     pub async fn checkpoint(&self, signer: &CheckpointSigner) -> Result<String, StoreError> {
         let mut tx = self.store.begin().await?;
         if tx.dialect() == Dialect::Postgres {
-            tx.query("SELECT pg_advisory_xact_lock($1)", &[APPEND_LOCK.into()])
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[APPEND_LOCK.into()])
                 .await?;
         }
         let rows = tx
@@ -245,7 +267,7 @@ impl std::fmt::Debug for AuditLog {
 /// Writes `event` as the next entry inside `tx`, after taking the log's lock.
 async fn append_in(tx: &mut Tx, event: &Event) -> Result<u64, StoreError> {
     if tx.dialect() == Dialect::Postgres {
-        tx.query("SELECT pg_advisory_xact_lock($1)", &[APPEND_LOCK.into()])
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[APPEND_LOCK.into()])
             .await?;
     }
     let last = tx
@@ -265,7 +287,7 @@ async fn append_in(tx: &mut Tx, event: &Event) -> Result<u64, StoreError> {
             (row.int("seq")? + 1, hash)
         }
     };
-    let at = event.get("at").and_then(Value::as_i64).unwrap_or_else(now_ms);
+    let at = event.time().unwrap_or_else(now_ms);
     let entry = event.entry(seq as u64, &prev, at);
     let hash = hex(&entry_hash(entry.as_bytes()));
     tx.execute(
@@ -326,7 +348,7 @@ fn disagreeing_column(row: &crate::ops::Row) -> Result<Option<&'static str>, Sto
 /// trail remains. Runs inside the caller's transaction; a store without it is unchanged.
 pub(crate) async fn migrate_legacy(tx: &mut Tx) -> Result<(), StoreError> {
     if tx.dialect() == Dialect::Postgres {
-        tx.query("SELECT pg_advisory_xact_lock($1)", &[APPEND_LOCK.into()])
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[APPEND_LOCK.into()])
             .await?;
     }
     let exists = match tx.dialect() {
@@ -350,7 +372,7 @@ pub(crate) async fn migrate_legacy(tx: &mut Tx) -> Result<(), StoreError> {
         .await?;
     for row in rows {
         let mut event = Event::new(row.text("tool")?, row.text("outcome")?, row.text("trace_id")?)
-            .field("at", row.int("at")?)
+            .at(row.int("at")?)
             .field("legacy", true);
         for (column, field) in [
             ("tenant", "tenant"),

@@ -94,6 +94,20 @@ pub struct Verified {
     pub checkpointed: u64,
 }
 
+impl std::fmt::Display for Verified {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} records form one chain", self.records)?;
+        if self.checkpointed > 0 {
+            write!(
+                f,
+                "; the first {} match the signed checkpoint",
+                self.checkpointed
+            )?;
+        }
+        Ok(())
+    }
+}
+
 /// One record as read: the hash it claims and its entry bytes.
 #[derive(Debug, Clone, Copy)]
 pub struct Item<'a> {
@@ -172,7 +186,15 @@ pub fn verify(items: &[Item<'_>], checkpoint: Option<&Checkpoint>) -> Result<Ver
                 .get(i + 1)
                 .and_then(|n| *n)
                 .is_some_and(|(_, next)| next.prev == hash);
-            if prev_ok && next_chains {
+            // With nothing after it, the checkpoint tells which of the two it signed.
+            let signed = checkpoint.is_some_and(|cp| {
+                cp.size == at.seq + 1 && {
+                    let mut leaves = accepted[..seq].to_vec();
+                    leaves.push(hash);
+                    root(&leaves) == cp.root
+                }
+            });
+            if prev_ok && (next_chains || signed) {
                 return Err(Fault {
                     kind: FaultKind::Inserted,
                     position: positions[seq],
