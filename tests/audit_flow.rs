@@ -45,9 +45,8 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Everything {
 async fn destructive_outcomes_and_refused_calls_are_recorded_with_answers_redacted() {
     use tracing_subscriber::layer::SubscriberExt;
     let everything = Everything::default();
-    let _capture = tracing::subscriber::set_default(
-        tracing_subscriber::registry().with(everything.clone()),
-    );
+    let _capture =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(everything.clone()));
     let world = World::new();
     let log = AuditLog::new(
         SqliteStore::open(world.base.join("audit.db")).unwrap(),
@@ -64,10 +63,15 @@ async fn destructive_outcomes_and_refused_calls_are_recorded_with_answers_redact
     human.will(Answer::Accept(
         json!({"approval_level": "standard", "rollback_plan": SECRET}),
     ));
+    human.will(Answer::Accept(
+        json!({"typed_name": "customers", "approver": "grace"}),
+    ));
     let client = connect(server, human).await;
 
     let declined = call(&client, "deploy", json!({"service": "billing"})).await;
     let executed = call(&client, "deploy", json!({"service": "billing"})).await;
+    let dropped = call(&client, "drop_table", json!({"table": "customers"})).await;
+    assert_eq!(support::outcome(&dropped).as_deref(), Some("executed"));
     let unknown = client
         .call_tool(support::params("no_such_tool", json!({})))
         .await;
@@ -85,6 +89,7 @@ async fn destructive_outcomes_and_refused_calls_are_recorded_with_answers_redact
         [
             ("deploy", "declined"),
             ("deploy", "executed"),
+            ("drop_table", "executed"),
             ("no_such_tool", "unknown_tool")
         ]
     );
@@ -93,20 +98,35 @@ async fn destructive_outcomes_and_refused_calls_are_recorded_with_answers_redact
         support::trace_id(&declined).as_deref()
     );
     let done = &entries[1];
-    assert_eq!(done["trace_id"].as_str(), support::trace_id(&executed).as_deref());
+    assert_eq!(
+        done["trace_id"].as_str(),
+        support::trace_id(&executed).as_deref()
+    );
     assert_eq!(done["target"], "billing");
-    assert!(done["preview"].as_str().unwrap().contains("billing"), "{done}");
+    assert!(
+        done["preview"].as_str().unwrap().contains("billing"),
+        "{done}"
+    );
     assert_eq!(done["answer"]["approval_level"], "standard");
     assert_eq!(done["answer"]["rollback_plan"], "[redacted]");
     assert_eq!(done["args_sha256"].as_str().unwrap().len(), 64);
     assert_eq!(done["result_sha256"].as_str().unwrap().len(), 64);
-    assert!(entries[0].get("answer").is_none(), "a decline has no answer");
+    assert!(
+        entries[0].get("answer").is_none(),
+        "a decline has no answer"
+    );
     assert!(log.verify(None).await.is_ok());
 
     let exported = export(&records);
     let mirrored = everything.0.lock().unwrap().clone();
-    assert!(mirrored.contains("guard::audit"), "the mirror ran: {mirrored}");
+    assert!(
+        mirrored.contains("guard::audit"),
+        "the mirror ran: {mirrored}"
+    );
     for (place, text) in [("the log", &exported), ("the tracing mirror", &mirrored)] {
-        assert!(!text.contains("SECRET-ROLLBACK"), "{place} holds the answer: {text}");
+        assert!(
+            !text.contains("SECRET-ROLLBACK"),
+            "{place} holds the answer: {text}"
+        );
     }
 }

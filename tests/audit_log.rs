@@ -9,8 +9,8 @@ use std::{path::Path, process::Command};
 
 use rmcp_guard::{
     audit::{
-        AuditLog, Checkpoint, CheckpointSigner, ConsistencyProof, Event, FaultKind,
-        InclusionProof, export, split_line, verify_export,
+        AuditLog, Checkpoint, CheckpointSigner, ConsistencyProof, Event, FaultKind, InclusionProof,
+        export, split_line, verify_export,
     },
     ops::{OperationStore, PgStore, SqliteStore},
 };
@@ -73,7 +73,10 @@ async fn every_mutation_of_an_exported_log_is_caught_and_the_record_named() {
     let log = sample_log(dir.path(), n).await;
     let (text, cp, _) = exported(&log).await;
     let verified = verify_export(&text, Some(&cp)).expect("the untouched export verifies");
-    assert_eq!((verified.records, verified.checkpointed), (n as u64, n as u64));
+    assert_eq!(
+        (verified.records, verified.checkpointed),
+        (n as u64, n as u64)
+    );
     let original = lines(&text);
     let mut cases = 0u64;
 
@@ -89,8 +92,8 @@ async fn every_mutation_of_an_exported_log_is_caught_and_the_record_named() {
                     }
                     let mut forged = text.clone();
                     forged[at] = value;
-                    let fault = verify_export(&forged, Some(&cp))
-                        .expect_err("a changed byte is caught");
+                    let fault =
+                        verify_export(&forged, Some(&cp)).expect_err("a changed byte is caught");
                     assert_eq!(
                         (fault.kind, fault.position),
                         (FaultKind::Modified, k),
@@ -113,7 +116,11 @@ async fn every_mutation_of_an_exported_log_is_caught_and_the_record_named() {
         } else {
             FaultKind::Deleted
         };
-        assert_eq!((fault.kind, fault.seq), (kind, k as u64), "delete {k}: {fault}");
+        assert_eq!(
+            (fault.kind, fault.seq),
+            (kind, k as u64),
+            "delete {k}: {fault}"
+        );
         cases += 1;
     }
 
@@ -123,8 +130,15 @@ async fn every_mutation_of_an_exported_log_is_caught_and_the_record_named() {
             let mut forged = original.clone();
             forged.insert(at, original[j].clone());
             let fault = verify_export(&join(&forged), Some(&cp)).expect_err("copy caught");
-            assert_eq!(fault.kind, FaultKind::Inserted, "copy of {j} at {at}: {fault}");
-            assert_eq!(forged[fault.position], original[j], "copy of {j} at {at}: {fault}");
+            assert_eq!(
+                fault.kind,
+                FaultKind::Inserted,
+                "copy of {j} at {at}: {fault}"
+            );
+            assert_eq!(
+                forged[fault.position], original[j],
+                "copy of {j} at {at}: {fault}"
+            );
             cases += 1;
         }
     }
@@ -207,7 +221,10 @@ async fn a_rewritten_history_fails_the_checkpoint_and_proofs_hold_only_for_the_r
         let hex: String = prev.iter().map(|b| format!("{b:02x}")).collect();
         rewritten.push(format!("{{\"hash\":\"{hex}\",{}", &entry[1..]).into_bytes());
     }
-    assert!(verify_export(&join(&rewritten), None).is_ok(), "a chain alone can be recomputed");
+    assert!(
+        verify_export(&join(&rewritten), None).is_ok(),
+        "a chain alone can be recomputed"
+    );
     let fault = verify_export(&join(&rewritten), Some(&old)).expect_err("the checkpoint holds");
     assert_eq!(fault.kind, FaultKind::Rewritten);
 
@@ -217,9 +234,12 @@ async fn a_rewritten_history_fails_the_checkpoint_and_proofs_hold_only_for_the_r
         assert!(InclusionProof::new(&leaves, seq, 5).unwrap().verify(&old));
     }
     for i in 5..8 {
-        log.append(None, &Event::new("deploy", "executed", format!("later-{i}")))
-            .await
-            .unwrap();
+        log.append(
+            None,
+            &Event::new("deploy", "executed", format!("later-{i}")),
+        )
+        .await
+        .unwrap();
     }
     let new = signer
         .verifier()
@@ -234,7 +254,10 @@ async fn a_rewritten_history_fails_the_checkpoint_and_proofs_hold_only_for_the_r
         .chain(leaves[5..].iter().copied())
         .collect();
     let forged = ConsistencyProof::new(&forged_leaves, old.size, new.size).unwrap();
-    assert!(!forged.verify(&old, &new), "a rewritten prefix is not consistent");
+    assert!(
+        !forged.verify(&old, &new),
+        "a rewritten prefix is not consistent"
+    );
     assert!(ConsistencyProof::new(&leaves, 8, 5).is_err());
 }
 
@@ -257,7 +280,9 @@ async fn a_record_written_in_a_transaction_commits_and_rolls_back_with_it() {
     assert!(log.records().await.unwrap().is_empty());
 
     let mut tx = store.begin().await.unwrap();
-    tx.execute("CREATE TABLE effects (x TEXT)", &[]).await.unwrap();
+    tx.execute("CREATE TABLE effects (x TEXT)", &[])
+        .await
+        .unwrap();
     tx.execute("INSERT INTO effects VALUES ('kept')", &[])
         .await
         .unwrap();
@@ -308,7 +333,11 @@ async fn the_old_audit_table_moves_into_the_log_and_is_dropped() {
         .unwrap();
     assert_eq!(left, 0, "no second, unverifiable trail remains");
     drop(SqliteStore::open(&path).unwrap());
-    assert_eq!(log.records().await.unwrap().len(), 2, "a second open moves nothing twice");
+    assert_eq!(
+        log.records().await.unwrap().len(),
+        2,
+        "a second open moves nothing twice"
+    );
 }
 
 #[tokio::test]
@@ -339,7 +368,10 @@ const PER_CHILD: usize = 40;
 const CHILDREN: usize = 4;
 
 async fn append_as_child(log: &AuditLog, store: &dyn OperationStore) {
-    let child: usize = std::env::var("GUARD_AUDIT_TEST_CHILD").unwrap().parse().unwrap();
+    let child: usize = std::env::var("GUARD_AUDIT_TEST_CHILD")
+        .unwrap()
+        .parse()
+        .unwrap();
     for i in 0..PER_CHILD {
         let event = Event::new("append", "executed", format!("child-{child}-{i}"))
             .field("child", child as i64)
@@ -348,7 +380,9 @@ async fn append_as_child(log: &AuditLog, store: &dyn OperationStore) {
             log.append(None, &event).await.expect("append alone");
         } else {
             let mut tx = store.begin().await.expect("begin");
-            log.append(Some(&mut tx), &event).await.expect("append in tx");
+            log.append(Some(&mut tx), &event)
+                .await
+                .expect("append in tx");
             tx.commit().await.expect("commit");
         }
     }

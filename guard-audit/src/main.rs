@@ -111,7 +111,11 @@ impl<'a> Args<'a> {
     }
 
     fn get(&self, name: &str) -> Option<&'a str> {
-        self.options.iter().rev().find(|(n, _)| *n == name).map(|(_, v)| *v)
+        self.options
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
     }
 
     fn need(&self, name: &str) -> Result<&'a str, String> {
@@ -135,7 +139,16 @@ async fn run(args: &[String]) -> Result<Outcome, String> {
         "prove" => {
             prove(&Args::parse(
                 rest,
-                &["db", "pg", "file", "trace", "checkpoint", "key", "from", "to"],
+                &[
+                    "db",
+                    "pg",
+                    "file",
+                    "trace",
+                    "checkpoint",
+                    "key",
+                    "from",
+                    "to",
+                ],
             )?)
             .await
         }
@@ -388,7 +401,9 @@ async fn show(args: &Args<'_>) -> Result<Outcome, String> {
     if records.is_empty() {
         return Ok(Outcome::Bad(format!("no record of trace {trace}\n")));
     }
-    Ok(Outcome::Good(story(records.iter().map(|r| r.entry.as_str()))))
+    Ok(Outcome::Good(story(
+        records.iter().map(|r| r.entry.as_str()),
+    )))
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -56,10 +56,19 @@ async fn keys_checkpoints_verify_prove_export_and_show() {
     std::fs::write(at("old.txt"), &old).unwrap();
 
     let (code, out, err) = guard_audit(&[
-        "verify", "--db", &db, "--checkpoint", &at("old.txt"), "--key", &at("verifier.key"),
+        "verify",
+        "--db",
+        &db,
+        "--checkpoint",
+        &at("old.txt"),
+        "--key",
+        &at("verifier.key"),
     ]);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.starts_with("OK: 6 records form one chain; the first 6 match"), "{out}");
+    assert!(
+        out.starts_with("OK: 6 records form one chain; the first 6 match"),
+        "{out}"
+    );
     // Without --checkpoint, the latest one stored is used, and its signature checked.
     let (code, out, _) = guard_audit(&["verify", "--db", &db, "--key", verifier]);
     assert_eq!(code, 0, "{out}");
@@ -71,26 +80,62 @@ async fn keys_checkpoints_verify_prove_export_and_show() {
     let (_, new, _) = guard_audit(&["checkpoint", "--db", &db, "--signer", &at("signer.key")]);
     std::fs::write(at("new.txt"), &new).unwrap();
     let (code, out, err) = guard_audit(&[
-        "prove", "--db", &db, "--from", &at("old.txt"), "--to", &at("new.txt"), "--key", verifier,
+        "prove",
+        "--db",
+        &db,
+        "--from",
+        &at("old.txt"),
+        "--to",
+        &at("new.txt"),
+        "--key",
+        verifier,
     ]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("extends the one of 6"), "{out}");
     let (code, out, err) = guard_audit(&[
-        "prove", "--db", &db, "--trace", "trace-4", "--checkpoint", &at("old.txt"), "--key", verifier,
+        "prove",
+        "--db",
+        &db,
+        "--trace",
+        "trace-4",
+        "--checkpoint",
+        &at("old.txt"),
+        "--key",
+        verifier,
     ]);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("record 4 (trace trace-4) is in the checkpointed log of 6"), "{out}");
+    assert!(
+        out.contains("record 4 (trace trace-4) is in the checkpointed log of 6"),
+        "{out}"
+    );
     let (code, out, _) = guard_audit(&[
-        "verify", "--db", &db, "--inclusion", "trace-7", "--checkpoint", &at("old.txt"), "--key", verifier,
+        "verify",
+        "--db",
+        &db,
+        "--inclusion",
+        "trace-7",
+        "--checkpoint",
+        &at("old.txt"),
+        "--key",
+        verifier,
     ]);
-    assert_eq!(code, 1, "a record after the checkpoint is not under it: {out}");
+    assert_eq!(
+        code, 1,
+        "a record after the checkpoint is not under it: {out}"
+    );
 
     let (code, export, _) = guard_audit(&["export", "--db", &db]);
     assert_eq!(code, 0);
     assert_eq!(export.lines().count(), 9);
     std::fs::write(at("log.jsonl"), &export).unwrap();
     let (code, out, _) = guard_audit(&[
-        "verify", "--file", &at("log.jsonl"), "--checkpoint", &at("new.txt"), "--key", verifier,
+        "verify",
+        "--file",
+        &at("log.jsonl"),
+        "--checkpoint",
+        &at("new.txt"),
+        "--key",
+        verifier,
     ]);
     assert_eq!(code, 0, "{out}");
     let (_, one, _) = guard_audit(&["export", "--db", &db, "--trace", "trace-2"]);
@@ -101,8 +146,14 @@ async fn keys_checkpoints_verify_prove_export_and_show() {
 
     let (code, story, _) = guard_audit(&["show", "--db", &db, "trace-3"]);
     assert_eq!(code, 0);
-    assert!(story.contains("delete_file executed (trace trace-3)"), "{story}");
-    assert!(story.contains("preview: Delete file-3.log (12 bytes)"), "{story}");
+    assert!(
+        story.contains("delete_file executed (trace trace-3)"),
+        "{story}"
+    );
+    assert!(
+        story.contains("preview: Delete file-3.log (12 bytes)"),
+        "{story}"
+    );
 
     // Tampering in the database: the record is named.
     let conn = rusqlite::Connection::open(&db).unwrap();
@@ -112,24 +163,61 @@ async fn keys_checkpoints_verify_prove_export_and_show() {
     )
     .unwrap();
     let (code, out, _) = guard_audit(&[
-        "verify", "--db", &db, "--checkpoint", &at("new.txt"), "--key", verifier,
+        "verify",
+        "--db",
+        &db,
+        "--checkpoint",
+        &at("new.txt"),
+        "--key",
+        verifier,
     ]);
     assert_eq!(code, 1, "{out}");
-    assert!(out.starts_with("FAILED: record 3 (position 4) modified"), "{out}");
-    conn.execute("DELETE FROM guard_audit_log WHERE seq = 5", []).unwrap();
-    let (code, out, _) = guard_audit(&["verify", "--file", &at("log.jsonl"), "--checkpoint", &at("new.txt"), "--key", verifier]);
+    assert!(
+        out.starts_with("FAILED: record 3 (position 4) modified"),
+        "{out}"
+    );
+    conn.execute("DELETE FROM guard_audit_log WHERE seq = 5", [])
+        .unwrap();
+    let (code, out, _) = guard_audit(&[
+        "verify",
+        "--file",
+        &at("log.jsonl"),
+        "--checkpoint",
+        &at("new.txt"),
+        "--key",
+        verifier,
+    ]);
     assert_eq!(code, 0, "the export taken before is intact: {out}");
     let mut lines: Vec<&str> = export.lines().collect();
     lines.truncate(7);
     std::fs::write(at("short.jsonl"), lines.join("\n") + "\n").unwrap();
-    let (code, out, _) = guard_audit(&["verify", "--file", &at("short.jsonl"), "--checkpoint", &at("new.txt"), "--key", verifier]);
+    let (code, out, _) = guard_audit(&[
+        "verify",
+        "--file",
+        &at("short.jsonl"),
+        "--checkpoint",
+        &at("new.txt"),
+        "--key",
+        verifier,
+    ]);
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("record 7") && out.contains("truncated"), "{out}");
+    assert!(
+        out.contains("record 7") && out.contains("truncated"),
+        "{out}"
+    );
 
     // Another key's checkpoint, and a bad option, are errors that say what to do.
     let (_, other, _) = guard_audit(&["keygen", "cli-test"]);
     let other = other.lines().nth(1).unwrap().to_owned();
-    let (code, _, err) = guard_audit(&["verify", "--db", &db, "--checkpoint", &at("new.txt"), "--key", &other]);
+    let (code, _, err) = guard_audit(&[
+        "verify",
+        "--db",
+        &db,
+        "--checkpoint",
+        &at("new.txt"),
+        "--key",
+        &other,
+    ]);
     assert_eq!(code, 2);
     assert!(err.contains("not signed by key cli-test"), "{err}");
     let (code, _, err) = guard_audit(&["verify", "--database", &db]);

@@ -190,7 +190,8 @@ impl<'g, F: Form> Flow<'g, F> {
     pub fn begin(&self, preview: Result<Preview, ToolError>) -> Step<Shown> {
         match preview {
             Ok(Preview::Effect(effect)) => {
-                self.seen().effect = Some((effect.target().to_owned(), effect.summary().to_owned()));
+                self.seen().effect =
+                    Some((effect.target().to_owned(), effect.summary().to_owned()));
                 Ok(Shown { effect })
             }
             Ok(Preview::Nothing(text)) => Err(self.natural("precondition_failed", text)),
@@ -270,6 +271,15 @@ impl<'g, F: Form> Flow<'g, F> {
         match again {
             Ok(Preview::Effect(now)) if now == confirmed => {
                 self.seen().answer = Some(crate::form::redacted(&form));
+                // A mirror of the step, for logs: the answer itself goes only to the audit
+                // log, redacted.
+                tracing::info!(
+                    target: "guard::audit",
+                    tool = self.spec.name,
+                    outcome = "accepted",
+                    trace_id = %self.trace_id,
+                    target_resource = confirmed.target(),
+                );
                 Ok(Confirmed::new(
                     form,
                     now.target().to_owned(),

@@ -439,3 +439,46 @@ impl<E: FormEnum> FieldValue for E {
         json!(self.as_wire())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{Form, REDACTED, redacted};
+
+    /// Every kind of field, redacted by choice or by default, or kept.
+    #[derive(Debug, crate::Form)]
+    #[allow(dead_code)]
+    struct Answer {
+        #[form(redact)]
+        ticked: bool,
+        #[form(redact)]
+        count: i64,
+        note: String,
+        #[form(redact = false)]
+        approver: String,
+        #[form(format = "email")]
+        contact: String,
+        level: i64,
+        done: bool,
+    }
+
+    #[test]
+    fn marked_fields_and_free_text_are_redacted_the_rest_kept() {
+        let content = json!({
+            "ticked": true, "count": 3, "note": "the plan is secret", "approver": "ada",
+            "contact": "ada@example.com", "level": 2, "done": false
+        });
+        let Value::Object(content) = content else {
+            unreachable!()
+        };
+        let answer = Answer::from_valid(&content).unwrap();
+        assert_eq!(
+            Value::Object(redacted(&answer)),
+            json!({
+                "ticked": REDACTED, "count": REDACTED, "note": REDACTED, "approver": "ada",
+                "contact": "ada@example.com", "level": 2, "done": false
+            })
+        );
+    }
+}

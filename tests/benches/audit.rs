@@ -29,7 +29,9 @@ use rmcp::{
 use rmcp_guard::{
     Exposure, Guard,
     audit::{
-        AuditLog, Checkpoint, Event, Item, merkle::{Hash, leaf_hash, root}, verify, verify_export,
+        AuditLog, Checkpoint, Event, Item,
+        merkle::{Hash, leaf_hash, root},
+        verify, verify_export,
     },
     ops::SqliteStore,
     testing::{Answer, ScriptedHuman},
@@ -128,8 +130,8 @@ impl Side {
         if let Some(log) = audit {
             guard = guard.with_audit(log);
         }
-        let server = SafeOps::open(&root, &dir.join(format!("{name}.db")), guard)
-            .expect("safe-ops opens");
+        let server =
+            SafeOps::open(&root, &dir.join(format!("{name}.db")), guard).expect("safe-ops opens");
         let guard = server.guard_config().clone();
         let (server_io, client_io) = tokio::io::duplex(64 * 1024);
         tokio::spawn(async move {
@@ -192,8 +194,11 @@ fn audit_write(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(15));
     for (name, side) in [("without_log", &plain), ("with_log", &audited)] {
         group.bench_function(name, |b| {
-            b.to_async(&rt)
-                .iter_batched(|| side.prepare(), |f| side.delete(f), BatchSize::SmallInput)
+            b.to_async(&rt).iter_batched(
+                || side.prepare(),
+                |f| side.delete(f),
+                BatchSize::SmallInput,
+            )
         });
     }
     group.finish();

@@ -5,15 +5,15 @@
 
 use std::{path::Path, sync::Arc};
 
-use rmcp_guard::{
-    EnvIdentity, Guard, Identity,
-    audit::{AuditLog, CheckpointSigner},
-    ops::{DEFAULT_ORIGIN, OperationStore, Operations, SqlValue, SqliteStore, StoreError},
-};
 use rmcp::{
     RoleClient, ServiceExt,
     model::{CallToolRequestParams, CallToolResult},
     service::RunningService,
+};
+use rmcp_guard::{
+    EnvIdentity, Guard, Identity,
+    audit::{AuditLog, CheckpointSigner},
+    ops::{DEFAULT_ORIGIN, OperationStore, Operations, SqlValue, SqliteStore, StoreError},
 };
 use serde_json::{Value, json};
 
@@ -256,7 +256,9 @@ impl Demo {
         println!();
         println!("══ Audit ══");
         println!("   every answer above is one record of the store's tamper-evident log; a signed");
-        println!("   checkpoint of it is in checkpoint.txt. Anyone holding both checks it offline:\n");
+        println!(
+            "   checkpoint of it is in checkpoint.txt. Anyone holding both checks it offline:\n"
+        );
         println!(
             "$ guard-audit verify --db {} --checkpoint {} --key {}",
             workspace.join("orders.db").display(),

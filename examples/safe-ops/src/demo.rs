@@ -3,16 +3,16 @@
 
 use std::{collections::BTreeMap, path::Path};
 
+use rmcp::{
+    RoleClient, ServiceExt,
+    model::{CallToolRequestParams, ProtocolVersion},
+    service::RunningService,
+};
 use rmcp_guard::{
     Guard,
     audit::{AuditLog, CheckpointSigner},
     ops::SqliteStore,
     testing::{Answer, ScriptedHuman},
-};
-use rmcp::{
-    RoleClient, ServiceExt,
-    model::{CallToolRequestParams, ProtocolVersion},
-    service::RunningService,
 };
 use serde_json::{Value, json};
 
@@ -132,7 +132,11 @@ async fn verify_log(workspace: &Path, log: &AuditLog) -> Result<(), String> {
     let opened = signer.verifier().open(&note).map_err(|e| e.to_string())?;
     match log.verify(Some(&opened)).await {
         Ok(verified) => {
-            println!("OK: {verified} (checkpoint: {}, tree size {})", checkpoint.display(), opened.size);
+            println!(
+                "OK: {verified} (checkpoint: {}, tree size {})",
+                checkpoint.display(),
+                opened.size
+            );
             Ok(())
         }
         Err(error) => Err(format!("FAILED: {error}")),
@@ -341,7 +345,13 @@ async fn connect(
     log: &AuditLog,
     human: ScriptedHuman,
     protocol: &ProtocolVersion,
-) -> Result<(RunningService<RoleClient, ScriptedHuman>, std::sync::Arc<Guard>), String> {
+) -> Result<
+    (
+        RunningService<RoleClient, ScriptedHuman>,
+        std::sync::Arc<Guard>,
+    ),
+    String,
+> {
     let server = SafeOps::open(
         root,
         db_path,

@@ -83,7 +83,9 @@ fn parse_key(text: &str) -> Result<(String, [u8; 4], [u8; 32]), CheckpointError>
         return Err(CheckpointError::BadKey("expected NAME+ID+KEY"));
     };
     if !valid_name(name) {
-        return Err(CheckpointError::BadKey("the name is empty or has spaces or +"));
+        return Err(CheckpointError::BadKey(
+            "the name is empty or has spaces or +",
+        ));
     }
     let id = u32::from_str_radix(id, 16)
         .ok()
@@ -105,7 +107,9 @@ impl CheckpointSigner {
     /// A fresh key named `name` (no spaces, no `+`).
     pub fn generate(name: &str) -> Result<Self, CheckpointError> {
         if !valid_name(name) {
-            return Err(CheckpointError::BadKey("the name is empty or has spaces or +"));
+            return Err(CheckpointError::BadKey(
+                "the name is empty or has spaces or +",
+            ));
         }
         let mut seed = [0u8; 32];
         getrandom::fill(&mut seed)
@@ -121,7 +125,9 @@ impl CheckpointSigner {
         let rest = text
             .trim()
             .strip_prefix("PRIVATE+KEY+")
-            .ok_or(CheckpointError::BadKey("a signer key starts with PRIVATE+KEY+"))?;
+            .ok_or(CheckpointError::BadKey(
+                "a signer key starts with PRIVATE+KEY+",
+            ))?;
         let (name, id, seed) = parse_key(rest)?;
         let key = SigningKey::from_bytes(&seed);
         if key_id(&name, key.verifying_key().as_bytes()) != id {
@@ -185,9 +191,9 @@ impl CheckpointVerifier {
 
     /// The checkpoint in `text`, if this key signed it as it stands.
     pub fn open(&self, text: &str) -> Result<Checkpoint, CheckpointError> {
-        let (body, signatures) = text
-            .split_once("\n\n")
-            .ok_or(CheckpointError::Malformed("no blank line before the signatures"))?;
+        let (body, signatures) = text.split_once("\n\n").ok_or(CheckpointError::Malformed(
+            "no blank line before the signatures",
+        ))?;
         let body = format!("{body}\n");
         let id = key_id(&self.name, self.key.as_bytes());
         let signed = signatures.lines().any(|line| {
@@ -238,12 +244,16 @@ impl Checkpoint {
         let size = lines
             .next()
             .and_then(|s| s.parse::<u64>().ok().filter(|n| n.to_string() == s))
-            .ok_or(CheckpointError::Malformed("the second line is not a tree size"))?;
+            .ok_or(CheckpointError::Malformed(
+                "the second line is not a tree size",
+            ))?;
         let root = lines
             .next()
             .and_then(|r| B64.decode(r).ok())
             .and_then(|r| <Hash>::try_from(r.as_slice()).ok())
-            .ok_or(CheckpointError::Malformed("the third line is not a base64 root hash"))?;
+            .ok_or(CheckpointError::Malformed(
+                "the third line is not a base64 root hash",
+            ))?;
         Ok(Self {
             origin: origin.to_owned(),
             size,
@@ -267,8 +277,14 @@ mod tests {
         assert_eq!((cp.size, cp.root), (12, [7; 32]));
 
         let other = CheckpointSigner::generate("audit-test").unwrap().verifier();
-        assert!(matches!(other.open(&text), Err(CheckpointError::BadSignature(_))));
-        for (i, _) in text.char_indices().filter(|(i, _)| *i < text.find('\u{2014}').unwrap()) {
+        assert!(matches!(
+            other.open(&text),
+            Err(CheckpointError::BadSignature(_))
+        ));
+        for (i, _) in text
+            .char_indices()
+            .filter(|(i, _)| *i < text.find('\u{2014}').unwrap())
+        {
             let mut forged = text.clone().into_bytes();
             forged[i] ^= 1;
             if let Ok(forged) = String::from_utf8(forged) {

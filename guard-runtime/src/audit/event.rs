@@ -219,7 +219,10 @@ mod tests {
             .identity("acme", "alice")
             .field("empty", Value::Null);
         let entry = event.entry(7, &[0xab; 32], 1000);
-        assert!(entry.starts_with(&format!("{{\"seq\":7,\"prev\":\"{}\",\"at\":1000,", "ab".repeat(32))));
+        assert!(entry.starts_with(&format!(
+            "{{\"seq\":7,\"prev\":\"{}\",\"at\":1000,",
+            "ab".repeat(32)
+        )));
         assert!(!entry.contains("empty"));
         assert_eq!(
             place(entry.as_bytes()),
@@ -233,7 +236,10 @@ mod tests {
         let hash = entry_hash(entry.as_bytes());
         let line = format!("{{\"hash\":\"{}\",{}", hex(&hash), &entry[1..]);
         let _: Value = serde_json::from_str(&line).unwrap();
-        assert_eq!(split_line(line.as_bytes()), Some((hash, entry.into_bytes())));
+        assert_eq!(
+            split_line(line.as_bytes()),
+            Some((hash, entry.into_bytes()))
+        );
     }
 
     #[test]

@@ -187,7 +187,9 @@ mod tests {
     use super::*;
 
     fn leaves(n: usize) -> Vec<Hash> {
-        (0..n).map(|i| leaf_hash(format!("entry {i}").as_bytes())).collect()
+        (0..n)
+            .map(|i| leaf_hash(format!("entry {i}").as_bytes()))
+            .collect()
     }
 
     #[test]

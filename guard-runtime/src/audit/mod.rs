@@ -24,21 +24,21 @@ pub mod merkle;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod pipeline;
 mod proof;
-mod story;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod store;
+mod story;
 pub mod verify;
 
 pub use checkpoint::{Checkpoint, CheckpointError, CheckpointSigner, CheckpointVerifier};
 pub use event::{Event, Place, place, split_line};
-pub use proof::{ConsistencyProof, InclusionProof, ProofError};
-pub use story::story;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use pipeline::Pipeline;
+pub use proof::{ConsistencyProof, InclusionProof, ProofError};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use store::migrate_legacy;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use store::{AuditLog, Record, VerifyError, export};
+pub use story::story;
 pub use verify::{Fault, FaultKind, Item, Verified, verify, verify_export};
 
 /// The SHA-256 a record keeps of `value`'s canonical JSON (arguments, results), in hex.

@@ -190,7 +190,11 @@ impl AuditLog {
         tx.execute(
             "INSERT INTO guard_audit_checkpoints (size, note, at) VALUES ($1, $2, $3)
              ON CONFLICT (size) DO NOTHING",
-            &[(leaves.len() as i64).into(), text.as_str().into(), now_ms().into()],
+            &[
+                (leaves.len() as i64).into(),
+                text.as_str().into(),
+                now_ms().into(),
+            ],
         )
         .await?;
         tx.commit().await?;
@@ -207,7 +211,9 @@ impl AuditLog {
             )
             .await;
         tx.rollback().await?;
-        Ok(row?.map(|r| r.text("note").map(str::to_owned)).transpose()?)
+        Ok(row?
+            .map(|r| r.text("note").map(str::to_owned))
+            .transpose()?)
     }
 
     /// Verifies the stored log (against `checkpoint` when given): each row's indexed
@@ -360,7 +366,12 @@ pub(crate) async fn migrate_legacy(tx: &mut Tx) -> Result<(), StoreError> {
              WHERE tablename = 'guard_audit' AND schemaname = current_schema()"
         }
     };
-    if tx.query_opt(exists, &[]).await?.map_or(0, |r| r.int("n").unwrap_or(0)) == 0 {
+    if tx
+        .query_opt(exists, &[])
+        .await?
+        .map_or(0, |r| r.int("n").unwrap_or(0))
+        == 0
+    {
         return Ok(());
     }
     let rows = tx
@@ -371,9 +382,13 @@ pub(crate) async fn migrate_legacy(tx: &mut Tx) -> Result<(), StoreError> {
         )
         .await?;
     for row in rows {
-        let mut event = Event::new(row.text("tool")?, row.text("outcome")?, row.text("trace_id")?)
-            .at(row.int("at")?)
-            .field("legacy", true);
+        let mut event = Event::new(
+            row.text("tool")?,
+            row.text("outcome")?,
+            row.text("trace_id")?,
+        )
+        .at(row.int("at")?)
+        .field("legacy", true);
         for (column, field) in [
             ("tenant", "tenant"),
             ("user_id", "user"),

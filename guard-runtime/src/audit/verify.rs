@@ -316,7 +316,10 @@ impl Lookahead {
     }
 
     fn position_of_seq(&self, seq: u64) -> Option<usize> {
-        self.by_seq.get(&seq).and_then(|v| v.first()).map(|(p, _)| *p)
+        self.by_seq
+            .get(&seq)
+            .and_then(|v| v.first())
+            .map(|(p, _)| *p)
     }
 
     fn positions_of_hash(&self, hash: &Hash) -> impl Iterator<Item = usize> + '_ {
@@ -325,20 +328,14 @@ impl Lookahead {
 }
 
 /// Verifies exported lines (JSON Lines as `guard-audit export` writes them).
-pub fn verify_export(
-    text: &[u8],
-    checkpoint: Option<&Checkpoint>,
-) -> Result<Verified, Fault> {
+pub fn verify_export(text: &[u8], checkpoint: Option<&Checkpoint>) -> Result<Verified, Fault> {
     let body = text.strip_suffix(b"\n").unwrap_or(text);
     let lines: Vec<&[u8]> = if body.is_empty() {
         Vec::new()
     } else {
         body.split(|&b| b == b'\n').collect()
     };
-    let split: Vec<Option<(Hash, Vec<u8>)>> = lines
-        .iter()
-        .map(|line| split_line(line))
-        .collect();
+    let split: Vec<Option<(Hash, Vec<u8>)>> = lines.iter().map(|line| split_line(line)).collect();
     let items: Vec<Item<'_>> = split
         .iter()
         .map(|s| match s {
@@ -354,4 +351,3 @@ pub fn verify_export(
         .collect();
     verify(&items, checkpoint)
 }
-

@@ -232,14 +232,16 @@ impl<P> Stored<'_, P> {
             ],
         )
         .await?;
-        let record = self.caller.record(
-            "PREPARED",
-            Some(self.operation_id),
-            Some(&self.intent.target),
-            self.intent.summary.as_deref(),
-        )
-        .field("preview", self.preview)
-        .field("payload_sha256", self.payload.1);
+        let record = self
+            .caller
+            .record(
+                "PREPARED",
+                Some(self.operation_id),
+                Some(&self.intent.target),
+                self.intent.summary.as_deref(),
+            )
+            .field("preview", self.preview)
+            .field("payload_sha256", self.payload.1);
         self.caller.audit(&mut tx, &record).await?;
         tx.commit().await
     }

@@ -48,7 +48,9 @@ impl SqliteStore {
             .clone()
             .try_lock_owned()
             .map_err(|_| StoreError::Other("the new store's connection is in use".into()))?;
-        locked.execute_batch("BEGIN IMMEDIATE").map_err(store_error)?;
+        locked
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(store_error)?;
         let mut tx = Tx::new(Box::new(SqliteTx {
             connection: locked,
             open: true,
