@@ -3,15 +3,15 @@
 
 use std::sync::Arc;
 
-use rmcp_guard::{
-    Exposure, Guard, Guarded, ToolArgs, ToolError, codes, exposed, operations,
-    ops::{Approved, Intent, Locked, Prepare, Recheck},
-};
 use rmcp::{
     ServerHandler,
     handler::server::wrapper::Parameters,
     model::{ServerCapabilities, ServerConfig},
     tool, tool_handler, tool_router,
+};
+use rmcp_guard::{
+    Exposure, Guard, Guarded, ToolArgs, ToolError, codes, exposed, operations,
+    ops::{Approved, Intent, Locked, Prepare, Recheck},
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

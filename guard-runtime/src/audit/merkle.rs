@@ -30,7 +30,7 @@ pub fn node_hash(left: &Hash, right: &Hash) -> Hash {
 /// `SHA-256("")`.
 pub fn root(leaves: &[Hash]) -> Hash {
     if leaves.is_empty() {
-        return Sha256::digest([]).into();
+        return Sha256::digest(b"").into();
     }
     subtree(leaves)
 }

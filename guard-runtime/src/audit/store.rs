@@ -211,9 +211,7 @@ impl AuditLog {
             )
             .await;
         tx.rollback().await?;
-        Ok(row?
-            .map(|r| r.text("note").map(str::to_owned))
-            .transpose()?)
+        row?.map(|r| r.text("note").map(str::to_owned)).transpose()
     }
 
     /// Verifies the stored log (against `checkpoint` when given): each row's indexed

@@ -17,10 +17,8 @@
 //! server role that is compromised (or a deployment that granted it too much) cannot rewrite
 //! history behind guard's back; see [`POSTGRES_GUARDS`].
 
-macro_rules! schema {
-    () => {
-        concat!(
-            "CREATE TABLE IF NOT EXISTS guard_operations (
+/// The tables, the same on both engines.
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS guard_operations (
                 operation_id   TEXT PRIMARY KEY,
                 tenant         TEXT NOT NULL,
                 user_id        TEXT NOT NULL,
@@ -81,16 +79,13 @@ macro_rules! schema {
                 size BIGINT PRIMARY KEY,
                 note TEXT NOT NULL,
                 at   BIGINT NOT NULL
-            );"
-        )
-    };
-}
+            );";
 
 #[cfg(feature = "sqlite")]
-pub(crate) const SQLITE_SCHEMA: &str = schema!();
+pub(crate) const SQLITE_SCHEMA: &str = SCHEMA;
 
 #[cfg(feature = "postgres")]
-pub(crate) const POSTGRES_SCHEMA: &str = schema!();
+pub(crate) const POSTGRES_SCHEMA: &str = SCHEMA;
 
 /// PostgreSQL only, created with the tables by `PgStore::migrate`: two triggers on
 /// `guard_operations` that hold for every role except the table's owner (and superusers),

@@ -147,11 +147,7 @@ impl TxBackend for SqliteTx {
         params: &'a [SqlValue],
     ) -> BoxFuture<'a, Result<Vec<Row>, StoreError>> {
         let result = self.run(sql, params, |statement, params| {
-            let columns: Arc<[String]> = statement
-                .column_names()
-                .into_iter()
-                .map(str::to_owned)
-                .collect();
+            let columns: Arc<[String]> = statement.column_names().map(str::to_owned).collect();
             let width = columns.len();
             let mut rows = statement.query(rusqlite::params_from_iter(params))?;
             let mut out = Vec::new();
