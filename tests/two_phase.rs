@@ -372,6 +372,11 @@ async fn failure_after_the_insert_leaves_nothing_half_written(engine: Engine) {
     );
 
     // get_operation_result tells the truth, and a retry with a working log succeeds once.
+    let drop_trigger = match world.engine {
+        Engine::Sqlite => "DROP TRIGGER audit_volume_full",
+        Engine::Postgres => "DROP TRIGGER audit_volume_full ON guard_audit_log",
+    };
+    world.exec(drop_trigger, &[]).await;
     let alice = world.alice().await;
     let lookup = lookup(&alice, &id).await;
     assert_eq!(lookup["status"], "PREPARED");
