@@ -481,17 +481,17 @@ async fn the_app_role_is_refused_everything_else() {
         "DELETE FROM order_cancel_requests".into(),
         "UPDATE guard_operation_effects SET committed_at = 0".into(),
         "DELETE FROM guard_operation_effects".into(),
-        "UPDATE guard_audit SET outcome = 'NOTHING'".into(),
-        "DELETE FROM guard_audit".into(),
+        "UPDATE guard_audit_log SET outcome = 'NOTHING'".into(),
+        "DELETE FROM guard_audit_log".into(),
         "DELETE FROM guard_operations".into(),
         "TRUNCATE orders".into(),
         "TRUNCATE order_cancel_requests".into(),
         "TRUNCATE guard_operations CASCADE".into(),
         "TRUNCATE guard_operation_effects".into(),
-        "TRUNCATE guard_audit".into(),
+        "TRUNCATE guard_audit_log".into(),
         format!("CREATE TABLE {schema}.planted (x INTEGER)"),
         format!("CREATE FUNCTION {schema}.planted() RETURNS INTEGER LANGUAGE sql AS 'SELECT 1'"),
-        "DROP TABLE guard_audit".into(),
+        "DROP TABLE guard_audit_log".into(),
         "ALTER TABLE guard_operations DISABLE TRIGGER USER".into(),
         "DROP TRIGGER guard_operations_immutable ON guard_operations".into(),
         "CREATE OR REPLACE FUNCTION order_cancel_lock(p_tenant TEXT, p_order BIGINT) RETURNS TEXT LANGUAGE sql AS 'SELECT ''PAID'''".into(),
@@ -508,7 +508,7 @@ async fn the_app_role_is_refused_everything_else() {
     for grant in [
         format!("GRANT UPDATE ON orders TO {APP_ROLE}"),
         "GRANT UPDATE ON guard_operations TO PUBLIC".to_owned(),
-        "GRANT DELETE ON guard_audit TO PUBLIC".to_owned(),
+        "GRANT DELETE ON guard_audit_log TO PUBLIC".to_owned(),
     ] {
         let _ = app.batch_execute(&grant).await;
     }
@@ -518,7 +518,7 @@ async fn the_app_role_is_refused_everything_else() {
     )
     .await;
     denied(&app, "UPDATE guard_operations SET tenant = 'x'").await;
-    denied(&app, "DELETE FROM guard_audit").await;
+    denied(&app, "DELETE FROM guard_audit_log").await;
     // Nothing moved.
     let owner = owner(&world).await;
     assert_eq!(order_status(&owner).await, "PAID");

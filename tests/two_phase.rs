@@ -8,7 +8,7 @@ mod support;
 
 use std::sync::Arc;
 
-use rmcp_guard::ops::{AuditRecord, AuditSink, BoxFuture, Rate, StoreError, Tx};
+use rmcp_guard::ops::{BoxFuture, Rate, StoreError, Tx};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use support::{
@@ -299,22 +299,41 @@ async fn order_shipped_after_prepare_is_refused(engine: Engine) {
     );
 }
 
-/// An audit sink that fails the SUBMITTED record: it is written after the effect's insert,
-/// inside the same transaction.
-struct FailingAudit;
-
-impl AuditSink for FailingAudit {
-    fn record<'a>(
-        &'a self,
-        tx: &'a mut Tx,
-        record: &'a AuditRecord,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move {
-            if record.outcome == "SUBMITTED" {
-                return Err(StoreError::Other("audit log volume is full".into()));
-            }
-            rmcp_guard::ops::AuditTable.record(tx, record).await
-        })
+/// Makes the store refuse the SUBMITTED audit record, which is written after the effect's
+/// insert inside the same transaction (a full volume, a revoked grant).
+async fn refuse_submitted_records(world: &World) {
+    match world.engine {
+        Engine::Sqlite => {
+            world
+                .exec(
+                    "CREATE TRIGGER audit_volume_full BEFORE INSERT ON guard_audit_log
+                     WHEN NEW.outcome = 'SUBMITTED'
+                     BEGIN SELECT RAISE(ABORT, 'audit log volume is full'); END",
+                    &[],
+                )
+                .await;
+        }
+        Engine::Postgres => {
+            world
+                .exec(
+                    "CREATE FUNCTION audit_volume_full() RETURNS trigger LANGUAGE plpgsql AS $f$
+                     BEGIN
+                         IF NEW.outcome = 'SUBMITTED' THEN
+                             RAISE EXCEPTION 'audit log volume is full';
+                         END IF;
+                         RETURN NEW;
+                     END $f$",
+                    &[],
+                )
+                .await;
+            world
+                .exec(
+                    "CREATE TRIGGER audit_volume_full BEFORE INSERT ON guard_audit_log
+                     FOR EACH ROW EXECUTE FUNCTION audit_volume_full()",
+                    &[],
+                )
+                .await;
+        }
     }
 }
 
@@ -322,12 +341,8 @@ async fn failure_after_the_insert_leaves_nothing_half_written(engine: Engine) {
     let Some(world) = World::new(engine).await else {
         return;
     };
-    let broken = connect(
-        world.server_configured("tenant_demo", "alice", &[SCOPE], |ops| {
-            ops.audit(FailingAudit)
-        }),
-    )
-    .await;
+    refuse_submitted_records(&world).await;
+    let broken = connect(world.server("tenant_demo", "alice", &[SCOPE])).await;
     let id = prepare(&broken, ORDER).await;
     let failed = error_text(&confirm(&broken, &id).await);
     assert!(failed.starts_with("[RESULT_UNKNOWN]"), "{failed}");
@@ -357,6 +372,11 @@ async fn failure_after_the_insert_leaves_nothing_half_written(engine: Engine) {
     );
 
     // get_operation_result tells the truth, and a retry with a working log succeeds once.
+    let drop_trigger = match world.engine {
+        Engine::Sqlite => "DROP TRIGGER audit_volume_full",
+        Engine::Postgres => "DROP TRIGGER audit_volume_full ON guard_audit_log",
+    };
+    world.exec(drop_trigger, &[]).await;
     let alice = world.alice().await;
     let lookup = lookup(&alice, &id).await;
     assert_eq!(lookup["status"], "PREPARED");
@@ -382,7 +402,7 @@ async fn missing_scope_is_denied_and_audited(engine: Engine) {
     assert_eq!(
         world
             .count(
-                "SELECT COUNT(*) AS n FROM guard_audit WHERE outcome = 'PERMISSION_DENIED' AND user_id = 'alice'",
+                "SELECT COUNT(*) AS n FROM guard_audit_log WHERE outcome = 'PERMISSION_DENIED' AND user_id = 'alice'",
                 &[]
             )
             .await,
@@ -414,7 +434,7 @@ async fn rate_limit_holds_in_the_store(engine: Engine) {
     assert_eq!(
         world
             .count(
-                "SELECT COUNT(*) AS n FROM guard_audit WHERE outcome = 'RATE_LIMITED'",
+                "SELECT COUNT(*) AS n FROM guard_audit_log WHERE outcome = 'RATE_LIMITED'",
                 &[]
             )
             .await,
@@ -855,7 +875,7 @@ async fn racing_prepares_and_confirms_never_strand_an_intent(engine: Engine) {
         assert_eq!(
             world
                 .count(
-                    "SELECT COUNT(*) AS n FROM guard_audit
+                    "SELECT COUNT(*) AS n FROM guard_audit_log
                      WHERE trace_id = $1 AND tool = 'confirm_order_cancel'",
                     &[trace.clone().into()],
                 )
@@ -1167,7 +1187,7 @@ async fn every_confirm_answer_is_audited(engine: Engine) {
         let outcome = support::outcome(&answer).expect("outcome");
         let rows = world
             .query(
-                "SELECT outcome FROM guard_audit
+                "SELECT outcome FROM guard_audit_log
                  WHERE trace_id = $1 AND tool = 'confirm_order_cancel'",
                 &[trace.into()],
             )

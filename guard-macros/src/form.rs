@@ -24,6 +24,7 @@ const FIELD_OPTIONS: &[&str] = &[
     "default",
     "checkbox",
     "confirm_text",
+    "redact",
 ];
 
 const FLAT_HINT: &str = "elicitation forms must be flat (string, number, integer, boolean or a single-choice enum) so every client can render them";
@@ -57,6 +58,8 @@ struct Field {
     default: Option<Lit>,
     checkbox: bool,
     confirm_text: bool,
+    /// `#[form(redact)]` or `#[form(redact = false)]`; unset, free text is redacted.
+    redact: Option<bool>,
 }
 
 pub fn derive(input: DeriveInput) -> TokenStream {
@@ -176,6 +179,7 @@ fn parse_field(cx: &Ctxt, field: &syn::Field) -> Option<Field> {
         default: None,
         checkbox: false,
         confirm_text: false,
+        redact: None,
     };
     for a in field.attrs.iter().filter(|a| a.path().is_ident("form")) {
         let tokens = match a.meta.require_list() {
@@ -232,6 +236,7 @@ fn apply(cx: &Ctxt, f: &mut Field, opt: &Opt) {
         },
         "checkbox" => f.checkbox = attr::flag_value(cx, opt),
         "confirm_text" => f.confirm_text = attr::flag_value(cx, opt),
+        "redact" => f.redact = Some(attr::flag_value(cx, opt)),
         _ => {}
     }
 }
@@ -613,6 +618,10 @@ fn field_spec(f: &Field) -> TokenStream {
     } else {
         quote!(::rmcp_guard::form::FieldRole::Plain)
     };
+    // Free text (a string that is not the retyped target and has no format) can hold
+    // anything the human wrote, so the audit record keeps it only when asked to.
+    let free_text = matches!(f.kind, Kind::String) && !f.confirm_text && f.format.is_none();
+    let redact = f.redact.unwrap_or(free_text);
     quote! {
         ::rmcp_guard::form::FieldSpec {
             name: #name,
@@ -622,6 +631,7 @@ fn field_spec(f: &Field) -> TokenStream {
             optional: #optional,
             default: #default,
             role: #role,
+            redact: #redact,
         }
     }
 }

@@ -92,8 +92,8 @@ pub struct Exposure {
 
 /// One filtered router, for one server type and router function, as of one generation.
 struct Built {
-    /// The server type and the router function's type.
-    key: (TypeId, TypeId),
+    /// The server type, the router function's type and the audit log it records refusals in.
+    key: (TypeId, TypeId, usize),
     generation: u64,
     exposed: Arc<dyn Any + Send + Sync>,
 }
@@ -203,12 +203,16 @@ impl Exposure {
     /// The filtered router that `build` makes, built once for this server type and `build`
     /// and shared until a reload changes the listed tools. `build` must not depend on
     /// anything but its type (rmcp's generated `Self::tool_router` does not).
-    pub(crate) fn exposed<S, F>(&self, build: F) -> Arc<Exposed<S>>
+    pub(crate) fn exposed<S, F>(&self, build: F, audit: Recorder) -> Arc<Exposed<S>>
     where
         S: Send + Sync + 'static,
         F: FnOnce() -> ToolRouter<S> + 'static,
     {
-        let key = (TypeId::of::<S>(), TypeId::of::<F>());
+        // A shared exposure may serve guards with different audit logs: one router each.
+        let log = audit
+            .as_ref()
+            .map_or(0, |log| Arc::as_ptr(log) as *const () as usize);
+        let key = (TypeId::of::<S>(), TypeId::of::<F>(), log);
         let generation = self.lock_state().generation;
         let cached = self
             .lock_routers()
@@ -219,7 +223,7 @@ impl Exposure {
             return exposed;
         }
         // Built with no lock held: rmcp validates every route as the router is made.
-        let exposed = Arc::new(Exposed::new(Some(self), build()));
+        let exposed = Arc::new(Exposed::new(Some(self), build()).audited(audit));
         let mut routers = self.lock_routers();
         routers.retain(|b| b.key != key);
         routers.push(Built {
@@ -380,7 +384,17 @@ pub struct Exposed<S> {
     hidden: BTreeSet<String>,
     /// The generation of the listed tools this was built from.
     generation: u64,
+    /// The guard's audit log, for calls of tools that are not published.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    audit: Recorder,
 }
+
+/// Where an exposure records the calls it refuses, besides the tracing mirror.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) type Recorder = Option<Arc<crate::audit::Pipeline>>;
+/// Without a store there is no audit log: only the tracing mirror.
+#[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+pub(crate) type Recorder = Option<std::convert::Infallible>;
 
 /// How much of a called name an audit event keeps: the model chooses it (control
 /// characters are replaced, so it cannot forge log lines).
@@ -402,7 +416,22 @@ impl<S: Send + Sync + 'static> Exposed<S> {
             router,
             hidden,
             generation,
+            #[cfg(any(feature = "sqlite", feature = "postgres"))]
+            audit: None,
         }
+    }
+
+    /// Records refused calls in `log` too.
+    #[cfg_attr(
+        not(any(feature = "sqlite", feature = "postgres")),
+        allow(unused_mut, unused_variables)
+    )]
+    pub(crate) fn audited(mut self, log: Recorder) -> Self {
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        {
+            self.audit = log;
+        }
+        self
     }
 
     /// rmcp's call, audited when the name is not published.
@@ -422,13 +451,12 @@ impl<S: Send + Sync + 'static> Exposed<S> {
                 .take(AUDITED_NAME_CHARS)
                 .map(|c| if c.is_control() { '?' } else { c })
                 .collect();
-            let trace_id = crate::trace::new_id();
-            tracing::info!(
-                target: "guard::audit",
-                tool = shown.as_str(),
-                outcome,
-                trace_id = %trace_id,
-            );
+            let event = crate::audit::Event::new(shown, outcome, crate::trace::new_id());
+            event.mirror();
+            #[cfg(any(feature = "sqlite", feature = "postgres"))]
+            if let Some(log) = &self.audit {
+                log.send(event);
+            }
         }
         let incoming = crate::dispatch::record(&context);
         crate::dispatch::within(incoming, self.router.call(context)).await

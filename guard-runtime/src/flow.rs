@@ -149,7 +149,18 @@ pub struct Flow<'g, F> {
     trace_id: String,
     /// The echoed MRTR state, opened (verified) once when the call arrives.
     opened: Option<Result<Sealed, RequestStateError>>,
+    /// What the audit record says the human saw and answered (redacted), once known.
+    seen: std::sync::Mutex<Seen>,
     form: PhantomData<fn() -> F>,
+}
+
+/// The parts of a call's story known only as it goes on.
+#[derive(Default)]
+struct Seen {
+    /// The target and the preview's summary, as shown.
+    effect: Option<(String, String)>,
+    /// The accepted answer, redacted field by field.
+    answer: Option<JsonObject>,
 }
 
 /// A step either continues with a value or ends the call with the model's result.
@@ -193,6 +204,7 @@ impl<'g, F: Form> Flow<'g, F> {
             spec,
             trace_id,
             opened,
+            seen: std::sync::Mutex::default(),
             form: PhantomData,
         }
     }
@@ -200,7 +212,11 @@ impl<'g, F: Form> Flow<'g, F> {
     /// Step 4: a failed precondition or a preview error ends the call without asking.
     pub fn begin(&self, preview: Result<Preview, ToolError>) -> Step<Shown> {
         match preview {
-            Ok(Preview::Effect(effect)) => Ok(Shown { effect }),
+            Ok(Preview::Effect(effect)) => {
+                self.seen().effect =
+                    Some((effect.target().to_owned(), effect.summary().to_owned()));
+                Ok(Shown { effect })
+            }
             Ok(Preview::Nothing(text)) => Err(self.natural("precondition_failed", text)),
             Err(error) => Err(self.refuse("preview_failed", error)),
         }
@@ -289,17 +305,16 @@ impl<'g, F: Form> Flow<'g, F> {
         }
         match again {
             Ok(Preview::Effect(now)) if now == confirmed => {
-                if tracing::enabled!(target: "guard::audit", tracing::Level::INFO) {
-                    let answer = serde_json::Value::Object(form.to_content()).to_string();
-                    tracing::info!(
-                        target: "guard::audit",
-                        tool = self.spec.name,
-                        outcome = "accepted",
-                        trace_id = %self.trace_id,
-                        target_resource = confirmed.target(),
-                        answer = %answer,
-                    );
-                }
+                self.seen().answer = Some(crate::form::redacted(&form));
+                // A mirror of the step, for logs: the answer itself goes only to the audit
+                // log, redacted.
+                tracing::info!(
+                    target: "guard::audit",
+                    tool = self.spec.name,
+                    outcome = "accepted",
+                    trace_id = %self.trace_id,
+                    target_resource = confirmed.target(),
+                );
                 Ok(Confirmed::new(
                     form,
                     now.target().to_owned(),
@@ -372,7 +387,11 @@ impl<'g, F: Form> Flow<'g, F> {
             Ok(_) => "executed",
             Err(_) => "handler_failed",
         };
-        self.audit(outcome, "");
+        let result = match &response {
+            Ok(CallToolResponse::Complete(r)) => serde_json::to_value(r).ok(),
+            _ => None,
+        };
+        self.record(outcome, "", result.as_ref());
         response.map(|r| match r {
             CallToolResponse::Complete(result) => self.tag(result, outcome).into(),
             other => other,
@@ -720,14 +739,35 @@ impl<'g, F: Form> Flow<'g, F> {
     }
 
     fn audit(&self, outcome: &str, code: &str) {
-        tracing::info!(
-            target: "guard::audit",
-            tool = self.spec.name,
-            outcome,
-            code,
-            trace_id = %self.trace_id,
-            mrtr = self.is_mrtr(),
-        );
+        self.record(outcome, code, None);
+    }
+
+    /// The call's audit record: the outcome, what the human saw and answered (redacted),
+    /// a digest of the arguments and, once the handler ran, of its result.
+    fn record(&self, outcome: &str, code: &str, result: Option<&Value>) {
+        let mut event = crate::audit::Event::new(self.spec.name, outcome, self.trace_id.as_str())
+            .field("code", (!code.is_empty()).then_some(code))
+            .field("protocol", if self.is_mrtr() { "mrtr" } else { "push" })
+            .digest("args_sha256", &Value::Object(self.call.arguments.clone()));
+        {
+            let seen = self.seen();
+            if let Some((target, summary)) = &seen.effect {
+                event = event
+                    .field("target", target.as_str())
+                    .field("preview", summary.as_str());
+            }
+            if let Some(answer) = &seen.answer {
+                event = event.field("answer", Value::Object(answer.clone()));
+            }
+        }
+        if let Some(result) = result {
+            event = event.digest("result_sha256", result);
+        }
+        self.guard.record(event);
+    }
+
+    fn seen(&self) -> std::sync::MutexGuard<'_, Seen> {
+        self.seen.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 

@@ -26,9 +26,24 @@ pub trait Form: crate::seal::FormDerived + Sized + Send + 'static {
     /// Builds the form from content that [`crate::validate`] has accepted against [`Self::SPEC`].
     fn from_valid(content: &Map<String, Value>) -> Result<Self, String>;
 
-    /// The accepted answer as JSON, for the audit record.
+    /// The accepted answer as JSON.
     fn to_content(&self) -> Map<String, Value>;
 }
+
+/// The accepted answer as the audit record keeps it: every field marked
+/// [`FieldSpec::redact`] replaced by `"[redacted]"`.
+pub fn redacted<F: Form>(form: &F) -> Map<String, Value> {
+    let mut content = form.to_content();
+    for field in F::SPEC.fields.iter().filter(|f| f.redact) {
+        if let Some(value) = content.get_mut(field.name) {
+            *value = Value::String(REDACTED.into());
+        }
+    }
+    content
+}
+
+/// What a redacted answer reads as in the audit record.
+pub const REDACTED: &str = "[redacted]";
 
 /// A unit-only enum offered as a single choice. Derive it with `#[derive(rmcp_guard::FormEnum)]`.
 #[diagnostic::on_unimplemented(
@@ -84,6 +99,10 @@ pub struct FieldSpec {
     pub default: Option<DefaultValue>,
     /// What the field does for confirmation.
     pub role: FieldRole,
+    /// The audit record keeps `"[redacted]"` instead of the answer: `#[form(redact)]`, and
+    /// by default every free-text field (a `String` that is neither the retyped target nor
+    /// of a `format`); `#[form(redact = false)]` keeps one.
+    pub redact: bool,
 }
 
 /// What a field does for confirmation.
@@ -455,5 +474,48 @@ impl<E: FormEnum> FieldValue for E {
 
     fn to_json(&self) -> Value {
         json!(self.as_wire())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{Form, REDACTED, redacted};
+
+    /// Every kind of field, redacted by choice or by default, or kept.
+    #[derive(Debug, crate::Form)]
+    #[allow(dead_code)]
+    struct Answer {
+        #[form(redact)]
+        ticked: bool,
+        #[form(redact)]
+        count: i64,
+        note: String,
+        #[form(redact = false)]
+        approver: String,
+        #[form(format = "email")]
+        contact: String,
+        level: i64,
+        done: bool,
+    }
+
+    #[test]
+    fn marked_fields_and_free_text_are_redacted_the_rest_kept() {
+        let content = json!({
+            "ticked": true, "count": 3, "note": "the plan is secret", "approver": "ada",
+            "contact": "ada@example.com", "level": 2, "done": false
+        });
+        let Value::Object(content) = content else {
+            unreachable!()
+        };
+        let answer = Answer::from_valid(&content).unwrap();
+        assert_eq!(
+            Value::Object(redacted(&answer)),
+            json!({
+                "ticked": REDACTED, "count": REDACTED, "note": REDACTED, "approver": "ada",
+                "contact": "ada@example.com", "level": 2, "done": false
+            })
+        );
     }
 }

@@ -15,7 +15,7 @@ use std::{
 use rmcp::{handler::server::router::tool::ToolRouter, model::RequestStateCodec};
 
 use crate::{
-    exposure::{Exposed, Exposure},
+    exposure::{Exposed, Exposure, Recorder},
     outbox::Outbox,
     used::UsedStates,
 };
@@ -62,6 +62,9 @@ pub struct Guard {
     operations: Option<crate::ops::Operations>,
     #[cfg(feature = "approval")]
     approval: Option<Arc<crate::approval::ApprovalPage>>,
+    /// Where every outcome of this guard's tools is recorded.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    audit: Option<Arc<crate::audit::Pipeline>>,
 }
 
 /// Why a [`Guard`] could not be built.
@@ -98,6 +101,8 @@ impl Guard {
             operations: None,
             #[cfg(feature = "approval")]
             approval: None,
+            #[cfg(any(feature = "sqlite", feature = "postgres"))]
+            audit: None,
         })
     }
 
@@ -153,11 +158,76 @@ impl Guard {
         self.sqlite.as_ref()
     }
 
-    /// The store, identity provider and audit sink of `#[prepare]`/`#[confirm]` tools.
+    /// The store and identity provider of `#[prepare]`/`#[confirm]` tools. Every outcome
+    /// of this guard's tools is then recorded in that store's audit log (see
+    /// [`crate::audit`]), the operations' inside their own transactions.
+    ///
+    /// # Panics
+    /// If [`with_audit`](Self::with_audit) already chose a log: one guard keeps one log.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub fn with_operations(mut self, operations: crate::ops::Operations) -> Self {
+        assert!(
+            self.audit.is_none(),
+            "Guard::with_audit and Guard::with_operations both chose an audit log; with operations, the log is the operation store's: drop with_audit"
+        );
+        self.audit = Some(Arc::new(crate::audit::Pipeline::new(
+            operations.audit_log().clone(),
+        )));
         self.operations = Some(operations);
         self
+    }
+
+    /// Records every outcome of this guard's `#[destructive]` tools and every refused call
+    /// in `log`. A guard with operations already records in the operation store's log.
+    ///
+    /// # Panics
+    /// If [`with_operations`](Self::with_operations) already chose the log.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub fn with_audit(mut self, log: crate::audit::AuditLog) -> Self {
+        assert!(
+            self.audit.is_none(),
+            "this guard already records in a log (its operation store's, or an earlier with_audit); one guard keeps one log"
+        );
+        self.audit = Some(Arc::new(crate::audit::Pipeline::new(log)));
+        self
+    }
+
+    /// The log this guard records in, if any.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub fn audit_log(&self) -> Option<&crate::audit::AuditLog> {
+        self.audit.as_deref().map(crate::audit::Pipeline::log)
+    }
+
+    /// Waits until every outcome recorded outside a store transaction so far is written:
+    /// before reading the log in a test, a demo or a shutdown.
+    pub async fn audit_settled(&self) {
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        if let Some(pipeline) = &self.audit {
+            pipeline.settled().await;
+        }
+    }
+
+    /// Records `event` (mirrored to the `guard::audit` tracing target) in this guard's log,
+    /// after whatever was recorded before it.
+    pub(crate) fn record(&self, event: crate::audit::Event) {
+        event.mirror();
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        if let Some(pipeline) = &self.audit {
+            pipeline.send(event);
+        }
+    }
+
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub(crate) fn audit_pipeline(&self) -> Option<Arc<crate::audit::Pipeline>> {
+        self.audit.clone()
+    }
+
+    /// Where the exposure records the calls it refuses.
+    pub(crate) fn recorder(&self) -> Recorder {
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        return self.audit_pipeline();
+        #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+        return None;
     }
 
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -259,12 +329,12 @@ where
     R: Routes<S>,
 {
     match server.guard().exposure() {
-        Some(exposure) => routes.exposed_by(exposure),
+        Some(exposure) => routes.exposed_by(exposure, server.guard()),
         None => {
             tracing::error!(
                 "no tool is enabled: this guard states no exposure; configure one with Guard::with_exposure(Exposure::allowlist(FILE)), or Exposure::all_tools() to publish every tool on purpose"
             );
-            Arc::new(Exposed::new(None, routes.build()))
+            Arc::new(Exposed::new(None, routes.build()).audited(server.guard().recorder()))
         }
     }
 }
@@ -273,7 +343,7 @@ where
 /// router (filtered on every call).
 pub trait Routes<S>: routes::Sealed {
     #[doc(hidden)]
-    fn exposed_by(self, exposure: &Exposure) -> Arc<Exposed<S>>;
+    fn exposed_by(self, exposure: &Exposure, guard: &Guard) -> Arc<Exposed<S>>;
     #[doc(hidden)]
     fn build(self) -> ToolRouter<S>;
 }
@@ -285,8 +355,8 @@ mod routes {
 }
 
 impl<S: Send + Sync + 'static> Routes<S> for ToolRouter<S> {
-    fn exposed_by(self, exposure: &Exposure) -> Arc<Exposed<S>> {
-        Arc::new(Exposed::new(Some(exposure), self))
+    fn exposed_by(self, exposure: &Exposure, guard: &Guard) -> Arc<Exposed<S>> {
+        Arc::new(Exposed::new(Some(exposure), self).audited(guard.recorder()))
     }
 
     fn build(self) -> ToolRouter<S> {
@@ -299,8 +369,8 @@ where
     S: Send + Sync + 'static,
     F: FnOnce() -> ToolRouter<S> + 'static,
 {
-    fn exposed_by(self, exposure: &Exposure) -> Arc<Exposed<S>> {
-        exposure.exposed(self)
+    fn exposed_by(self, exposure: &Exposure, guard: &Guard) -> Arc<Exposed<S>> {
+        exposure.exposed(self, guard.recorder())
     }
 
     fn build(self) -> ToolRouter<S> {

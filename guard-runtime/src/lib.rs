@@ -59,6 +59,7 @@ extern crate self as rmcp_guard;
 #[cfg(feature = "approval")]
 pub mod approval;
 mod args;
+pub mod audit;
 mod canonical;
 mod confirmed;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -85,8 +86,8 @@ pub mod sandbox;
 mod seal;
 mod secret;
 mod trace;
-pub mod user_dirs;
 mod used;
+pub mod user_dirs;
 mod validate;
 
 #[cfg(feature = "testing")]

@@ -40,7 +40,6 @@
 //! # }
 //! ```
 
-mod audit;
 pub(crate) mod call;
 mod confirm;
 pub(crate) mod drive;
@@ -61,7 +60,6 @@ mod target;
 
 use std::{collections::HashMap, sync::Arc};
 
-pub use audit::{AuditRecord, AuditSink, AuditTable};
 pub use confirm::{Approved, Locked, Recheck};
 pub use intent::{Intent, OperationRef, Status};
 #[cfg(feature = "postgres")]
@@ -73,9 +71,12 @@ pub use sql::{BoxFuture, Dialect, Row, SqlValue, StoreError, Tx, TxBackend};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 
-use crate::identity::IdentityProvider;
+use crate::{audit::AuditLog, identity::IdentityProvider};
 
-/// Where intents, results, rate counters and (by default) audit records live. One method:
+/// The name checkpoints give a log unless the deployment names it.
+pub const DEFAULT_ORIGIN: &str = "guard audit log";
+
+/// Where intents, results, rate counters and the audit log live. One method:
 /// begin a transaction that serialises with every other transaction touching the same
 /// intent. Implement [`TxBackend`] and this trait to add an engine.
 pub trait OperationStore: Send + Sync + 'static {
@@ -89,12 +90,12 @@ impl<T: OperationStore + ?Sized> OperationStore for Arc<T> {
     }
 }
 
-/// A server's two-phase configuration: the store, who is calling, and where audit records go.
+/// A server's two-phase configuration: the store, who is calling, and the store's audit log.
 #[derive(Clone)]
 pub struct Operations {
     pub(crate) store: Arc<dyn OperationStore>,
     pub(crate) identity: Arc<dyn IdentityProvider>,
-    pub(crate) audit: Arc<dyn AuditSink>,
+    pub(crate) audit: AuditLog,
     /// Per-tool rates that replace the ones the prepare tools declare.
     rates: Arc<HashMap<&'static str, Rate>>,
     /// Per-tool intent lifetimes that replace the `ttl` the prepare tools declare.
@@ -103,21 +104,28 @@ pub struct Operations {
 
 impl Operations {
     /// Operations on `store`, for callers established by `identity`, audited into the
-    /// store's `guard_audit` table.
+    /// store's audit log (see [`crate::audit`]), each record inside its call's transaction.
     pub fn new(store: impl OperationStore, identity: impl IdentityProvider + 'static) -> Self {
+        let store: Arc<dyn OperationStore> = Arc::new(store);
         Self {
-            store: Arc::new(store),
+            audit: AuditLog::shared(store.clone(), DEFAULT_ORIGIN),
+            store,
             identity: Arc::new(identity),
-            audit: Arc::new(AuditTable),
             rates: Arc::default(),
             ttls: Arc::default(),
         }
     }
 
-    /// Writes audit records through `sink` instead, still inside each call's transaction.
-    pub fn audit(mut self, sink: impl AuditSink) -> Self {
-        self.audit = Arc::new(sink);
+    /// Names the audit log in its signed checkpoints (one line, such as
+    /// `orders.example.com audit`; the default is `guard audit log`).
+    pub fn audit_origin(mut self, origin: &str) -> Self {
+        self.audit = AuditLog::shared(self.store.clone(), origin);
         self
+    }
+
+    /// The store's audit log.
+    pub fn audit_log(&self) -> &AuditLog {
+        &self.audit
     }
 
     /// This deployment's limit for the prepare tool `tool`, in place of the `rate` it

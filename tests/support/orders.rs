@@ -271,7 +271,7 @@ impl World {
     /// Audit outcomes for `operation_id`, oldest first.
     pub async fn audit_outcomes(&self, operation_id: &str) -> Vec<String> {
         self.query(
-            "SELECT outcome FROM guard_audit WHERE operation_id = $1 ORDER BY audit_id",
+            "SELECT outcome FROM guard_audit_log WHERE operation_id = $1 ORDER BY seq",
             &[operation_id.into()],
         )
         .await

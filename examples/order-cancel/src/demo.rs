@@ -12,7 +12,8 @@ use rmcp::{
 };
 use rmcp_guard::{
     EnvIdentity, Guard, Identity,
-    ops::{OperationStore, Operations, SqlValue, SqliteStore, StoreError},
+    audit::{AuditLog, CheckpointSigner},
+    ops::{DEFAULT_ORIGIN, OperationStore, Operations, SqlValue, SqliteStore, StoreError},
 };
 use serde_json::{Value, json};
 
@@ -119,7 +120,7 @@ pub async fn run() -> Result<(), String> {
     println!("══ The database at the end ══");
     demo.orders().await?;
     demo.audit(&id).await?;
-    Ok(())
+    demo.verify_log(Path::new(WORKSPACE)).await
 }
 
 impl Demo {
@@ -242,12 +243,48 @@ impl Demo {
         Ok(())
     }
 
+    /// Signs a checkpoint of the store's audit log and verifies the log against it, as
+    /// `guard-audit verify` does.
+    async fn verify_log(&self, workspace: &Path) -> Result<(), String> {
+        let log = AuditLog::new(self.store.clone(), DEFAULT_ORIGIN);
+        let signer = CheckpointSigner::generate("order-cancel-demo").map_err(|e| e.to_string())?;
+        let key = workspace.join("audit.key");
+        let checkpoint = workspace.join("checkpoint.txt");
+        let note = log.checkpoint(&signer).await.map_err(|e| e.to_string())?;
+        std::fs::write(&key, signer.verifier().to_text()).map_err(|e| e.to_string())?;
+        std::fs::write(&checkpoint, &note).map_err(|e| e.to_string())?;
+        println!();
+        println!("══ Audit ══");
+        println!("   every answer above is one record of the store's tamper-evident log; a signed");
+        println!(
+            "   checkpoint of it is in checkpoint.txt. Anyone holding both checks it offline:\n"
+        );
+        println!(
+            "$ guard-audit verify --db {} --checkpoint {} --key {}",
+            workspace.join("orders.db").display(),
+            checkpoint.display(),
+            key.display()
+        );
+        let opened = signer.verifier().open(&note).map_err(|e| e.to_string())?;
+        match log.verify(Some(&opened)).await {
+            Ok(verified) => {
+                println!(
+                    "OK: {verified} (checkpoint: {}, tree size {})",
+                    checkpoint.display(),
+                    opened.size
+                );
+                Ok(())
+            }
+            Err(error) => Err(format!("FAILED: {error}")),
+        }
+    }
+
     async fn audit(&self, operation_id: &str) -> Result<(), String> {
         println!("   audit trail of operation {operation_id}:");
         let rows = self
             .rows(
-                "SELECT tool, tenant, user_id, outcome FROM guard_audit
-                 WHERE operation_id = $1 ORDER BY audit_id",
+                "SELECT tool, tenant, user_id, outcome FROM guard_audit_log
+                 WHERE operation_id = $1 ORDER BY seq",
                 &[operation_id.into()],
             )
             .await?;

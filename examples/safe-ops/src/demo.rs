@@ -10,6 +10,8 @@ use rmcp::{
 };
 use rmcp_guard::{
     Guard,
+    audit::{AuditLog, CheckpointSigner},
+    ops::SqliteStore,
     testing::{Answer, ScriptedHuman},
 };
 use serde_json::{Value, json};
@@ -86,8 +88,10 @@ pub async fn run() -> Result<(), String> {
         std::fs::write(root.join(name), text).map_err(|e| e.to_string())?;
     }
     println!(
-        "safe-ops demo — workspace {WORKSPACE} (files/, safe-ops.db), recreated on every run\n"
+        "safe-ops demo — workspace {WORKSPACE} (files/, safe-ops.db, audit.db), recreated on every run\n"
     );
+    let store = SqliteStore::open(workspace.join("audit.db")).map_err(|e| e.to_string())?;
+    let log = AuditLog::new(store, "safe-ops demo");
 
     for (era, protocol) in [
         (
@@ -101,10 +105,42 @@ pub async fn run() -> Result<(), String> {
     ] {
         println!("══ Protocol {era} ══\n");
         for scene in scenes(&protocol) {
-            play(&root, &db_path, &protocol, scene).await?;
+            play(&root, &db_path, &log, &protocol, scene).await?;
         }
     }
-    Ok(())
+    verify_log(workspace, &log).await
+}
+
+/// Signs a checkpoint of the demo's audit log and verifies the log against it, as
+/// `guard-audit verify` does.
+async fn verify_log(workspace: &Path, log: &AuditLog) -> Result<(), String> {
+    let signer = CheckpointSigner::generate("safe-ops-demo").map_err(|e| e.to_string())?;
+    let key = workspace.join("audit.key");
+    let checkpoint = workspace.join("checkpoint.txt");
+    let note = log.checkpoint(&signer).await.map_err(|e| e.to_string())?;
+    std::fs::write(&key, signer.verifier().to_text()).map_err(|e| e.to_string())?;
+    std::fs::write(&checkpoint, &note).map_err(|e| e.to_string())?;
+    println!("══ Audit ══\n");
+    println!("Every outcome above is one record of a tamper-evident log (audit.db); a checkpoint");
+    println!("of it was signed into checkpoint.txt. Anyone holding both can check it offline:\n");
+    println!(
+        "$ guard-audit verify --db {} --checkpoint {} --key {}",
+        workspace.join("audit.db").display(),
+        checkpoint.display(),
+        key.display()
+    );
+    let opened = signer.verifier().open(&note).map_err(|e| e.to_string())?;
+    match log.verify(Some(&opened)).await {
+        Ok(verified) => {
+            println!(
+                "OK: {verified} (checkpoint: {}, tree size {})",
+                checkpoint.display(),
+                opened.size
+            );
+            Ok(())
+        }
+        Err(error) => Err(format!("FAILED: {error}")),
+    }
 }
 
 fn scenes(protocol: &ProtocolVersion) -> Vec<Scene<'static>> {
@@ -243,12 +279,13 @@ fn scenes(protocol: &ProtocolVersion) -> Vec<Scene<'static>> {
 async fn play(
     root: &Path,
     db_path: &Path,
+    log: &AuditLog,
     protocol: &ProtocolVersion,
     scene: Scene<'static>,
 ) -> Result<(), String> {
     let human = ScriptedHuman::new(protocol.clone());
     human.will(scene.answer.clone());
-    let client = connect(root, db_path, human.clone(), protocol).await?;
+    let (client, guard) = connect(root, db_path, log, human.clone(), protocol).await?;
     let before = World::read(root, db_path)?;
     let Value::Object(arguments) = scene.args.clone() else {
         return Err("scene arguments must be an object".into());
@@ -259,6 +296,7 @@ async fn play(
         .map_err(|e| format!("{} call failed: {e}", scene.tool))?;
     let after = World::read(root, db_path)?;
     let _ = client.cancel().await;
+    guard.audit_settled().await;
 
     println!("── {} · {}", scene.tool, scene.title);
     println!("   model calls   {}({})", scene.tool, scene.args);
@@ -304,14 +342,24 @@ fn describe(answer: &Answer) -> String {
 async fn connect(
     root: &Path,
     db_path: &Path,
+    log: &AuditLog,
     human: ScriptedHuman,
     protocol: &ProtocolVersion,
-) -> Result<RunningService<RoleClient, ScriptedHuman>, String> {
+) -> Result<
+    (
+        RunningService<RoleClient, ScriptedHuman>,
+        std::sync::Arc<Guard>,
+    ),
+    String,
+> {
     let server = SafeOps::open(
         root,
         db_path,
-        Guard::ephemeral().map_err(|e| e.to_string())?,
+        Guard::ephemeral()
+            .map_err(|e| e.to_string())?
+            .with_audit(log.clone()),
     )?;
+    let guard = server.guard_config().clone();
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {
@@ -328,5 +376,5 @@ async fn connect(
             "the demo client negotiated {negotiated:?}, not {protocol}"
         ));
     }
-    Ok(client)
+    Ok((client, guard))
 }

@@ -8,13 +8,13 @@ use serde_json::{Value, json};
 
 use super::{
     Operations,
-    audit::AuditRecord,
     intent::OperationRef,
     now_ms,
     rate::Rate,
     sql::{StoreError, Tx},
 };
 use crate::{
+    audit::Event,
     error::{ToolError, codes},
     flow::Step,
     guard::Guard,
@@ -96,10 +96,17 @@ impl Caller {
                 &trace_id,
             ));
         };
-        let identity = ops
-            .identity
-            .identify(&request)
-            .map_err(|e| answer_error(e, &trace_id))?;
+        let identity = match ops.identity.identify(&request) {
+            Ok(identity) => identity,
+            Err(refusal) => {
+                let event = Event::new(tool, refusal.code(), trace_id.as_str()).field("op", op);
+                event.mirror();
+                if let Err(error) = ops.audit.append(None, &event).await {
+                    tracing::error!(%trace_id, %error, "could not write the audit record");
+                }
+                return Err(answer_error(refusal, &trace_id));
+            }
+        };
         let caller = Self {
             ops,
             identity,
@@ -133,52 +140,49 @@ impl Caller {
         ))
     }
 
+    /// This call's audit event: who asked, which op, and what it concerned.
     pub fn record(
         &self,
         outcome: &'static str,
         operation_id: Option<&str>,
         target: Option<&str>,
         summary: Option<&str>,
-    ) -> AuditRecord {
-        AuditRecord {
-            trace_id: self.trace_id.clone(),
-            tenant: self.identity.tenant.clone(),
-            user: self.identity.user.clone(),
-            tool: self.tool,
-            op: self.op,
-            operation_id: operation_id.map(str::to_owned),
-            target: target.map(str::to_owned),
-            summary: summary.map(str::to_owned),
-            outcome,
-            at: now_ms(),
+    ) -> Event {
+        let mut event = Event::new(self.tool, outcome, self.trace_id.as_str()).field("op", self.op);
+        if !self.identity.tenant.is_empty() || !self.identity.user.is_empty() {
+            event = event.identity(&self.identity.tenant, &self.identity.user);
         }
+        event
+            .field("operation_id", operation_id)
+            .field("target", target)
+            .field("summary", summary)
     }
 
-    /// Writes `record` inside `tx` (and logs it).
-    pub async fn audit(&self, tx: &mut Tx, record: &AuditRecord) -> Result<(), StoreError> {
-        log(record);
-        self.ops.audit.record(tx, record).await
+    /// Writes `record` inside `tx` (and mirrors it to the log).
+    pub async fn audit(&self, tx: &mut Tx, record: &Event) -> Result<(), StoreError> {
+        record.mirror();
+        self.ops.audit.append(Some(tx), record).await.map(drop)
     }
 
     /// Writes `record` in a transaction of its own, for outcomes whose own transaction
     /// rolled back or never began. A failure is logged: the model's answer stands.
-    pub async fn audit_alone(&self, record: &AuditRecord) {
+    pub async fn audit_alone(&self, record: &Event) {
         self.alone(record, None).await;
     }
 
     /// Like [`audit_alone`](Self::audit_alone), also counting the call against `rate`.
-    pub async fn alone(&self, record: &AuditRecord, rate: Option<&Rate>) {
+    pub async fn alone(&self, record: &Event, rate: Option<&Rate>) {
         let written = async {
             let mut tx = self.ops.store.begin().await?;
             if let Some(rate) = rate {
                 let who = (self.identity.tenant.as_str(), self.identity.user.as_str());
-                let _counted = rate.take(&mut tx, who, self.tool, record.at).await?;
+                let _counted = rate.take(&mut tx, who, self.tool, now_ms()).await?;
             }
             self.audit(&mut tx, record).await?;
             tx.commit().await
         };
         if let Err(error) = written.await {
-            tracing::error!(trace_id = %self.trace_id, %error, outcome = record.outcome, "could not write the audit record");
+            tracing::error!(trace_id = %self.trace_id, %error, outcome = record.outcome(), "could not write the audit record");
         }
     }
 
@@ -235,18 +239,4 @@ fn tag(
     meta.0.insert("guard".into(), guard);
     result.meta = Some(MetaObject(meta.0));
     result
-}
-
-fn log(r: &AuditRecord) {
-    tracing::info!(
-        target: "guard::audit",
-        tool = r.tool,
-        op = r.op,
-        outcome = r.outcome,
-        tenant = %r.tenant,
-        user = %r.user,
-        operation_id = r.operation_id.as_deref().unwrap_or(""),
-        target_id = r.target.as_deref().unwrap_or(""),
-        trace_id = %r.trace_id,
-    );
 }

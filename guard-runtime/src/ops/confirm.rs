@@ -333,7 +333,9 @@ impl<P: DeserializeOwned> Approved<P> {
         } = self.0;
         let id = intent.operation_id.as_str();
         let now = now_ms();
-        let record = caller.record("SUBMITTED", Some(id), Some(&intent.target), None);
+        let record = caller
+            .record("SUBMITTED", Some(id), Some(&intent.target), None)
+            .digest("result_sha256", &result);
         let committed = async {
             tx.execute(
                 "INSERT INTO guard_operation_effects (operation_id, committed_at) VALUES ($1, $2)",
@@ -464,7 +466,7 @@ impl Gate<'_> {
 async fn finish_early(
     caller: &Caller,
     mut tx: Tx,
-    record: &super::AuditRecord,
+    record: &crate::audit::Event,
 ) -> Result<(), StoreError> {
     caller.audit(&mut tx, record).await?;
     tx.commit().await

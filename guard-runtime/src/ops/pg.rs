@@ -127,7 +127,15 @@ impl PgStore {
             .map_err(pg_error)?;
         // The triggers are definitions, not steps: the latest ones replace older ones.
         tx.batch_execute(POSTGRES_GUARDS).await.map_err(pg_error)?;
-        tx.commit().await.map_err(pg_error)
+        tx.commit().await.map_err(pg_error)?;
+        drop(client);
+        // The audit table of a store from before the audit log is moved into the log, one
+        // migrator at a time.
+        let mut tx = self.begin().await?;
+        tx.query("SELECT pg_advisory_xact_lock(7237150514)", &[])
+            .await?;
+        crate::audit::migrate_legacy(&mut tx).await?;
+        tx.commit().await
     }
 
     async fn client(&self) -> Result<Object, StoreError> {
@@ -200,8 +208,8 @@ fn type_name<'a>(what: &str, ty: &'a str) -> Result<&'a str, StoreError> {
 ///
 /// - `guard_operations`: `SELECT`, `INSERT`, and `UPDATE` of [`OPERATION_UPDATE_COLUMNS`]
 ///   only (which also lets guard lock an intent with `FOR UPDATE`);
-/// - `guard_operation_effects` and `guard_audit`: `SELECT` and `INSERT`, never `UPDATE`,
-///   `DELETE` or `TRUNCATE`;
+/// - `guard_operation_effects`, `guard_audit_log` and `guard_audit_checkpoints`: `SELECT`
+///   and `INSERT`, never `UPDATE`, `DELETE` or `TRUNCATE`;
 /// - `guard_rate_buckets`: `SELECT`, `INSERT`, and `UPDATE` of `tool` only (the bucket row is
 ///   locked with `FOR UPDATE`, which needs `UPDATE` on some column);
 /// - `guard_rate_events` and `guard_redeemed_states`: `SELECT`, `INSERT`, `DELETE` (guard
@@ -217,7 +225,8 @@ pub fn operation_grants_sql(schema: &str, role: &str) -> Result<String, StoreErr
         "GRANT USAGE ON SCHEMA {schema} TO {role};
          REVOKE ALL ON {schema}.guard_operations, {schema}.guard_operation_effects,
              {schema}.guard_rate_buckets, {schema}.guard_rate_events,
-             {schema}.guard_redeemed_states, {schema}.guard_audit FROM {role};
+             {schema}.guard_redeemed_states, {schema}.guard_audit_log,
+             {schema}.guard_audit_checkpoints FROM {role};
          GRANT SELECT, INSERT ON {schema}.guard_operations TO {role};
          GRANT UPDATE ({columns}) ON {schema}.guard_operations TO {role};
          GRANT SELECT, INSERT ON {schema}.guard_operation_effects TO {role};
@@ -225,8 +234,8 @@ pub fn operation_grants_sql(schema: &str, role: &str) -> Result<String, StoreErr
          GRANT UPDATE (tool) ON {schema}.guard_rate_buckets TO {role};
          GRANT SELECT, INSERT, DELETE ON {schema}.guard_rate_events TO {role};
          GRANT SELECT, INSERT, DELETE ON {schema}.guard_redeemed_states TO {role};
-         GRANT SELECT, INSERT ON {schema}.guard_audit TO {role};
-         GRANT USAGE ON SEQUENCE {schema}.guard_audit_audit_id_seq TO {role};"
+         GRANT SELECT, INSERT ON {schema}.guard_audit_log TO {role};
+         GRANT SELECT, INSERT ON {schema}.guard_audit_checkpoints TO {role};"
     ))
 }
 
@@ -652,7 +661,7 @@ mod tests {
             sql.contains("GRANT UPDATE (status, result, confirmed_at) ON shop.guard_operations")
         );
         assert!(!sql.contains("UPDATE ON shop.guard_operations"));
-        assert!(!sql.contains("DELETE ON shop.guard_audit"));
+        assert!(!sql.contains("DELETE ON shop.guard_audit_log"));
         assert!(!sql.contains("DELETE ON shop.guard_operation_effects"));
         assert!(operation_grants_sql("shop", "app; DROP").is_err());
     }

@@ -236,20 +236,24 @@ impl<P> Stored<'_, P> {
                 self.spec.op.into(),
                 self.intent.target.as_str().into(),
                 self.payload.0.into(),
-                self.payload.1.into(),
-                self.preview.into(),
+                self.payload.1.as_str().into(),
+                self.preview.as_str().into(),
                 self.expires_at.into(),
                 self.now.into(),
                 self.caller.trace_id.as_str().into(),
             ],
         )
         .await?;
-        let record = self.caller.record(
-            "PREPARED",
-            Some(self.operation_id),
-            Some(&self.intent.target),
-            self.intent.summary.as_deref(),
-        );
+        let record = self
+            .caller
+            .record(
+                "PREPARED",
+                Some(self.operation_id),
+                Some(&self.intent.target),
+                self.intent.summary.as_deref(),
+            )
+            .field("preview", self.preview)
+            .field("payload_sha256", self.payload.1);
         self.caller.audit(&mut tx, &record).await?;
         tx.commit().await
     }

@@ -9,16 +9,16 @@
 //!   bucket row makes concurrent calls of one user take turns.
 //! - `guard_redeemed_states`: MRTR request states already answered, so a replica sharing
 //!   the store refuses a replay that another replica accepted.
-//! - `guard_audit`: the default [`AuditSink`](super::AuditSink)'s table.
+//! - `guard_audit_log` and `guard_audit_checkpoints`: the audit log and its signed
+//!   checkpoints (see [`crate::audit`]). The log's `seq` is its primary key, so two
+//!   entries never share a place.
 //!
 //! On PostgreSQL the database itself also holds an intent to what guard does with it, so a
 //! server role that is compromised (or a deployment that granted it too much) cannot rewrite
 //! history behind guard's back; see [`POSTGRES_GUARDS`].
 
-macro_rules! schema {
-    ($audit_id:literal) => {
-        concat!(
-            "CREATE TABLE IF NOT EXISTS guard_operations (
+/// The tables, the same on both engines.
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS guard_operations (
                 operation_id   TEXT PRIMARY KEY,
                 tenant         TEXT NOT NULL,
                 user_id        TEXT NOT NULL,
@@ -61,32 +61,31 @@ macro_rules! schema {
                 nonce      TEXT PRIMARY KEY,
                 expires_at BIGINT NOT NULL
             );
-            CREATE TABLE IF NOT EXISTS guard_audit (
-                audit_id     ",
-            $audit_id,
-            ",
+            CREATE TABLE IF NOT EXISTS guard_audit_log (
+                seq          BIGINT PRIMARY KEY CHECK (seq >= 0),
+                hash         TEXT NOT NULL,
+                entry        TEXT NOT NULL,
                 trace_id     TEXT NOT NULL,
+                tool         TEXT NOT NULL,
+                outcome      TEXT NOT NULL,
                 tenant       TEXT,
                 user_id      TEXT,
-                tool         TEXT NOT NULL,
-                op           TEXT,
                 operation_id TEXT,
-                target       TEXT,
-                summary      TEXT,
-                outcome      TEXT NOT NULL,
                 at           BIGINT NOT NULL
             );
-            CREATE INDEX IF NOT EXISTS guard_audit_trace ON guard_audit (trace_id);
-            CREATE INDEX IF NOT EXISTS guard_audit_operation ON guard_audit (operation_id);"
-        )
-    };
-}
+            CREATE INDEX IF NOT EXISTS guard_audit_log_trace ON guard_audit_log (trace_id);
+            CREATE INDEX IF NOT EXISTS guard_audit_log_operation ON guard_audit_log (operation_id);
+            CREATE TABLE IF NOT EXISTS guard_audit_checkpoints (
+                size BIGINT PRIMARY KEY,
+                note TEXT NOT NULL,
+                at   BIGINT NOT NULL
+            );";
 
 #[cfg(feature = "sqlite")]
-pub(crate) const SQLITE_SCHEMA: &str = schema!("INTEGER PRIMARY KEY AUTOINCREMENT");
+pub(crate) const SQLITE_SCHEMA: &str = SCHEMA;
 
 #[cfg(feature = "postgres")]
-pub(crate) const POSTGRES_SCHEMA: &str = schema!("BIGSERIAL PRIMARY KEY");
+pub(crate) const POSTGRES_SCHEMA: &str = SCHEMA;
 
 /// PostgreSQL only, created with the tables by `PgStore::migrate`: two triggers on
 /// `guard_operations` that hold for every role except the table's owner (and superusers),

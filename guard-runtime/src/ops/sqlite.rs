@@ -60,10 +60,37 @@ impl SqliteStore {
                 migrate::CURRENT
             ))
         })?;
-        Ok(Self {
+        let store = Self {
             worker: Worker::start(connection)?,
             turn: Arc::new(Mutex::new(())),
-        })
+        };
+        // The audit table of a store from before the audit log is moved into the log.
+        wait(async {
+            let mut tx = store.begin().await?;
+            crate::audit::migrate_legacy(&mut tx).await?;
+            tx.commit().await
+        })?;
+        Ok(store)
+    }
+}
+
+/// Waits for `future` on this thread. `open` is not async; the store's own thread does the
+/// work, so parking here until it answers cannot deadlock.
+fn wait<T>(future: impl Future<Output = T>) -> T {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Arc::new(Unpark(std::thread::current())).into();
+    let mut context = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(value) = future.as_mut().poll(&mut context) {
+            return value;
+        }
+        std::thread::park();
     }
 }
 

@@ -1,0 +1,411 @@
+//! `guard-audit`: verify, prove, export and read guard's audit log, offline.
+//!
+//! The log is read from the operation store (`--db FILE` for SQLite, `--pg URL` for
+//! PostgreSQL) or from an export (`--file FILE`, JSON Lines as `export` writes them).
+//! Checkpoints are the signed notes `checkpoint` prints; `--key` is the verifier key
+//! `keygen` printed (the text, or a file holding it).
+
+use std::{path::Path, process::ExitCode};
+
+use rmcp_guard::{
+    audit::{
+        AuditLog, Checkpoint, CheckpointSigner, CheckpointVerifier, ConsistencyProof,
+        InclusionProof, Verified, VerifyError, export, merkle::Hash, split_line, story,
+        verify_export,
+    },
+    ops::{DEFAULT_ORIGIN, PgStore, SqliteStore},
+};
+
+const USAGE: &str = "\
+guard-audit: verify and read guard's tamper-evident audit log
+
+USAGE:
+  guard-audit keygen NAME
+  guard-audit checkpoint SOURCE --signer FILE
+  guard-audit verify SOURCE [--checkpoint FILE] [--key KEY] [--inclusion TRACE_ID]
+  guard-audit prove SOURCE --trace TRACE_ID --checkpoint FILE --key KEY
+  guard-audit prove SOURCE --from OLD_CHECKPOINT --to NEW_CHECKPOINT --key KEY
+  guard-audit export STORE [--since TIME] [--trace TRACE_ID]
+  guard-audit show STORE TRACE_ID
+
+SOURCE is a STORE or --file EXPORT.JSONL; STORE is --db FILE (SQLite) or --pg URL.
+KEY is a verifier key (NAME+ID+BASE64) or a file holding one.
+Without --checkpoint, verify uses the latest checkpoint stored in the database and checks
+its signature with --key; keep your own copies of checkpoints and pass them to be sure.
+TIME is RFC 3339 (2026-01-31T12:00:00Z) or milliseconds since the Unix epoch.";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--version" || a == "-V") {
+        println!("guard-audit {}", env!("CARGO_PKG_VERSION"));
+        return ExitCode::SUCCESS;
+    }
+    if args.is_empty() || args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("guard-audit: cannot start: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(run(&args)) {
+        Ok(Outcome::Good(text)) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Ok(Outcome::Bad(text)) => {
+            print!("{text}");
+            ExitCode::FAILURE
+        }
+        Err(message) => {
+            eprintln!("guard-audit: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// A command's printed answer: good (exit 0) or a finding (exit 1).
+enum Outcome {
+    Good(String),
+    Bad(String),
+}
+
+/// Parsed options: `--name value` pairs and bare words.
+struct Args<'a> {
+    words: Vec<&'a str>,
+    options: Vec<(&'a str, &'a str)>,
+}
+
+impl<'a> Args<'a> {
+    fn parse(args: &'a [String], known: &[&str]) -> Result<Self, String> {
+        let mut words = Vec::new();
+        let mut options = Vec::new();
+        let mut it = args.iter();
+        while let Some(arg) = it.next() {
+            if let Some(name) = arg.strip_prefix("--") {
+                if !known.contains(&name) {
+                    return Err(format!(
+                        "unknown option --{name}; this command takes {}. See guard-audit --help",
+                        known
+                            .iter()
+                            .map(|k| format!("--{k}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
+                let value = it
+                    .next()
+                    .ok_or_else(|| format!("--{name} needs a value. See guard-audit --help"))?;
+                options.push((name, value.as_str()));
+            } else {
+                words.push(arg.as_str());
+            }
+        }
+        Ok(Self { words, options })
+    }
+
+    fn get(&self, name: &str) -> Option<&'a str> {
+        self.options
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
+    }
+
+    fn need(&self, name: &str) -> Result<&'a str, String> {
+        self.get(name)
+            .ok_or_else(|| format!("--{name} is required here. See guard-audit --help"))
+    }
+}
+
+async fn run(args: &[String]) -> Result<Outcome, String> {
+    let (command, rest) = args.split_first().ok_or("no command")?;
+    match command.as_str() {
+        "keygen" => keygen(&Args::parse(rest, &[])?),
+        "checkpoint" => checkpoint(&Args::parse(rest, &["db", "pg", "signer"])?).await,
+        "verify" => {
+            verify(&Args::parse(
+                rest,
+                &["db", "pg", "file", "checkpoint", "key", "inclusion"],
+            )?)
+            .await
+        }
+        "prove" => {
+            prove(&Args::parse(
+                rest,
+                &[
+                    "db",
+                    "pg",
+                    "file",
+                    "trace",
+                    "checkpoint",
+                    "key",
+                    "from",
+                    "to",
+                ],
+            )?)
+            .await
+        }
+        "export" => export_cmd(&Args::parse(rest, &["db", "pg", "since", "trace"])?).await,
+        "show" => show(&Args::parse(rest, &["db", "pg"])?).await,
+        other => Err(format!(
+            "unknown command `{other}`; use keygen, checkpoint, verify, prove, export or show"
+        )),
+    }
+}
+
+fn keygen(args: &Args<'_>) -> Result<Outcome, String> {
+    let [name] = args.words[..] else {
+        return Err("keygen takes one NAME (no spaces, no +)".into());
+    };
+    let signer = CheckpointSigner::generate(name).map_err(|e| e.to_string())?;
+    Ok(Outcome::Good(format!(
+        "{}\n{}\n",
+        signer.to_text(),
+        signer.verifier().to_text()
+    )))
+}
+
+/// The store named by `--db` or `--pg`.
+async fn store(args: &Args<'_>) -> Result<AuditLog, String> {
+    match (args.get("db"), args.get("pg")) {
+        (Some(path), None) => {
+            if !Path::new(path).is_file() {
+                return Err(format!(
+                    "{path} does not exist: give the SQLite file the server's operation store uses"
+                ));
+            }
+            let store = SqliteStore::open(path).map_err(|e| format!("cannot open {path}: {e}"))?;
+            Ok(AuditLog::new(store, DEFAULT_ORIGIN))
+        }
+        (None, Some(url)) => {
+            let store = PgStore::connect(url, 1).map_err(|e| e.to_string())?;
+            Ok(AuditLog::new(store, DEFAULT_ORIGIN))
+        }
+        (Some(_), Some(_)) => Err("give --db or --pg, not both".into()),
+        (None, None) => Err("say where the log is: --db FILE or --pg URL".into()),
+    }
+}
+
+fn read(path: &str, what: &str) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read the {what} {path}: {e}"))
+}
+
+fn verifier(args: &Args<'_>) -> Result<CheckpointVerifier, String> {
+    let key = args.need("key")?;
+    let text = if Path::new(key).is_file() {
+        read(key, "key file")?
+    } else {
+        key.to_owned()
+    };
+    CheckpointVerifier::parse(&text).map_err(|e| e.to_string())
+}
+
+fn open_checkpoint(path: &str, verifier: &CheckpointVerifier) -> Result<Checkpoint, String> {
+    verifier
+        .open(&read(path, "checkpoint")?)
+        .map_err(|e| format!("{path}: {e}"))
+}
+
+async fn checkpoint(args: &Args<'_>) -> Result<Outcome, String> {
+    let log = store(args).await?;
+    let signer = CheckpointSigner::parse(&read(args.need("signer")?, "signer key")?)
+        .map_err(|e| e.to_string())?;
+    let text = log.checkpoint(&signer).await.map_err(|e| e.to_string())?;
+    Ok(Outcome::Good(text))
+}
+
+/// The checkpoint to verify against: `--checkpoint`, else the latest stored one.
+async fn chosen_checkpoint(
+    args: &Args<'_>,
+    log: Option<&AuditLog>,
+) -> Result<Option<(Checkpoint, String)>, String> {
+    if let Some(path) = args.get("checkpoint") {
+        let cp = open_checkpoint(path, &verifier(args)?)?;
+        return Ok(Some((cp, path.to_owned())));
+    }
+    let Some(log) = log else {
+        return Ok(None);
+    };
+    let Some(text) = log.latest_checkpoint().await.map_err(|e| e.to_string())? else {
+        return Ok(None);
+    };
+    let key = verifier(args).map_err(|e| {
+        format!("{e}; the database holds a checkpoint, and its signature must be checked")
+    })?;
+    let cp = key
+        .open(&text)
+        .map_err(|e| format!("the latest checkpoint stored in the database: {e}"))?;
+    Ok(Some((cp, "the latest checkpoint in the database".into())))
+}
+
+async fn verify(args: &Args<'_>) -> Result<Outcome, String> {
+    if let Some(trace) = args.get("inclusion") {
+        return inclusion(args, trace).await;
+    }
+    let (verified, cp) = verified_source(args).await?;
+    let verified = match verified {
+        Ok(v) => v,
+        Err(text) => return Ok(Outcome::Bad(text)),
+    };
+    let source = match &cp {
+        Some((cp, from)) => format!(" (checkpoint: {from}, tree size {})", cp.size),
+        None => "; no checkpoint was given or stored, so only the chain was checked (sign one with guard-audit checkpoint)".into(),
+    };
+    Ok(Outcome::Good(format!("OK: {verified}{source}\n")))
+}
+
+/// Verifies the source; `Err` in the first result is the finding to print.
+async fn verified_source(
+    args: &Args<'_>,
+) -> Result<(Result<Verified, String>, Option<(Checkpoint, String)>), String> {
+    if let Some(path) = args.get("file") {
+        let bytes = std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+        let cp = chosen_checkpoint(args, None).await?;
+        let result = verify_export(&bytes, cp.as_ref().map(|(c, _)| c))
+            .map_err(|fault| format!("FAILED: {fault}\n"));
+        return Ok((result, cp));
+    }
+    let log = store(args).await?;
+    let cp = chosen_checkpoint(args, Some(&log)).await?;
+    let result = match log.verify(cp.as_ref().map(|(c, _)| c)).await {
+        Ok(v) => Ok(v),
+        Err(VerifyError::Fault(fault)) => Err(format!("FAILED: {fault}\n")),
+        Err(VerifyError::Store(e)) => return Err(e.to_string()),
+    };
+    Ok((result, cp))
+}
+
+/// The leaf hashes and entries of the source, after it verified.
+async fn entries(args: &Args<'_>) -> Result<Vec<(Hash, String)>, String> {
+    if let Some(path) = args.get("file") {
+        let text = read(path, "export")?;
+        return Ok(text
+            .lines()
+            .filter_map(|line| split_line(line.as_bytes()))
+            .map(|(hash, entry)| (hash, String::from_utf8_lossy(&entry).into_owned()))
+            .collect());
+    }
+    let log = store(args).await?;
+    let records = log.records().await.map_err(|e| e.to_string())?;
+    Ok(records
+        .into_iter()
+        .filter_map(|r| {
+            let line = r.line();
+            split_line(line.as_bytes())
+                .map(|(hash, entry)| (hash, String::from_utf8_lossy(&entry).into_owned()))
+        })
+        .collect())
+}
+
+async fn inclusion(args: &Args<'_>, trace: &str) -> Result<Outcome, String> {
+    let key = verifier(args)?;
+    let cp = open_checkpoint(args.need("checkpoint")?, &key)?;
+    if let (Err(finding), _) = verified_source(args).await? {
+        return Ok(Outcome::Bad(finding));
+    }
+    let all = entries(args).await?;
+    let leaves: Vec<Hash> = all.iter().map(|(h, _)| *h).collect();
+    let needle = format!("\"trace_id\":\"{}\"", trace.replace('"', ""));
+    let mut out = String::new();
+    for (seq, (_, entry)) in all.iter().enumerate() {
+        if !entry.contains(&needle) || seq as u64 >= cp.size {
+            continue;
+        }
+        let proof = InclusionProof::new(&leaves, seq as u64, cp.size).map_err(|e| e.to_string())?;
+        if !proof.verify(&cp) {
+            return Ok(Outcome::Bad(format!(
+                "FAILED: record {seq} of trace {trace} is not under the checkpoint's root\n"
+            )));
+        }
+        out.push_str(&format!(
+            "record {seq} (trace {trace}) is in the checkpointed log of {} records; audit path ({} hashes):\n",
+            cp.size,
+            proof.path.len()
+        ));
+        for hash in &proof.path {
+            out.push_str(&format!("  {}\n", hex(hash)));
+        }
+    }
+    if out.is_empty() {
+        return Ok(Outcome::Bad(format!(
+            "FAILED: no record of trace {trace} among the {} records the checkpoint covers\n",
+            cp.size
+        )));
+    }
+    Ok(Outcome::Good(out))
+}
+
+async fn prove(args: &Args<'_>) -> Result<Outcome, String> {
+    if let Some(trace) = args.get("trace") {
+        return inclusion(args, trace).await;
+    }
+    let key = verifier(args)?;
+    let old = open_checkpoint(args.need("from")?, &key)?;
+    let new = open_checkpoint(args.need("to")?, &key)?;
+    let leaves: Vec<Hash> = entries(args).await?.into_iter().map(|(h, _)| h).collect();
+    let proof = ConsistencyProof::new(&leaves, old.size, new.size).map_err(|e| e.to_string())?;
+    if proof.verify(&old, &new) {
+        Ok(Outcome::Good(format!(
+            "the checkpoint of {} records extends the one of {}: nothing before record {} changed ({} hashes in the proof)\n",
+            new.size,
+            old.size,
+            old.size,
+            proof.path.len()
+        )))
+    } else {
+        Ok(Outcome::Bad(format!(
+            "FAILED: the checkpoint of {} records does not extend the one of {}: the log was rewritten between them, or they are of different logs\n",
+            new.size, old.size
+        )))
+    }
+}
+
+fn parse_time(text: &str) -> Result<i64, String> {
+    if let Ok(ms) = text.parse::<i64>() {
+        return Ok(ms);
+    }
+    chrono::DateTime::parse_from_rfc3339(text)
+        .map(|t| t.timestamp_millis())
+        .map_err(|_| {
+            format!("--since {text}: give an RFC 3339 time (2026-01-31T12:00:00Z) or milliseconds")
+        })
+}
+
+async fn export_cmd(args: &Args<'_>) -> Result<Outcome, String> {
+    let log = store(args).await?;
+    let mut records = match args.get("since") {
+        Some(since) => log.since(parse_time(since)?).await,
+        None => log.records().await,
+    }
+    .map_err(|e| e.to_string())?;
+    if let Some(trace) = args.get("trace") {
+        let of_trace = log.by_trace(trace).await.map_err(|e| e.to_string())?;
+        records.retain(|r| of_trace.iter().any(|t| t.seq == r.seq));
+    }
+    Ok(Outcome::Good(export(&records)))
+}
+
+async fn show(args: &Args<'_>) -> Result<Outcome, String> {
+    let [trace] = args.words[..] else {
+        return Err("show takes one TRACE_ID".into());
+    };
+    let log = store(args).await?;
+    let records = log.by_trace(trace).await.map_err(|e| e.to_string())?;
+    if records.is_empty() {
+        return Ok(Outcome::Bad(format!("no record of trace {trace}\n")));
+    }
+    Ok(Outcome::Good(story(
+        records.iter().map(|r| r.entry.as_str()),
+    )))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

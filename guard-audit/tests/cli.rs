@@ -1,0 +1,226 @@
+//! The `guard-audit` binary on a real store: keys, checkpoints, verification that names the
+//! first bad record, inclusion and consistency proofs, export and the story of one call.
+
+use std::{path::Path, process::Command};
+
+use rmcp_guard::{
+    audit::{AuditLog, Event},
+    ops::SqliteStore,
+};
+
+fn guard_audit(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_guard-audit"))
+        .args(args)
+        .output()
+        .expect("guard-audit runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+async fn append(db: &Path, range: std::ops::Range<usize>) {
+    let log = AuditLog::new(SqliteStore::open(db).unwrap(), "cli test");
+    for i in range {
+        let event = Event::new("delete_file", "executed", format!("trace-{i}"))
+            .identity("acme", "alice")
+            .field("target", format!("file-{i}.log"))
+            .field("preview", format!("Delete file-{i}.log (12 bytes)"));
+        log.append(None, &event).await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn keys_checkpoints_verify_prove_export_and_show() {
+    let (code, version, _) = guard_audit(&["--version"]);
+    assert_eq!(code, 0);
+    assert!(version.starts_with("guard-audit 0."), "{version}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let db = at("audit.db");
+    append(Path::new(&db), 0..6).await;
+
+    let (code, keys, err) = guard_audit(&["keygen", "cli-test"]);
+    assert_eq!(code, 0, "{err}");
+    let mut keys = keys.lines();
+    let (signer, verifier) = (keys.next().unwrap(), keys.next().unwrap());
+    assert!(signer.starts_with("PRIVATE+KEY+cli-test+"));
+    std::fs::write(at("signer.key"), signer).unwrap();
+    std::fs::write(at("verifier.key"), verifier).unwrap();
+
+    let (code, old, err) = guard_audit(&["checkpoint", "--db", &db, "--signer", &at("signer.key")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(old.contains("\n6\n"), "{old}");
+    std::fs::write(at("old.txt"), &old).unwrap();
+
+    let (code, out, err) = guard_audit(&[
+        "verify",
+        "--db",
+        &db,
+        "--checkpoint",
+        &at("old.txt"),
+        "--key",
+        &at("verifier.key"),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.starts_with("OK: 6 records form one chain; the first 6 match"),
+        "{out}"
+    );
+    // Without --checkpoint, the latest one stored is used, and its signature checked.
+    let (code, out, _) = guard_audit(&["verify", "--db", &db, "--key", verifier]);
+    assert_eq!(code, 0, "{out}");
+    let (code, _, err) = guard_audit(&["verify", "--db", &db]);
+    assert_eq!(code, 2, "a stored checkpoint needs the key to be trusted");
+    assert!(err.contains("--key"), "{err}");
+
+    append(Path::new(&db), 6..9).await;
+    let (_, new, _) = guard_audit(&["checkpoint", "--db", &db, "--signer", &at("signer.key")]);
+    std::fs::write(at("new.txt"), &new).unwrap();
+    let (code, out, err) = guard_audit(&[
+        "prove",
+        "--db",
+        &db,
+        "--from",
+        &at("old.txt"),
+        "--to",
+        &at("new.txt"),
+        "--key",
+        verifier,
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("extends the one of 6"), "{out}");
+    let (code, out, err) = guard_audit(&[
+        "prove",
+        "--db",
+        &db,
+        "--trace",
+        "trace-4",
+        "--checkpoint",
+        &at("old.txt"),
+        "--key",
+        verifier,
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("record 4 (trace trace-4) is in the checkpointed log of 6"),
+        "{out}"
+    );
+    let (code, out, _) = guard_audit(&[
+        "verify",
+        "--db",
+        &db,
+        "--inclusion",
+        "trace-7",
+        "--checkpoint",
+        &at("old.txt"),
+        "--key",
+        verifier,
+    ]);
+    assert_eq!(
+        code, 1,
+        "a record after the checkpoint is not under it: {out}"
+    );
+
+    let (code, export, _) = guard_audit(&["export", "--db", &db]);
+    assert_eq!(code, 0);
+    assert_eq!(export.lines().count(), 9);
+    std::fs::write(at("log.jsonl"), &export).unwrap();
+    let (code, out, _) = guard_audit(&[
+        "verify",
+        "--file",
+        &at("log.jsonl"),
+        "--checkpoint",
+        &at("new.txt"),
+        "--key",
+        verifier,
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let (_, one, _) = guard_audit(&["export", "--db", &db, "--trace", "trace-2"]);
+    assert_eq!(one.lines().count(), 1);
+    assert!(one.contains("\"trace_id\":\"trace-2\""), "{one}");
+    let (_, none, _) = guard_audit(&["export", "--db", &db, "--since", "2999-01-01T00:00:00Z"]);
+    assert!(none.is_empty(), "{none}");
+
+    let (code, story, _) = guard_audit(&["show", "--db", &db, "trace-3"]);
+    assert_eq!(code, 0);
+    assert!(
+        story.contains("delete_file executed (trace trace-3)"),
+        "{story}"
+    );
+    assert!(
+        story.contains("preview: Delete file-3.log (12 bytes)"),
+        "{story}"
+    );
+
+    // Tampering in the database: the record is named.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "UPDATE guard_audit_log SET entry = replace(entry, 'file-3.log', 'file-X.log') WHERE seq = 3",
+        [],
+    )
+    .unwrap();
+    let (code, out, _) = guard_audit(&[
+        "verify",
+        "--db",
+        &db,
+        "--checkpoint",
+        &at("new.txt"),
+        "--key",
+        verifier,
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.starts_with("FAILED: record 3 (position 4) modified"),
+        "{out}"
+    );
+    conn.execute("DELETE FROM guard_audit_log WHERE seq = 5", [])
+        .unwrap();
+    let (code, out, _) = guard_audit(&[
+        "verify",
+        "--file",
+        &at("log.jsonl"),
+        "--checkpoint",
+        &at("new.txt"),
+        "--key",
+        verifier,
+    ]);
+    assert_eq!(code, 0, "the export taken before is intact: {out}");
+    let mut lines: Vec<&str> = export.lines().collect();
+    lines.truncate(7);
+    std::fs::write(at("short.jsonl"), lines.join("\n") + "\n").unwrap();
+    let (code, out, _) = guard_audit(&[
+        "verify",
+        "--file",
+        &at("short.jsonl"),
+        "--checkpoint",
+        &at("new.txt"),
+        "--key",
+        verifier,
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("record 7") && out.contains("truncated"),
+        "{out}"
+    );
+
+    // Another key's checkpoint, and a bad option, are errors that say what to do.
+    let (_, other, _) = guard_audit(&["keygen", "cli-test"]);
+    let other = other.lines().nth(1).unwrap().to_owned();
+    let (code, _, err) = guard_audit(&[
+        "verify",
+        "--db",
+        &db,
+        "--checkpoint",
+        &at("new.txt"),
+        "--key",
+        &other,
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not signed by key cli-test"), "{err}");
+    let (code, _, err) = guard_audit(&["verify", "--database", &db]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown option --database"), "{err}");
+}

@@ -1,0 +1,49 @@
+//! One tamper-evident audit log for every outcome of every guarded call.
+//!
+//! Each outcome is an [`Event`]: an outcome code, the tool, the trace id and structured
+//! fields (identity where known, target, the preview the human saw, digests of the
+//! arguments and the result, the answer with redacted fields). [`AuditLog::append`] writes
+//! it as the next entry of an append-only log in the operation store, inside the caller's
+//! transaction when there is one, so effect, status and record commit together. The
+//! `guard::audit` tracing events mirror the log and carry no answers.
+//!
+//! The log is a Merkle tree hashed as RFC 9162 does ([`merkle`]), and each entry also names
+//! the hash of the one before it. A signed [`checkpoint`] (tree size and root, Ed25519, as
+//! a C2SP signed note) can be kept outside the database; [`verify`] then names the first
+//! record that was modified, deleted, inserted, reordered or truncated since. Inclusion and
+//! consistency proofs show a record is in a checkpointed log and that a newer checkpoint
+//! extends an older one. The `guard-audit` command is the offline viewer and verifier.
+//!
+//! The log records what guard saw. It does not make an annotation, a preview or a handler
+//! honest, and records written after the newest checkpoint you kept are only as safe as
+//! the database until the next one.
+
+pub mod checkpoint;
+mod event;
+pub mod merkle;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod pipeline;
+mod proof;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod store;
+mod story;
+pub mod verify;
+
+pub use checkpoint::{Checkpoint, CheckpointError, CheckpointSigner, CheckpointVerifier};
+pub use event::{Event, Place, place, split_line};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use pipeline::Pipeline;
+pub use proof::{ConsistencyProof, InclusionProof, ProofError};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use store::migrate_legacy;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub use store::{AuditLog, Record, VerifyError, export};
+pub use story::story;
+pub use verify::{Fault, FaultKind, Item, Verified, verify, verify_export};
+
+/// The SHA-256 a record keeps of `value`'s canonical JSON (arguments, results), in hex; of
+/// its plain JSON text where it has no canonical form (an integer beyond ±2^53).
+pub fn digest(value: &serde_json::Value) -> String {
+    let text = crate::canonical_json(value).unwrap_or_else(|_| value.to_string());
+    event::sha256_hex(text.as_bytes())
+}

@@ -1,0 +1,416 @@
+//! The log in the operation store: `guard_audit_log`, one row per entry, and
+//! `guard_audit_checkpoints`, the checkpoints signed so far.
+//!
+//! An entry's sequence number is assigned inside the writing transaction, after taking the
+//! log's lock: SQLite's transactions begin with `BEGIN IMMEDIATE` (the database's write
+//! lock); on PostgreSQL a transaction-scoped advisory lock. Processes appending to one
+//! store therefore take turns and never fork the log; the primary key on `seq` refuses a
+//! second entry at a place even if a lock were missing.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{
+    checkpoint::CheckpointSigner,
+    event::{Event, entry_hash, parse_hex, place},
+    merkle::{Hash, root},
+    verify::{Fault, FaultKind, Item, Verified, verify},
+};
+use crate::{
+    canonical::hex,
+    ops::{Dialect, OperationStore, StoreError, Tx, now_ms},
+};
+
+/// The PostgreSQL advisory lock that serialises appends (any fixed number; guard's schema
+/// migration uses another).
+const APPEND_LOCK: i64 = 7_237_150_515;
+
+/// The audit log in an operation store.
+#[derive(Clone)]
+pub struct AuditLog {
+    store: Arc<dyn OperationStore>,
+    origin: Arc<str>,
+}
+
+/// One stored entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// Its place in the log.
+    pub seq: u64,
+    /// Its leaf hash, as stored (lowercase hex).
+    pub hash: String,
+    /// Its canonical bytes, as stored.
+    pub entry: String,
+}
+
+impl Record {
+    /// The exported JSON line: the entry with its hash in front.
+    pub fn line(&self) -> String {
+        format!(
+            "{{\"hash\":\"{}\",{}",
+            self.hash,
+            self.entry.get(1..).unwrap_or_default()
+        )
+    }
+
+    /// The entry as JSON.
+    pub fn json(&self) -> Option<Value> {
+        serde_json::from_str(&self.entry).ok()
+    }
+}
+
+/// What a verification of the store found wrong, or the store failing.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    /// The log is not what was written.
+    #[error("{0}")]
+    Fault(Fault),
+    /// The store could not be read.
+    #[error("{0}")]
+    Store(#[from] StoreError),
+}
+
+impl AuditLog {
+    /// The log in `store`, its checkpoints naming it `origin` (one line, such as
+    /// `example.com/orders audit`).
+    pub fn new(store: impl OperationStore, origin: &str) -> Self {
+        Self::shared(Arc::new(store), origin)
+    }
+
+    /// Like [`new`](Self::new), for a store already shared.
+    pub fn shared(store: Arc<dyn OperationStore>, origin: &str) -> Self {
+        let origin: String = origin
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        Self {
+            store,
+            origin: origin.trim().to_owned().into(),
+        }
+    }
+
+    /// The name checkpoints carry.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// Appends `event`: inside `tx` when given (it commits or rolls back with the caller's
+    /// effect), else in a transaction of its own. Returns the entry's sequence number.
+    pub async fn append(&self, tx: Option<&mut Tx>, event: &Event) -> Result<u64, StoreError> {
+        match tx {
+            Some(tx) => append_in(tx, event).await,
+            None => {
+                let mut tx = self.store.begin().await?;
+                let seq = append_in(&mut tx, event).await?;
+                tx.commit().await?;
+                Ok(seq)
+            }
+        }
+    }
+
+    /// Every entry, in sequence order.
+    pub async fn records(&self) -> Result<Vec<Record>, StoreError> {
+        self.select("", &[]).await
+    }
+
+    /// The entries recorded at or after `at` (ms since the epoch).
+    pub async fn since(&self, at: i64) -> Result<Vec<Record>, StoreError> {
+        self.select(" WHERE at >= $1", &[at.into()]).await
+    }
+
+    /// The leaf hash of every entry, in sequence order, as stored: verify the log before
+    /// building proofs from them.
+    pub async fn leaves(&self) -> Result<Vec<Hash>, StoreError> {
+        self.records()
+            .await?
+            .iter()
+            .map(|r| {
+                parse_hex(r.hash.as_bytes()).ok_or_else(|| {
+                    StoreError::Column(format!(
+                        "the hash of audit record {} is not a SHA-256; run guard-audit verify",
+                        r.seq
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    /// The entries of one call.
+    pub async fn by_trace(&self, trace_id: &str) -> Result<Vec<Record>, StoreError> {
+        self.select(" WHERE trace_id = $1", &[trace_id.into()])
+            .await
+    }
+
+    async fn select(
+        &self,
+        filter: &str,
+        params: &[crate::ops::SqlValue],
+    ) -> Result<Vec<Record>, StoreError> {
+        let mut tx = self.store.begin().await?;
+        let rows = tx
+            .query(
+                &format!("SELECT seq, hash, entry FROM guard_audit_log{filter} ORDER BY seq"),
+                params,
+            )
+            .await;
+        tx.rollback().await?;
+        rows?
+            .iter()
+            .map(|row| {
+                Ok(Record {
+                    seq: u64::try_from(row.int("seq")?).unwrap_or(u64::MAX),
+                    hash: row.text("hash")?.to_owned(),
+                    entry: row.text("entry")?.to_owned(),
+                })
+            })
+            .collect()
+    }
+
+    /// Signs the log as it stands, stores the checkpoint with the others and returns its
+    /// text. Publish the text somewhere the database's writers cannot reach.
+    pub async fn checkpoint(&self, signer: &CheckpointSigner) -> Result<String, StoreError> {
+        let mut tx = self.store.begin().await?;
+        if tx.dialect() == Dialect::Postgres {
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[APPEND_LOCK.into()])
+                .await?;
+        }
+        let rows = tx
+            .query("SELECT hash FROM guard_audit_log ORDER BY seq", &[])
+            .await?;
+        let leaves = rows
+            .iter()
+            .map(|row| {
+                parse_hex(row.text("hash")?.as_bytes()).ok_or_else(|| {
+                    StoreError::Column("guard_audit_log.hash is not a SHA-256; run guard-audit verify to find the record".into())
+                })
+            })
+            .collect::<Result<Vec<Hash>, _>>()?;
+        let text = signer.sign(&self.origin, leaves.len() as u64, &root(&leaves));
+        tx.execute(
+            "INSERT INTO guard_audit_checkpoints (size, note, at) VALUES ($1, $2, $3)
+             ON CONFLICT (size) DO NOTHING",
+            &[
+                (leaves.len() as i64).into(),
+                text.as_str().into(),
+                now_ms().into(),
+            ],
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(text)
+    }
+
+    /// The text of the largest checkpoint stored, if any.
+    pub async fn latest_checkpoint(&self) -> Result<Option<String>, StoreError> {
+        let mut tx = self.store.begin().await?;
+        let row = tx
+            .query_opt(
+                "SELECT note FROM guard_audit_checkpoints ORDER BY size DESC LIMIT 1",
+                &[],
+            )
+            .await;
+        tx.rollback().await?;
+        row?.map(|r| r.text("note").map(str::to_owned)).transpose()
+    }
+
+    /// Verifies the stored log (against `checkpoint` when given): each row's indexed
+    /// columns must agree with its entry, and the entries must form one chain with the
+    /// checkpoint's root.
+    pub async fn verify(
+        &self,
+        checkpoint: Option<&super::Checkpoint>,
+    ) -> Result<Verified, VerifyError> {
+        let mut tx = self.store.begin().await?;
+        let rows = tx
+            .query(
+                "SELECT seq, hash, entry, trace_id, tool, outcome, tenant, user_id, operation_id, at
+                 FROM guard_audit_log ORDER BY seq",
+                &[],
+            )
+            .await;
+        tx.rollback().await?;
+        let rows = rows?;
+        let mut hashes = Vec::with_capacity(rows.len());
+        for row in &rows {
+            hashes.push(parse_hex(row.text("hash")?.as_bytes()));
+        }
+        let items: Vec<Item<'_>> = rows
+            .iter()
+            .zip(&hashes)
+            .map(|(row, hash)| {
+                Ok(Item {
+                    hash: *hash,
+                    entry: row.text("entry")?.as_bytes(),
+                })
+            })
+            .collect::<Result<_, StoreError>>()?;
+        let verified = verify(&items, checkpoint).map_err(VerifyError::Fault)?;
+        for (position, row) in rows.iter().enumerate() {
+            if let Some(column) = disagreeing_column(row)? {
+                return Err(VerifyError::Fault(Fault {
+                    kind: FaultKind::Modified,
+                    position,
+                    seq: position as u64,
+                    detail: format!("its column `{column}` disagrees with its hashed entry"),
+                }));
+            }
+        }
+        Ok(verified)
+    }
+}
+
+impl std::fmt::Debug for AuditLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuditLog")
+            .field("origin", &self.origin)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Writes `event` as the next entry inside `tx`, after taking the log's lock.
+async fn append_in(tx: &mut Tx, event: &Event) -> Result<u64, StoreError> {
+    if tx.dialect() == Dialect::Postgres {
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[APPEND_LOCK.into()])
+            .await?;
+    }
+    let last = tx
+        .query_opt(
+            "SELECT seq, hash FROM guard_audit_log ORDER BY seq DESC LIMIT 1",
+            &[],
+        )
+        .await?;
+    let (seq, prev) = match last {
+        None => (0, [0u8; 32]),
+        Some(row) => {
+            let hash = parse_hex(row.text("hash")?.as_bytes()).ok_or_else(|| {
+                StoreError::Column(
+                    "the last audit record's hash is not a SHA-256; run guard-audit verify to find what changed".into(),
+                )
+            })?;
+            (row.int("seq")? + 1, hash)
+        }
+    };
+    let at = event.time().unwrap_or_else(now_ms);
+    let entry = event.entry(seq as u64, &prev, at);
+    let hash = hex(&entry_hash(entry.as_bytes()));
+    tx.execute(
+        "INSERT INTO guard_audit_log
+            (seq, hash, entry, trace_id, tool, outcome, tenant, user_id, operation_id, at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        &[
+            seq.into(),
+            hash.into(),
+            entry.into(),
+            event.trace_id().into(),
+            event.tool().into(),
+            event.outcome().into(),
+            text_field(event.get("tenant")).into(),
+            text_field(event.get("user")).into(),
+            text_field(event.get("operation_id")).into(),
+            at.into(),
+        ],
+    )
+    .await?;
+    Ok(seq as u64)
+}
+
+fn text_field(value: Option<&Value>) -> Option<String> {
+    value.and_then(Value::as_str).map(str::to_owned)
+}
+
+/// The first indexed column of `row` that says something its entry does not.
+fn disagreeing_column(row: &crate::ops::Row) -> Result<Option<&'static str>, StoreError> {
+    let Some(entry) = serde_json::from_str::<Value>(row.text("entry")?).ok() else {
+        return Ok(Some("entry"));
+    };
+    let text = |name: &str| entry.get(name).and_then(Value::as_str);
+    let seq = place(row.text("entry")?.as_bytes()).map(|p| p.seq as i64);
+    Ok(if Some(row.int("seq")?) != seq {
+        Some("seq")
+    } else if Some(row.text("trace_id")?) != text("trace_id") {
+        Some("trace_id")
+    } else if Some(row.text("tool")?) != text("tool") {
+        Some("tool")
+    } else if Some(row.text("outcome")?) != text("outcome") {
+        Some("outcome")
+    } else if row.opt_text("tenant")? != text("tenant") {
+        Some("tenant")
+    } else if row.opt_text("user_id")? != text("user") {
+        Some("user_id")
+    } else if row.opt_text("operation_id")? != text("operation_id") {
+        Some("operation_id")
+    } else if Some(row.int("at")?) != entry.get("at").and_then(Value::as_i64) {
+        Some("at")
+    } else {
+        None
+    })
+}
+
+/// Moves the rows of the table the operation store used before this log, `guard_audit`,
+/// into the log (oldest first, marked `legacy`) and drops it, so no second, unverifiable
+/// trail remains. Runs inside the caller's transaction; a store without it is unchanged.
+pub(crate) async fn migrate_legacy(tx: &mut Tx) -> Result<(), StoreError> {
+    if tx.dialect() == Dialect::Postgres {
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[APPEND_LOCK.into()])
+            .await?;
+    }
+    let exists = match tx.dialect() {
+        Dialect::Sqlite => {
+            "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'guard_audit'"
+        }
+        Dialect::Postgres => {
+            "SELECT COUNT(*) AS n FROM pg_catalog.pg_tables
+             WHERE tablename = 'guard_audit' AND schemaname = current_schema()"
+        }
+    };
+    if tx
+        .query_opt(exists, &[])
+        .await?
+        .map_or(0, |r| r.int("n").unwrap_or(0))
+        == 0
+    {
+        return Ok(());
+    }
+    let rows = tx
+        .query(
+            "SELECT trace_id, tenant, user_id, tool, op, operation_id, target, summary, outcome, at
+             FROM guard_audit ORDER BY audit_id",
+            &[],
+        )
+        .await?;
+    for row in rows {
+        let mut event = Event::new(
+            row.text("tool")?,
+            row.text("outcome")?,
+            row.text("trace_id")?,
+        )
+        .at(row.int("at")?)
+        .field("legacy", true);
+        for (column, field) in [
+            ("tenant", "tenant"),
+            ("user_id", "user"),
+            ("op", "op"),
+            ("operation_id", "operation_id"),
+            ("target", "target"),
+            ("summary", "summary"),
+        ] {
+            if let Some(value) = row.opt_text(column)?.filter(|v| !v.is_empty()) {
+                event = event.field(field, value);
+            }
+        }
+        append_in(tx, &event).await?;
+    }
+    tx.execute("DROP TABLE guard_audit", &[]).await?;
+    Ok(())
+}
+
+/// The export of `records` as JSON Lines, each ending in a newline.
+pub fn export(records: &[Record]) -> String {
+    let mut out = String::new();
+    for record in records {
+        out.push_str(&record.line());
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,44 @@
+//! A call's whole story, for a human reading the log.
+
+use serde_json::Value;
+
+/// The entries of one call (canonical JSON, in log order) as readable text: one block per
+/// entry with its time, place, tool and outcome, then its other fields.
+pub fn story<'a>(entries: impl IntoIterator<Item = &'a str>) -> String {
+    let mut out = String::new();
+    for entry in entries {
+        let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(entry) else {
+            out.push_str("(an entry that is not JSON: run guard-audit verify)\n");
+            continue;
+        };
+        let text = |name: &str| match fields.get(name) {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => String::new(),
+        };
+        let at = fields
+            .get("at")
+            .and_then(Value::as_i64)
+            .and_then(chrono::DateTime::from_timestamp_millis)
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "#{} {at} {} {} (trace {})\n",
+            text("seq"),
+            text("tool"),
+            text("outcome"),
+            text("trace_id")
+        ));
+        for (name, value) in &fields {
+            if ["seq", "prev", "at", "tool", "outcome", "trace_id"].contains(&name.as_str()) {
+                continue;
+            }
+            let shown = match value {
+                Value::String(s) => s.replace('\n', "\n      "),
+                other => other.to_string(),
+            };
+            out.push_str(&format!("    {name}: {shown}\n"));
+        }
+    }
+    out
+}

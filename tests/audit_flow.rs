@@ -1,0 +1,132 @@
+//! Every outcome of a guarded call reaches the guard's audit log: a `#[destructive]` tool's
+//! declines, refusals and executions with what the human saw, and a call of a tool that is
+//! not published. Redacted answers (free text by default) reach neither the log, nor its
+//! `guard::audit` tracing mirror, nor an export.
+
+mod support;
+
+use std::sync::{Arc, Mutex};
+
+use rmcp_guard::{
+    Exposure, Guard,
+    audit::{AuditLog, export},
+    ops::SqliteStore,
+    testing::{Answer, ScriptedHuman},
+};
+use serde_json::{Value, json};
+use support::{PUSH, World, call, connect};
+
+const SECRET: &str = "SECRET-ROLLBACK-7731 via blue/green";
+
+/// Every field of every event guard logs on this thread, as text.
+#[derive(Clone, Default)]
+struct Everything(Arc<Mutex<String>>);
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Everything {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        struct Text<'a>(&'a mut String);
+        impl tracing::field::Visit for Text<'_> {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                self.0.push_str(&format!(" {}={value:?}", field.name()));
+            }
+        }
+        let target = event.metadata().target();
+        if !(target.starts_with("guard") || target.starts_with("rmcp_guard")) {
+            return;
+        }
+        let mut all = self.0.lock().unwrap();
+        all.push_str(target);
+        event.record(&mut Text(&mut all));
+        all.push('\n');
+    }
+}
+
+#[tokio::test]
+async fn destructive_outcomes_and_refused_calls_are_recorded_with_answers_redacted() {
+    use tracing_subscriber::layer::SubscriberExt;
+    let everything = Everything::default();
+    let _capture =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(everything.clone()));
+    let world = World::new();
+    let log = AuditLog::new(
+        SqliteStore::open(world.base.join("audit.db")).unwrap(),
+        "safe-ops test",
+    );
+    let guard = Guard::ephemeral()
+        .unwrap()
+        .with_exposure(Exposure::all_tools())
+        .with_audit(log.clone());
+    let server = world.server_with(guard);
+    let guard = server.guard_config().clone();
+    let human = ScriptedHuman::new(PUSH);
+    human.will(Answer::Decline);
+    human.will(Answer::Accept(
+        json!({"approval_level": "standard", "rollback_plan": SECRET}),
+    ));
+    human.will(Answer::Accept(
+        json!({"typed_name": "customers", "approver": "grace"}),
+    ));
+    let client = connect(server, human).await;
+
+    let declined = call(&client, "deploy", json!({"service": "billing"})).await;
+    let executed = call(&client, "deploy", json!({"service": "billing"})).await;
+    let dropped = call(&client, "drop_table", json!({"table": "customers"})).await;
+    assert_eq!(support::outcome(&dropped).as_deref(), Some("executed"));
+    let unknown = client
+        .call_tool(support::params("no_such_tool", json!({})))
+        .await;
+    assert!(unknown.is_err());
+    guard.audit_settled().await;
+
+    let records = log.records().await.unwrap();
+    let entries: Vec<Value> = records.iter().map(|r| r.json().unwrap()).collect();
+    let outcomes: Vec<(&str, &str)> = entries
+        .iter()
+        .map(|e| (e["tool"].as_str().unwrap(), e["outcome"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("deploy", "declined"),
+            ("deploy", "executed"),
+            ("drop_table", "executed"),
+            ("no_such_tool", "unknown_tool")
+        ]
+    );
+    assert_eq!(
+        entries[0]["trace_id"].as_str(),
+        support::trace_id(&declined).as_deref()
+    );
+    let done = &entries[1];
+    assert_eq!(
+        done["trace_id"].as_str(),
+        support::trace_id(&executed).as_deref()
+    );
+    assert_eq!(done["target"], "billing");
+    assert!(
+        done["preview"].as_str().unwrap().contains("billing"),
+        "{done}"
+    );
+    assert_eq!(done["answer"]["approval_level"], "standard");
+    assert_eq!(done["answer"]["rollback_plan"], "[redacted]");
+    assert_eq!(done["args_sha256"].as_str().unwrap().len(), 64);
+    assert_eq!(done["result_sha256"].as_str().unwrap().len(), 64);
+    assert!(
+        entries[0].get("answer").is_none(),
+        "a decline has no answer"
+    );
+    assert!(log.verify(None).await.is_ok());
+
+    let exported = export(&records);
+    let mirrored = everything.0.lock().unwrap().clone();
+    assert!(
+        mirrored.contains("guard::audit"),
+        "the mirror ran: {mirrored}"
+    );
+    for (place, text) in [("the log", &exported), ("the tracing mirror", &mirrored)] {
+        assert!(
+            !text.contains("SECRET-ROLLBACK"),
+            "{place} holds the answer: {text}"
+        );
+    }
+}

@@ -1,0 +1,214 @@
+//! What the audit log costs.
+//!
+//! - `audit_verify`: verifying a generated log of 200,000 records against its checkpoint,
+//!   from records in memory (`verify`, what `AuditLog::verify` runs after reading the
+//!   rows) and from an export (`verify_export`, what `guard-audit verify --file` runs).
+//!   Throughput is in records per second.
+//! - `audit_write`: one confirmed `delete_file` call of `safe_ops::SafeOps`, end to end as
+//!   in the `delete_file` bench, with and without an audit log (SQLite under /dev/shm).
+//!   Each measured call waits until its record is written (`Guard::audit_settled`), on both
+//!   sides, so the ratio prices the write itself.
+//!
+//! Run with `cargo bench -p guard-tests --bench audit`.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use rmcp::{
+    RoleClient, ServiceExt,
+    model::{CallToolRequestParams, ProtocolVersion},
+    service::RunningService,
+};
+use rmcp_guard::{
+    Exposure, Guard,
+    audit::{
+        AuditLog, Checkpoint, Event, Item,
+        merkle::{Hash, leaf_hash, root},
+        verify, verify_export,
+    },
+    ops::SqliteStore,
+    testing::{Answer, ScriptedHuman},
+};
+use safe_ops::SafeOps;
+use serde_json::{Value, json};
+
+const RECORDS: usize = 200_000;
+
+/// A log of `n` records like the ones guard writes, with its entries, hashes and head.
+fn generated(n: usize) -> (Vec<String>, Vec<Hash>, Checkpoint) {
+    let mut entries = Vec::with_capacity(n);
+    let mut hashes = Vec::with_capacity(n);
+    let mut prev = [0u8; 32];
+    for i in 0..n {
+        let event = Event::new("delete_file", "executed", format!("{i:032x}"))
+            .identity("tenant_demo", "alice")
+            .field("target", format!("logs/f{i:09}.log"))
+            .field("preview", format!("Delete logs/f{i:09}.log (54 bytes)"))
+            .field("answer", json!({"confirm": true, "reason": "[redacted]"}))
+            .field("protocol", "push")
+            .digest("args_sha256", &json!({"path": i}))
+            .digest("result_sha256", &json!({"deleted": i}));
+        let entry = event.entry(i as u64, &prev, 1_764_000_000_000 + i as i64);
+        prev = leaf_hash(entry.as_bytes());
+        entries.push(entry);
+        hashes.push(prev);
+    }
+    let checkpoint = Checkpoint {
+        origin: "bench".into(),
+        size: n as u64,
+        root: root(&hashes),
+    };
+    (entries, hashes, checkpoint)
+}
+
+fn audit_verify(c: &mut Criterion) {
+    let (entries, hashes, checkpoint) = generated(RECORDS);
+    let items: Vec<Item<'_>> = entries
+        .iter()
+        .zip(&hashes)
+        .map(|(entry, hash)| Item {
+            hash: Some(*hash),
+            entry: entry.as_bytes(),
+        })
+        .collect();
+    let mut export = String::new();
+    for (entry, hash) in entries.iter().zip(&hashes) {
+        let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+        export.push_str(&format!("{{\"hash\":\"{hex}\",{}\n", &entry[1..]));
+    }
+    assert_eq!(
+        verify(&items, Some(&checkpoint)).expect("verifies").records,
+        RECORDS as u64
+    );
+    let mut group = c.benchmark_group("audit_verify");
+    group
+        .throughput(Throughput::Elements(RECORDS as u64))
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(20));
+    group.bench_function("records", |b| {
+        b.iter(|| verify(&items, Some(&checkpoint)).expect("verifies"))
+    });
+    group.bench_function("export", |b| {
+        b.iter(|| verify_export(export.as_bytes(), Some(&checkpoint)).expect("verifies"))
+    });
+    group.finish();
+}
+
+fn scratch_dir() -> tempfile::TempDir {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir()
+        && let Ok(dir) = tempfile::tempdir_in(shm)
+    {
+        return dir;
+    }
+    tempfile::tempdir().expect("temp dir")
+}
+
+const CONTENT: &[u8] = b"rotated log lines\nrotated log lines\nrotated log lines\n";
+
+struct Side {
+    root: PathBuf,
+    human: ScriptedHuman,
+    client: RunningService<RoleClient, ScriptedHuman>,
+    guard: Arc<Guard>,
+    next: AtomicU64,
+}
+
+impl Side {
+    async fn connect(dir: &Path, name: &str, audit: Option<AuditLog>) -> Side {
+        let root = dir.join(name);
+        let mut guard = Guard::ephemeral()
+            .expect("guard key")
+            .with_exposure(Exposure::all_tools());
+        if let Some(log) = audit {
+            guard = guard.with_audit(log);
+        }
+        let server =
+            SafeOps::open(&root, &dir.join(format!("{name}.db")), guard).expect("safe-ops opens");
+        let guard = server.guard_config().clone();
+        let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let human = ScriptedHuman::new(ProtocolVersion::V_2025_11_25);
+        let client = human.clone().serve(client_io).await.expect("connects");
+        Side {
+            root,
+            human,
+            client,
+            guard,
+            next: AtomicU64::new(0),
+        }
+    }
+
+    fn prepare(&self) -> String {
+        let name = format!("f{:09}.log", self.next.fetch_add(1, Ordering::Relaxed));
+        std::fs::write(self.root.join(&name), CONTENT).expect("write the file");
+        self.human.will(Answer::Accept(json!({"confirm": true})));
+        name
+    }
+
+    /// Measured: the call, then until its audit record is written.
+    async fn delete(&self, name: String) {
+        let mut arguments = serde_json::Map::new();
+        arguments.insert("path".into(), Value::String(name));
+        let result = self
+            .client
+            .call_tool(CallToolRequestParams::new("delete_file").with_arguments(arguments))
+            .await
+            .expect("the call completes");
+        assert!(result.is_error != Some(true), "{result:?}");
+        self.guard.audit_settled().await;
+    }
+}
+
+fn audit_write(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let dir = scratch_dir();
+    let log = AuditLog::new(
+        SqliteStore::open(dir.path().join("audit.db")).expect("audit store"),
+        "bench",
+    );
+    let (plain, audited) = rt.block_on(async {
+        (
+            Side::connect(dir.path(), "plain", None).await,
+            Side::connect(dir.path(), "audit", Some(log.clone())).await,
+        )
+    });
+    let mut group = c.benchmark_group("audit_write");
+    group
+        .sample_size(60)
+        .warm_up_time(Duration::from_secs(3))
+        .measurement_time(Duration::from_secs(15));
+    for (name, side) in [("without_log", &plain), ("with_log", &audited)] {
+        group.bench_function(name, |b| {
+            b.to_async(&rt).iter_batched(
+                || side.prepare(),
+                |f| side.delete(f),
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    group.finish();
+    let written = rt.block_on(log.verify(None)).expect("the log verifies");
+    assert_eq!(
+        written.records,
+        audited.next.load(Ordering::Relaxed),
+        "one record per audited call"
+    );
+}
+
+criterion_group!(benches, audit_verify, audit_write);
+criterion_main!(benches);
