@@ -4,12 +4,12 @@
 
 use std::sync::Arc;
 
+use rmcp::{
+    ServiceExt, handler::server::wrapper::Parameters, model::ProtocolVersion, tool, tool_router,
+};
 use rmcp_guard::{
     Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, forms::Checkbox,
     read_only, testing::ScriptedHuman,
-};
-use rmcp::{
-    ServiceExt, handler::server::wrapper::Parameters, model::ProtocolVersion, tool, tool_router,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;

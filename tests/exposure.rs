@@ -14,9 +14,6 @@ use std::{
     time::Duration,
 };
 
-use rmcp_guard::{
-    Exposure, Guard, Guarded, exposed, idempotent, read_only, testing::ScriptedHuman,
-};
 use rmcp::{
     ClientHandler, ErrorData, RoleClient, ServerHandler, ServiceExt,
     handler::server::wrapper::Parameters,
@@ -26,6 +23,9 @@ use rmcp::{
     },
     service::{NotificationContext, RequestContext, RunningService},
     tool, tool_handler, tool_router,
+};
+use rmcp_guard::{
+    Exposure, Guard, Guarded, exposed, idempotent, read_only, testing::ScriptedHuman,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -810,8 +810,7 @@ async fn a_directory_or_a_device_enables_nothing() {
 async fn an_oversized_allowlist_enables_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let list = dir.path().join("allowlist.toml");
-    let padding =
-        "#".repeat(usize::try_from(rmcp_guard::exposure::MAX_ALLOWLIST_BYTES).unwrap());
+    let padding = "#".repeat(usize::try_from(rmcp_guard::exposure::MAX_ALLOWLIST_BYTES).unwrap());
     std::fs::write(&list, format!("tools = [\"count_orders\"]\n{padding}\n")).unwrap();
     assert!(shop_tools(Exposure::allowlist(&list)).await.is_empty());
     // One byte under the bound, the same list is read.

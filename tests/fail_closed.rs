@@ -5,8 +5,8 @@
 #[path = "support/mod.rs"]
 mod support;
 
-use rmcp_guard::testing::{Answer, ScriptedHuman};
 use rmcp::model::{CallToolResponse, ProtocolVersion};
+use rmcp_guard::testing::{Answer, ScriptedHuman};
 use serde_json::{Value, json};
 use support::*;
 

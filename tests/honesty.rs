@@ -13,6 +13,7 @@ mod support;
 
 use std::{path::PathBuf, sync::Arc};
 
+use rmcp::{handler::server::wrapper::Parameters, model::ProtocolVersion, tool, tool_router};
 use rmcp_guard::{
     Guard, Guarded, ToolError,
     db::{ReadDb, WriteDb},
@@ -22,7 +23,6 @@ use rmcp_guard::{
     idempotent, read_only,
     testing::Answer,
 };
-use rmcp::{handler::server::wrapper::Parameters, model::ProtocolVersion, tool, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -11,10 +11,6 @@ use std::{
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
-use rmcp_guard::{
-    BearerIdentity, EnvIdentity, Identity, IdentityProvider, ToolError, codes, require_scopes,
-    testing::ScriptedHuman,
-};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use rmcp::{
     RoleServer, ServiceExt,
@@ -23,6 +19,10 @@ use rmcp::{
     transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
     },
+};
+use rmcp_guard::{
+    BearerIdentity, EnvIdentity, Identity, IdentityProvider, ToolError, codes, require_scopes,
+    testing::ScriptedHuman,
 };
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

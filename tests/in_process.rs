@@ -8,11 +8,11 @@ mod support;
 
 use std::time::Duration;
 
+use rmcp::model::ProtocolVersion;
 use rmcp_guard::{
     Guard,
     testing::{Answer, ScriptedHuman},
 };
-use rmcp::model::ProtocolVersion;
 use serde_json::{Value, json};
 use support::*;
 
@@ -909,12 +909,12 @@ mod gated {
         atomic::{AtomicBool, AtomicUsize, Ordering},
     };
 
+    use rmcp::{
+        ServerHandler, handler::server::wrapper::Parameters, tool, tool_handler, tool_router,
+    };
     use rmcp_guard::forms::Checkbox;
     use rmcp_guard::{
         Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, exposed,
-    };
-    use rmcp::{
-        ServerHandler, handler::server::wrapper::Parameters, tool, tool_handler, tool_router,
     };
     use schemars::JsonSchema;
     use serde::Deserialize;

@@ -6,11 +6,6 @@ mod support;
 
 use std::{sync::Arc, time::Duration};
 
-use rmcp_guard::{
-    EnvIdentity, Guard, INPUT_KEY, Identity,
-    ops::{Operations, SqliteStore},
-    testing::ScriptedHuman,
-};
 use rmcp::{
     RoleClient,
     model::{
@@ -18,6 +13,11 @@ use rmcp::{
         InputResponses,
     },
     service::RunningService,
+};
+use rmcp_guard::{
+    EnvIdentity, Guard, INPUT_KEY, Identity,
+    ops::{Operations, SqliteStore},
+    testing::ScriptedHuman,
 };
 use serde_json::{Value, json};
 use support::*;

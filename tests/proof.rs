@@ -12,16 +12,16 @@ use std::sync::{
     atomic::{AtomicUsize, Ordering},
 };
 
+use rmcp::{
+    ErrorData, ServerHandler,
+    model::{CallToolResponse, CallToolResult, ContentBlock, ProtocolVersion},
+    tool, tool_handler, tool_router,
+};
 use rmcp_guard::{
     __private::{ConfirmKind, Flow, GuardCall, ToolSpec},
     Exposure, Guard, Guarded, Preview, ToolError, codes, exposed,
     forms::Checkbox,
     testing::{Answer, ScriptedHuman},
-};
-use rmcp::{
-    ErrorData, ServerHandler,
-    model::{CallToolResponse, CallToolResult, ContentBlock, ProtocolVersion},
-    tool, tool_handler, tool_router,
 };
 use serde_json::json;
 use support::*;
@@ -224,12 +224,12 @@ mod unpublished {
         atomic::{AtomicUsize, Ordering},
     };
 
+    use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
     use rmcp_guard::{
         Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, codes, destructive,
         forms::Checkbox,
         testing::{Answer, ScriptedHuman},
     };
-    use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
     use schemars::JsonSchema;
     use serde::Deserialize;
     use serde_json::json;
@@ -311,13 +311,6 @@ mod forged_rounds {
         atomic::{AtomicUsize, Ordering},
     };
 
-    use rmcp_guard::{
-        __private::{ConfirmKind, Flow, GuardCall, ToolSpec},
-        Confirmed, Exposure, Guard, Guarded, INPUT_KEY, Preview, ToolArgs, ToolError, codes,
-        destructive, exposed,
-        forms::Checkbox,
-        testing::{Answer, ScriptedHuman},
-    };
     use rmcp::{
         ErrorData, RoleServer, ServerHandler,
         handler::server::{common::FromContextPart, tool::ToolCallContext, wrapper::Parameters},
@@ -328,6 +321,13 @@ mod forged_rounds {
         },
         service::RequestContext,
         tool, tool_handler, tool_router,
+    };
+    use rmcp_guard::{
+        __private::{ConfirmKind, Flow, GuardCall, ToolSpec},
+        Confirmed, Exposure, Guard, Guarded, INPUT_KEY, Preview, ToolArgs, ToolError, codes,
+        destructive, exposed,
+        forms::Checkbox,
+        testing::{Answer, ScriptedHuman},
     };
     use schemars::JsonSchema;
     use serde::Deserialize;

@@ -10,18 +10,18 @@ use std::{
     sync::Arc,
 };
 
-use rmcp_guard::{
-    Exposure, Guard, Guarded, ToolError,
-    db::{ReadDb, WriteDb},
-    exposed, read_only,
-    testing::ScriptedHuman,
-};
 use rmcp::{
     RoleClient, ServerHandler, ServiceExt,
     handler::server::wrapper::Parameters,
     model::{CallToolResult, ErrorCode, ServerCapabilities, ServerConfig},
     service::{RunningService, ServiceError},
     tool, tool_handler, tool_router,
+};
+use rmcp_guard::{
+    Exposure, Guard, Guarded, ToolError,
+    db::{ReadDb, WriteDb},
+    exposed, read_only,
+    testing::ScriptedHuman,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -4,13 +4,13 @@
 
 mod support;
 
-use rmcp_guard::{INPUT_KEY, testing::ScriptedHuman};
 use rmcp::{
     RoleClient,
     model::{CallToolResponse, CallToolResult, InputResponses},
     service::RunningService,
     transport::TokioChildProcess,
 };
+use rmcp_guard::{INPUT_KEY, testing::ScriptedHuman};
 use serde_json::{Value, json};
 use support::{
     MRTR, World, assert_natural, assert_refused, call_once, complete, params, stdio::safe_ops_bin,

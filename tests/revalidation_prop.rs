@@ -6,12 +6,12 @@
 #[path = "support/mod.rs"]
 mod support;
 
+use proptest::prelude::*;
 use rmcp_guard::{
     Form,
     testing::{Answer, ScriptedHuman},
     validate,
 };
-use proptest::prelude::*;
 use safe_ops::server::{ApprovalLevel, DeleteConfirmation, DeployConfig, DropTableConfirmation};
 use serde_json::{Map, Number, Value, json};
 use support::*;

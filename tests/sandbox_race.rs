@@ -18,12 +18,12 @@ use std::{
     time::{Duration, Instant},
 };
 
+use rmcp::model::{CallToolResult, ProtocolVersion};
 use rmcp_guard::{
     Guard,
     sandbox::{ErrorKind, Lookup, Sandbox},
     testing::{Answer, ScriptedHuman},
 };
-use rmcp::model::{CallToolResult, ProtocolVersion};
 use rustix::fs::{self, AtFlags, Mode, OFlags, RenameFlags};
 use safe_ops::SafeOps;
 use serde_json::{Value, json};

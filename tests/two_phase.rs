@@ -992,11 +992,8 @@ async fn an_audit_record_that_cannot_be_written_is_an_error_line_with_the_trace_
     let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
     let _capture =
         tracing::subscriber::set_default(tracing_subscriber::registry().with(Events(tx)));
-    let identity = rmcp_guard::EnvIdentity::new(rmcp_guard::Identity::new(
-        "tenant_demo",
-        "alice",
-        [SCOPE],
-    ));
+    let identity =
+        rmcp_guard::EnvIdentity::new(rmcp_guard::Identity::new("tenant_demo", "alice", [SCOPE]));
     let server = order_cancel::OrderCancel::new(
         rmcp_guard::Guard::ephemeral()
             .expect("guard key")
@@ -1185,15 +1182,15 @@ async fn every_confirm_answer_is_audited(engine: Engine) {
 mod bypass {
     use std::sync::Arc;
 
-    use rmcp_guard::{
-        Guard, Guarded, ToolArgs, ToolError, operations,
-        ops::{Approved, Intent, Locked, Prepare, Recheck},
-    };
     use rmcp::{
         ServerHandler,
         handler::server::wrapper::Parameters,
         model::{ServerCapabilities, ServerConfig},
         tool, tool_handler, tool_router,
+    };
+    use rmcp_guard::{
+        Guard, Guarded, ToolArgs, ToolError, operations,
+        ops::{Approved, Intent, Locked, Prepare, Recheck},
     };
     use schemars::JsonSchema;
     use serde::Deserialize;

@@ -48,15 +48,15 @@ pub use exposure::Exposure;
 pub use flow::INPUT_KEY;
 pub use form::{Form, FormEnum};
 pub use guard::{Guard, GuardError, Guarded, KEY_ENV, exposed};
-pub use rmcp_guard_macros::{
-    Form, FormEnum, ToolArgs, confirm, destructive, idempotent, operations, prepare, read_only,
-};
 #[cfg(feature = "jwt")]
 pub use identity::BearerIdentity;
 pub use identity::{EnvIdentity, Identity, IdentityProvider, require_scopes};
 pub use outbox::{Outbound, Outbox};
 pub use preview::{Effect, Preview};
 pub use read_handle::ReadHandle;
+pub use rmcp_guard_macros::{
+    Form, FormEnum, ToolArgs, confirm, destructive, idempotent, operations, prepare, read_only,
+};
 pub use validate::{validate, visible_len};
 
 /// Items the macros expand to. Not a stable API, and nothing here can mint a proof: the

@@ -24,10 +24,6 @@ use std::{
 };
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use rmcp_guard::{
-    Confirmed, Exposure, Form, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, exposed,
-    testing::{Answer, ScriptedHuman},
-};
 use rmcp::{
     ErrorData, Peer, RoleClient, RoleServer, ServerHandler, ServiceError, ServiceExt,
     handler::server::wrapper::Parameters,
@@ -37,6 +33,10 @@ use rmcp::{
     },
     service::RunningService,
     tool, tool_handler, tool_router,
+};
+use rmcp_guard::{
+    Confirmed, Exposure, Form, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, exposed,
+    testing::{Answer, ScriptedHuman},
 };
 use safe_ops::{SafeOps, sandbox::Sandbox, server::DeleteConfirmation};
 use schemars::JsonSchema;

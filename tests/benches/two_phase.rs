@@ -41,10 +41,6 @@ use std::{
 };
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use rmcp_guard::{
-    EnvIdentity, Guard, Identity,
-    ops::{OperationStore, Operations, PgStore, Rate},
-};
 use order_cancel::{
     OrderCancel,
     schema::{self, SeedOrder},
@@ -54,6 +50,10 @@ use rmcp::{
     RoleClient, ServiceExt,
     model::{CallToolRequestParams, CallToolResult},
     service::RunningService,
+};
+use rmcp_guard::{
+    EnvIdentity, Guard, Identity,
+    ops::{OperationStore, Operations, PgStore, Rate},
 };
 use serde_json::{Value, json};
 use tokio::task::JoinSet;

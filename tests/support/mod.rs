@@ -11,7 +11,6 @@ use std::{
     sync::{Arc, Mutex},
 };
 
-use rmcp_guard::{Guard, testing::ScriptedHuman};
 use rmcp::{
     ClientHandler, ErrorData, RoleClient, ServiceExt,
     model::{
@@ -20,6 +19,7 @@ use rmcp::{
     },
     service::{ClientLifecycleMode, ClientServiceExt, RequestContext, RunningService},
 };
+use rmcp_guard::{Guard, testing::ScriptedHuman};
 use safe_ops::{SafeOps, db};
 use serde_json::Value;
 use tempfile::TempDir;

@@ -7,12 +7,12 @@ use std::sync::{
     atomic::{AtomicU64, Ordering},
 };
 
+use order_cancel::{OrderCancel, schema, stores};
+use rmcp::{RoleClient, ServiceExt, model::CallToolResult, service::RunningService};
 use rmcp_guard::{
     EnvIdentity, Guard, Identity,
     ops::{OperationStore, Operations, PgStore, SqlValue},
 };
-use order_cancel::{OrderCancel, schema, stores};
-use rmcp::{RoleClient, ServiceExt, model::CallToolResult, service::RunningService};
 use serde_json::Value;
 use sha2::Digest;
 

@@ -1,11 +1,11 @@
 //! An in-process rmcp client over `tokio::io::duplex`, and readers for what a result carries.
 
-use rmcp_guard::testing::ScriptedHuman;
 use rmcp::{
     RoleClient, RoleServer, Service, ServiceExt,
     model::{CallToolRequestParams, CallToolResult, ErrorData},
     service::{RunningService, ServiceError},
 };
+use rmcp_guard::testing::ScriptedHuman;
 use serde_json::Value;
 
 /// A client session with a scripted human at the keyboard.

@@ -12,18 +12,18 @@ use std::{
     sync::Arc,
 };
 
+use rmcp::{
+    ServerHandler,
+    handler::server::wrapper::Parameters,
+    model::{ServerCapabilities, ServerConfig},
+    tool, tool_handler, tool_router,
+};
 use rmcp_guard::{
     Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError,
     db::{ReadDb, WriteDb},
     destructive, exposed,
     forms::Checkbox,
     read_only,
-};
-use rmcp::{
-    ServerHandler,
-    handler::server::wrapper::Parameters,
-    model::{ServerCapabilities, ServerConfig},
-    tool, tool_handler, tool_router,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -4,13 +4,14 @@
 
 use std::path::PathBuf;
 
-use rmcp_guard::ToolError;
 use rmcp::{
     ServerHandler,
     handler::server::wrapper::Parameters,
     model::{ServerCapabilities, ServerConfig},
     tool, tool_handler, tool_router,
 };
+use rmcp_guard::ToolError;
+use rusqlite::fallible_iterator::FallibleIterator;
 use rusqlite::{Batch, Connection, types::ValueRef};
 use schemars::JsonSchema;
 use serde::Deserialize;

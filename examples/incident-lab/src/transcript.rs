@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
+use rmcp::model::ProtocolVersion;
 use rmcp_guard::{
     codes,
     testing::{Answer, ScriptedHuman},
 };
-use rmcp::model::ProtocolVersion;
 use serde_json::json;
 
 use crate::{

@@ -1,10 +1,6 @@
 //! One test per step of the lab, on real SQLite files in temp dirs, through real in-process
 //! rmcp clients and servers. Each checks the database file, not only what the model saw.
 
-use rmcp_guard::{
-    codes,
-    testing::{Answer, ScriptedHuman},
-};
 use incident_lab::{
     ATTACK, Lab, REQUEST, backup,
     client::{self, Reply, call, connect, tool_names},
@@ -15,6 +11,10 @@ use incident_lab::{
     transcript::{self, ERA, READ_ONLY_ATTACKS, TEST_ORDER},
 };
 use rmcp::model::{CallToolResult, ProtocolVersion};
+use rmcp_guard::{
+    codes,
+    testing::{Answer, ScriptedHuman},
+};
 use serde_json::json;
 use tempfile::TempDir;
 

@@ -5,14 +5,14 @@
 
 use std::{path::Path, sync::Arc};
 
-use rmcp_guard::{
-    EnvIdentity, Guard, Identity,
-    ops::{OperationStore, Operations, SqlValue, SqliteStore, StoreError},
-};
 use rmcp::{
     RoleClient, ServiceExt,
     model::{CallToolRequestParams, CallToolResult},
     service::RunningService,
+};
+use rmcp_guard::{
+    EnvIdentity, Guard, Identity,
+    ops::{OperationStore, Operations, SqlValue, SqliteStore, StoreError},
 };
 use serde_json::{Value, json};
 

@@ -10,12 +10,12 @@
 use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Duration};
 
 use clap::{Parser, Subcommand};
+use order_cancel::{DEFAULT_ALLOWLIST, OrderCancel, demo, schema, stores};
+use rmcp::ServiceExt;
 use rmcp_guard::{
     EnvIdentity, Exposure, Guard, Guarded,
     ops::{OperationStore, Operations, Rate},
 };
-use order_cancel::{DEFAULT_ALLOWLIST, OrderCancel, demo, schema, stores};
-use rmcp::ServiceExt;
 
 /// The prepare tool whose limits the flags set.
 const PREPARE_TOOL: &str = "prepare_order_cancel";

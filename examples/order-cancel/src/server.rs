@@ -1,17 +1,18 @@
 //! The four tools. The model can prepare and confirm a cancellation request and open a
-//! support ticket (once per request_id); it cannot change prices, addresses or payment state, run SQL, or say who it is acting for.
+//! support ticket (once per request_id); it cannot change prices, addresses or payment
+//! state, run SQL, or say who it is acting for.
 
 use std::sync::Arc;
 
-use rmcp_guard::{
-    Exposure, Guard, Guarded, ToolArgs, ToolError, codes, exposed, idempotent, operations,
-    ops::{Approved, Intent, Keyed, Locked, Prepare, Recheck},
-};
 use rmcp::{
     ServerHandler,
     handler::server::wrapper::Parameters,
     model::{ServerCapabilities, ServerConfig},
     tool, tool_handler, tool_router,
+};
+use rmcp_guard::{
+    Exposure, Guard, Guarded, ToolArgs, ToolError, codes, exposed, idempotent, operations,
+    ops::{Approved, Intent, Keyed, Locked, Prepare, Recheck},
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

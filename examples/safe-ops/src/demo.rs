@@ -3,14 +3,14 @@
 
 use std::{collections::BTreeMap, path::Path};
 
-use rmcp_guard::{
-    Guard,
-    testing::{Answer, ScriptedHuman},
-};
 use rmcp::{
     RoleClient, ServiceExt,
     model::{CallToolRequestParams, ProtocolVersion},
     service::RunningService,
+};
+use rmcp_guard::{
+    Guard,
+    testing::{Answer, ScriptedHuman},
 };
 use serde_json::{Value, json};
 

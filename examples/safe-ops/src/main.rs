@@ -6,13 +6,13 @@
 use std::{net::SocketAddr, path::PathBuf, process::ExitCode};
 
 use clap::{Parser, Subcommand};
-use rmcp_guard::{Exposure, Guard, exposure::read_only_from_env};
 use rmcp::{
     ServiceExt,
     transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
     },
 };
+use rmcp_guard::{Exposure, Guard, exposure::read_only_from_env};
 
 use safe_ops::{SafeOps, demo};
 

@@ -6,17 +6,17 @@ use std::{
     sync::{Arc, Mutex, MutexGuard},
 };
 
-use rmcp_guard::{
-    Confirmed, Exposure, Form, FormEnum, Guard, Guarded, Preview, ToolArgs, ToolError,
-    db::ReadDb,
-    destructive, exposed, read_only,
-    sandbox::{Lookup, Pin},
-};
 use rmcp::{
     ServerHandler,
     handler::server::wrapper::Parameters,
     model::{ServerCapabilities, ServerConfig},
     tool, tool_handler, tool_router,
+};
+use rmcp_guard::{
+    Confirmed, Exposure, Form, FormEnum, Guard, Guarded, Preview, ToolArgs, ToolError,
+    db::ReadDb,
+    destructive, exposed, read_only,
+    sandbox::{Lookup, Pin},
 };
 use rusqlite::Connection;
 use schemars::JsonSchema;

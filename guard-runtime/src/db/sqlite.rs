@@ -43,7 +43,8 @@ impl ReadDb {
         conn.pragma_update(None, "query_only", true)
             .map_err(|e| unavailable(path, e))?;
         // No ATTACH, and so no `VACUUM INTO` either: a read handle never creates a file.
-        conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0);
+        conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)
+            .map_err(|e| unavailable(path, e))?;
         Ok(Self { conn })
     }
 }

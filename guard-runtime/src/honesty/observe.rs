@@ -347,7 +347,6 @@ impl SqliteObserver {
             let mut stmt = conn.prepare(&query)?;
             let columns: Vec<usize> = stmt
                 .column_names()
-                .iter()
                 .enumerate()
                 .skip(1)
                 .filter(|(_, n)| !ignored.contains(n))
@@ -392,7 +391,6 @@ fn table_digest(
     let mut stmt = conn.prepare(&query)?;
     let columns: Vec<usize> = stmt
         .column_names()
-        .iter()
         .enumerate()
         .filter(|(_, n)| !ignored.contains(n))
         .map(|(i, _)| i)
