@@ -273,25 +273,6 @@ async fn postgres_identical_calls_at_once_file_one_ticket() {
     at_once(Engine::Postgres).await;
 }
 
-/// Waits until a statement inserting a ticket is blocked on a lock, so the first call is
-/// known to be inside its transaction.
-async fn wait_for_blocked_insert(world: &World) {
-    for _ in 0..600 {
-        let blocked = world
-            .count(
-                "SELECT COUNT(*) AS n FROM pg_stat_activity
-                 WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO support_tickets%'",
-                &[],
-            )
-            .await;
-        if blocked > 0 {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the first call never reached its insert");
-}
-
 /// PostgreSQL: the first call is held inside its transaction (the order row it references
 /// is locked by the owner); a second call with the key answers `IN_PROGRESS` at once; the
 /// first one's client drops its connection; the retry files nothing new and, once the
@@ -314,7 +295,7 @@ async fn postgres_retry_after_a_dropped_connection_files_one_ticket() {
         drop(first);
         result
     });
-    wait_for_blocked_insert(&world).await;
+    world.wait_for_lock_wait("INSERT INTO support_tickets").await;
     let retry = world.alice().await;
     let busy = open(&retry, "drop-1", "parcel arrived damaged").await;
     assert_refused(&busy, "IN_PROGRESS", "IN_PROGRESS");

@@ -4,7 +4,7 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
-use syn::{Expr, FnArg, Ident, ImplItem, ImplItemFn, spanned::Spanned};
+use syn::{Expr, FnArg, Ident, ImplItem, ImplItemFn, parse::Parser, spanned::Spanned};
 
 use crate::{
     attr::{self, Opt},
@@ -27,7 +27,16 @@ struct Opts {
 pub fn expand(attr: TokenStream, mut f: ImplItemFn) -> TokenStream {
     let cx = Ctxt::new();
     let opts = options(&cx, attr);
-    check(&cx, &f);
+    // An option list with mistakes in it is the error to fix; the handler's shape is
+    // checked once the options say what it is for.
+    if opts.is_some() {
+        check(&cx, &f);
+    }
+    let opts = opts.unwrap_or(Opts {
+        key: None,
+        ttl_secs: None,
+        krate: None,
+    });
     if f.attrs.iter().any(|a| tool_attr::is_attr(a, "tool")) {
         tool_attr::set_hints(&cx, &mut f, "idempotent", tool_attr::idempotent_hints());
     }
@@ -43,15 +52,18 @@ pub fn expand(attr: TokenStream, mut f: ImplItemFn) -> TokenStream {
     }
 }
 
-fn options(cx: &Ctxt, attr: TokenStream) -> Opts {
+/// The options, or `None` when any of them was reported.
+fn options(cx: &Ctxt, attr: TokenStream) -> Option<Opts> {
     let mut o = Opts {
         key: None,
         ttl_secs: None,
         krate: None,
     };
-    let Some(opts) = attr::parse_options(cx, attr.clone(), "#[idempotent]", OPTIONS) else {
-        return o;
-    };
+    let written = syn::punctuated::Punctuated::<Opt, syn::Token![,]>::parse_terminated
+        .parse2(attr.clone())
+        .map_or(0, |list| list.len());
+    let opts = attr::parse_options(cx, attr.clone(), "#[idempotent]", OPTIONS)?;
+    let mut ok = opts.len() == written;
     let given: Vec<String> = opts.iter().map(|opt| opt.key.to_string()).collect();
     for opt in &opts {
         match opt.key.to_string().as_str() {
@@ -61,13 +73,18 @@ fn options(cx: &Ctxt, attr: TokenStream) -> Opts {
             _ => {}
         }
     }
+    ok &= o.key.is_some() || !given.iter().any(|k| k == "key");
+    ok &= o.ttl_secs.is_some() || !given.iter().any(|k| k == "ttl");
+    if !ok {
+        return None;
+    }
     if !given.iter().any(|k| k == "key") {
         cx.error_spanned_by(&attr, "`#[idempotent(...)]` with options needs `key = field`: the argument of the tool's `Parameters<Args>` that carries the caller's idempotency key (a `String`). A bare `#[idempotent]` claims idempotency without a key");
     }
     if !given.iter().any(|k| k == "ttl") {
         cx.error_spanned_by(&attr, "`#[idempotent(key = ...)]` needs `ttl = \"24h\"`: how long a key answers with its stored result before it is purged and may run again");
     }
-    o
+    Some(o)
 }
 
 /// `key = field`: a plain field name of the arguments.
