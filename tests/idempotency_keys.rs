@@ -11,8 +11,9 @@ use std::time::Duration;
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 use support::{
-    assert_refused, call, code, is_error, outcome, text,
+    assert_refused, call, code, is_error,
     orders::{Client, Engine, SCOPE, World, body, connect},
+    outcome, text,
 };
 
 fn ticket_args(key: &str, subject: &str) -> Value {
@@ -40,7 +41,9 @@ fn ticket(result: &CallToolResult) -> (i64, bool) {
     let body = body(result);
     (
         body["result"]["ticket_id"].as_i64().expect("ticket_id"),
-        body["already_processed"].as_bool().expect("already_processed"),
+        body["already_processed"]
+            .as_bool()
+            .expect("already_processed"),
     )
 }
 
@@ -59,7 +62,12 @@ async fn repeat_and_reuse(engine: Engine) {
     };
     let alice = world.alice().await;
     let first = open(&alice, "req-1", "parcel arrived damaged").await;
-    assert_eq!(outcome(&first).as_deref(), Some("COMPLETED"), "{}", text(&first));
+    assert_eq!(
+        outcome(&first).as_deref(),
+        Some("COMPLETED"),
+        "{}",
+        text(&first)
+    );
     let (id, again) = ticket(&first);
     assert!(!again);
     // The same request, with its object keys in another order and the subject spelled the
@@ -83,7 +91,11 @@ async fn repeat_and_reuse(engine: Engine) {
         json!({"request_id": "req-1", "order_no": "A10002", "subject": "parcel arrived damaged"}),
     )
     .await;
-    assert_refused(&other_order, "IDEMPOTENCY_KEY_REUSED", "IDEMPOTENCY_KEY_REUSED");
+    assert_refused(
+        &other_order,
+        "IDEMPOTENCY_KEY_REUSED",
+        "IDEMPOTENCY_KEY_REUSED",
+    );
     assert_eq!(tickets(&world).await, 1);
     // A new key is a new ticket.
     let second = open(&alice, "req-2", "parcel never arrived").await;
@@ -182,7 +194,10 @@ async fn expiry_and_refusals(engine: Engine) {
     assert_ne!(after.0, first.0);
     assert_eq!(tickets(&world).await, 3);
     // A live key is untouched by the purge.
-    assert_eq!(ticket(&open(&alice, "req-live", "parcel arrived damaged").await), (unrelated.0, true));
+    assert_eq!(
+        ticket(&open(&alice, "req-live", "parcel arrived damaged").await),
+        (unrelated.0, true)
+    );
     // An expired key of another user is purged by anyone's call.
     world
         .exec(
@@ -244,8 +259,14 @@ async fn at_once(engine: Engine) {
     for call in calls {
         results.push(call.await.expect("call task"));
     }
-    assert_eq!(tickets(&world).await, 1, "one key filed more than one ticket");
-    let stored: i64 = world.query("SELECT ticket_id FROM support_tickets", &[]).await[0]
+    assert_eq!(
+        tickets(&world).await,
+        1,
+        "one key filed more than one ticket"
+    );
+    let stored: i64 = world
+        .query("SELECT ticket_id FROM support_tickets", &[])
+        .await[0]
         .int("ticket_id")
         .unwrap();
     let mut completed = 0;
@@ -284,18 +305,26 @@ async fn postgres_retry_after_a_dropped_connection_files_one_ticket() {
     };
     let mut holder = world.owner.begin().await.expect("owner tx");
     holder
-        .execute("SELECT order_id FROM orders WHERE order_id = 1001 FOR UPDATE", &[])
+        .execute(
+            "SELECT order_id FROM orders WHERE order_id = 1001 FOR UPDATE",
+            &[],
+        )
         .await
         .expect("lock the order");
     let first = world.alice().await;
     let in_flight = tokio::spawn(async move {
         let result = first
-            .call_tool(support::params("open_ticket", ticket_args("drop-1", "parcel arrived damaged")))
+            .call_tool(support::params(
+                "open_ticket",
+                ticket_args("drop-1", "parcel arrived damaged"),
+            ))
             .await;
         drop(first);
         result
     });
-    world.wait_for_lock_wait("INSERT INTO support_tickets").await;
+    world
+        .wait_for_lock_wait("INSERT INTO support_tickets")
+        .await;
     let retry = world.alice().await;
     let busy = open(&retry, "drop-1", "parcel arrived damaged").await;
     assert_refused(&busy, "IN_PROGRESS", "IN_PROGRESS");
@@ -324,7 +353,10 @@ async fn postgres_retry_after_a_dropped_connection_files_one_ticket() {
     assert_eq!(stored.len(), 1, "the retry filed a second ticket");
     assert_eq!(ticket(&answer).0, stored[0]);
     // And any later retry is the stored answer.
-    assert_eq!(ticket(&open(&retry, "drop-1", "parcel arrived damaged").await), (stored[0], true));
+    assert_eq!(
+        ticket(&open(&retry, "drop-1", "parcel arrived damaged").await),
+        (stored[0], true)
+    );
 }
 
 /// The tool's annotations: `idempotentHint: true`, and a key argument in its schema.
@@ -333,7 +365,10 @@ async fn open_ticket_is_listed_with_its_key() {
     let world = World::new(Engine::Sqlite).await.expect("SQLite");
     let alice = world.alice().await;
     let tools = alice.list_all_tools().await.expect("tools/list");
-    let tool = tools.iter().find(|t| t.name == "open_ticket").expect("open_ticket listed");
+    let tool = tools
+        .iter()
+        .find(|t| t.name == "open_ticket")
+        .expect("open_ticket listed");
     let hints = tool.annotations.as_ref().expect("annotations");
     assert_eq!(hints.idempotent_hint, Some(true));
     assert_eq!(hints.read_only_hint, Some(false));

@@ -231,7 +231,9 @@ fn ticket_or_busy(result: &CallToolResult) -> Option<(i64, bool)> {
     let body = result.structured_content.as_ref().expect("structured");
     Some((
         body["result"]["ticket_id"].as_i64().expect("ticket_id"),
-        body["already_processed"].as_bool().expect("already_processed"),
+        body["already_processed"]
+            .as_bool()
+            .expect("already_processed"),
     ))
 }
 
@@ -273,7 +275,9 @@ async fn four_processes_open_one_ticket_per_key() {
         assert_eq!(ids.len(), 1, "{key}: every process reports the same ticket");
     }
     assert_eq!(
-        world.count("SELECT COUNT(*) AS n FROM support_tickets", &[]).await,
+        world
+            .count("SELECT COUNT(*) AS n FROM support_tickets", &[])
+            .await,
         20
     );
     // Each key asked again on every process: the stored ticket.
@@ -288,26 +292,39 @@ async fn four_processes_open_one_ticket_per_key() {
     // transaction; its process dies there.
     let mut holder = world.owner.begin().await.expect("owner tx");
     holder
-        .execute("SELECT order_id FROM orders WHERE order_id = 1001 FOR UPDATE", &[])
+        .execute(
+            "SELECT order_id FROM orders WHERE order_id = 1001 FOR UPDATE",
+            &[],
+        )
         .await
         .expect("lock the order");
     let doomed = servers[0].clone();
-    let in_flight = tokio::spawn(async move { doomed.call_tool(
+    let in_flight = tokio::spawn(async move {
+        doomed.call_tool(
         CallToolRequestParams::new("open_ticket").with_arguments(
             json!({"request_id": "dropped", "order_no": "A10001", "subject": "parcel arrived damaged"})
                 .as_object()
                 .unwrap()
                 .clone(),
         ),
-    ).await });
-    world.wait_for_lock_wait("INSERT INTO support_tickets").await;
-    assert_eq!(ticket_or_busy(&open_ticket(&servers[1], "dropped").await), None);
+    ).await
+    });
+    world
+        .wait_for_lock_wait("INSERT INTO support_tickets")
+        .await;
+    assert_eq!(
+        ticket_or_busy(&open_ticket(&servers[1], "dropped").await),
+        None
+    );
     let killed = Command::new("kill")
         .args(["-KILL", &pids[0].to_string()])
         .status()
         .expect("kill runs");
     assert!(killed.success());
-    assert!(in_flight.await.unwrap().is_err(), "the killed process answered");
+    assert!(
+        in_flight.await.unwrap().is_err(),
+        "the killed process answered"
+    );
     holder.rollback().await.expect("release the order");
     let mut retried = None;
     for _ in 0..600 {
@@ -324,7 +341,9 @@ async fn four_processes_open_one_ticket_per_key() {
         Some((ticket, true))
     );
     assert_eq!(
-        world.count("SELECT COUNT(*) AS n FROM support_tickets", &[]).await,
+        world
+            .count("SELECT COUNT(*) AS n FROM support_tickets", &[])
+            .await,
         21,
         "the retry after the dropped call filed exactly one ticket"
     );

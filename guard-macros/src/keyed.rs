@@ -175,14 +175,13 @@ fn generate(f: &ImplItemFn, opts: &Opts) -> Vec<ImplItem> {
         asserts.push(
             quote_spanned!(ty.span()=> #rt::__private::assert_parameters::<#ty, #inner_ty>();),
         );
-        asserts.push(
-            quote_spanned!(inner_ty.span()=> #rt::__private::assert_keyed_args::<#inner_ty>();),
-        );
-        args = Some(binding.clone());
+        args = Some((binding.clone(), inner_ty.span()));
         params.push(quote!(#binding: #ty));
         forward.push(quote!(#binding));
     }
-    let args = args.expect("checked");
+    let (args, args_span) = args.expect("checked");
+    // Spanned at the arguments' type: arguments that cannot be hashed are reported there.
+    let body = quote_spanned!(args_span=> &(#args).0);
     // Spanned at `key = field`: a missing field or one that is not a `String` is reported
     // where the key is named.
     let key_of = quote_spanned!(key.span()=> #rt::__private::key_field(&(#args).0.#key));
@@ -202,7 +201,7 @@ fn generate(f: &ImplItemFn, opts: &Opts) -> Vec<ImplItem> {
             #rt::Guarded::guard(self),
             __GUARD_SPEC,
             #key_of,
-            &(#args).0,
+            #body,
         ).await {
             ::core::result::Result::Ok(keyed) => keyed,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),

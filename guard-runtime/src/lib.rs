@@ -70,8 +70,8 @@ pub mod __private {
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub use crate::ops::{
         call::{ConfirmSpec, PrepareSpec},
-        keyed::KeyedSpec,
         drive::{RecheckHook, lock_and_recheck},
+        keyed::KeyedSpec,
         lookup::get_operation_result,
     };
     pub use crate::read_handle::{Sealed as ReadHandleSeal, assert_read_handle};
@@ -119,16 +119,20 @@ pub mod __private {
         preview(server)
     }
 
-    /// Pins a keyed tool's arguments to what guard can hash canonically.
-    pub const fn assert_keyed_args<A: KeyedArgs>() {}
-
+    /// A keyed tool's arguments as guard hashes them: serialized, then canonical JSON.
     #[diagnostic::on_unimplemented(
         message = "the arguments `{Self}` of a keyed tool cannot be hashed",
         label = "needs `#[derive(serde::Serialize)]`",
         note = "guard binds an idempotency key to the SHA-256 of the canonical arguments, so a reused key with other arguments is refused: derive `Serialize` on `{Self}` next to `Deserialize`"
     )]
-    pub trait KeyedArgs {}
-    impl<A: serde::Serialize> KeyedArgs for A {}
+    pub trait KeyedArgs {
+        fn body(&self) -> Result<serde_json::Value, serde_json::Error>;
+    }
+    impl<A: serde::Serialize> KeyedArgs for A {
+        fn body(&self) -> Result<serde_json::Value, serde_json::Error> {
+            serde_json::to_value(self)
+        }
+    }
 
     /// The key field of a keyed tool's arguments, as text.
     pub fn key_field<K: KeyField + ?Sized>(key: &K) -> &str {

@@ -96,7 +96,7 @@ impl Keyed {
     /// Identifies the caller, checks the key and either claims it (the handler runs next)
     /// or ends the call with the stored result or a refusal.
     #[doc(hidden)]
-    pub async fn begin<A: Serialize>(
+    pub async fn begin<A: crate::__private::KeyedArgs>(
         guard: &Guard,
         spec: &'static KeyedSpec,
         key: &str,
@@ -107,7 +107,7 @@ impl Keyed {
             audit_alone(&caller, codes::INVALID_INPUT, None).await;
             return Err(caller.refuse(problem, None));
         }
-        let body = match serde_json::to_value(args) {
+        let body = match args.body() {
             Ok(body) => sha256_hex(canonical_json(&body).as_bytes()),
             Err(e) => return Err(caller.refuse(ToolError::internal(e), None)),
         };
@@ -167,7 +167,8 @@ impl Keyed {
             key,
             now,
         } = self;
-        let result = match outcome.and_then(|r| serde_json::to_value(r).map_err(ToolError::internal))
+        let result = match outcome
+            .and_then(|r| serde_json::to_value(r).map_err(ToolError::internal))
         {
             Ok(result) => result,
             Err(refusal) => {
@@ -250,7 +251,10 @@ impl Claim<'_> {
             // instead of waiting on the first one's uncommitted row.
             let lock = advisory_key(&scoped_hash(who, self.spec.tool, self.key));
             let got = tx
-                .query_opt("SELECT pg_try_advisory_xact_lock($1) AS got", &[lock.into()])
+                .query_opt(
+                    "SELECT pg_try_advisory_xact_lock($1) AS got",
+                    &[lock.into()],
+                )
                 .await?
                 .map(|row| row.int("got"))
                 .transpose()?;
@@ -431,7 +435,15 @@ mod tests {
         for good in ["a", "0b6f-41c2:retry_1.x", &"k".repeat(128)] {
             assert!(check_key(good, "request_id").is_ok(), "{good}");
         }
-        for bad in ["", " a", "a b", "a\u{200b}", "ключ", "a\n", &"k".repeat(129)] {
+        for bad in [
+            "",
+            " a",
+            "a b",
+            "a\u{200b}",
+            "ключ",
+            "a\n",
+            &"k".repeat(129),
+        ] {
             let error = check_key(bad, "request_id").expect_err(bad);
             assert!(error.to_string().contains("request_id must be 1 to 128"));
         }
