@@ -122,7 +122,6 @@ impl TxBackend for SqliteTx {
         let result = self.run(sql, params, |statement, params| {
             let columns: Arc<[String]> = statement
                 .column_names()
-                .into_iter()
                 .map(str::to_owned)
                 .collect();
             let width = columns.len();
