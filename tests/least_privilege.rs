@@ -7,8 +7,6 @@
 //! its own); roles made here have unique names and are dropped at the end, so runs can
 //! repeat and overlap with other PostgreSQL tests.
 
-#[path = "support/external.rs"]
-mod external;
 mod support;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -585,8 +583,8 @@ async fn revoke_temp_takes_temporary_tables_away_from_the_app_role() {
         .expect("by default every role may create temporary tables");
     drop(before);
     // The operator's command: setup again (it may run any number of times) and revoke.
-    let root = external::workspace_root();
-    let bin = external::example_bin(&root, "order-cancel", "ORDER_CANCEL_BIN");
+    let root = support::external::workspace_root();
+    let bin = support::external::example_bin(&root, "order-cancel", "ORDER_CANCEL_BIN");
     let revoked = std::process::Command::new(&bin)
         .args([
             "--pg",
@@ -601,13 +599,13 @@ async fn revoke_temp_takes_temporary_tables_away_from_the_app_role() {
     assert!(
         revoked.status.success(),
         "{}",
-        external::show("order-cancel setup-postgres --revoke-temp", &revoked)
+        support::external::show("order-cancel setup-postgres --revoke-temp", &revoked)
     );
     assert!(
         String::from_utf8_lossy(&revoked.stderr)
             .contains("TEMPORARY on the database is revoked from PUBLIC and order_cancel_app"),
         "{}",
-        external::show("order-cancel setup-postgres --revoke-temp", &revoked)
+        support::external::show("order-cancel setup-postgres --revoke-temp", &revoked)
     );
     let after = app_session().await;
     let refused = after

@@ -25,20 +25,15 @@ use tokio::sync::Semaphore;
 
 type Server = RunningService<RoleClient, ()>;
 
-/// The order-cancel binary, built once per test process.
+/// The order-cancel binary, built once per test process in this test's own target directory.
 fn binary() -> PathBuf {
     static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BIN.get_or_init(|| {
-        let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "-q", "-p", "order-cancel"])
-            .current_dir(&workspace)
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building order-cancel failed");
-        std::env::var_os("CARGO_TARGET_DIR")
-            .map_or_else(|| workspace.join("target"), PathBuf::from)
-            .join("debug/order-cancel")
+        support::external::example_bin(
+            &support::external::workspace_root(),
+            "order-cancel",
+            "ORDER_CANCEL_BIN",
+        )
     })
     .clone()
 }

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::{
-    canonical::canonical_json,
+    canonical::{NotCanonical, canonical_json},
     confirmed::Confirmed,
     error::{ToolError, codes},
     form::{DefaultValue, FieldKind, FieldRole, Form, FormSpec},
@@ -156,7 +156,9 @@ pub type Rules<F> = fn(&F) -> Result<(), String>;
 impl<'g, F: Form> Flow<'g, F> {
     pub fn new(guard: &'g Guard, call: GuardCall, spec: &'static ToolSpec) -> Self {
         let opened = call.request_state.as_ref().map(|state| {
-            let binding = binding::<F>(spec, &call.arguments);
+            // Arguments with no canonical form were never sealed, so nothing can open here.
+            let binding = binding::<F>(spec, &call.arguments)
+                .map_err(|_| RequestStateError::IntegrityCheckFailed)?;
             guard.codec().open_json_with::<Sealed>(state, &binding)
         });
         // An answering round continues the asking round's trace.
@@ -486,7 +488,12 @@ impl<'g, F: Form> Flow<'g, F> {
             if !self.client_can_confirm() {
                 return Err(self.unsupported());
             }
-            let binding = binding::<F>(self.spec, &self.call.arguments);
+            let binding = binding::<F>(self.spec, &self.call.arguments).map_err(|e| {
+                self.refuse(
+                    "invalid_arguments",
+                    ToolError::new(codes::INVALID_INPUT, format!("Nothing was changed: {e}.")),
+                )
+            })?;
             let sealed = Sealed {
                 nonce: uuid::Uuid::new_v4().to_string(),
                 fingerprint: effect.fingerprint(),
@@ -718,7 +725,7 @@ fn compare_typed(typed: &str, expected: &str) -> TypedName {
 }
 
 /// The bytes a seal is bound to: tool, form, confirmation kind and canonical arguments.
-fn binding<F: Form>(spec: &ToolSpec, arguments: &JsonObject) -> Vec<u8> {
+fn binding<F: Form>(spec: &ToolSpec, arguments: &JsonObject) -> Result<Vec<u8>, NotCanonical> {
     canonical_json(&json!([
         "guard/v1",
         spec.name,
@@ -726,7 +733,7 @@ fn binding<F: Form>(spec: &ToolSpec, arguments: &JsonObject) -> Vec<u8> {
         spec.confirm.as_str(),
         Value::Object(arguments.clone()),
     ]))
-    .into_bytes()
+    .map(String::into_bytes)
 }
 
 fn state_changed(target: &str) -> ToolError {

@@ -418,7 +418,7 @@ where
             claims: None,
             cases: Vec::new(),
         };
-        let request = canonical_json(&probe.args);
+        let request = canonical_text(&probe.args);
 
         // 1. Once, which also reads the tool's annotations.
         let one_call = match self.once(probe).await {
@@ -675,7 +675,7 @@ where
         });
         CaseReport {
             case: format!("nonexistent or invalid input {i} of {n}"),
-            request: canonical_json(args),
+            request: canonical_text(args),
             first_call: summarize(&first.outcome),
             second_call: series.repeat_summaries(),
             remote_records: records,
@@ -1209,6 +1209,12 @@ fn params(tool: &str, args: &Value) -> Result<CallToolRequestParams, String> {
 }
 
 const MAX_TEXT: usize = 200;
+
+/// The request as a report shows it: canonical where it has a canonical form, as sent where
+/// it does not (the server is then the one to refuse it).
+fn canonical_text(args: &Value) -> String {
+    canonical_json(args).unwrap_or_else(|_| args.to_string())
+}
 
 fn clip(text: &str) -> String {
     let mut out: String = text.chars().take(MAX_TEXT).collect();

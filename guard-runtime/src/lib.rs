@@ -29,6 +29,7 @@ pub mod ops;
 mod outbox;
 mod preview;
 mod read_handle;
+mod rfc3339;
 #[cfg(unix)]
 pub mod sandbox;
 mod seal;

@@ -27,6 +27,8 @@ pub(crate) mod drive;
 mod intent;
 pub(crate) mod keyed;
 pub(crate) mod lookup;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod migrate;
 #[cfg(feature = "postgres")]
 pub mod pg;
 mod prepare;

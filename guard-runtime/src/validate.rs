@@ -168,8 +168,8 @@ fn format_matches(format: Format, text: &str) -> bool {
     match format {
         Format::Email => is_email(text),
         Format::Uri => url::Url::parse(text).is_ok(),
-        Format::Date => chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").is_ok(),
-        Format::DateTime => chrono::DateTime::parse_from_rfc3339(text).is_ok(),
+        Format::Date => crate::rfc3339::is_full_date(text),
+        Format::DateTime => crate::rfc3339::is_date_time(text),
     }
 }
 

@@ -3,6 +3,7 @@
 //! tool result carries.
 #![allow(dead_code)]
 
+pub mod external;
 pub mod orders;
 pub mod stdio;
 

@@ -243,7 +243,8 @@ impl World {
             "order_id": order_id,
             "order_no": order_no,
             "reason": "customer changed their mind",
-        }));
+        }))
+        .expect("the payload has a canonical form");
         let hash: String = sha2::Sha256::digest(payload.as_bytes())
             .iter()
             .map(|b| format!("{b:02x}"))

@@ -11,21 +11,16 @@ use std::{
 
 use serde_json::{Value, json};
 
-/// The safe-ops binary (`SAFE_OPS_BIN`, or built once per test process).
+/// The safe-ops binary (`SAFE_OPS_BIN`, or built once per test process in this test's own
+/// target directory).
 pub fn safe_ops_bin() -> PathBuf {
     static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BIN.get_or_init(|| {
-        if let Ok(bin) = std::env::var("SAFE_OPS_BIN") {
-            return PathBuf::from(bin);
-        }
-        let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "-q", "-p", "safe-ops"])
-            .current_dir(&workspace)
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building safe-ops failed");
-        workspace.join("target/debug/safe-ops")
+        super::external::example_bin(
+            &super::external::workspace_root(),
+            "safe-ops",
+            "SAFE_OPS_BIN",
+        )
     })
     .clone()
 }

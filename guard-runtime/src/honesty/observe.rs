@@ -606,7 +606,7 @@ impl Observe for OutboxObserver {
                 .entry(message.channel.as_str())
                 .or_insert_with(|| (0, Sha256::new()));
             *count += 1;
-            let body = canonical_json(&message.body);
+            let body = canonical_json(&message.body).map_err(|e| e.to_string())?;
             hasher.update((body.len() as u64).to_le_bytes());
             hasher.update(body.as_bytes());
         }
@@ -628,7 +628,7 @@ impl Observe for OutboxObserver {
     fn items(&self) -> Result<Snapshot, String> {
         let mut snap = Snapshot::default();
         for (i, message) in (self.sent)().iter().enumerate() {
-            let body = canonical_json(&message.body);
+            let body = canonical_json(&message.body).map_err(|e| e.to_string())?;
             snap.insert(
                 format!("message {i}"),
                 format!(

@@ -6,7 +6,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::sql::{Dialect, Row, StoreError, Tx};
-use crate::canonical::{canonical_json, hex};
+use crate::canonical::{NotCanonical, canonical_json, hex};
 
 /// Where an intent stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -91,11 +91,11 @@ pub struct OperationRef {
     pub operation_id: String,
 }
 
-/// The canonical payload (sorted keys, compact) and its SHA-256 in hex.
-pub(crate) fn canonical_payload(payload: &Value) -> (String, String) {
-    let canonical = canonical_json(payload);
+/// The canonical payload (RFC 8785) and its SHA-256 in hex.
+pub(crate) fn canonical_payload(payload: &Value) -> Result<(String, String), NotCanonical> {
+    let canonical = canonical_json(payload)?;
     let hash = sha256_hex(canonical.as_bytes());
-    (canonical, hash)
+    Ok((canonical, hash))
 }
 
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {

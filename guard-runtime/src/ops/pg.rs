@@ -30,7 +30,7 @@ use tokio_postgres::{
 };
 
 use super::{
-    OperationStore,
+    OperationStore, migrate,
     schema::{POSTGRES_GUARDS, POSTGRES_SCHEMA},
     sql::{BoxFuture, Dialect, Row, SqlValue, StoreError, Tx, TxBackend},
 };
@@ -80,14 +80,54 @@ impl PgStore {
     /// it adds (an intent's identity, payload and expiry are immutable; `SUBMITTED` needs its
     /// effect row) hold for every role except the owner. Then grant the server's role
     /// [`operation_grants_sql`].
+    ///
+    /// The tables carry a schema version: an older store is brought to this build's version
+    /// (see `guard_schema_version`), a store written by a newer guard is refused.
     pub async fn migrate(&self) -> Result<(), StoreError> {
-        let client = self.client().await?;
-        client
-            .batch_execute(&format!(
-                "BEGIN; SELECT pg_advisory_xact_lock(7237150514); {POSTGRES_SCHEMA} {POSTGRES_GUARDS} COMMIT;"
-            ))
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(pg_error)?;
+        tx.batch_execute("SELECT pg_advisory_xact_lock(7237150514)")
             .await
-            .map_err(pg_error)
+            .map_err(pg_error)?;
+        tx.batch_execute(migrate::VERSION_TABLE)
+            .await
+            .map_err(pg_error)?;
+        let found: i64 = tx
+            .query_opt(migrate::READ_VERSION, &[])
+            .await
+            .map_err(pg_error)?
+            .map_or(0, |row| row.get(0));
+        for step in migrate::pending(found)? {
+            match step {
+                migrate::Step::Tables => tx.batch_execute(POSTGRES_SCHEMA).await,
+                migrate::Step::CanonicalPayloads => {
+                    let rows = tx
+                        .query("SELECT operation_id, payload FROM guard_operations", &[])
+                        .await
+                        .map_err(pg_error)?;
+                    for row in rows {
+                        let (id, payload): (String, String) = (row.get(0), row.get(1));
+                        if let Some((text, digest)) = migrate::recanonical(&payload) {
+                            tx.execute(
+                                "UPDATE guard_operations SET payload = $1, payload_sha256 = $2 \
+                                 WHERE operation_id = $3",
+                                &[&text, &digest, &id],
+                            )
+                            .await
+                            .map_err(pg_error)?;
+                        }
+                    }
+                    Ok(())
+                }
+            }
+            .map_err(pg_error)?;
+        }
+        tx.execute(migrate::WRITE_VERSION, &[&migrate::CURRENT])
+            .await
+            .map_err(pg_error)?;
+        // The triggers are definitions, not steps: the latest ones replace older ones.
+        tx.batch_execute(POSTGRES_GUARDS).await.map_err(pg_error)?;
+        tx.commit().await.map_err(pg_error)
     }
 
     async fn client(&self) -> Result<Object, StoreError> {

@@ -137,6 +137,17 @@ impl Prepare {
             Ok(payload) => payload,
             Err(e) => return Ok(*caller.refuse(ToolError::internal(e), None)),
         };
+        let canonical = match canonical_payload(&payload) {
+            Ok(canonical) => canonical,
+            Err(e) => {
+                drop(tx);
+                let refusal =
+                    ToolError::new(codes::INVALID_INPUT, format!("Nothing was prepared: {e}."));
+                let record = caller.record(refusal.code(), None, None, None);
+                caller.alone(&record, rate.as_ref()).await;
+                return Ok(*caller.refuse(refusal, None));
+            }
+        };
         let preview = intent.preview.clone().unwrap_or_else(|| payload.clone());
         let operation_id = uuid::Uuid::new_v4().to_string();
         let ttl = caller.ops.ttl_for(spec.tool, spec.ttl);
@@ -146,7 +157,7 @@ impl Prepare {
             spec,
             intent: &intent,
             operation_id: &operation_id,
-            payload: canonical_payload(&payload),
+            payload: canonical,
             preview: preview.to_string(),
             now,
             expires_at,

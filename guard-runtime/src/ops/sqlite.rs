@@ -1,14 +1,23 @@
 //! The embedded operation store: one SQLite file in WAL mode. A transaction starts with
 //! `BEGIN IMMEDIATE`, which takes the database's write lock up front, so two confirms of one
 //! operation (in this process or another) run one after the other, never interleaved.
+//!
+//! rusqlite blocks, so the connection lives on a thread of its own and every statement is
+//! sent there: the async runtime's workers never wait on the disk. SQLite admits one writer
+//! at a time; writers of this process queue for their turn in order instead of sleeping in
+//! SQLite's busy handler, and wait on another process's lock for at most [`BUSY_TIMEOUT`].
 
-use std::{path::Path, sync::Arc, time::Duration};
+use std::{
+    path::Path,
+    sync::{Arc, mpsc},
+    time::Duration,
+};
 
-use rusqlite::{Connection, ErrorCode, types::ValueRef};
-use tokio::sync::{Mutex, OwnedMutexGuard};
+use rusqlite::{Connection, ErrorCode, OptionalExtension, types::ValueRef};
+use tokio::sync::{Mutex, OwnedMutexGuard, oneshot};
 
 use super::{
-    OperationStore,
+    OperationStore, migrate,
     schema::SQLITE_SCHEMA,
     sql::{BoxFuture, Dialect, Row, SqlValue, StoreError, Tx, TxBackend, numbered_for_sqlite},
 };
@@ -16,17 +25,21 @@ use super::{
 /// How long a transaction waits for another process's write lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The SQLite operation store. One connection per process: SQLite runs one writer at a time
-/// anyway, and a single connection keeps its statement cache warm.
+/// The SQLite operation store. One connection per process, on its own thread: SQLite runs one
+/// writer at a time anyway, and a single connection keeps its statement cache warm.
 #[derive(Clone)]
 pub struct SqliteStore {
-    connection: Arc<Mutex<Connection>>,
+    worker: Worker,
+    /// The in-process writers' queue: held by a transaction from `BEGIN` to its end.
+    turn: Arc<Mutex<()>>,
 }
 
 impl SqliteStore {
-    /// Opens (or creates) the store at `path`, in WAL mode, with guard's tables.
+    /// Opens (or creates) the store at `path`, in WAL mode, with guard's tables at the
+    /// current schema version (an older store is migrated; a newer one is refused).
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
-        let connection = Connection::open(path.as_ref()).map_err(store_error)?;
+        let path = path.as_ref();
+        let mut connection = Connection::open(path).map_err(store_error)?;
         connection.busy_timeout(BUSY_TIMEOUT).map_err(store_error)?;
         let mode: String = connection
             .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
@@ -34,32 +47,96 @@ impl SqliteStore {
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(StoreError::Other(format!(
                 "{} cannot use WAL (journal mode is {mode}); put the store on a local disk",
-                path.as_ref().display()
+                path.display()
             )));
         }
         connection
             .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
             .map_err(store_error)?;
-        connection
-            .execute_batch(SQLITE_SCHEMA)
-            .map_err(store_error)?;
+        migrate_sqlite(&mut connection).map_err(|e| {
+            StoreError::Other(format!(
+                "cannot bring guard's tables in {} to schema version {}: {e}",
+                path.display(),
+                migrate::CURRENT
+            ))
+        })?;
         Ok(Self {
-            connection: Arc::new(Mutex::new(connection)),
+            worker: Worker::start(connection)?,
+            turn: Arc::new(Mutex::new(())),
         })
     }
+}
+
+/// Applies the schema steps the store lacks, in one `BEGIN IMMEDIATE` transaction, so two
+/// processes opening one old file migrate it once.
+fn migrate_sqlite(connection: &mut Connection) -> Result<(), StoreError> {
+    let tx = connection
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(store_error)?;
+    tx.execute_batch(migrate::VERSION_TABLE)
+        .map_err(store_error)?;
+    let found: i64 = tx
+        .query_row(migrate::READ_VERSION, [], |row| row.get(0))
+        .optional()
+        .map_err(store_error)?
+        .unwrap_or(0);
+    let steps = migrate::pending(found)?;
+    if steps.is_empty() {
+        return Ok(());
+    }
+    for step in steps {
+        match step {
+            migrate::Step::Tables => tx.execute_batch(SQLITE_SCHEMA).map_err(store_error)?,
+            migrate::Step::CanonicalPayloads => {
+                let stored: Vec<(String, String)> = tx
+                    .prepare("SELECT operation_id, payload FROM guard_operations")
+                    .and_then(|mut select| {
+                        select
+                            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+                            .collect()
+                    })
+                    .map_err(store_error)?;
+                for (id, payload) in stored {
+                    if let Some((text, digest)) = migrate::recanonical(&payload) {
+                        tx.execute(
+                            "UPDATE guard_operations SET payload = ?1, payload_sha256 = ?2 \
+                             WHERE operation_id = ?3",
+                            (text, digest, id),
+                        )
+                        .map_err(store_error)?;
+                    }
+                }
+            }
+        }
+    }
+    tx.execute(
+        &numbered_for_sqlite(migrate::WRITE_VERSION),
+        [migrate::CURRENT],
+    )
+    .map_err(store_error)?;
+    tx.commit().map_err(store_error)
 }
 
 impl OperationStore for SqliteStore {
     fn begin(&self) -> BoxFuture<'_, Result<Tx, StoreError>> {
         Box::pin(async move {
-            let connection = self.connection.clone().lock_owned().await;
-            connection
-                .execute_batch("BEGIN IMMEDIATE")
-                .map_err(store_error)?;
-            Ok(Tx::new(Box::new(SqliteTx {
-                connection,
+            let turn = self.turn.clone().lock_owned().await;
+            // Built before `BEGIN` is sent: if this future is dropped while `BEGIN` runs,
+            // the transaction's drop still queues its rollback.
+            let mut tx = SqliteTx {
+                worker: self.worker.clone(),
+                _turn: turn,
                 open: true,
-            })))
+            };
+            let begun = self
+                .worker
+                .request(|connection| connection.execute_batch("BEGIN IMMEDIATE"))?
+                .await;
+            if let Err(error) = begun {
+                tx.open = false;
+                return Err(error);
+            }
+            Ok(Tx::new(Box::new(tx)))
         })
     }
 }
@@ -70,29 +147,104 @@ impl std::fmt::Debug for SqliteStore {
     }
 }
 
+type Job = Box<dyn FnOnce(&mut Connection) + Send>;
+
+/// The thread that owns the connection, and the queue of work sent to it. Jobs run in the
+/// order they were sent; the thread ends when the last handle to the store is gone.
+#[derive(Clone)]
+struct Worker {
+    jobs: mpsc::Sender<Job>,
+}
+
+impl Worker {
+    fn start(mut connection: Connection) -> Result<Self, StoreError> {
+        let (jobs, inbox) = mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("guard-sqlite".into())
+            .spawn(move || {
+                for job in inbox {
+                    job(&mut connection);
+                }
+            })
+            .map_err(|e| StoreError::Other(format!("cannot start the SQLite thread: {e}")))?;
+        Ok(Self { jobs })
+    }
+
+    /// Sends `job` to the connection's thread now; its answer arrives without blocking.
+    fn request<T, J>(
+        &self,
+        job: J,
+    ) -> Result<impl Future<Output = Result<T, StoreError>> + use<T, J>, StoreError>
+    where
+        T: Send + 'static,
+        J: FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        self.send(move |connection| {
+            let _ = reply.send(job(connection).map_err(store_error));
+        })?;
+        Ok(async move { answer.await.map_err(|_| stopped())? })
+    }
+
+    /// Queues `job` without waiting for it.
+    fn send(&self, job: impl FnOnce(&mut Connection) + Send + 'static) -> Result<(), StoreError> {
+        self.jobs.send(Box::new(job)).map_err(|_| stopped())
+    }
+}
+
+fn stopped() -> StoreError {
+    StoreError::Other(
+        "the SQLite store's thread has stopped (a statement panicked); restart the server".into(),
+    )
+}
+
 struct SqliteTx {
-    connection: OwnedMutexGuard<Connection>,
+    worker: Worker,
+    /// Released after `Drop` has queued the rollback, so the next writer's `BEGIN` runs
+    /// after it.
+    _turn: OwnedMutexGuard<()>,
     open: bool,
 }
 
 impl SqliteTx {
-    fn run<T>(
-        &mut self,
+    fn run<'a, T: Send + 'static>(
+        &'a mut self,
         sql: &str,
         params: &[SqlValue],
-        f: impl FnOnce(&mut rusqlite::Statement<'_>, &[rusqlite::types::Value]) -> rusqlite::Result<T>,
-    ) -> Result<T, StoreError> {
-        let sql = numbered_for_sqlite(sql);
-        let mut statement = self.connection.prepare_cached(&sql).map_err(store_error)?;
+        f: impl FnOnce(&mut rusqlite::Statement<'_>, Vec<rusqlite::types::Value>) -> rusqlite::Result<T>
+        + Send
+        + 'static,
+    ) -> BoxFuture<'a, Result<T, StoreError>> {
+        let sql = numbered_for_sqlite(sql).into_owned();
         let params: Vec<rusqlite::types::Value> = params.iter().map(to_sqlite).collect();
-        f(&mut statement, &params).map_err(store_error)
+        let answer = self.worker.request(move |connection| {
+            let mut statement = connection.prepare_cached(&sql)?;
+            f(&mut statement, params)
+        });
+        Box::pin(async move { answer?.await })
     }
 
-    fn end(&mut self, statement: &str) -> Result<(), StoreError> {
-        self.open = false;
-        self.connection
-            .execute_batch(statement)
-            .map_err(store_error)
+    /// Sends `statement` (COMMIT or ROLLBACK) now, so it is queued ahead of the next
+    /// writer's `BEGIN` even if the returned future is never polled.
+    fn end(
+        mut self: Box<Self>,
+        statement: &'static str,
+    ) -> BoxFuture<'static, Result<(), StoreError>> {
+        let answer = self.worker.request(move |connection| {
+            let result = connection.execute_batch(statement);
+            if result.is_err() && !connection.is_autocommit() {
+                // A failed COMMIT leaves the transaction open; end it so the connection is
+                // usable.
+                let _ = connection.execute_batch("ROLLBACK");
+            }
+            result
+        });
+        self.open = answer.is_err();
+        Box::pin(async move {
+            let result = answer?.await;
+            drop(self);
+            result
+        })
     }
 }
 
@@ -106,12 +258,11 @@ impl TxBackend for SqliteTx {
         sql: &'a str,
         params: &'a [SqlValue],
     ) -> BoxFuture<'a, Result<u64, StoreError>> {
-        let result = self.run(sql, params, |statement, params| {
+        self.run(sql, params, |statement, params| {
             statement
                 .execute(rusqlite::params_from_iter(params))
                 .map(|n| n as u64)
-        });
-        Box::pin(std::future::ready(result))
+        })
     }
 
     fn query<'a>(
@@ -119,11 +270,8 @@ impl TxBackend for SqliteTx {
         sql: &'a str,
         params: &'a [SqlValue],
     ) -> BoxFuture<'a, Result<Vec<Row>, StoreError>> {
-        let result = self.run(sql, params, |statement, params| {
-            let columns: Arc<[String]> = statement
-                .column_names()
-                .map(str::to_owned)
-                .collect();
+        self.run(sql, params, |statement, params| {
+            let columns: Arc<[String]> = statement.column_names().map(str::to_owned).collect();
             let width = columns.len();
             let mut rows = statement.query(rusqlite::params_from_iter(params))?;
             let mut out = Vec::new();
@@ -134,32 +282,30 @@ impl TxBackend for SqliteTx {
                 out.push(Row::new(columns.clone(), values));
             }
             Ok(out)
-        });
-        Box::pin(std::future::ready(result))
+        })
     }
 
-    fn commit(mut self: Box<Self>) -> BoxFuture<'static, Result<(), StoreError>> {
-        let result = self.end("COMMIT");
-        if result.is_err() {
-            // A failed COMMIT leaves the transaction open; end it so the connection is usable.
-            let _ = self.connection.execute_batch("ROLLBACK");
-        }
-        Box::pin(std::future::ready(result))
+    fn commit(self: Box<Self>) -> BoxFuture<'static, Result<(), StoreError>> {
+        self.end("COMMIT")
     }
 
-    fn rollback(mut self: Box<Self>) -> BoxFuture<'static, Result<(), StoreError>> {
-        let result = self.end("ROLLBACK");
-        Box::pin(std::future::ready(result))
+    fn rollback(self: Box<Self>) -> BoxFuture<'static, Result<(), StoreError>> {
+        self.end("ROLLBACK")
     }
 }
 
 impl Drop for SqliteTx {
     /// A transaction dropped unfinished (an error path, a cancelled call) rolls back.
     fn drop(&mut self) {
-        if self.open
-            && let Err(error) = self.connection.execute_batch("ROLLBACK")
-        {
-            tracing::error!(%error, "could not roll back an abandoned SQLite transaction");
+        if self.open {
+            let queued = self.worker.send(|connection| {
+                if let Err(error) = connection.execute_batch("ROLLBACK") {
+                    tracing::error!(%error, "could not roll back an abandoned SQLite transaction");
+                }
+            });
+            if let Err(error) = queued {
+                tracing::error!(%error, "could not roll back an abandoned SQLite transaction");
+            }
         }
     }
 }
