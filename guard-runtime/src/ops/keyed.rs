@@ -108,8 +108,16 @@ impl Keyed {
             return Err(caller.refuse(problem, None));
         }
         let body = match args.body() {
-            Ok(body) => sha256_hex(canonical_json(&body).as_bytes()),
+            Ok(body) => body,
             Err(e) => return Err(caller.refuse(ToolError::internal(e), None)),
+        };
+        let body = match canonical_json(&body) {
+            Ok(canonical) => sha256_hex(canonical.as_bytes()),
+            Err(e) => {
+                audit_alone(&caller, codes::INVALID_INPUT, Some(key)).await;
+                let refusal = ToolError::invalid_input(format!("Nothing was done: {e}."));
+                return Err(caller.refuse(refusal, None));
+            }
         };
         let now = now_ms();
         let mut tx = match caller.ops.store.begin().await {
@@ -187,7 +195,7 @@ impl Keyed {
                      WHERE tenant = $3 AND user_id = $4 AND tool = $5 AND idem_key = $6
                        AND status = 'RUNNING'",
                     &[
-                        canonical_json(&result).into(),
+                        result.to_string().into(),
                         now_ms().into(),
                         who.tenant.as_str().into(),
                         who.user.as_str().into(),
@@ -388,7 +396,8 @@ fn check_key(key: &str, field: &str) -> Result<(), ToolError> {
 }
 
 fn scoped_hash(who: &Identity, tool: &str, key: &str) -> String {
-    let scoped = canonical_json(&json!([who.tenant, who.user, tool, key]));
+    // An array of strings serializes one way only.
+    let scoped = json!([who.tenant, who.user, tool, key]).to_string();
     sha256_hex(scoped.as_bytes())
 }
 
