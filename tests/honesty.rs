@@ -956,6 +956,14 @@ impl rmcp_guard::honesty::Observe for OrdersObserver {
                 "guard_operations",
                 "SELECT operation_id, status || ' ' || coalesce(result, '-') FROM guard_operations",
             ),
+            (
+                "support_tickets",
+                "SELECT ticket_id, order_id || ' ' || opened_by || ' ' || subject FROM support_tickets",
+            ),
+            (
+                "guard_idempotency",
+                "SELECT tenant || ' ' || user_id || ' ' || tool || ' ' || idem_key, status || ' ' || body_sha256 || ' ' || coalesce(result, '-') FROM guard_idempotency",
+            ),
         ] {
             let mut statement = conn.prepare(sql).map_err(|e| e.to_string())?;
             let rows = statement
@@ -1036,4 +1044,45 @@ async fn order_cancel_hints_are_honest() {
             .all(|c| c.verdict == Verdict::Consistent),
         "{lookup}"
     );
+}
+
+/// open_ticket claims idempotency through its key: a repeat, a retry after the client
+/// dropped mid-call and identical calls at once must each leave one ticket, on both eras;
+/// a call with another key is a second ticket, which the kit does not count against it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn open_ticket_keyed_claim_is_honest() {
+    for protocol in [
+        rmcp::model::ProtocolVersion::V_2025_11_25,
+        rmcp::model::ProtocolVersion::V_2026_07_28,
+    ] {
+        let kit = Kit::new(order_cancel_fixture).protocol(protocol.clone());
+        let report = kit
+            .check(
+                &Probe::new(
+                    "open_ticket",
+                    json!({"request_id": "7d0c5b9e-1", "order_no": "A10001", "subject": "parcel arrived damaged"}),
+                )
+                .invalid([
+                    json!({"request_id": "7d0c5b9e-2", "order_no": "Z99999", "subject": "parcel arrived damaged"}),
+                    json!({"request_id": "not a key", "order_no": "A10001", "subject": "parcel arrived damaged"}),
+                    json!({"order_no": "A10001", "subject": "parcel arrived damaged"}),
+                ]),
+            )
+            .await;
+        println!("{report}");
+        assert_eq!(
+            report.claims.as_ref().and_then(|c| c.idempotent),
+            Some(true),
+            "{protocol:?}"
+        );
+        assert!(
+            report.passed(),
+            "open_ticket is honestly idempotent on {protocol:?}:\n{report}"
+        );
+        assert_has_every_case(&report);
+        assert!(
+            first_case(&report).to_string().contains("support_tickets"),
+            "the first call opens the ticket:\n{report}"
+        );
+    }
 }

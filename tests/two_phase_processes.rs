@@ -1,5 +1,6 @@
 //! order-cancel as real server processes: four processes confirming concurrently against
-//! one PostgreSQL, and a process killed with SIGKILL in the middle of confirms, on both
+//! one PostgreSQL, four processes opening tickets under the same idempotency keys, and a
+//! process killed with SIGKILL in the middle of confirms (and of a keyed call), on both
 //! stores. The processes are the `order-cancel` binary on stdio, each with its own pool.
 
 mod support;
@@ -203,6 +204,149 @@ async fn four_processes_confirm_each_operation_exactly_once() {
         )
         .await;
     assert_eq!(orders_with_more, 0);
+}
+
+async fn open_ticket(server: &Server, key: &str) -> CallToolResult {
+    server
+        .call_tool(
+            CallToolRequestParams::new("open_ticket").with_arguments(
+                json!({"request_id": key, "order_no": "A10001", "subject": "parcel arrived damaged"})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ),
+        )
+        .await
+        .expect("protocol-level success")
+}
+
+/// `Some((ticket_id, already_processed))`, or `None` for `IN_PROGRESS`; panics on anything
+/// else.
+fn ticket_or_busy(result: &CallToolResult) -> Option<(i64, bool)> {
+    if result.is_error == Some(true) {
+        let text = support::text(result);
+        assert!(text.starts_with("[IN_PROGRESS]"), "{text}");
+        return None;
+    }
+    let body = result.structured_content.as_ref().expect("structured");
+    Some((
+        body["result"]["ticket_id"].as_i64().expect("ticket_id"),
+        body["already_processed"]
+            .as_bool()
+            .expect("already_processed"),
+    ))
+}
+
+/// Four processes on one PostgreSQL: 20 keys, each sent by all four at once, file 20
+/// tickets; then a process is killed while its keyed call is inside its transaction, and the
+/// client's retry through another process files the one ticket.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn four_processes_open_one_ticket_per_key() {
+    let Some(world) = World::new(Engine::Postgres).await else {
+        return;
+    };
+    let mut servers = Vec::new();
+    let mut pids = Vec::new();
+    for _ in 0..4 {
+        let (server, pid) = spawn(&world, None).await;
+        servers.push(Arc::new(server));
+        pids.push(pid);
+    }
+    let keys: Vec<String> = (0..20).map(|i| format!("key-{i}")).collect();
+    let mut calls = Vec::new();
+    for key in &keys {
+        for server in &servers {
+            let (server, key) = (server.clone(), key.clone());
+            calls.push(tokio::spawn(async move {
+                let answer = ticket_or_busy(&open_ticket(&server, &key).await);
+                (key, answer)
+            }));
+        }
+    }
+    let mut by_key: HashMap<String, Vec<Option<(i64, bool)>>> = HashMap::new();
+    for call in calls {
+        let (key, answer) = call.await.unwrap();
+        by_key.entry(key).or_default().push(answer);
+    }
+    for (key, answers) in &by_key {
+        let fresh = answers.iter().flatten().filter(|(_, again)| !again).count();
+        assert_eq!(fresh, 1, "{key}: {answers:?}");
+        let ids: HashSet<i64> = answers.iter().flatten().map(|(t, _)| *t).collect();
+        assert_eq!(ids.len(), 1, "{key}: every process reports the same ticket");
+    }
+    assert_eq!(
+        world
+            .count("SELECT COUNT(*) AS n FROM support_tickets", &[])
+            .await,
+        20
+    );
+    // Each key asked again on every process: the stored ticket.
+    for key in &keys {
+        for server in &servers {
+            let again = ticket_or_busy(&open_ticket(server, key).await).expect("settled");
+            assert!(again.1, "{key} ran again");
+        }
+    }
+
+    // The order the ticket references is held, so the first call waits inside its
+    // transaction; its process dies there.
+    let mut holder = world.owner.begin().await.expect("owner tx");
+    holder
+        .execute(
+            "SELECT order_id FROM orders WHERE order_id = 1001 FOR UPDATE",
+            &[],
+        )
+        .await
+        .expect("lock the order");
+    let doomed = servers[0].clone();
+    let in_flight = tokio::spawn(async move {
+        doomed.call_tool(
+        CallToolRequestParams::new("open_ticket").with_arguments(
+            json!({"request_id": "dropped", "order_no": "A10001", "subject": "parcel arrived damaged"})
+                .as_object()
+                .unwrap()
+                .clone(),
+        ),
+    ).await
+    });
+    world
+        .wait_for_lock_wait("INSERT INTO support_tickets")
+        .await;
+    assert_eq!(
+        ticket_or_busy(&open_ticket(&servers[1], "dropped").await),
+        None
+    );
+    let killed = Command::new("kill")
+        .args(["-KILL", &pids[0].to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    assert!(
+        in_flight.await.unwrap().is_err(),
+        "the killed process answered"
+    );
+    holder.rollback().await.expect("release the order");
+    let mut retried = None;
+    for _ in 0..600 {
+        if let Some(answer) = ticket_or_busy(&open_ticket(&servers[2], "dropped").await) {
+            retried = Some(answer);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (ticket, again) = retried.expect("the dead call's transaction ended");
+    assert!(!again, "the killed process's call cannot have committed");
+    assert_eq!(
+        ticket_or_busy(&open_ticket(&servers[3], "dropped").await),
+        Some((ticket, true))
+    );
+    assert_eq!(
+        world
+            .count("SELECT COUNT(*) AS n FROM support_tickets", &[])
+            .await,
+        21,
+        "the retry after the dropped call filed exactly one ticket"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -484,6 +628,8 @@ fn bad_limits_are_a_startup_error() {
 /// The tools an order-cancel process publishes, answered within a generous bound (a
 /// server stuck reading its allowlist fails instead of hanging the suite).
 async fn published(world: &World, args: &[&str], env: &[(&str, &str)]) -> Vec<String> {
+    // Built before the clock starts: a build is not a server stuck on its allowlist.
+    binary();
     let db = world.sqlite_path();
     let listed = async {
         let (server, _) = spawn_with(world, db.as_deref(), args, env).await;
@@ -503,7 +649,7 @@ async fn published(world: &World, args: &[&str], env: &[(&str, &str)]) -> Vec<St
         .expect("the server answered tools/list")
 }
 
-/// order-cancel publishes what its allowlist names: all three by the shipped file, fewer
+/// order-cancel publishes what its allowlist names: all four by the shipped file, fewer
 /// by `--allowlist` or `GUARD_ALLOWLIST`, and none (without blocking) when the named file
 /// is a FIFO.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -516,6 +662,7 @@ async fn the_allowlist_decides_which_tools_order_cancel_publishes() {
         [
             "confirm_order_cancel",
             "get_operation_result",
+            "open_ticket",
             "prepare_order_cancel"
         ]
     );

@@ -215,6 +215,13 @@ pub const TTL: Limit = Limit {
     why: "an intent that old no longer shows what the user agreed to; let it expire and prepare again",
 };
 
+/// `ttl` in `#[idempotent(key = ...)]`: how long a key answers with its stored result.
+pub const KEY_TTL: Limit = Limit {
+    max_secs: 30 * 86_400,
+    max: "30d",
+    why: "the store keeps every key's result that long; a client retries within hours, not months",
+};
+
 /// The period of `rate` in `#[prepare]`.
 pub const RATE_PERIOD: Limit = Limit {
     max_secs: 7 * 86_400,

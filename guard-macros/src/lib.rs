@@ -8,6 +8,7 @@ mod ctxt;
 mod destructive;
 mod form;
 mod form_enum;
+mod keyed;
 mod krate;
 mod names;
 mod operations;
@@ -116,6 +117,12 @@ pub fn read_only(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// Claims that an identical repeat of this tool changes nothing (`idempotentHint: true`).
 /// Put it above `#[tool]`; guard's testing kit fails a tool whose repeat changes state.
 ///
+/// With options it makes a creating tool idempotent by key: `key = field` (a `String`
+/// argument the model sends, one per request), `ttl = "24h"` (how long the key holds its
+/// result), `crate = "path"`. The handler takes `&mut rmcp_guard::ops::Keyed` and its
+/// `Parameters<Args>` and returns `Result<T, ToolError>`; a repeat with the key gets the
+/// stored `T`, the key with other arguments is refused.
+///
 /// ```
 /// use rmcp::{tool, tool_router};
 /// use rmcp_guard::{ToolError, idempotent};
@@ -138,6 +145,9 @@ pub fn read_only(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn idempotent(attr: TokenStream, item: TokenStream) -> TokenStream {
     let f = parse_macro_input!(item as ImplItemFn);
+    if !attr.is_empty() {
+        return read_only::expand_idempotent(attr.into(), f).into();
+    }
     krate::finish(read_only::expand_idempotent(attr.into(), f), None).into()
 }
 

@@ -132,7 +132,7 @@ fn is_tool_attr(a: &syn::Attribute) -> bool {
 }
 
 /// The author's body under a hidden name, without the tool attributes.
-fn hidden(mut f: ImplItemFn) -> ImplItemFn {
+pub(crate) fn hidden(mut f: ImplItemFn) -> ImplItemFn {
     f.sig.ident = format_ident!("__guard_{}", f.sig.ident);
     f.attrs
         .retain(|a| !is_tool_attr(a) && !a.path().is_ident("doc"));
@@ -144,7 +144,7 @@ fn hidden(mut f: ImplItemFn) -> ImplItemFn {
 /// On error: the author's body under the hidden name (so its own errors still show), and a
 /// stand-in under the tool's name that keeps rmcp's `#[tool]`, so rmcp's router still finds
 /// the tool and one mistake does not cascade into routing errors or unused imports.
-fn fallback(f: ImplItemFn) -> [ImplItem; 2] {
+pub(crate) fn fallback(f: ImplItemFn) -> [ImplItem; 2] {
     let name = f.sig.ident.clone();
     let vis = f.vis.clone();
     let tool: Vec<_> = f
@@ -296,7 +296,7 @@ fn confirm_opts(cx: &Ctxt, a: &syn::Attribute) -> ConfirmOpts {
 }
 
 /// The type argument of the last path segment named `name`, looking through `&`/`&mut`.
-fn type_arg<'t>(ty: &'t Type, name: &str) -> Option<&'t Type> {
+pub(crate) fn type_arg<'t>(ty: &'t Type, name: &str) -> Option<&'t Type> {
     let ty = match ty {
         Type::Reference(r) => &*r.elem,
         other => other,
@@ -315,7 +315,7 @@ fn type_arg<'t>(ty: &'t Type, name: &str) -> Option<&'t Type> {
     }
 }
 
-fn is_named(ty: &Type, name: &str) -> bool {
+pub(crate) fn is_named(ty: &Type, name: &str) -> bool {
     let ty = match ty {
         Type::Reference(r) => &*r.elem,
         other => other,
@@ -323,7 +323,7 @@ fn is_named(ty: &Type, name: &str) -> bool {
     matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == name))
 }
 
-fn is_mut_ref(ty: &Type) -> bool {
+pub(crate) fn is_mut_ref(ty: &Type) -> bool {
     matches!(ty, Type::Reference(r) if r.mutability.is_some())
 }
 
@@ -361,7 +361,7 @@ fn transaction_of(what: &str) -> &'static str {
     }
 }
 
-fn typed_args(f: &ImplItemFn) -> impl Iterator<Item = (usize, &syn::PatType)> {
+pub(crate) fn typed_args(f: &ImplItemFn) -> impl Iterator<Item = (usize, &syn::PatType)> {
     f.sig
         .inputs
         .iter()

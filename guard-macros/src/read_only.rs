@@ -1,4 +1,4 @@
-//! `#[read_only]` and `#[idempotent]`: claims about a tool's effect, written into its
+//! `#[read_only]` and a bare `#[idempotent]`: claims about a tool's effect, written into its
 //! annotations. guard's testing kit checks both against what the tool really does.
 
 use proc_macro2::TokenStream;
@@ -27,11 +27,12 @@ pub fn expand(attr: TokenStream, mut f: ImplItemFn) -> TokenStream {
     finish(cx, f)
 }
 
+/// A bare `#[idempotent]` is a claim; with options it is a keyed tool (see `crate::keyed`).
 pub fn expand_idempotent(attr: TokenStream, mut f: ImplItemFn) -> TokenStream {
-    let cx = Ctxt::new();
     if !attr.is_empty() {
-        cx.error_spanned_by(&attr, "`#[idempotent]` takes no options");
+        return crate::keyed::expand(attr, f);
     }
+    let cx = Ctxt::new();
     if let Some(other) = conflicting(&f, &["destructive", "read_only"]) {
         cx.error_spanned_by(other, "`#[idempotent]` goes on a plain write tool; on a guarded tool write `#[destructive(idempotent)]`, and a `#[read_only]` tool needs no idempotency claim");
     } else {

@@ -34,6 +34,12 @@ pub mod codes {
     pub const RATE_LIMITED: &str = "RATE_LIMITED";
     /// The store failed while a confirm was in flight: it may or may not have committed.
     pub const RESULT_UNKNOWN: &str = "RESULT_UNKNOWN";
+    /// An idempotency key came back with different arguments than its first call (the
+    /// IETF idempotency-key draft answers 422): nothing ran.
+    pub const IDEMPOTENCY_KEY_REUSED: &str = "IDEMPOTENCY_KEY_REUSED";
+    /// The first call with this idempotency key is still running (409 in the draft):
+    /// nothing ran a second time.
+    pub const IN_PROGRESS: &str = "IN_PROGRESS";
 }
 
 /// A model-visible tool failure. Returning `Err(ToolError)` gives an `isError` result.

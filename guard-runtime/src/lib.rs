@@ -133,6 +133,7 @@ pub mod __private {
     pub use crate::ops::{
         call::{ConfirmSpec, PrepareSpec},
         drive::{RecheckHook, lock_and_recheck},
+        keyed::KeyedSpec,
         lookup::get_operation_result,
     };
     pub use crate::read_handle::{Sealed as ReadHandleSeal, assert_read_handle};
@@ -178,6 +179,40 @@ pub mod __private {
         F: core::future::Future<Output = Result<crate::Preview, crate::ToolError>>,
     {
         preview(server)
+    }
+
+    /// A keyed tool's arguments as guard hashes them: serialized, then canonical JSON.
+    #[diagnostic::on_unimplemented(
+        message = "the arguments `{Self}` of a keyed tool cannot be hashed",
+        label = "needs `#[derive(serde::Serialize)]`",
+        note = "guard binds an idempotency key to the SHA-256 of the canonical arguments, so a reused key with other arguments is refused: derive `Serialize` on `{Self}` next to `Deserialize`"
+    )]
+    pub trait KeyedArgs {
+        fn body(&self) -> Result<serde_json::Value, serde_json::Error>;
+    }
+    impl<A: serde::Serialize> KeyedArgs for A {
+        fn body(&self) -> Result<serde_json::Value, serde_json::Error> {
+            serde_json::to_value(self)
+        }
+    }
+
+    /// The key field of a keyed tool's arguments, as text.
+    pub fn key_field<K: KeyField + ?Sized>(key: &K) -> &str {
+        key.as_key()
+    }
+
+    #[diagnostic::on_unimplemented(
+        message = "an idempotency key field must be a `String`, not `{Self}`",
+        label = "the field `key = ...` names",
+        note = "the model sends a fresh key per request, a UUID as text: declare the field as `String`"
+    )]
+    pub trait KeyField {
+        fn as_key(&self) -> &str;
+    }
+    impl KeyField for String {
+        fn as_key(&self) -> &str {
+            self
+        }
     }
 
     /// Pins a prepare's payload to what guard can store and read back.

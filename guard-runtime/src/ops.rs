@@ -13,6 +13,10 @@
 //!
 //! `get_operation_result(operation_id)` answers "did it happen?" after a timeout.
 //!
+//! A tool that creates something in one call takes an idempotency key instead
+//! (`#[idempotent(key = field, ttl = "24h")]`, see [`Keyed`]): a retry with the same key and
+//! arguments gets the first call's stored result, never a second effect.
+//!
 //! The store is an [`OperationStore`]: [`SqliteStore`] (one file, WAL) embedded, or
 //! [`PgStore`] (feature `postgres`) for several server processes.
 //!
@@ -44,6 +48,7 @@ pub(crate) mod call;
 mod confirm;
 pub(crate) mod drive;
 mod intent;
+pub(crate) mod keyed;
 pub(crate) mod lookup;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod migrate;
@@ -62,6 +67,7 @@ use std::{collections::HashMap, sync::Arc};
 
 pub use confirm::{Approved, Locked, Recheck};
 pub use intent::{Intent, OperationRef, Status};
+pub use keyed::Keyed;
 #[cfg(feature = "postgres")]
 pub use pg::PgStore;
 pub use prepare::Prepare;

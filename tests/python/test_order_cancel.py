@@ -2,8 +2,11 @@
 
 Both clients, both protocol eras (the low-level `ClientSession` on 2025-11-25 and the
 high-level `Client` on 2026-07-28): prepare, confirm, a repeated confirm that returns the same
-request, `get_operation_result`, and another user's confirm refused as not found. The effect is
-checked where it lives: the cancellation requests in the SQLite file.
+request, `get_operation_result`, and another user's confirm refused as not found; and
+`open_ticket`'s idempotency key: the same key and arguments, the key with other arguments,
+another user's key, an expired key, two identical calls at once, and a retry after the
+session was dropped mid-call. The effect is checked where it lives: the cancellation requests
+and tickets in the SQLite file.
 """
 
 from __future__ import annotations
@@ -124,10 +127,109 @@ async def test_another_users_confirm_is_not_found(db: Path, era: str) -> None:
 async def test_confirm_schema_takes_only_the_operation_id(db: Path) -> None:
     async with session(db, "push") as s:
         tools = {tool.name: tool for tool in (await s.list_tools()).tools}
-        assert set(tools) == {"prepare_order_cancel", "confirm_order_cancel", "get_operation_result"}
+        assert set(tools) == {"prepare_order_cancel", "confirm_order_cancel", "get_operation_result", "open_ticket"}
+        assert tools["open_ticket"].annotations.idempotent_hint is True
+        assert "request_id" in tools["open_ticket"].input_schema["properties"]
         confirm = tools["confirm_order_cancel"]
         assert list(confirm.input_schema["properties"]) == ["operation_id"]
         assert confirm.annotations.destructive_hint is True
         assert confirm.annotations.idempotent_hint is True
         assert tools["get_operation_result"].annotations.read_only_hint is True
         assert list(tools["prepare_order_cancel"].input_schema["properties"]) == ["order_no", "reason"]
+
+
+def tickets(db: Path) -> list[tuple[int, str]]:
+    """(ticket_id, opened_by) of every support ticket."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return list(conn.execute("SELECT ticket_id, opened_by FROM support_tickets ORDER BY ticket_id"))
+    finally:
+        conn.close()
+
+
+def ticket_args(key: str, subject: str = "parcel arrived damaged") -> dict[str, str]:
+    return {"request_id": key, "order_no": "A10001", "subject": subject}
+
+
+@pytest.mark.parametrize("era", ["push", "mrtr"])
+async def test_open_ticket_same_key_returns_the_ticket_and_reuse_is_refused(db: Path, era: str) -> None:
+    async with session(db, era) as s:
+        first = body_of(await s.call_tool("open_ticket", ticket_args("py-1")))
+        assert first["already_processed"] is False
+        again = body_of(await s.call_tool("open_ticket", ticket_args("py-1")))
+        assert again["already_processed"] is True
+        assert again["result"] == first["result"]
+        reused = await s.call_tool("open_ticket", ticket_args("py-1", "parcel never arrived"))
+        assert reused.is_error
+        assert text_of(reused).startswith("[IDEMPOTENCY_KEY_REUSED]"), text_of(reused)
+    assert tickets(db) == [(first["result"]["ticket_id"], "alice")]
+
+
+@pytest.mark.parametrize("era", ["push", "mrtr"])
+async def test_open_ticket_keys_are_per_user_and_expire(db: Path, era: str) -> None:
+    async with session(db, era) as alice:
+        mine = body_of(await alice.call_tool("open_ticket", ticket_args("shared")))
+    async with session(db, era, user="bob") as bob:
+        theirs = body_of(await bob.call_tool("open_ticket", ticket_args("shared")))
+        assert theirs["already_processed"] is False
+        assert theirs["result"]["ticket_id"] != mine["result"]["ticket_id"]
+    # alice's key is past its expiry: purged, and the call runs again.
+    conn = sqlite3.connect(db)
+    try:
+        with conn:
+            conn.execute("UPDATE guard_idempotency SET expires_at = 1 WHERE user_id = 'alice'")
+    finally:
+        conn.close()
+    async with session(db, era) as alice:
+        fresh = body_of(await alice.call_tool("open_ticket", ticket_args("shared")))
+        assert fresh["already_processed"] is False
+    assert [who for _, who in tickets(db)] == ["alice", "bob", "alice"]
+
+
+@pytest.mark.parametrize("era", ["push", "mrtr"])
+async def test_open_ticket_two_identical_calls_at_once_file_one(db: Path, era: str) -> None:
+    answers: list[dict[str, Any]] = []
+
+    async def one() -> None:
+        async with session(db, era) as s:
+            answers.append(body_of(await s.call_tool("open_ticket", ticket_args("burst"))))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(one)
+        group.start_soon(one)
+    assert len(tickets(db)) == 1
+    assert sorted(a["already_processed"] for a in answers) == [False, True]
+    assert {a["result"]["ticket_id"] for a in answers} == {tickets(db)[0][0]}
+
+
+@pytest.mark.parametrize("era", ["push", "mrtr"])
+async def test_open_ticket_retry_after_a_dropped_session_files_one(db: Path, era: str) -> None:
+    # The first session sends the call and is torn down as soon as the ticket is in the file,
+    # without waiting for the answer; a new session retries with the same key.
+    with anyio.CancelScope() as dropped:
+
+        async def call_then_hang() -> None:
+            async with session(db, era) as s:
+                await s.call_tool("open_ticket", ticket_args("dropped"))
+                await anyio.sleep_forever()
+
+        async def drop_when_filed() -> None:
+            with anyio.fail_after(CONVERSATION_LIMIT_S):
+                while not (db.exists() and _has_tickets(db)):
+                    await anyio.sleep(0.02)
+            dropped.cancel()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(call_then_hang)
+            group.start_soon(drop_when_filed)
+    async with session(db, era) as s:
+        retry = body_of(await s.call_tool("open_ticket", ticket_args("dropped")))
+    assert retry["already_processed"] is True
+    assert tickets(db) == [(retry["result"]["ticket_id"], "alice")]
+
+
+def _has_tickets(db: Path) -> bool:
+    try:
+        return bool(tickets(db))
+    except sqlite3.OperationalError:
+        return False

@@ -268,6 +268,26 @@ impl World {
         .await;
     }
 
+    /// PostgreSQL: waits until a statement containing `statement` is blocked on a lock, so
+    /// the call that runs it is known to be inside its transaction.
+    pub async fn wait_for_lock_wait(&self, statement: &str) {
+        for _ in 0..600 {
+            let blocked = self
+                .count(
+                    "SELECT COUNT(*) AS n FROM pg_stat_activity
+                     WHERE wait_event_type = 'Lock' AND strpos(query, $1) > 0
+                       AND pid <> pg_backend_pid()",
+                    &[statement.into()],
+                )
+                .await;
+            if blocked > 0 {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("no statement `{statement}` ever waited on a lock");
+    }
+
     /// Audit outcomes for `operation_id`, oldest first.
     pub async fn audit_outcomes(&self, operation_id: &str) -> Vec<String> {
         self.query(

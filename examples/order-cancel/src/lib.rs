@@ -5,6 +5,9 @@
 //! the same transaction as the intent's status and the audit record;
 //! `get_operation_result(operation_id)` says whether it happened. The order itself is never
 //! updated: on PostgreSQL the server's role cannot, and the tests prove it.
+//!
+//! `open_ticket(request_id, order_no, subject)` files a support ticket in one call, keyed
+//! by `request_id`: a retry after a lost answer gets the first ticket back, never a second.
 
 pub mod demo;
 pub mod orders;
@@ -13,5 +16,6 @@ mod server;
 pub mod stores;
 
 pub use server::{
-    CancelPayload, CancelSubmitted, DEFAULT_ALLOWLIST, OrderCancel, PrepareCancelArgs,
+    CancelPayload, CancelSubmitted, DEFAULT_ALLOWLIST, OpenTicketArgs, OrderCancel,
+    PrepareCancelArgs, TicketOpened,
 };

@@ -105,6 +105,33 @@ pub async fn file_request(tx: &mut Tx, request: &NewRequest<'_>) -> Result<i64, 
     Ok(row.int("request_id")?)
 }
 
+/// Opens a support ticket about an order. Nothing here stops a second one: a retry is
+/// kept from filing twice by the tool's idempotency key, not by this table.
+pub async fn open_ticket(
+    tx: &mut Tx,
+    tenant: &str,
+    order_id: i64,
+    opened_by: &str,
+    subject: &str,
+) -> Result<i64, ToolError> {
+    let row = tx
+        .query_opt(
+            "INSERT INTO support_tickets (tenant, order_id, opened_by, subject, created_at)
+             VALUES ($1, $2, $3, $4, $5)
+             RETURNING ticket_id",
+            &[
+                tenant.into(),
+                order_id.into(),
+                opened_by.into(),
+                subject.into(),
+                now_ms().into(),
+            ],
+        )
+        .await?
+        .ok_or_else(|| ToolError::internal("INSERT … RETURNING returned no row"))?;
+    Ok(row.int("ticket_id")?)
+}
+
 pub struct NewRequest<'a> {
     pub tenant: &'a str,
     pub order_id: i64,

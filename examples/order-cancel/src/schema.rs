@@ -1,4 +1,4 @@
-//! The orders database: its tables on each engine, the demo's seed rows, and (on PostgreSQL)
+//! The orders database: its tables (orders, cancellation requests, support tickets) on each engine, the demo's seed rows, and (on PostgreSQL)
 //! the server's role, which may read orders and file cancellation requests but may not
 //! update orders, nor rewrite guard's intents beyond their status, result and confirmation
 //! time.
@@ -31,7 +31,15 @@ CREATE TABLE IF NOT EXISTS order_cancel_requests (
     CONSTRAINT order_cancel_requests_one_per_operation UNIQUE (source_operation_id)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS order_cancel_requests_one_pending
-    ON order_cancel_requests (order_id) WHERE status = 'PENDING';";
+    ON order_cancel_requests (order_id) WHERE status = 'PENDING';
+CREATE TABLE IF NOT EXISTS support_tickets (
+    ticket_id  {request_id},
+    tenant     TEXT NOT NULL,
+    order_id   BIGINT NOT NULL REFERENCES orders (order_id),
+    opened_by  TEXT NOT NULL,
+    subject    TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+);";
 
 /// Creates the order tables (SQLite: through the store's own transaction).
 pub async fn create_tables(tx: &mut Tx) -> Result<(), StoreError> {
@@ -182,10 +190,12 @@ pub fn postgres_grants(schema: &str) -> Result<String, StoreError> {
          END $$;
          REVOKE {LOCK_OWNER_ROLE} FROM {APP_ROLE};
          GRANT USAGE ON SCHEMA {schema} TO {APP_ROLE}, {LOCK_OWNER_ROLE};
-         REVOKE ALL ON {schema}.orders, {schema}.order_cancel_requests FROM {APP_ROLE}, {LOCK_OWNER_ROLE};
+         REVOKE ALL ON {schema}.orders, {schema}.order_cancel_requests, {schema}.support_tickets FROM {APP_ROLE}, {LOCK_OWNER_ROLE};
          GRANT SELECT ON {schema}.orders TO {APP_ROLE};
          GRANT SELECT, INSERT ON {schema}.order_cancel_requests TO {APP_ROLE};
          GRANT USAGE ON SEQUENCE {schema}.order_cancel_requests_request_id_seq TO {APP_ROLE};
+         GRANT SELECT, INSERT ON {schema}.support_tickets TO {APP_ROLE};
+         GRANT USAGE ON SEQUENCE {schema}.support_tickets_ticket_id_seq TO {APP_ROLE};
          -- The lock's owner reads orders and row-locks them (FOR SHARE needs UPDATE on some
          -- column); it never runs anything but order_cancel_lock.
          GRANT SELECT, UPDATE (status) ON {schema}.orders TO {LOCK_OWNER_ROLE};

@@ -1,5 +1,6 @@
-//! The three tools. The model can prepare and confirm a cancellation request; it cannot
-//! change prices, addresses or payment state, run SQL, or say who it is acting for.
+//! The four tools. The model can prepare and confirm a cancellation request and open a
+//! support ticket (once per request_id); it cannot change prices, addresses or payment
+//! state, run SQL, or say who it is acting for.
 
 use std::sync::Arc;
 
@@ -10,8 +11,8 @@ use rmcp::{
     tool, tool_handler, tool_router,
 };
 use rmcp_guard::{
-    Exposure, Guard, Guarded, ToolArgs, ToolError, codes, exposed, operations,
-    ops::{Approved, Intent, Locked, Prepare, Recheck},
+    Exposure, Guard, Guarded, ToolArgs, ToolError, codes, exposed, idempotent, operations,
+    ops::{Approved, Intent, Keyed, Locked, Prepare, Recheck},
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -25,7 +26,7 @@ pub struct OrderCancel {
     guard: Arc<Guard>,
 }
 
-/// The allowlist that ships with the example: its three tools.
+/// The allowlist that ships with the example: its four tools.
 pub const DEFAULT_ALLOWLIST: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/allowlist.toml");
 
 impl OrderCancel {
@@ -102,9 +103,66 @@ pub struct CancelSubmitted {
     pub message: String,
 }
 
+/// The arguments of `open_ticket`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema, ToolArgs)]
+pub struct OpenTicketArgs {
+    /// A new UUID for each ticket you mean to open. When a call fails or times out, call
+    /// again with the same request_id and arguments: you get the ticket it opened, never a
+    /// second one.
+    pub request_id: String,
+    /// The order the ticket is about, e.g. "A10001".
+    #[schemars(length(min = 6, max = 32), regex(pattern = r"^[A-Za-z0-9_-]+$"))]
+    pub order_no: String,
+    /// What the customer needs, in one line (2 to 200 characters).
+    #[schemars(length(min = 2, max = 200))]
+    pub subject: String,
+}
+
+/// What `open_ticket` returns (and returns again for a retry with the same request_id).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TicketOpened {
+    pub ticket_id: i64,
+    pub order_no: String,
+    pub subject: String,
+}
+
 #[operations]
 #[tool_router]
 impl OrderCancel {
+    #[idempotent(key = request_id, ttl = "24h")]
+    #[tool(
+        description = "Open a support ticket about an order. Send a new UUID as request_id for each ticket; if the call fails or times out, retry with the same request_id and arguments to get the ticket it opened instead of a second one."
+    )]
+    async fn open_ticket(
+        &self,
+        keyed: &mut Keyed,
+        Parameters(args): Parameters<OpenTicketArgs>,
+    ) -> Result<TicketOpened, ToolError> {
+        let subject = args.subject.trim();
+        if !(2..=200).contains(&subject.chars().count()) {
+            return Err(ToolError::invalid_input(
+                "subject must be 2 to 200 characters; no ticket was opened. Fix it and call again with a new request_id.",
+            ));
+        }
+        let caller = keyed.caller().clone();
+        let order = orders::find(keyed.tx(), &caller.tenant, &args.order_no)
+            .await?
+            .ok_or_else(|| orders::not_found(&args.order_no))?;
+        let ticket_id = orders::open_ticket(
+            keyed.tx(),
+            &caller.tenant,
+            order.order_id,
+            &caller.user,
+            subject,
+        )
+        .await?;
+        Ok(TicketOpened {
+            ticket_id,
+            order_no: order.order_no,
+            subject: subject.to_owned(),
+        })
+    }
+
     #[prepare(
         op = "order_cancel",
         ttl = "10m",

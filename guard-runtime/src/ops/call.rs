@@ -203,6 +203,17 @@ impl Caller {
         .into()
     }
 
+    /// A successful structured answer with guard's tag, for a call with no operation id.
+    pub fn answer_plain(&self, outcome: &str, body: Value) -> CallToolResponse {
+        tag(
+            CallToolResult::structured(body),
+            outcome,
+            &self.trace_id,
+            None,
+        )
+        .into()
+    }
+
     /// A store failure before anything was written: logged in full, `UNAVAILABLE` for the
     /// model.
     pub fn unavailable(&self, error: &StoreError, what_next: &str) -> Box<CallToolResponse> {

@@ -213,7 +213,9 @@ fn type_name<'a>(what: &str, ty: &'a str) -> Result<&'a str, StoreError> {
 /// - `guard_rate_buckets`: `SELECT`, `INSERT`, and `UPDATE` of `tool` only (the bucket row is
 ///   locked with `FOR UPDATE`, which needs `UPDATE` on some column);
 /// - `guard_rate_events` and `guard_redeemed_states`: `SELECT`, `INSERT`, `DELETE` (guard
-///   prunes old rows).
+///   prunes old rows);
+/// - `guard_idempotency`: `SELECT`, `INSERT`, `DELETE` (expired keys are purged), and
+///   `UPDATE` of `status`, `result` and `completed_at` only.
 ///
 /// Every table's rights are revoked from `role` first, so running it again over a role that
 /// held more leaves it with exactly these.
@@ -225,8 +227,8 @@ pub fn operation_grants_sql(schema: &str, role: &str) -> Result<String, StoreErr
         "GRANT USAGE ON SCHEMA {schema} TO {role};
          REVOKE ALL ON {schema}.guard_operations, {schema}.guard_operation_effects,
              {schema}.guard_rate_buckets, {schema}.guard_rate_events,
-             {schema}.guard_redeemed_states, {schema}.guard_audit_log,
-             {schema}.guard_audit_checkpoints FROM {role};
+             {schema}.guard_redeemed_states, {schema}.guard_idempotency,
+             {schema}.guard_audit_log, {schema}.guard_audit_checkpoints FROM {role};
          GRANT SELECT, INSERT ON {schema}.guard_operations TO {role};
          GRANT UPDATE ({columns}) ON {schema}.guard_operations TO {role};
          GRANT SELECT, INSERT ON {schema}.guard_operation_effects TO {role};
@@ -234,6 +236,8 @@ pub fn operation_grants_sql(schema: &str, role: &str) -> Result<String, StoreErr
          GRANT UPDATE (tool) ON {schema}.guard_rate_buckets TO {role};
          GRANT SELECT, INSERT, DELETE ON {schema}.guard_rate_events TO {role};
          GRANT SELECT, INSERT, DELETE ON {schema}.guard_redeemed_states TO {role};
+         GRANT SELECT, INSERT, DELETE ON {schema}.guard_idempotency TO {role};
+         GRANT UPDATE (status, result, completed_at) ON {schema}.guard_idempotency TO {role};
          GRANT SELECT, INSERT ON {schema}.guard_audit_log TO {role};
          GRANT SELECT, INSERT ON {schema}.guard_audit_checkpoints TO {role};"
     ))

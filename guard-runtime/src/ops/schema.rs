@@ -9,6 +9,10 @@
 //!   bucket row makes concurrent calls of one user take turns.
 //! - `guard_redeemed_states`: MRTR request states already answered, so a replica sharing
 //!   the store refuses a replay that another replica accepted.
+//! - `guard_idempotency`: one row per idempotency key, its primary key (tenant, user, tool,
+//!   key) the unique constraint that lets one call with a key run. A row is inserted
+//!   `RUNNING` inside the call's own transaction and commits only as `COMPLETED`, with the
+//!   result, in the same commit as the effect.
 //! - `guard_audit_log` and `guard_audit_checkpoints`: the audit log and its signed
 //!   checkpoints (see [`crate::audit`]). The log's `seq` is its primary key, so two
 //!   entries never share a place.
@@ -61,6 +65,22 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS guard_operations (
                 nonce      TEXT PRIMARY KEY,
                 expires_at BIGINT NOT NULL
             );
+            CREATE TABLE IF NOT EXISTS guard_idempotency (
+                tenant       TEXT NOT NULL,
+                user_id      TEXT NOT NULL,
+                tool         TEXT NOT NULL,
+                idem_key     TEXT NOT NULL,
+                body_sha256  TEXT NOT NULL,
+                status       TEXT NOT NULL CHECK (status IN ('RUNNING', 'COMPLETED')),
+                result       TEXT,
+                created_at   BIGINT NOT NULL,
+                completed_at BIGINT,
+                expires_at   BIGINT NOT NULL,
+                trace_id     TEXT NOT NULL,
+                PRIMARY KEY (tenant, user_id, tool, idem_key),
+                CHECK ((status = 'COMPLETED') = (result IS NOT NULL AND completed_at IS NOT NULL))
+            );
+            CREATE INDEX IF NOT EXISTS guard_idempotency_expiry ON guard_idempotency (expires_at);
             CREATE TABLE IF NOT EXISTS guard_audit_log (
                 seq          BIGINT PRIMARY KEY CHECK (seq >= 0),
                 hash         TEXT NOT NULL,

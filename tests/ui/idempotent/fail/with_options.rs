@@ -1,4 +1,5 @@
-// `#[idempotent]` is a marker and takes no options.
+// `#[idempotent]` with options keys the tool; an option it does not know is named, and
+// the valid ones are listed.
 
 use rmcp_guard::idempotent;
 use rmcp::{tool, tool_router};

@@ -1,0 +1,213 @@
+//! `#[idempotent(key = field, ttl = "24h")]`: a tool that creates something, keyed by a
+//! model-visible argument. The handler runs inside guard's keyed step, which answers a
+//! repeat of the key with the stored result and refuses the key with other arguments.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::{Expr, FnArg, Ident, ImplItem, ImplItemFn, parse::Parser, spanned::Spanned};
+
+use crate::{
+    attr::{self, Opt},
+    ctxt::Ctxt,
+    krate,
+    operations::{fallback, hidden, is_mut_ref, is_named, type_arg, typed_args},
+    tool_attr,
+};
+
+const OPTIONS: &[&str] = &["key", "ttl", "crate"];
+
+/// `key` and `ttl` as given.
+struct Opts {
+    key: Option<Ident>,
+    ttl_secs: Option<u64>,
+    krate: Option<syn::Path>,
+}
+
+/// Expands a keyed tool, or reports every problem and re-emits a stand-in.
+pub fn expand(attr: TokenStream, mut f: ImplItemFn) -> TokenStream {
+    let cx = Ctxt::new();
+    let opts = options(&cx, attr);
+    // An option list with mistakes in it is the error to fix; the handler's shape is
+    // checked once the options say what it is for.
+    if opts.is_some() {
+        check(&cx, &f);
+    }
+    let opts = opts.unwrap_or(Opts {
+        key: None,
+        ttl_secs: None,
+        krate: None,
+    });
+    if f.attrs.iter().any(|a| tool_attr::is_attr(a, "tool")) {
+        tool_attr::set_hints(&cx, &mut f, "idempotent", tool_attr::idempotent_hints());
+    }
+    match cx.check() {
+        Ok(()) => {
+            let tokens = generate(&f, &opts);
+            krate::finish(quote!(#(#tokens)*), opts.krate.as_ref())
+        }
+        Err(errors) => {
+            let [body, stand_in] = fallback(f);
+            krate::finish(quote!(#errors #body #stand_in), opts.krate.as_ref())
+        }
+    }
+}
+
+/// The options, or `None` when any of them was reported.
+fn options(cx: &Ctxt, attr: TokenStream) -> Option<Opts> {
+    let mut o = Opts {
+        key: None,
+        ttl_secs: None,
+        krate: None,
+    };
+    let written = syn::punctuated::Punctuated::<Opt, syn::Token![,]>::parse_terminated
+        .parse2(attr.clone())
+        .map_or(0, |list| list.len());
+    let opts = attr::parse_options(cx, attr.clone(), "#[idempotent]", OPTIONS)?;
+    let mut ok = opts.len() == written;
+    let given: Vec<String> = opts.iter().map(|opt| opt.key.to_string()).collect();
+    for opt in &opts {
+        match opt.key.to_string().as_str() {
+            "key" => o.key = key_field(cx, opt),
+            "ttl" => o.ttl_secs = attr::duration_value(cx, opt, &attr::KEY_TTL),
+            "crate" => o.krate = attr::crate_path(cx, opt),
+            _ => {}
+        }
+    }
+    ok &= o.key.is_some() || !given.iter().any(|k| k == "key");
+    ok &= o.ttl_secs.is_some() || !given.iter().any(|k| k == "ttl");
+    if !ok {
+        return None;
+    }
+    if !given.iter().any(|k| k == "key") {
+        cx.error_spanned_by(&attr, "`#[idempotent(...)]` with options needs `key = field`: the argument of the tool's `Parameters<Args>` that carries the caller's idempotency key (a `String`). A bare `#[idempotent]` claims idempotency without a key");
+    }
+    if !given.iter().any(|k| k == "ttl") {
+        cx.error_spanned_by(&attr, "`#[idempotent(key = ...)]` needs `ttl = \"24h\"`: how long a key answers with its stored result before it is purged and may run again");
+    }
+    Some(o)
+}
+
+/// `key = field`: a plain field name of the arguments.
+fn key_field(cx: &Ctxt, opt: &Opt) -> Option<Ident> {
+    match &opt.value {
+        Some(Expr::Path(p)) if p.qself.is_none() && p.attrs.is_empty() => {
+            p.path.get_ident().cloned().or_else(|| {
+                cx.error_spanned_by(p, "`key` names one field of the tool's arguments, e.g. `key = request_id`, not a path");
+                None
+            })
+        }
+        other => {
+            cx.error_spanned_by(other, "`key` names the field of the tool's arguments that carries the idempotency key, unquoted: `key = request_id`");
+            None
+        }
+    }
+}
+
+/// `async fn(&self, &mut Keyed, Parameters<Args>) -> Result<R, ToolError>` below `#[tool]`.
+fn check(cx: &Ctxt, f: &ImplItemFn) {
+    if f.sig.asyncness.is_none() {
+        cx.error_spanned_by(f.sig.fn_token, "an `#[idempotent(key = ...)]` handler must be `async fn`: guard awaits it inside the transaction its key's record commits in. Write `async fn`");
+    }
+    if !matches!(f.sig.inputs.first(), Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none())
+    {
+        cx.error_spanned_by(
+            &f.sig.ident,
+            "an `#[idempotent(key = ...)]` tool is a method taking `&self`",
+        );
+    }
+    if !f.attrs.iter().any(|a| tool_attr::is_attr(a, "tool")) {
+        cx.error_spanned_by(&f.sig.ident, "`#[idempotent]` must sit directly above rmcp's `#[tool]` on a tool method; guard writes the tool's annotations into that `#[tool]`");
+    }
+    for other in ["destructive", "read_only", "prepare", "confirm"] {
+        if let Some(a) = f.attrs.iter().find(|a| tool_attr::is_attr(a, other)) {
+            cx.error_spanned_by(a, format!("a keyed `#[idempotent(...)]` tool cannot also be `#[{other}]`: a key makes one call's creation safe to retry; a destructive change asks the human first, and a two-phase op is already keyed by its operation_id"));
+        }
+    }
+    let mut keyed = 0;
+    let mut params = 0;
+    for (_, pt) in typed_args(f) {
+        if is_named(&pt.ty, "Keyed") {
+            keyed += 1;
+            if !is_mut_ref(&pt.ty) {
+                cx.error_spanned_by(&pt.ty, "take the keyed call as `&mut Keyed`");
+            }
+        } else if type_arg(&pt.ty, "Parameters").is_some() {
+            params += 1;
+        } else {
+            cx.error_spanned_by(&pt.ty, "an `#[idempotent(key = ...)]` handler takes `&mut Keyed` (the trusted caller, the key and the transaction) and its `Parameters<Args>`, nothing else; the caller's identity comes from `Keyed::caller()`");
+        }
+    }
+    if keyed != 1 {
+        cx.error_spanned_by(&f.sig, "an `#[idempotent(key = ...)]` handler takes the keyed call once: `keyed: &mut rmcp_guard::ops::Keyed`, for the trusted caller, the key to pass on, and the transaction the effect commits in with the key's record");
+    }
+    if params != 1 {
+        cx.error_spanned_by(&f.sig, "an `#[idempotent(key = ...)]` handler takes its arguments as one `Parameters<Args>`, the struct with the key field");
+    }
+    let returns_result = match &f.sig.output {
+        syn::ReturnType::Type(_, ty) => type_arg(ty, "Result").is_some(),
+        syn::ReturnType::Default => false,
+    };
+    if !returns_result {
+        cx.error_spanned_by(&f.sig, "an `#[idempotent(key = ...)]` handler returns `Result<T, ToolError>` with `T: Serialize`: guard stores `T` under the key and answers a repeat with it");
+    }
+}
+
+fn generate(f: &ImplItemFn, opts: &Opts) -> Vec<ImplItem> {
+    let rt = quote!(::rmcp_guard);
+    let rmcp = quote!(::rmcp_guard::__private::rmcp);
+    let key = opts.key.as_ref().expect("checked");
+    let key_name = key.to_string();
+    let ttl = opts.ttl_secs.expect("checked");
+    let tool = tool_attr::routed_name(f);
+    let inner = format_ident!("__guard_{}", f.sig.ident);
+    let mut params = Vec::new();
+    let mut forward = Vec::new();
+    let mut asserts = Vec::new();
+    let mut args = None;
+    for (i, pt) in typed_args(f) {
+        if is_named(&pt.ty, "Keyed") {
+            forward.push(quote!(&mut __guard_keyed));
+            continue;
+        }
+        let binding = format_ident!("__guard_p{}", i);
+        let ty = &pt.ty;
+        let inner_ty = type_arg(ty, "Parameters").expect("checked");
+        asserts.push(
+            quote_spanned!(ty.span()=> #rt::__private::assert_parameters::<#ty, #inner_ty>();),
+        );
+        args = Some((binding.clone(), inner_ty.span()));
+        params.push(quote!(#binding: #ty));
+        forward.push(quote!(#binding));
+    }
+    let (args, args_span) = args.expect("checked");
+    // Spanned at the arguments' type: arguments that cannot be hashed are reported there.
+    let body = quote_spanned!(args_span=> &(#args).0);
+    // Spanned at `key = field`: a missing field or one that is not a `String` is reported
+    // where the key is named.
+    let key_of = quote_spanned!(key.span()=> #rt::__private::key_field(&(#args).0.#key));
+    let mut tool_fn = f.clone();
+    let receiver = tool_fn.sig.inputs.first().cloned();
+    tool_fn.sig.inputs = syn::parse_quote!(#receiver, #(#params),*);
+    tool_fn.sig.output = syn::parse_quote!(-> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData>);
+    tool_fn.block = syn::parse_quote!({
+        const __GUARD_SPEC: &#rt::__private::KeyedSpec = &#rt::__private::KeyedSpec {
+            tool: #tool,
+            key_field: #key_name,
+            ttl: ::core::time::Duration::from_secs(#ttl),
+        };
+        #rt::__private::assert_guarded::<Self>();
+        #(#asserts)*
+        let mut __guard_keyed = match #rt::ops::Keyed::begin(
+            #rt::Guarded::guard(self),
+            __GUARD_SPEC,
+            #key_of,
+            #body,
+        ).await {
+            ::core::result::Result::Ok(keyed) => keyed,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_outcome = Self::#inner(self, #(#forward),*).await;
+        __guard_keyed.finish(__guard_outcome).await
+    });
+    vec![ImplItem::Fn(hidden(f.clone())), ImplItem::Fn(tool_fn)]
+}
