@@ -230,7 +230,7 @@ fn the_recipes_in_the_readme_are_the_tested_file() {
 #[test]
 fn every_binary_answers_version() {
     let root = workspace_root();
-    for package in ["safe-ops", "order-cancel", "incident-lab"] {
+    for package in ["safe-ops", "order-cancel", "incident-lab", "minimal"] {
         let bin = example_bin(&root, package, "NO_SUCH_OVERRIDE");
         let output = run(
             &format!("{package} --version"),

@@ -59,7 +59,7 @@ impl Notes {
     }
 }
 
-#[tool_handler(router = exposed(self, Self::tool_router()))]
+#[tool_handler(router = exposed(self, Self::tool_router))]
 impl ServerHandler for Notes {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -68,6 +68,10 @@ impl ServerHandler for Notes {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::args().nth(1).as_deref() == Some("--version") {
+        println!("minimal {}", env!("CARGO_PKG_VERSION"));
+        return Ok(());
+    }
     let guard = Guard::from_env()?.with_exposure(Exposure::from_env()?);
     let notes = Mutex::new(BTreeMap::from([("groceries".into(), "milk, eggs".into())]));
     let running = Notes { notes, guard }
