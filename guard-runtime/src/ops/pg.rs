@@ -132,7 +132,7 @@ impl PgStore {
         // The audit table of a store from before the audit log is moved into the log, one
         // migrator at a time.
         let mut tx = self.begin().await?;
-        tx.query("SELECT pg_advisory_xact_lock(7237150514)", &[])
+        tx.execute("SELECT pg_advisory_xact_lock(7237150514)", &[])
             .await?;
         crate::audit::migrate_legacy(&mut tx).await?;
         tx.commit().await
