@@ -144,6 +144,7 @@ fn the_mcp_json_recipes_run_installed_servers_with_per_user_files() {
         [
             "confirm_order_cancel",
             "get_operation_result",
+            "open_ticket",
             "prepare_order_cancel"
         ]
     );
