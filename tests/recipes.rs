@@ -30,6 +30,18 @@ fn run(what: &str, command: &mut Command) -> Output {
     output
 }
 
+/// Installs the Inspector CLI once per test process: two npm installs into one folder at
+/// once break each other.
+fn install_inspector(root: &Path) {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        run(
+            "scripts/inspector-deps.sh (needs npm with the registry reachable)",
+            Command::new("bash").arg(root.join("scripts/inspector-deps.sh")),
+        );
+    });
+}
+
 /// A user's machine: `bin/` on `PATH` holding the installed servers, an empty `home/`, and
 /// the directory the client starts servers from.
 struct Machine {
@@ -120,10 +132,7 @@ fn text_of(result: &Value) -> String {
 #[test]
 fn the_mcp_json_recipes_run_installed_servers_with_per_user_files() {
     let root = workspace_root();
-    run(
-        "scripts/inspector-deps.sh (needs npm with the registry reachable)",
-        Command::new("bash").arg(root.join("scripts/inspector-deps.sh")),
-    );
+    install_inspector(&root);
     let machine = Machine::new(&root);
 
     let tools = machine.inspect(&root, "safe-ops", &["--method", "tools/list"]);
@@ -192,10 +201,7 @@ fn the_mcp_json_recipes_run_installed_servers_with_per_user_files() {
 #[test]
 fn an_edited_allowlist_is_kept_across_starts() {
     let root = workspace_root();
-    run(
-        "scripts/inspector-deps.sh (needs npm with the registry reachable)",
-        Command::new("bash").arg(root.join("scripts/inspector-deps.sh")),
-    );
+    install_inspector(&root);
     let machine = Machine::new(&root);
     let list = machine.home.join(".config/safe-ops/allowlist.toml");
     std::fs::create_dir_all(list.parent().unwrap()).unwrap();
