@@ -25,11 +25,18 @@ const OPTIONS: &[&str] = &[
     "approve",
     "approvers",
     "secret",
+    "batch",
+    "max_items",
     "crate",
 ];
 
 /// The most approvers a page approval may require.
 const MAX_APPROVERS: u8 = 5;
+
+/// The most items one batch question may offer (`rmcp_guard::batch::MAX_ITEMS_LIMIT`).
+const MAX_ITEMS_LIMIT: u64 = 100;
+/// The cap without `max_items` (`rmcp_guard::batch::DEFAULT_MAX_ITEMS`).
+const DEFAULT_MAX_ITEMS: u64 = 20;
 
 #[derive(Clone, Copy, PartialEq)]
 enum ConfirmBy {
@@ -54,6 +61,9 @@ struct Options {
     approve: Option<Span>,
     approvers: Option<(u8, Span)>,
     secret: Option<(String, Span)>,
+    /// `batch`: the human picks which of the preview's items the effect touches.
+    batch: Option<Span>,
+    max_items: Option<(u64, Span)>,
     krate: Option<syn::Path>,
 }
 
@@ -63,6 +73,8 @@ struct Shape {
     params: Option<(usize, Type, Type)>,
     /// Index of `Confirmed<F>`, the parameter's type, and `F`.
     confirmed: Option<(usize, Type, Type)>,
+    /// Index of a batch tool's `Picked` proof and the parameter's type.
+    picked: Option<(usize, Type)>,
 }
 
 pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
@@ -85,6 +97,7 @@ pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
         Shape {
             params: None,
             confirmed: None,
+            picked: None,
         }
     };
     let mut tool_fn = f.clone();
@@ -151,6 +164,13 @@ fn check_options(cx: &Ctxt, o: &Options) {
             "`#[destructive]` needs `preview = path::to::fn`: the human must see the concrete effect (the resolved target, the counts, what disappears) before confirming, and guard re-runs it to refuse if the target changed. Add `preview = Self::preview_...`",
         ));
     }
+    if let Some(batch) = o.batch {
+        check_batch(cx, o, batch);
+        return;
+    }
+    if let Some((_, span)) = o.max_items {
+        cx.push(syn::Error::new(span, "`max_items` caps how many items a batch question offers, so it goes with `batch`: add `batch` or remove `max_items`"));
+    }
     match &o.confirm {
         Some((ConfirmBy::TypeToConfirm, span)) if o.target.is_none() => cx.push(syn::Error::new(
             *span,
@@ -179,6 +199,29 @@ fn check_options(cx: &Ctxt, o: &Options) {
             target,
             "`target` is what the human retypes, so it goes with `confirm = \"type_to_confirm\"`",
         );
+    }
+}
+
+/// A batch asks one question: which items. Options that shape another kind of question,
+/// or approve elsewhere, do not apply.
+fn check_batch(cx: &Ctxt, o: &Options, batch: Span) {
+    let other = |what: &str| {
+        cx.push(syn::Error::new(batch, format!("`batch` asks the human to pick items from a list, so {what} does not apply: remove it")));
+    };
+    if o.confirm.is_some() {
+        other("`confirm` (the picking is the confirmation)");
+    }
+    if o.form.is_some() {
+        other("`form` (the question is guard's list of the preview's items)");
+    }
+    if o.target.is_some() {
+        other("`target` (nothing is retyped)");
+    }
+    if o.validate.is_some() {
+        other("`validate` (guard checks the picks against the items it offered)");
+    }
+    if o.approve.is_some() || o.approvers.is_some() || o.secret.is_some() {
+        other("approval on guard's page (`approve`, `approvers`, `secret`)");
     }
 }
 
@@ -220,6 +263,12 @@ fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
             }
         }
         "approvers" => o.approvers = approvers_value(cx, &opt),
+        "batch" => {
+            if attr::flag_value(cx, &opt) {
+                o.batch = Some(opt.key.span());
+            }
+        }
+        "max_items" => o.max_items = max_items_value(cx, &opt),
         "secret" => {
             o.secret = attr::string_value(cx, &opt).and_then(|label| {
                 if label.trim().is_empty() {
@@ -261,6 +310,36 @@ fn approvers_value(cx: &Ctxt, opt: &Opt) -> Option<(u8, Span)> {
     }
 }
 
+/// `max_items = N`: a whole number from 1 to [`MAX_ITEMS_LIMIT`].
+fn max_items_value(cx: &Ctxt, opt: &Opt) -> Option<(u64, Span)> {
+    let n = match &opt.value {
+        Some(Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(n),
+            ..
+        })) => n.base10_parse::<u64>().ok(),
+        _ => None,
+    };
+    match n {
+        Some(n @ 1..=MAX_ITEMS_LIMIT) => Some((n, opt.value.span())),
+        _ => {
+            cx.error_spanned_by(
+                opt.value.as_ref().map_or(&opt.key as &dyn quote::ToTokens, |v| v as &dyn quote::ToTokens),
+                format!("`max_items` takes a whole number from 1 to {MAX_ITEMS_LIMIT}, e.g. `max_items = 20`: a question offering more items is not read item by item, so a rule matching more must be narrowed"),
+            );
+            None
+        }
+    }
+}
+
+/// Whether `ty` is a path ending in `name` with no generic arguments.
+fn is_named(ty: &Type, name: &str) -> bool {
+    let Type::Path(p) = ty else { return false };
+    p.path
+        .segments
+        .last()
+        .is_some_and(|s| s.ident == name && s.arguments.is_none())
+}
+
 fn last_segment<'t>(ty: &'t Type, name: &str) -> Option<&'t Type> {
     let Type::Path(p) = ty else { return None };
     let last = p.path.segments.last()?;
@@ -300,6 +379,7 @@ fn check(cx: &Ctxt, o: &Options, f: &ImplItemFn) -> Shape {
     let mut shape = Shape {
         params: None,
         confirmed: None,
+        picked: None,
     };
     for (i, arg) in f.sig.inputs.iter().enumerate() {
         let FnArg::Typed(pt) = arg else { continue };
@@ -313,9 +393,18 @@ fn check(cx: &Ctxt, o: &Options, f: &ImplItemFn) -> Shape {
                 cx.error_spanned_by(&pt.ty, "take the `Confirmed<_>` proof once");
             }
             shape.confirmed = Some((i, (*pt.ty).clone(), inner.clone()));
+        } else if is_named(&pt.ty, "Picked") {
+            if shape.picked.is_some() {
+                cx.error_spanned_by(&pt.ty, "take the `Picked` proof once");
+            }
+            shape.picked = Some((i, (*pt.ty).clone()));
         }
     }
-    if shape.confirmed.is_none() {
+    if o.batch.is_some() {
+        check_batch_shape(cx, f, &shape);
+    } else if let Some((_, ty)) = &shape.picked {
+        cx.error_spanned_by(ty, "`Picked` is the proof of a batch question: add `batch` to `#[destructive(...)]` (the preview then returns a `rmcp_guard::batch::Batch`), or take `Confirmed<YourForm>` for a single target");
+    } else if shape.confirmed.is_none() {
         cx.error_spanned_by(
             &f.sig,
             "a `#[destructive]` handler must take the proof `confirmed: Confirmed<YourForm>`: only guard can build it, after the human accepted, so the effect cannot run unconfirmed. Add the parameter (use `rmcp_guard::forms::Checkbox` or `TypeToConfirm` if you need no custom form)",
@@ -338,13 +427,29 @@ fn check(cx: &Ctxt, o: &Options, f: &ImplItemFn) -> Shape {
     shape
 }
 
+/// A batch handler takes the `Picked` proof, not `Confirmed`.
+fn check_batch_shape(cx: &Ctxt, f: &ImplItemFn, shape: &Shape) {
+    if let Some((_, ty, _)) = &shape.confirmed {
+        cx.error_spanned_by(ty, "a `batch` tool's handler takes `picked: rmcp_guard::batch::Picked`, not `Confirmed<_>`: the human picks items rather than filling a form");
+    } else if shape.picked.is_none() {
+        cx.error_spanned_by(
+            &f.sig,
+            "a `batch` tool's handler must take the proof `picked: rmcp_guard::batch::Picked`: only guard can build it, holding only the items the human picked, so the effect cannot reach the others. Add the parameter and end the handler with `picked.act(|item| async move { ... }).await`",
+        );
+    }
+}
+
 /// The expansion: one rmcp tool method that runs guard's flow and then the author's body,
 /// inlined. There is no separate body method, so no other code can hand the body a proof.
 fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream {
     let rt = quote!(::rmcp_guard);
     let private = quote!(#rt::__private);
     let rmcp = quote!(#private::rmcp);
-    let (confirmed_at, confirmed_ty, form_ty) = shape.confirmed.clone().expect("checked");
+    let (confirmed_at, confirmed_ty) = match (&shape.confirmed, &shape.picked) {
+        (Some((at, ty, _)), _) => (*at, ty.clone()),
+        (None, Some((at, ty))) => (*at, ty.clone()),
+        (None, None) => unreachable!("the handler's shape was checked"),
+    };
 
     // The tool method takes every parameter but the proof, plus guard's context first. The
     // author's own patterns are bound again inside the body, once the proof exists.
@@ -378,12 +483,17 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
     let preview = o.preview.as_ref().expect("checked");
     // Called through a function whose bounds spell the expected signature, so a wrong
     // preview is one error at `preview = ...` that names it.
+    let (with_args, no_args) = match o.batch {
+        Some(_) => (quote!(batch_preview), quote!(batch_preview_no_args)),
+        None => (quote!(preview), quote!(preview_no_args)),
+    };
     let preview_call = if shape.params.is_some() {
-        quote_spanned!(preview.span()=> ::rmcp_guard::__private::preview(#preview, self, &__guard_args).await)
+        quote_spanned!(preview.span()=> ::rmcp_guard::__private::#with_args(#preview, self, &__guard_args).await)
     } else {
-        quote_spanned!(preview.span()=> ::rmcp_guard::__private::preview_no_args(#preview, self).await)
+        quote_spanned!(preview.span()=> ::rmcp_guard::__private::#no_args(#preview, self).await)
     };
     let confirm_kind = match o.confirm.map(|c| c.0).unwrap_or(ConfirmBy::Form) {
+        _ if o.batch.is_some() => quote!(Pick),
         ConfirmBy::Form => quote!(Form),
         ConfirmBy::Checkbox => quote!(Checkbox),
         ConfirmBy::TypeToConfirm => quote!(TypeToConfirm),
@@ -396,11 +506,11 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
     };
     // A function argument, not an `as` cast: a wrong signature is a type mismatch that
     // names the expected `fn(&Form) -> Result<(), String>`.
-    let rules = match &o.validate {
-        Some(v) => quote_spanned! {v.span()=>
+    let rules = match (&o.validate, &shape.confirmed) {
+        (Some(v), Some((_, _, form_ty))) => quote_spanned! {v.span()=>
             ::core::option::Option::Some(::rmcp_guard::__private::rules::<#form_ty>(#v))
         },
-        None => quote!(::core::option::Option::None),
+        _ => quote!(::core::option::Option::None),
     };
     let opt_str = |s: &Option<String>| match s {
         Some(s) => quote!(::core::option::Option::Some(#s)),
@@ -425,22 +535,14 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
         None => quote!(::core::option::Option::None),
     };
 
-    asserts.push(quote_spanned!(confirmed_ty.span()=> #private::assert_form::<#form_ty>();));
     asserts.push(quote!(#private::assert_guarded::<Self>();));
     if let Some((_, params_ty, args_ty)) = &shape.params {
         asserts.push(quote_spanned!(params_ty.span()=> #private::assert_parameters::<#params_ty, #args_ty>();));
     }
-    if let Some(form) = &o.form {
+    if let (Some(form), Some((_, _, form_ty))) = (&o.form, &shape.confirmed) {
         asserts
             .push(quote_spanned!(form.span()=> #private::assert_same_form::<#form, #form_ty>();));
     }
-    // The form's description decides its roles, at compile time, in a `const` item.
-    let roles = quote_spanned! {confirmed_ty.span()=>
-        const _: () = ::rmcp_guard::__private::assert_roles(
-            <#form_ty as ::rmcp_guard::Form>::SPEC,
-            ::rmcp_guard::__private::ConfirmKind::#confirm_kind,
-        );
-    };
 
     let output = match &tool_fn.sig.output {
         syn::ReturnType::Default => quote!(()),
@@ -453,6 +555,73 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
             #(#stmts)*
         })()
         .await
+    };
+
+    let steps = match (&shape.confirmed, o.batch) {
+        (Some((_, _, form_ty)), None) => {
+            asserts
+                .push(quote_spanned!(confirmed_ty.span()=> #private::assert_form::<#form_ty>();));
+            // The form's description decides its roles, at compile time, in a `const` item.
+            let roles = quote_spanned! {confirmed_ty.span()=>
+                const _: () = ::rmcp_guard::__private::assert_roles(
+                    <#form_ty as ::rmcp_guard::Form>::SPEC,
+                    ::rmcp_guard::__private::ConfirmKind::#confirm_kind,
+                );
+            };
+            quote! {
+                #roles
+                #(#asserts)*
+                let __guard_flow = #private::Flow::<#form_ty>::new(
+                    #rt::Guarded::guard(self),
+                    __guard_call,
+                    __GUARD_SPEC,
+                );
+                #unpack
+                let __guard_shown = match __guard_flow.begin(#preview_call) {
+                    ::core::result::Result::Ok(shown) => shown,
+                    ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+                };
+                let __guard_accepted = match __guard_flow.ask(__guard_shown, #expected, #rules).await {
+                    ::core::result::Result::Ok(accepted) => accepted,
+                    ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+                };
+                let __guard_confirmed = match __guard_flow.recheck(__guard_accepted, #preview_call) {
+                    ::core::result::Result::Ok(confirmed) => confirmed,
+                    ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+                };
+                __guard_flow.finish(#body)
+            }
+        }
+        _ => {
+            let max_items = o.max_items.map_or(DEFAULT_MAX_ITEMS, |(n, _)| n) as usize;
+            // Spanned at the handler's return type: anything but the report is refused there.
+            let report = match &tool_fn.sig.output {
+                syn::ReturnType::Type(_, ty) => quote_spanned!(ty.span()=> #private::batch_report),
+                syn::ReturnType::Default => quote!(#private::batch_report),
+            };
+            quote! {
+                #(#asserts)*
+                let __guard_flow = #private::Flow::<#rt::batch::Picked>::batch(
+                    #rt::Guarded::guard(self),
+                    __guard_call,
+                    __GUARD_SPEC,
+                );
+                #unpack
+                let __guard_shown = match __guard_flow.begin_batch(#preview_call, #max_items) {
+                    ::core::result::Result::Ok(shown) => shown,
+                    ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+                };
+                let __guard_chosen = match __guard_flow.ask_batch(__guard_shown).await {
+                    ::core::result::Result::Ok(chosen) => chosen,
+                    ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+                };
+                let __guard_confirmed = match __guard_flow.recheck_batch(__guard_chosen, #preview_call) {
+                    ::core::result::Result::Ok(picked) => picked,
+                    ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+                };
+                __guard_flow.finish_batch(#report(#body))
+            }
+        }
     };
 
     let receiver = tool_fn.sig.inputs.first().cloned();
@@ -469,27 +638,7 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
             on_cancel: #on_cancel,
             approval: #approval,
         };
-        #roles
-        #(#asserts)*
-        let __guard_flow = #private::Flow::<#form_ty>::new(
-            #rt::Guarded::guard(self),
-            __guard_call,
-            __GUARD_SPEC,
-        );
-        #unpack
-        let __guard_shown = match __guard_flow.begin(#preview_call) {
-            ::core::result::Result::Ok(shown) => shown,
-            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
-        };
-        let __guard_accepted = match __guard_flow.ask(__guard_shown, #expected, #rules).await {
-            ::core::result::Result::Ok(accepted) => accepted,
-            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
-        };
-        let __guard_confirmed = match __guard_flow.recheck(__guard_accepted, #preview_call) {
-            ::core::result::Result::Ok(confirmed) => confirmed,
-            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
-        };
-        __guard_flow.finish(#body)
+        #steps
     });
     quote!(#tool_fn)
 }

@@ -23,9 +23,15 @@ use syn::{DeriveInput, ImplItemFn, ItemImpl, parse_macro_input};
 ///
 /// Options: `confirm = "checkbox" | "type_to_confirm"`, `form = Type`, `target = field`,
 /// `preview = path` (required), `validate = path`, `message = "..."`, `timeout = "5m"`,
-/// `on_decline = "..."`, `on_cancel = "..."`, `idempotent`, `crate = "path"` (where
+/// `on_decline = "..."`, `on_cancel = "..."`, `idempotent`, `approve = "url"`,
+/// `approvers = N`, `secret = "..."`, `batch`, `max_items = N`, `crate = "path"` (where
 /// rmcp_guard is when the crate reaches it through a re-export; a renamed dependency is
 /// found in the crate's Cargo.toml).
+///
+/// With `batch`, the preview returns a `rmcp_guard::batch::Batch`, the human picks items
+/// from a multi-select of at most `max_items` (default 20, at most 100), and the handler
+/// takes the `rmcp_guard::batch::Picked` proof instead of `Confirmed` and returns the
+/// `Report` that `Picked::act` builds.
 ///
 /// The handler takes rmcp's `Parameters<Args>` (with `#[derive(ToolArgs)]` on `Args`) and the
 /// `Confirmed<Form>` proof; it runs only after the human accepted, the answer was revalidated

@@ -37,6 +37,7 @@ use crate::{
 };
 use unicode_normalization::UnicodeNormalization;
 
+mod batch;
 mod page;
 
 /// The key of guard's one input request in an MRTR round.
@@ -51,6 +52,8 @@ pub enum ConfirmKind {
     Checkbox,
     /// The target, retyped exactly.
     TypeToConfirm,
+    /// The human picks which of a batch's items the effect touches (see [`crate::batch`]).
+    Pick,
 }
 
 impl ConfirmKind {
@@ -59,6 +62,7 @@ impl ConfirmKind {
             ConfirmKind::Form => "form",
             ConfirmKind::Checkbox => "checkbox",
             ConfirmKind::TypeToConfirm => "type_to_confirm",
+            ConfirmKind::Pick => "pick",
         }
     }
 }
@@ -139,6 +143,10 @@ struct Sealed {
     /// [`Guard`]): a state from before a restart cannot be checked for use, so it is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     epoch: Option<String>,
+    /// A batch question's offer, item by item: the answering round judges the picks
+    /// against it, so a retry cannot widen what was offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    offered: Option<Vec<crate::batch::Offered>>,
 }
 
 /// One guarded call in progress.
@@ -146,6 +154,8 @@ pub struct Flow<'g, F> {
     guard: &'g Guard,
     call: GuardCall,
     spec: &'static ToolSpec,
+    /// The name the sealed state is bound to: the form's, or `batch`.
+    form_name: &'static str,
     trace_id: String,
     /// The echoed MRTR state, opened (verified) once when the call arrives.
     opened: Option<Result<Sealed, RequestStateError>>,
@@ -161,6 +171,8 @@ struct Seen {
     effect: Option<(String, String)>,
     /// The accepted answer, redacted field by field.
     answer: Option<JsonObject>,
+    /// A batch's per-item counts, once the handler reported.
+    counts: Option<Value>,
 }
 
 /// A step either continues with a value or ends the call with the model's result.
@@ -187,26 +199,7 @@ pub type Rules<F> = fn(&F) -> Result<(), String>;
 impl<'g, F: Form> Flow<'g, F> {
     /// Starts one guarded call: opens the sealed MRTR state, if the call carries one.
     pub fn new(guard: &'g Guard, call: GuardCall, spec: &'static ToolSpec) -> Self {
-        let opened = call.request_state.as_ref().map(|state| {
-            // Arguments with no canonical form were never sealed, so nothing can open here.
-            let binding = binding::<F>(spec, &call.arguments)
-                .map_err(|_| RequestStateError::IntegrityCheckFailed)?;
-            guard.codec().open_json_with::<Sealed>(state, &binding)
-        });
-        // An answering round continues the asking round's trace.
-        let trace_id = match &opened {
-            Some(Ok(sealed)) => sealed.trace_id.clone(),
-            _ => crate::trace::new_id(),
-        };
-        Self {
-            guard,
-            call,
-            spec,
-            trace_id,
-            opened,
-            seen: std::sync::Mutex::default(),
-            form: PhantomData,
-        }
+        Self::start(guard, call, spec, F::SPEC.name)
     }
 
     /// Step 4: a failed precondition or a preview error ends the call without asking.
@@ -244,32 +237,36 @@ impl<'g, F: Form> Flow<'g, F> {
             });
         }
         let answer = if self.is_mrtr() {
-            self.ask_mrtr(&effect, expected).await?
+            let fingerprint = effect.fingerprint();
+            let round = Round {
+                fingerprint: &fingerprint,
+                offered: None,
+            };
+            let (answer, _) = self
+                .ask_mrtr(
+                    || self.question(&effect, expected),
+                    round,
+                    |sealed| {
+                        if sealed.fingerprint == fingerprint {
+                            Ok(())
+                        } else {
+                            Err(self.refuse("state_changed", state_changed(effect.target())))
+                        }
+                    },
+                )
+                .await?;
+            answer
         } else {
-            self.ask_push(&effect, expected).await?
+            self.ask_push(self.question(&effect, expected)).await?
         };
-        match answer.action {
-            ElicitationAction::Decline => Err(self.natural(
-                "declined",
-                self.spec.on_decline.map(str::to_owned).unwrap_or_else(|| {
-                    format!(
-                        "The user declined; nothing was changed ({} did not run).",
-                        self.spec.name
-                    )
-                }),
-            )),
-            ElicitationAction::Accept => {
-                let form = self.accept(answer.content.as_ref(), expected, rules)?;
-                Ok(Accepted {
-                    form,
-                    effect,
-                    spec: self.spec,
-                    secret: None,
-                })
-            }
-            // Cancel, and any action a newer client may invent: nothing runs.
-            _ => Err(self.cancelled()),
-        }
+        let content = self.accepted(answer)?;
+        let form = self.accept(content.as_ref(), expected, rules)?;
+        Ok(Accepted {
+            form,
+            effect,
+            spec: self.spec,
+            secret: None,
+        })
     }
 
     /// Step 8: the target must still be exactly what the human confirmed, and the answer
@@ -327,27 +324,6 @@ impl<'g, F: Form> Flow<'g, F> {
         }
     }
 
-    /// Only a call guard's exposure dispatched to this very tool goes on. A server that
-    /// does not publish through `exposed` (so never stated which tools it offers), and code
-    /// that calls the tool's method or drives the flow itself, get no further: nothing is
-    /// asked and nothing runs.
-    fn published(&self) -> Step<()> {
-        if self.call.dispatched.as_deref() == Some(self.spec.name) {
-            return Ok(());
-        }
-        tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, "a guarded tool was called outside a tools/call that guard's exposure dispatched to it (a server without #[tool_handler(router = rmcp_guard::exposed(self, Self::tool_router))], or code calling the tool's method or guard's flow itself); nothing was asked or run");
-        Err(self.refuse(
-            "not_published",
-            ToolError::new(
-                codes::UNAVAILABLE,
-                format!(
-                    "Nothing was changed: this server does not state which tools it publishes, so {} cannot run. Ask the operator (trace_id {}).",
-                    self.spec.name, self.trace_id
-                ),
-            ),
-        ))
-    }
-
     /// The form's static roles must match the confirmation kind. The macro checks this at
     /// compile time; checking again here keeps the flow fail-closed for any form.
     fn roles_hold(&self, expected: Option<&str>) -> Step<()> {
@@ -374,6 +350,150 @@ impl<'g, F: Form> Flow<'g, F> {
                 ))
             }
         }
+    }
+
+    fn question(&self, effect: &Effect, expected: Option<&str>) -> ElicitRequestParams {
+        let mut message = String::new();
+        if let Some(header) = self.spec.message {
+            message.push_str(header);
+            message.push_str("\n\n");
+        }
+        message.push_str(effect.summary());
+        if let Some(text) = expected {
+            message.push_str(&format!("\n\nTo confirm, type {text} exactly."));
+        }
+        ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message,
+            requested_schema: crate::form::cached_schema::<F>(),
+        }
+    }
+
+    /// The accept path, in the documented order: schema, typed name, checkbox, rules.
+    fn accept(
+        &self,
+        content: Option<&Value>,
+        expected: Option<&str>,
+        rules: Option<Rules<F>>,
+    ) -> Step<F> {
+        let object = validate(F::SPEC, content).map_err(|problems| {
+            self.invalid(format!(
+                "the form answer is invalid: {}",
+                problems.join("; ")
+            ))
+        })?;
+        if let (Some(field), Some(expected)) =
+            (F::SPEC.field_with_role(FieldRole::ConfirmText), expected)
+        {
+            let typed = object
+                .get(field.name)
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            match compare_typed(typed, expected) {
+                TypedName::Matches => {}
+                TypedName::Invisible => {
+                    return Err(self.invalid(format!(
+                        "the typed name {typed:?} contains invisible characters (such as \
+                         zero-width spaces or joiners); type {expected:?} again without them"
+                    )));
+                }
+                TypedName::Differs => {
+                    return Err(self.invalid(format!(
+                        "the typed name {typed:?} does not match {expected:?} exactly"
+                    )));
+                }
+            }
+        }
+        for field in F::SPEC
+            .fields
+            .iter()
+            .filter(|f| f.role == FieldRole::Checkbox)
+        {
+            if object.get(field.name) != Some(&Value::Bool(true)) {
+                return Err(self.invalid(format!(
+                    "the confirmation box `{}` was not ticked",
+                    field.name
+                )));
+            }
+        }
+        let form = F::from_valid(object).map_err(|reason| self.invalid(reason))?;
+        if let Some(rules) = rules
+            && let Err(reason) = rules(&form)
+        {
+            return Err(self.invalid(reason));
+        }
+        Ok(form)
+    }
+}
+
+impl<'g, F> Flow<'g, F> {
+    /// Opens the sealed MRTR state, if the call carries one, bound to `form_name`.
+    fn start(
+        guard: &'g Guard,
+        call: GuardCall,
+        spec: &'static ToolSpec,
+        form_name: &'static str,
+    ) -> Self {
+        let opened = call.request_state.as_ref().map(|state| {
+            // Arguments with no canonical form were never sealed, so nothing can open here.
+            let binding = binding(form_name, spec, &call.arguments)
+                .map_err(|_| RequestStateError::IntegrityCheckFailed)?;
+            guard.codec().open_json_with::<Sealed>(state, &binding)
+        });
+        // An answering round continues the asking round's trace.
+        let trace_id = match &opened {
+            Some(Ok(sealed)) => sealed.trace_id.clone(),
+            _ => crate::trace::new_id(),
+        };
+        Self {
+            guard,
+            call,
+            spec,
+            form_name,
+            trace_id,
+            opened,
+            seen: std::sync::Mutex::default(),
+            form: PhantomData,
+        }
+    }
+
+    /// Decline and cancel end the call as outcomes; an accept goes on with its content.
+    fn accepted(&self, answer: ElicitResult) -> Step<Option<Value>> {
+        match answer.action {
+            ElicitationAction::Decline => Err(self.natural(
+                "declined",
+                self.spec.on_decline.map(str::to_owned).unwrap_or_else(|| {
+                    format!(
+                        "The user declined; nothing was changed ({} did not run).",
+                        self.spec.name
+                    )
+                }),
+            )),
+            ElicitationAction::Accept => Ok(answer.content),
+            // Cancel, and any action a newer client may invent: nothing runs.
+            _ => Err(self.cancelled()),
+        }
+    }
+
+    /// Only a call guard's exposure dispatched to this very tool goes on. A server that
+    /// does not publish through `exposed` (so never stated which tools it offers), and code
+    /// that calls the tool's method or drives the flow itself, get no further: nothing is
+    /// asked and nothing runs.
+    fn published(&self) -> Step<()> {
+        if self.call.dispatched.as_deref() == Some(self.spec.name) {
+            return Ok(());
+        }
+        tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, "a guarded tool was called outside a tools/call that guard's exposure dispatched to it (a server without #[tool_handler(router = rmcp_guard::exposed(self, Self::tool_router))], or code calling the tool's method or guard's flow itself); nothing was asked or run");
+        Err(self.refuse(
+            "not_published",
+            ToolError::new(
+                codes::UNAVAILABLE,
+                format!(
+                    "Nothing was changed: this server does not state which tools it publishes, so {} cannot run. Ask the operator (trace_id {}).",
+                    self.spec.name, self.trace_id
+                ),
+            ),
+        ))
     }
 
     /// Step 10: audit the handler's outcome and hand its result back to rmcp.
@@ -449,27 +569,10 @@ impl<'g, F: Form> Flow<'g, F> {
         )
     }
 
-    fn question(&self, effect: &Effect, expected: Option<&str>) -> ElicitRequestParams {
-        let mut message = String::new();
-        if let Some(header) = self.spec.message {
-            message.push_str(header);
-            message.push_str("\n\n");
-        }
-        message.push_str(effect.summary());
-        if let Some(text) = expected {
-            message.push_str(&format!("\n\nTo confirm, type {text} exactly."));
-        }
-        ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message,
-            requested_schema: crate::form::cached_schema::<F>(),
-        }
-    }
-
     /// Pushes the question and waits for the answer, the timeout, or the client cancelling
     /// the call (`notifications/cancelled`, or the connection closing), whichever comes
     /// first. A cancelled call withdraws its question, so a later answer never reaches a body.
-    async fn ask_push(&self, effect: &Effect, expected: Option<&str>) -> Step<ElicitResult> {
+    async fn ask_push(&self, question: ElicitRequestParams) -> Step<ElicitResult> {
         if !self.client_can_confirm() {
             return Err(self.unsupported());
         }
@@ -479,8 +582,7 @@ impl<'g, F: Form> Flow<'g, F> {
         }
         let peer = &self.call.request.peer;
         let timeout = self.guard.timeout(self.spec.timeout);
-        let request =
-            ServerRequest::ElicitRequest(ElicitRequest::new(self.question(effect, expected)));
+        let request = ServerRequest::ElicitRequest(ElicitRequest::new(question));
         let sent = match peer
             .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
             .await
@@ -535,23 +637,33 @@ impl<'g, F: Form> Flow<'g, F> {
         }
     }
 
-    async fn ask_mrtr(&self, effect: &Effect, expected: Option<&str>) -> Step<ElicitResult> {
+    /// The first round seals `round` and returns the question; the answering round opens
+    /// the seal, runs `matches` on it (before the state is used up), redeems it once and
+    /// returns the answer with the opened seal.
+    async fn ask_mrtr(
+        &self,
+        question: impl FnOnce() -> ElicitRequestParams,
+        round: Round<'_>,
+        matches: impl FnOnce(&Sealed) -> Step<()>,
+    ) -> Step<(ElicitResult, &Sealed)> {
         let ttl = self.guard.timeout(self.spec.timeout);
         let Some(opened) = &self.opened else {
             if !self.client_can_confirm() {
                 return Err(self.unsupported());
             }
-            let binding = binding::<F>(self.spec, &self.call.arguments).map_err(|e| {
-                self.refuse(
-                    "invalid_arguments",
-                    ToolError::new(codes::INVALID_INPUT, format!("Nothing was changed: {e}.")),
-                )
-            })?;
+            let binding =
+                binding(self.form_name, self.spec, &self.call.arguments).map_err(|e| {
+                    self.refuse(
+                        "invalid_arguments",
+                        ToolError::new(codes::INVALID_INPUT, format!("Nothing was changed: {e}.")),
+                    )
+                })?;
             let sealed = Sealed {
                 nonce: crate::trace::new_nonce(),
-                fingerprint: effect.fingerprint(),
+                fingerprint: round.fingerprint.to_owned(),
                 trace_id: self.trace_id.clone(),
                 epoch: self.guard.boot_epoch().map(str::to_owned),
+                offered: round.offered,
             };
             let state = self
                 .guard
@@ -561,8 +673,7 @@ impl<'g, F: Form> Flow<'g, F> {
                     &SealOptions::new().associated_data(&binding).ttl(ttl),
                 )
                 .map_err(|e| self.refuse("seal_failed", ToolError::internal(e)))?;
-            let request =
-                InputRequest::Elicitation(ElicitRequest::new(self.question(effect, expected)));
+            let request = InputRequest::Elicitation(ElicitRequest::new(question()));
             let requests = InputRequests::from([(INPUT_KEY.to_owned(), request)]);
             self.audit("asked", "mrtr");
             return Err(Box::new(
@@ -604,9 +715,7 @@ impl<'g, F: Form> Flow<'g, F> {
                 ),
             ));
         }
-        if sealed.fingerprint != effect.fingerprint() {
-            return Err(self.refuse("state_changed", state_changed(effect.target())));
-        }
+        matches(sealed)?;
         let redeemed = self.guard.redeem(&sealed.nonce, ttl).await.map_err(|error| {
             tracing::error!(trace_id = %self.trace_id, %error, "could not record a used request state");
             self.refuse(
@@ -636,7 +745,7 @@ impl<'g, F: Form> Flow<'g, F> {
             .and_then(|r| r.get(INPUT_KEY))
             .map(|v| serde_json::from_value::<ElicitResult>(v.clone()));
         match answer {
-            Some(Ok(answer)) => Ok(answer),
+            Some(Ok(answer)) => Ok((answer, sealed)),
             _ => Err(self.refuse(
                 "no_answer",
                 ToolError::new(
@@ -647,62 +756,6 @@ impl<'g, F: Form> Flow<'g, F> {
                 ),
             )),
         }
-    }
-
-    /// The accept path, in the documented order: schema, typed name, checkbox, rules.
-    fn accept(
-        &self,
-        content: Option<&Value>,
-        expected: Option<&str>,
-        rules: Option<Rules<F>>,
-    ) -> Step<F> {
-        let object = validate(F::SPEC, content).map_err(|problems| {
-            self.invalid(format!(
-                "the form answer is invalid: {}",
-                problems.join("; ")
-            ))
-        })?;
-        if let (Some(field), Some(expected)) =
-            (F::SPEC.field_with_role(FieldRole::ConfirmText), expected)
-        {
-            let typed = object
-                .get(field.name)
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            match compare_typed(typed, expected) {
-                TypedName::Matches => {}
-                TypedName::Invisible => {
-                    return Err(self.invalid(format!(
-                        "the typed name {typed:?} contains invisible characters (such as \
-                         zero-width spaces or joiners); type {expected:?} again without them"
-                    )));
-                }
-                TypedName::Differs => {
-                    return Err(self.invalid(format!(
-                        "the typed name {typed:?} does not match {expected:?} exactly"
-                    )));
-                }
-            }
-        }
-        for field in F::SPEC
-            .fields
-            .iter()
-            .filter(|f| f.role == FieldRole::Checkbox)
-        {
-            if object.get(field.name) != Some(&Value::Bool(true)) {
-                return Err(self.invalid(format!(
-                    "the confirmation box `{}` was not ticked",
-                    field.name
-                )));
-            }
-        }
-        let form = F::from_valid(object).map_err(|reason| self.invalid(reason))?;
-        if let Some(rules) = rules
-            && let Err(reason) = rules(&form)
-        {
-            return Err(self.invalid(reason));
-        }
-        Ok(form)
     }
 
     fn invalid(&self, reason: String) -> Box<CallToolResponse> {
@@ -759,6 +812,9 @@ impl<'g, F: Form> Flow<'g, F> {
             if let Some(answer) = &seen.answer {
                 event = event.field("answer", Value::Object(answer.clone()));
             }
+            if let Some(counts) = &seen.counts {
+                event = event.field("items", counts.clone());
+            }
         }
         if let Some(result) = result {
             event = event.digest("result_sha256", result);
@@ -798,12 +854,23 @@ pub(crate) fn compare_typed(typed: &str, expected: &str) -> TypedName {
     }
 }
 
+/// What the first MRTR round seals besides the nonce: the fingerprint of what the human is
+/// shown and, for a batch, the offer item by item.
+struct Round<'a> {
+    fingerprint: &'a str,
+    offered: Option<Vec<crate::batch::Offered>>,
+}
+
 /// The bytes a seal is bound to: tool, form, confirmation kind and canonical arguments.
-fn binding<F: Form>(spec: &ToolSpec, arguments: &JsonObject) -> Result<Vec<u8>, NotCanonical> {
+fn binding(
+    form_name: &str,
+    spec: &ToolSpec,
+    arguments: &JsonObject,
+) -> Result<Vec<u8>, NotCanonical> {
     canonical_json(&json!([
         "guard/v1",
         spec.name,
-        F::SPEC.name,
+        form_name,
         spec.confirm.as_str(),
         Value::Object(arguments.clone()),
     ]))

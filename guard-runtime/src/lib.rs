@@ -43,6 +43,7 @@
 //! - The macros: [`destructive`], [`read_only`], [`idempotent`], [`operations`] (with
 //!   [`prepare`] and [`confirm`]), and the derives [`Form`](derive@Form),
 //!   [`FormEnum`](derive@FormEnum) and [`ToolArgs`](derive@ToolArgs).
+//! - [`batch`]: batch tools, where the human picks which matched items the effect touches.
 //! - [`Guard`]: the server-wide configuration every guarded tool reads through [`Guarded`].
 //! - [`Exposure`] and [`exposed`]: which tools a server publishes (an allowlist that fails
 //!   closed, read-only mode).
@@ -60,6 +61,7 @@ extern crate self as rmcp_guard;
 pub mod approval;
 mod args;
 pub mod audit;
+pub mod batch;
 mod canonical;
 mod confirmed;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -169,6 +171,44 @@ pub mod __private {
         F: core::future::Future<Output = Result<crate::Preview, crate::ToolError>>,
     {
         preview(server, args)
+    }
+
+    /// Calls a batch tool's `preview`: `async fn(&self, &Args) -> Result<Batch, ToolError>`.
+    pub fn batch_preview<'a, S: ?Sized, A, P, F>(preview: P, server: &'a S, args: &'a A) -> F
+    where
+        P: FnOnce(&'a S, &'a A) -> F,
+        F: core::future::Future<Output = Result<crate::batch::Batch, crate::ToolError>>,
+    {
+        preview(server, args)
+    }
+
+    /// Calls the `preview` of a batch tool without arguments: `async fn(&self) ->
+    /// Result<Batch, ToolError>`.
+    pub fn batch_preview_no_args<'a, S: ?Sized, P, F>(preview: P, server: &'a S) -> F
+    where
+        P: FnOnce(&'a S) -> F,
+        F: core::future::Future<Output = Result<crate::batch::Batch, crate::ToolError>>,
+    {
+        preview(server)
+    }
+
+    /// A batch handler's result: the report [`crate::batch::Picked::act`] built.
+    pub fn batch_report<R: BatchReport>(report: R) -> crate::batch::Report {
+        report.into_report()
+    }
+
+    #[diagnostic::on_unimplemented(
+        message = "a batch tool returns `rmcp_guard::batch::Report`, not `{Self}`",
+        label = "not the report `picked.act(...)` builds",
+        note = "end the handler with `picked.act(|item| async move {{ ... }}).await`: guard reports each picked item (done, skipped, failed) and audits it"
+    )]
+    pub trait BatchReport {
+        fn into_report(self) -> crate::batch::Report;
+    }
+    impl BatchReport for crate::batch::Report {
+        fn into_report(self) -> crate::batch::Report {
+            self
+        }
     }
 
     /// Calls the `preview` of a tool without arguments: `async fn(&self) -> Result<Preview,

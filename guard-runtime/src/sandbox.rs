@@ -44,6 +44,8 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{ToolError, codes};
 
+mod find;
+
 /// A root directory, held open. Cloning shares the handle.
 #[derive(Debug, Clone)]
 pub struct Sandbox {

@@ -1,4 +1,4 @@
-//! The directory `delete_file` may touch. The root is opened once as a directory handle
+//! The directory `delete_file` and `delete_files` may touch. The root is opened once as a directory handle
 //! ([`rmcp_guard::sandbox::Sandbox`]); every lookup and the delete itself go through that
 //! handle, never through a path string walked again from the root.
 
@@ -42,6 +42,12 @@ impl Sandbox {
     /// symlinks at any component and anything that is not a regular file.
     pub fn resolve(&self, requested: &str) -> Result<Lookup, SandboxError> {
         self.files.resolve(requested)
+    }
+
+    /// The regular files `pattern` (a glob relative to the root) matches, never through a
+    /// symlink.
+    pub fn find(&self, pattern: &str) -> Result<Vec<Entry>, SandboxError> {
+        self.files.find(pattern)
     }
 
     /// Deletes the pinned file if it is still that file, relative to its parent directory.

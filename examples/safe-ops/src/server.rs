@@ -1,5 +1,6 @@
 //! The safe-ops tools, as in the seed: `delete_file` (checkbox), `drop_table`
-//! (type-to-confirm) and `deploy` (a form with a business rule), each behind guard.
+//! (type-to-confirm) and `deploy` (a form with a business rule), each behind guard, and
+//! `delete_files` (a glob, where the human picks which matched files go).
 
 use std::{
     path::Path,
@@ -14,6 +15,7 @@ use rmcp::{
 };
 use rmcp_guard::{
     Confirmed, Exposure, Form, FormEnum, Guard, Guarded, Preview, ToolArgs, ToolError,
+    batch::{Batch, Item, Picked, Report},
     db::ReadDb,
     destructive, exposed, read_only,
     sandbox::{Lookup, Pin},
@@ -42,6 +44,13 @@ impl Guarded for SafeOps {
 pub struct DeleteFileArgs {
     /// Path of the file, relative to the sandbox root.
     pub path: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema, ToolArgs)]
+pub struct DeleteFilesArgs {
+    /// Which files, relative to the sandbox root: `*` and `?` match within one directory
+    /// level (for example `logs/*.log` or `reports/2024-??.csv`).
+    pub pattern: String,
 }
 
 #[derive(Debug, Form)]
@@ -138,6 +147,21 @@ pub fn preview_delete(sandbox: &Sandbox, path: &str) -> Result<Preview, ToolErro
     }
 }
 
+/// The files `pattern` matches, each keyed by its path and carrying its pin, so a file
+/// swapped or rewritten after the human picked it is skipped rather than deleted.
+pub fn preview_delete_files(sandbox: &Sandbox, pattern: &str) -> Result<Batch, ToolError> {
+    let mut batch = Batch::new(
+        format!("`{pattern}`"),
+        "Each picked file is deleted; this cannot be undone.",
+    );
+    for file in sandbox.find(pattern)? {
+        let title = format!("{} ({} bytes)", file.path(), file.size());
+        batch = batch
+            .item(Item::new(file.path().to_string(), title).with_state(file.pin().to_string()));
+    }
+    Ok(batch)
+}
+
 /// Service and table names: letters, digits, `_` and `-`, as the tools promise.
 fn check_name(kind: &str, name: &str) -> Result<(), ToolError> {
     let ok = !name.is_empty()
@@ -210,6 +234,10 @@ impl SafeOps {
         preview_delete(&self.sandbox, &args.path)
     }
 
+    async fn preview_delete_files(&self, args: &DeleteFilesArgs) -> Result<Batch, ToolError> {
+        preview_delete_files(&self.sandbox, &args.pattern)
+    }
+
     async fn preview_drop(&self, args: &DropTableArgs) -> Result<Preview, ToolError> {
         check_name("table", &args.table)?;
         let conn = self.db();
@@ -277,6 +305,33 @@ impl SafeOps {
             .map(|r| format!(" Reason: {r}."))
             .unwrap_or_default();
         Ok(format!("Deleted {}.{reason}", removed.path()))
+    }
+
+    /// Delete the files a glob matches inside the sandbox root. The user picks which of them
+    /// go; the others are not touched.
+    #[destructive(
+        batch,
+        preview = Self::preview_delete_files,
+        on_decline = "The user declined; nothing was deleted.",
+        on_cancel = "The confirmation was cancelled; nothing was deleted."
+    )]
+    #[tool]
+    async fn delete_files(
+        &self,
+        // The paths are in the pins the preview made: the handler acts on those.
+        Parameters(_args): Parameters<DeleteFilesArgs>,
+        picked: Picked,
+    ) -> Report {
+        let sandbox = &self.sandbox;
+        // Each pin names the file the human picked; the sandbox deletes the entry only if it
+        // is still that file, so a swap after the re-check is skipped, not deleted.
+        picked
+            .act(|item| async move {
+                let pin: Pin = item.state().parse()?;
+                let removed = sandbox.remove(&pin)?;
+                Ok(format!("Deleted {}.", removed.path()))
+            })
+            .await
     }
 
     /// Drop a table from the database. The user must type the table name to confirm.

@@ -1,0 +1,51 @@
+// The cap is a whole number from 1 to 100: no cap, or one above the bound, is refused.
+use std::sync::Arc;
+
+use rmcp_guard::batch::{Batch, Picked, Report};
+use rmcp_guard::{Guard, Guarded, ToolArgs, ToolError, destructive};
+use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Clone)]
+struct S {
+    guard: Arc<Guard>,
+}
+
+impl Guarded for S {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Args {
+    /// A glob.
+    pattern: String,
+}
+
+impl S {
+    async fn preview(&self, args: &Args) -> Result<Batch, ToolError> {
+        Ok(Batch::new(args.pattern.clone(), "Each picked item is deleted."))
+    }
+}
+
+
+#[tool_router(server_handler)]
+impl S {
+    /// Delete files.
+    #[destructive(batch, max_items = 0, preview = Self::preview)]
+    #[tool]
+    async fn delete_files(&self, Parameters(_args): Parameters<Args>, picked: Picked) -> Report {
+        picked.act(|_| async { Ok(String::new()) }).await
+    }
+
+    /// Delete more files.
+    #[destructive(batch, max_items = 101, preview = Self::preview)]
+    #[tool]
+    async fn delete_more(&self, Parameters(_args): Parameters<Args>, picked: Picked) -> Report {
+        picked.act(|_| async { Ok(String::new()) }).await
+    }
+}
+
+fn main() {}

@@ -1,0 +1,50 @@
+// A batch preview returns the items (`Batch`), not a single-target `Preview`.
+use std::sync::Arc;
+
+use rmcp_guard::batch::{Batch, Picked, Report};
+use rmcp_guard::{Guard, Guarded, ToolArgs, ToolError, destructive};
+use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Clone)]
+struct S {
+    guard: Arc<Guard>,
+}
+
+impl Guarded for S {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct Args {
+    /// A glob.
+    pattern: String,
+}
+
+impl S {
+    async fn preview(&self, args: &Args) -> Result<Batch, ToolError> {
+        Ok(Batch::new(args.pattern.clone(), "Each picked item is deleted."))
+    }
+}
+
+
+impl S {
+    async fn preview_one(&self, _args: &Args) -> Result<rmcp_guard::Preview, ToolError> {
+        Ok(rmcp_guard::Preview::nothing("nothing"))
+    }
+}
+
+#[tool_router(server_handler)]
+impl S {
+    /// Delete files.
+    #[destructive(batch, preview = Self::preview_one)]
+    #[tool]
+    async fn delete_files(&self, Parameters(_args): Parameters<Args>, picked: Picked) -> Report {
+        picked.act(|_| async { Ok(String::new()) }).await
+    }
+}
+
+fn main() {}
