@@ -483,10 +483,13 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
     let preview = o.preview.as_ref().expect("checked");
     // Called through a function whose bounds spell the expected signature, so a wrong
     // preview is one error at `preview = ...` that names it.
+    // Named at the author's `preview = ...`, so a wrong signature is reported there.
     let (with_args, no_args) = match o.batch {
-        Some(_) => (quote!(batch_preview), quote!(batch_preview_no_args)),
-        None => (quote!(preview), quote!(preview_no_args)),
+        Some(_) => ("batch_preview", "batch_preview_no_args"),
+        None => ("preview", "preview_no_args"),
     };
+    let with_args = Ident::new(with_args, preview.span());
+    let no_args = Ident::new(no_args, preview.span());
     let preview_call = if shape.params.is_some() {
         quote_spanned!(preview.span()=> ::rmcp_guard::__private::#with_args(#preview, self, &__guard_args).await)
     } else {
@@ -596,8 +599,10 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
             let max_items = o.max_items.map_or(DEFAULT_MAX_ITEMS, |(n, _)| n) as usize;
             // Spanned at the handler's return type: anything but the report is refused there.
             let report = match &tool_fn.sig.output {
-                syn::ReturnType::Type(_, ty) => quote_spanned!(ty.span()=> #private::batch_report),
-                syn::ReturnType::Default => quote!(#private::batch_report),
+                syn::ReturnType::Type(_, ty) => {
+                    quote_spanned!(ty.span()=> #private::batch_report(__guard_report))
+                }
+                syn::ReturnType::Default => quote!(#private::batch_report(__guard_report)),
             };
             quote! {
                 #(#asserts)*
@@ -619,7 +624,8 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
                     ::core::result::Result::Ok(picked) => picked,
                     ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
                 };
-                __guard_flow.finish_batch(#report(#body))
+                let __guard_report = #body;
+                __guard_flow.finish_batch(#report)
             }
         }
     };
