@@ -263,11 +263,7 @@ fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
             }
         }
         "approvers" => o.approvers = approvers_value(cx, &opt),
-        "batch" => {
-            if attr::flag_value(cx, &opt) {
-                o.batch = Some(opt.key.span());
-            }
-        }
+        "batch" => o.batch = attr::flag_value(cx, &opt).then(|| opt.key.span()),
         "max_items" => o.max_items = max_items_value(cx, &opt),
         "secret" => {
             o.secret = attr::string_value(cx, &opt).and_then(|label| {
