@@ -64,6 +64,14 @@ fn safe_ops_probes() -> Vec<Probe> {
             .human(Answer::Accept(
                 json!({"confirm": true, "reason": "rotated"}),
             )),
+        Probe::new("delete_files", json!({"pattern": "*.log"}))
+            .invalid([
+                json!({"pattern": "*.gz"}),
+                json!({"pattern": "../*"}),
+                json!({"pattern": "/etc/*"}),
+                json!({}),
+            ])
+            .human(Answer::Accept(json!({"items": ["old.log"]}))),
         Probe::new("drop_table", json!({"table": "orders"}))
             .invalid([
                 json!({"table": "no_such_table"}),
@@ -115,7 +123,7 @@ async fn check_safe_ops(era: ProtocolVersion) {
         "every case was judged against readOnlyHint:\n{list}"
     );
 
-    for name in ["delete_file", "drop_table", "deploy"] {
+    for name in ["delete_file", "delete_files", "drop_table", "deploy"] {
         let report = by_name(name);
         assert_eq!(
             report.claims.as_ref().and_then(|c| c.idempotent),
@@ -134,6 +142,11 @@ async fn check_safe_ops(era: ProtocolVersion) {
     }
 
     // What the reports say must be what happened.
+    let picked = by_name("delete_files").to_string();
+    assert!(
+        picked.contains("files files/old.log: removed"),
+        "the picked file's deletion is recorded:\n{picked}"
+    );
     let delete = by_name("delete_file").to_string();
     assert!(
         delete.contains("files files/old.log: removed"),
