@@ -84,6 +84,9 @@ pub async fn run() -> Result<(), String> {
     for (name, text) in [
         ("old.log", "rotated log lines\n"),
         ("report.csv", "id,total\n1,1999\n"),
+        ("a.tmp", "scratch a\n"),
+        ("b.tmp", "scratch b\n"),
+        ("c.tmp", "scratch c\n"),
     ] {
         std::fs::write(root.join(name), text).map_err(|e| e.to_string())?;
     }
@@ -242,6 +245,12 @@ fn scenes(protocol: &ProtocolVersion) -> Vec<Scene<'static>> {
     // Accepts that remove something run last in each era, once per era.
     if *protocol == ProtocolVersion::V_2025_11_25 {
         scenes.push(Scene {
+            tool: "delete_files",
+            args: json!({"pattern": "*.tmp"}),
+            answer: accept(json!({"items": ["a.tmp", "c.tmp"]})),
+            title: "batch: the human picks two of the three matching files",
+        });
+        scenes.push(Scene {
             tool: "delete_file",
             args: json!({"path": "old.log"}),
             answer: accept(json!({"confirm": true, "reason": "rotated"})),
@@ -254,6 +263,18 @@ fn scenes(protocol: &ProtocolVersion) -> Vec<Scene<'static>> {
             title: "accept (outer spaces are trimmed)",
         });
     } else {
+        scenes.push(Scene {
+            tool: "delete_files",
+            args: json!({"pattern": "*.tmp"}),
+            answer: accept(json!({"items": ["a.tmp"]})),
+            title: "batch: a pick that was not offered (a.tmp is gone) is refused",
+        });
+        scenes.push(Scene {
+            tool: "delete_files",
+            args: json!({"pattern": "*.tmp"}),
+            answer: accept(json!({"items": []})),
+            title: "batch: nothing picked, nothing changed",
+        });
         scenes.push(Scene {
             tool: "delete_file",
             args: json!({"path": "report.csv"}),

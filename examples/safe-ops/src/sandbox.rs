@@ -1,6 +1,7 @@
-//! The directory `delete_file` and `delete_files` may touch. The root is opened once as a directory handle
-//! ([`rmcp_guard::sandbox::Sandbox`]); every lookup and the delete itself go through that
-//! handle, never through a path string walked again from the root.
+//! The directory `delete_file` and `delete_files` may touch. The root is opened once as a
+//! directory handle ([`rmcp_guard::sandbox::Sandbox`]); every lookup, every glob and the
+//! delete itself go through that handle, never through a path string walked again from the
+//! root.
 
 use std::path::{Path, PathBuf};
 

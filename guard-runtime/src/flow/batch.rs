@@ -130,14 +130,11 @@ impl<'g> Flow<'g, Picked> {
             .collect(),
         );
         if picks.is_empty() {
-            return Err(self.natural(
-                "nothing_picked",
-                format!(
-                    "The user picked none of the {} offered {}; nothing was changed.",
-                    offer.len(),
-                    plural(offer.len(), "item", "items")
-                ),
-            ));
+            let text = match offer.len() {
+                1 => "The user did not pick the one offered item; nothing was changed.".to_owned(),
+                n => format!("The user picked none of the {n} offered items; nothing was changed."),
+            };
+            return Err(self.natural("nothing_picked", text));
         }
         Ok(Chosen {
             picks,
