@@ -23,6 +23,7 @@ mod server {
         read_only,
     };
     use ::rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
+    use ::rmcp_guard::batch::{Batch, Item, Picked, Report};
     use ::schemars::JsonSchema;
     use ::serde::Deserialize;
     use ::std::result::Result;
@@ -84,6 +85,10 @@ mod server {
         async fn preview_purge(&self) -> Result<Preview, ToolError> {
             Result::Ok(Preview::effect("cache", "Purge"))
         }
+
+        async fn preview_evict(&self) -> Result<Batch, ToolError> {
+            Result::Ok(Batch::new("every entry", "Evict").item(Item::new("k", "Key k")))
+        }
     }
 
     #[tool_router(server_handler, vis = "pub")]
@@ -118,6 +123,17 @@ mod server {
             Result::Ok(::std::string::ToString::to_string("purged"))
         }
 
+        /// Evict picked entries.
+        #[destructive(batch, max_items = 10, preview = Self::preview_evict)]
+        #[tool]
+        async fn evict(&self, picked: Picked) -> Report {
+            picked
+                .act(|item| async move {
+                    Result::Ok(::std::string::ToString::to_string(item.key()))
+                })
+                .await
+        }
+
         /// Count things.
         #[read_only]
         #[tool]
@@ -135,5 +151,5 @@ fn main() {
     let router = server::S::tool_router();
     let mut names: Vec<_> = router.list_all().into_iter().map(|t| t.name).collect();
     names.sort();
-    assert_eq!(names, ["count", "deploy", "purge"]);
+    assert_eq!(names, ["count", "deploy", "evict", "purge"]);
 }
