@@ -71,6 +71,10 @@ impl Renamed {
         Ok(Preview::effect(&args.path, format!("Delete {}", args.path)))
     }
 
+    async fn preview_delete_all(&self) -> Result<guard::batch::Batch, ToolError> {
+        Ok(guard::batch::Batch::new("every file", "Delete"))
+    }
+
     async fn still_open(&self, locked: &mut Locked<Cancel>) -> Result<Recheck, ToolError> {
         let _ = locked.payload();
         Ok(Recheck::Unchanged)
@@ -100,6 +104,15 @@ impl Renamed {
         confirmed: Confirmed<Reason>,
     ) -> Result<String, ToolError> {
         Ok(format!("Deleted {}: {}", args.path, confirmed.why))
+    }
+
+    /// Delete the picked files, through the re-export.
+    #[guard::destructive(crate = "crate::guard", batch, preview = Self::preview_delete_all)]
+    #[tool]
+    async fn delete_picked(&self, picked: guard::batch::Picked) -> guard::batch::Report {
+        picked
+            .act(|item| async move { Ok(item.key().to_owned()) })
+            .await
     }
 
     /// List nothing.
@@ -151,6 +164,7 @@ mod tests {
             [
                 "confirm_cancel",
                 "delete_file",
+                "delete_picked",
                 "delete_with_reason",
                 "get_operation_result",
                 "list",
@@ -165,6 +179,7 @@ mod tests {
         };
         assert_eq!(hints("delete_file").destructive_hint, Some(true));
         assert_eq!(hints("delete_with_reason").destructive_hint, Some(true));
+        assert_eq!(hints("delete_picked").destructive_hint, Some(true));
         assert_eq!(hints("list").read_only_hint, Some(true));
         assert_eq!(hints("confirm_cancel").destructive_hint, Some(true));
         assert_eq!(Reason::SPEC.fields.len(), 2);
