@@ -584,7 +584,7 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
                     ::core::result::Result::Ok(accepted) => accepted,
                     ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
                 };
-                let __guard_confirmed = match __guard_flow.recheck(__guard_accepted, #preview_call) {
+                let __guard_confirmed = match __guard_flow.recheck(__guard_accepted, #preview_call).await {
                     ::core::result::Result::Ok(confirmed) => confirmed,
                     ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
                 };
@@ -616,7 +616,7 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
                     ::core::result::Result::Ok(chosen) => chosen,
                     ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
                 };
-                let __guard_confirmed = match __guard_flow.recheck_batch(__guard_chosen, #preview_call) {
+                let __guard_confirmed = match __guard_flow.recheck_batch(__guard_chosen, #preview_call).await {
                     ::core::result::Result::Ok(picked) => picked,
                     ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
                 };

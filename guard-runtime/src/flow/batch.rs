@@ -143,8 +143,12 @@ impl<'g> Flow<'g, Picked> {
     }
 
     /// Step 8, item by item: a picked item the preview no longer finds as it was shown is
-    /// skipped, the others go into the proof.
-    pub fn recheck_batch(&self, chosen: Chosen, again: Result<Batch, ToolError>) -> Step<Picked> {
+    /// skipped, the others go into the proof, once the log holds the confirmation.
+    pub async fn recheck_batch(
+        &self,
+        chosen: Chosen,
+        again: Result<Batch, ToolError>,
+    ) -> Step<Picked> {
         if self.call.request.ct.is_cancelled() {
             return Err(self.cancelled_by_client());
         }
@@ -167,6 +171,7 @@ impl<'g> Flow<'g, Picked> {
                 )),
             }
         }
+        self.commit_accepted().await?;
         Ok(Picked::new(
             ready,
             skipped,
