@@ -144,6 +144,13 @@ async fn picks_a_subset_and_audits_each_item(era: rmcp::model::ProtocolVersion) 
         items,
         [("item_done", "logs/a.log"), ("item_done", "logs/c.log")]
     );
+    // The confirmation is in the log before any item's effect.
+    let order: Vec<&str> = entries
+        .iter()
+        .map(|e| e["outcome"].as_str().unwrap())
+        .filter(|o| *o != "asked")
+        .collect();
+    assert_eq!(order, ["accepted", "item_done", "item_done", "executed"]);
     let call_record = entries.last().unwrap();
     assert_eq!(call_record["outcome"], "executed");
     assert_eq!(call_record["tool"], "delete_files");
@@ -398,4 +405,143 @@ async fn patterns_that_leave_the_root_are_refused_before_anyone_is_asked() {
     }
     assert!(human.shown().is_empty());
     assert!(world.outside.is_file());
+}
+
+#[tokio::test]
+async fn nothing_is_deleted_unless_the_confirmation_is_in_the_log_first() {
+    for era in [PUSH, MRTR] {
+        let world = logs();
+        let path = world.base.join("audit.db");
+        let log = AuditLog::new(SqliteStore::open(&path).unwrap(), "batch test");
+        let server = world.server_with(
+            Guard::ephemeral()
+                .unwrap()
+                .with_exposure(Exposure::all_tools())
+                .with_audit(log),
+        );
+        let human = ScriptedHuman::new(era.clone());
+        human.will(pick(&LOGS));
+        let client = connect(server, human).await;
+        // The disk is full: every insert into the log fails.
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute_batch(
+                "CREATE TRIGGER full_disk BEFORE INSERT ON guard_audit_log
+                 BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;",
+            )
+            .unwrap();
+
+        let result = call(&client, "delete_files", json!({"pattern": "logs/*.log"})).await;
+        assert_refused(&result, "UNAVAILABLE", "audit_failed");
+        for name in LOGS {
+            assert!(world.file(name).is_some(), "{era:?}: {name} is kept");
+        }
+    }
+}
+
+/// A batch tool of its own: a fixed list of keys, a cap of two.
+mod own {
+    use std::sync::{Arc, Mutex};
+
+    use rmcp::{handler::server::wrapper::Parameters, tool, tool_handler, tool_router};
+    use rmcp_guard::{
+        Exposure, Guard, Guarded, ToolArgs, ToolError,
+        batch::{Batch, Item, Picked, Report},
+        destructive, exposed,
+    };
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+
+    #[derive(Clone)]
+    pub struct Keys {
+        guard: Arc<Guard>,
+        pub touched: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl Keys {
+        pub fn new() -> Self {
+            let guard = Guard::ephemeral()
+                .unwrap()
+                .with_exposure(Exposure::all_tools());
+            Self {
+                guard: Arc::new(guard),
+                touched: Arc::default(),
+            }
+        }
+
+        async fn preview(&self, args: &KeysArgs) -> Result<Batch, ToolError> {
+            let mut batch = Batch::new(format!("`{}`", args.keys), "Each picked key is removed.");
+            for key in args.keys.split(',') {
+                batch = batch.item(Item::new(key, format!("key {key}")));
+            }
+            Ok(batch)
+        }
+    }
+
+    impl Guarded for Keys {
+        fn guard(&self) -> &Guard {
+            &self.guard
+        }
+    }
+
+    #[derive(Deserialize, JsonSchema, ToolArgs)]
+    pub struct KeysArgs {
+        /// Comma-separated keys.
+        keys: String,
+    }
+
+    #[tool_router]
+    impl Keys {
+        /// Remove picked keys.
+        #[destructive(batch, max_items = 2, preview = Self::preview)]
+        #[tool]
+        async fn remove_keys(
+            &self,
+            Parameters(_args): Parameters<KeysArgs>,
+            picked: Picked,
+        ) -> Report {
+            let touched = &self.touched;
+            picked
+                .act(|item| async move {
+                    touched.lock().unwrap().push(item.key().to_owned());
+                    Ok(format!("removed {}", item.key()))
+                })
+                .await
+        }
+    }
+
+    #[tool_handler(router = exposed(self, Self::tool_router))]
+    impl rmcp::ServerHandler for Keys {}
+}
+
+#[tokio::test]
+async fn the_tools_own_cap_holds_and_duplicate_keys_are_never_offered() {
+    let server = own::Keys::new();
+    let touched = server.touched.clone();
+    let human = ScriptedHuman::new(PUSH);
+    let client = connect(server, human.clone()).await;
+
+    let over = call(&client, "remove_keys", json!({"keys": "a,b,c"})).await;
+    assert_natural(&over, "too_many");
+    assert!(
+        text(&over).starts_with("3 items match `a,b,c`, more than the 2 one question may offer")
+    );
+
+    let twice = call(&client, "remove_keys", json!({"keys": "a,a"})).await;
+    assert_refused(&twice, "INVALID_STATE", "misconfigured");
+    assert!(
+        text(&twice).contains("offered one item twice"),
+        "{}",
+        text(&twice)
+    );
+    assert!(human.shown().is_empty(), "nobody was asked");
+
+    human.will(pick(&["b"]));
+    let done = call(&client, "remove_keys", json!({"keys": "a,b"})).await;
+    assert_natural(&done, "executed");
+    assert_eq!(
+        *touched.lock().unwrap(),
+        ["b"],
+        "the unpicked key is never handed to the handler"
+    );
 }
