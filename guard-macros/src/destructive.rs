@@ -5,6 +5,8 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::{Expr, FnArg, Ident, ImplItemFn, Pat, PathArguments, Type, spanned::Spanned};
 
+mod batch;
+
 use crate::{
     attr::{self, Opt},
     ctxt::Ctxt,
@@ -32,11 +34,6 @@ const OPTIONS: &[&str] = &[
 
 /// The most approvers a page approval may require.
 const MAX_APPROVERS: u8 = 5;
-
-/// The most items one batch question may offer (`rmcp_guard::batch::MAX_ITEMS_LIMIT`).
-const MAX_ITEMS_LIMIT: u64 = 100;
-/// The cap without `max_items` (`rmcp_guard::batch::DEFAULT_MAX_ITEMS`).
-const DEFAULT_MAX_ITEMS: u64 = 20;
 
 #[derive(Clone, Copy, PartialEq)]
 enum ConfirmBy {
@@ -165,7 +162,7 @@ fn check_options(cx: &Ctxt, o: &Options) {
         ));
     }
     if let Some(batch) = o.batch {
-        check_batch(cx, o, batch);
+        batch::check_options(cx, o, batch);
         return;
     }
     if let Some((_, span)) = o.max_items {
@@ -199,29 +196,6 @@ fn check_options(cx: &Ctxt, o: &Options) {
             target,
             "`target` is what the human retypes, so it goes with `confirm = \"type_to_confirm\"`",
         );
-    }
-}
-
-/// A batch asks one question: which items. Options that shape another kind of question,
-/// or approve elsewhere, do not apply.
-fn check_batch(cx: &Ctxt, o: &Options, batch: Span) {
-    let other = |what: &str| {
-        cx.push(syn::Error::new(batch, format!("`batch` asks the human to pick items from a list, so {what} does not apply: remove it")));
-    };
-    if o.confirm.is_some() {
-        other("`confirm` (the picking is the confirmation)");
-    }
-    if o.form.is_some() {
-        other("`form` (the question is guard's list of the preview's items)");
-    }
-    if o.target.is_some() {
-        other("`target` (nothing is retyped)");
-    }
-    if o.validate.is_some() {
-        other("`validate` (guard checks the picks against the items it offered)");
-    }
-    if o.approve.is_some() || o.approvers.is_some() || o.secret.is_some() {
-        other("approval on guard's page (`approve`, `approvers`, `secret`)");
     }
 }
 
@@ -264,7 +238,7 @@ fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
         }
         "approvers" => o.approvers = approvers_value(cx, &opt),
         "batch" => o.batch = attr::flag_value(cx, &opt).then(|| opt.key.span()),
-        "max_items" => o.max_items = max_items_value(cx, &opt),
+        "max_items" => o.max_items = batch::max_items_value(cx, &opt),
         "secret" => {
             o.secret = attr::string_value(cx, &opt).and_then(|label| {
                 if label.trim().is_empty() {
@@ -300,27 +274,6 @@ fn approvers_value(cx: &Ctxt, opt: &Opt) -> Option<(u8, Span)> {
             cx.error_spanned_by(
                 opt.value.as_ref().map_or(&opt.key as &dyn quote::ToTokens, |v| v as &dyn quote::ToTokens),
                 format!("`approvers` takes a whole number from 1 to {MAX_APPROVERS}, e.g. `approvers = 2`"),
-            );
-            None
-        }
-    }
-}
-
-/// `max_items = N`: a whole number from 1 to [`MAX_ITEMS_LIMIT`].
-fn max_items_value(cx: &Ctxt, opt: &Opt) -> Option<(u64, Span)> {
-    let n = match &opt.value {
-        Some(Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Int(n),
-            ..
-        })) => n.base10_parse::<u64>().ok(),
-        _ => None,
-    };
-    match n {
-        Some(n @ 1..=MAX_ITEMS_LIMIT) => Some((n, opt.value.span())),
-        _ => {
-            cx.error_spanned_by(
-                opt.value.as_ref().map_or(&opt.key as &dyn quote::ToTokens, |v| v as &dyn quote::ToTokens),
-                format!("`max_items` takes a whole number from 1 to {MAX_ITEMS_LIMIT}, e.g. `max_items = 20`: a question offering more items is not read item by item, so a rule matching more must be narrowed"),
             );
             None
         }
@@ -397,7 +350,7 @@ fn check(cx: &Ctxt, o: &Options, f: &ImplItemFn) -> Shape {
         }
     }
     if o.batch.is_some() {
-        check_batch_shape(cx, f, &shape);
+        batch::check_shape(cx, f, &shape);
     } else if let Some((_, ty)) = &shape.picked {
         cx.error_spanned_by(ty, "`Picked` is the proof of a batch question: add `batch` to `#[destructive(...)]` (the preview then returns a `rmcp_guard::batch::Batch`), or take `Confirmed<YourForm>` for a single target");
     } else if shape.confirmed.is_none() {
@@ -421,18 +374,6 @@ fn check(cx: &Ctxt, o: &Options, f: &ImplItemFn) -> Shape {
         }
     }
     shape
-}
-
-/// A batch handler takes the `Picked` proof, not `Confirmed`.
-fn check_batch_shape(cx: &Ctxt, f: &ImplItemFn, shape: &Shape) {
-    if let Some((_, ty, _)) = &shape.confirmed {
-        cx.error_spanned_by(ty, "a `batch` tool's handler takes `picked: rmcp_guard::batch::Picked`, not `Confirmed<_>`: the human picks items rather than filling a form");
-    } else if shape.picked.is_none() {
-        cx.error_spanned_by(
-            &f.sig,
-            "a `batch` tool's handler must take the proof `picked: rmcp_guard::batch::Picked`: only guard can build it, holding only the items the human picked, so the effect cannot reach the others. Add the parameter and end the handler with `picked.act(|item| async move { ... }).await`",
-        );
-    }
 }
 
 /// The expansion: one rmcp tool method that runs guard's flow and then the author's body,
@@ -591,39 +532,7 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
                 __guard_flow.finish(#body)
             }
         }
-        _ => {
-            let max_items = o.max_items.map_or(DEFAULT_MAX_ITEMS, |(n, _)| n) as usize;
-            // Spanned at the handler's return type: anything but the report is refused there.
-            let report = match &tool_fn.sig.output {
-                syn::ReturnType::Type(_, ty) => {
-                    quote_spanned!(ty.span()=> #private::batch_report(__guard_report))
-                }
-                syn::ReturnType::Default => quote!(#private::batch_report(__guard_report)),
-            };
-            quote! {
-                #(#asserts)*
-                let __guard_flow = #private::Flow::<#rt::batch::Picked>::batch(
-                    #rt::Guarded::guard(self),
-                    __guard_call,
-                    __GUARD_SPEC,
-                );
-                #unpack
-                let __guard_shown = match __guard_flow.begin_batch(#preview_call, #max_items) {
-                    ::core::result::Result::Ok(shown) => shown,
-                    ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
-                };
-                let __guard_chosen = match __guard_flow.ask_batch(__guard_shown).await {
-                    ::core::result::Result::Ok(chosen) => chosen,
-                    ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
-                };
-                let __guard_confirmed = match __guard_flow.recheck_batch(__guard_chosen, #preview_call).await {
-                    ::core::result::Result::Ok(picked) => picked,
-                    ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
-                };
-                let __guard_report = #body;
-                __guard_flow.finish_batch(#report)
-            }
-        }
+        _ => batch::steps(o, &tool_fn, &asserts, &unpack, &preview_call, &body),
     };
 
     let receiver = tool_fn.sig.inputs.first().cloned();

@@ -1,0 +1,119 @@
+//! `#[destructive(batch, ...)]`: the options that go with a batch, the handler's `Picked`
+//! proof, and the steps of the batch flow.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::{Expr, ImplItemFn, spanned::Spanned};
+
+use super::{Options, Shape};
+use crate::{attr::Opt, ctxt::Ctxt};
+
+/// The most items one batch question may offer (`rmcp_guard::batch::MAX_ITEMS_LIMIT`).
+const MAX_ITEMS_LIMIT: u64 = 100;
+
+/// A batch asks one question: which items. Options that shape another kind of question,
+/// or approve elsewhere, do not apply.
+pub(super) fn check_options(cx: &Ctxt, o: &Options, batch: Span) {
+    let other = |what: &str| {
+        cx.push(syn::Error::new(batch, format!("`batch` asks the human to pick items from a list, so {what} does not apply: remove it")));
+    };
+    if o.confirm.is_some() {
+        other("`confirm` (the picking is the confirmation)");
+    }
+    if o.form.is_some() {
+        other("`form` (the question is guard's list of the preview's items)");
+    }
+    if o.target.is_some() {
+        other("`target` (nothing is retyped)");
+    }
+    if o.validate.is_some() {
+        other("`validate` (guard checks the picks against the items it offered)");
+    }
+    if o.approve.is_some() || o.approvers.is_some() || o.secret.is_some() {
+        other("approval on guard's page (`approve`, `approvers`, `secret`)");
+    }
+}
+
+/// `max_items = N`: a whole number from 1 to [`MAX_ITEMS_LIMIT`].
+pub(super) fn max_items_value(cx: &Ctxt, opt: &Opt) -> Option<(u64, Span)> {
+    let n = match &opt.value {
+        Some(Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(n),
+            ..
+        })) => n.base10_parse::<u64>().ok(),
+        _ => None,
+    };
+    match n {
+        Some(n @ 1..=MAX_ITEMS_LIMIT) => Some((n, opt.value.span())),
+        _ => {
+            cx.error_spanned_by(
+                opt.value.as_ref().map_or(&opt.key as &dyn quote::ToTokens, |v| v as &dyn quote::ToTokens),
+                format!("`max_items` takes a whole number from 1 to {MAX_ITEMS_LIMIT}, e.g. `max_items = 20`: a question offering more items is not read item by item, so a rule matching more must be narrowed"),
+            );
+            None
+        }
+    }
+}
+
+/// A batch handler takes the `Picked` proof, not `Confirmed`.
+pub(super) fn check_shape(cx: &Ctxt, f: &ImplItemFn, shape: &Shape) {
+    if let Some((_, ty, _)) = &shape.confirmed {
+        cx.error_spanned_by(ty, "a `batch` tool's handler takes `picked: rmcp_guard::batch::Picked`, not `Confirmed<_>`: the human picks items rather than filling a form");
+    } else if shape.picked.is_none() {
+        cx.error_spanned_by(
+            &f.sig,
+            "a `batch` tool's handler must take the proof `picked: rmcp_guard::batch::Picked`: only guard can build it, holding only the items the human picked, so the effect cannot reach the others. Add the parameter and end the handler with `picked.act(|item| async move { ... }).await`",
+        );
+    }
+}
+
+/// The flow's steps for a batch: begin with the cap, ask which items, re-check each picked
+/// one, then the author's body, whose report is audited item by item.
+pub(super) fn steps(
+    o: &Options,
+    tool_fn: &ImplItemFn,
+    asserts: &[TokenStream],
+    unpack: &TokenStream,
+    preview_call: &TokenStream,
+    body: &TokenStream,
+) -> TokenStream {
+    let rt = quote!(::rmcp_guard);
+    let private = quote!(#rt::__private);
+    let max_items = match o.max_items {
+        Some((n, _)) => {
+            let n = n as usize;
+            quote!(#n)
+        }
+        None => quote!(#rt::batch::DEFAULT_MAX_ITEMS),
+    };
+    // Spanned at the handler's return type: anything but the report is refused there.
+    let report = match &tool_fn.sig.output {
+        syn::ReturnType::Type(_, ty) => {
+            quote_spanned!(ty.span()=> #private::batch_report(__guard_report))
+        }
+        syn::ReturnType::Default => quote!(#private::batch_report(__guard_report)),
+    };
+    quote! {
+        #(#asserts)*
+        let __guard_flow = #private::Flow::<#rt::batch::Picked>::batch(
+            #rt::Guarded::guard(self),
+            __guard_call,
+            __GUARD_SPEC,
+        );
+        #unpack
+        let __guard_shown = match __guard_flow.begin_batch(#preview_call, #max_items) {
+            ::core::result::Result::Ok(shown) => shown,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_chosen = match __guard_flow.ask_batch(__guard_shown).await {
+            ::core::result::Result::Ok(chosen) => chosen,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_confirmed = match __guard_flow.recheck_batch(__guard_chosen, #preview_call).await {
+            ::core::result::Result::Ok(picked) => picked,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_report = #body;
+        __guard_flow.finish_batch(#report)
+    }
+}
