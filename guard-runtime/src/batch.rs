@@ -149,21 +149,6 @@ pub(crate) struct Offered {
     pub fingerprint: String,
 }
 
-/// A digest of the whole offer, in order: sealed next to it.
-pub(crate) fn offer_fingerprint(rule: &str, offer: &[Offered]) -> String {
-    let mut hash = Sha256::new();
-    hash.update(b"guard.batch.offer.v1");
-    for part in std::iter::once(rule).chain(
-        offer
-            .iter()
-            .flat_map(|o| [o.key.as_str(), o.title.as_str(), o.fingerprint.as_str()]),
-    ) {
-        hash.update((part.len() as u64).to_be_bytes());
-        hash.update(part.as_bytes());
-    }
-    crate::canonical::hex(&hash.finalize())
-}
-
 /// The picked items, each re-checked to be as the human saw it. Only guard's flow builds
 /// one, after the human picked them; a batch handler must take it, so its effect cannot run
 /// on items nobody picked.

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::{Flow, GuardCall, Round, Step, ToolSpec, codes};
 use crate::{
-    batch::{Batch, ItemReport, Offered, Picked, Report, offer_fingerprint, plural},
+    batch::{Batch, ItemReport, Offered, Picked, Report, plural},
     error::ToolError,
     guard::Guard,
 };
@@ -100,18 +100,20 @@ impl<'g> Flow<'g, Picked> {
     pub async fn ask_batch(&self, shown: ShownBatch) -> Step<Chosen> {
         self.published()?;
         let (answer, offer) = if self.is_mrtr() {
-            let fingerprint = offer_fingerprint(&shown.rule, &shown.offer);
+            // The offer is sealed item by item, each with its own fingerprint.
             let round = Round {
-                fingerprint: &fingerprint,
+                fingerprint: "",
                 offered: Some(shown.offer.clone()),
             };
             let (answer, sealed) = self
                 .ask_mrtr(
                     || self.batch_question(&shown),
                     round,
-                    |sealed| self.offer_sealed(sealed.offered.as_deref()),
+                    // The picks are judged against the sealed offer below, item by item.
+                    |_| Ok(()),
                 )
                 .await?;
+            // A state without an offer offers nothing: any pick is refused.
             (answer, sealed.offered.clone().unwrap_or_default())
         } else {
             (
@@ -205,21 +207,6 @@ impl<'g> Flow<'g, Picked> {
         let digest = serde_json::to_value(&result).ok();
         self.record(outcome, "", digest.as_ref());
         Ok(self.tag(result, outcome).into())
-    }
-
-    /// A state sealed by a batch question always carries its offer: one without it was
-    /// not sealed by this flow's first round.
-    fn offer_sealed(&self, offered: Option<&[Offered]>) -> Step<()> {
-        match offered {
-            Some(_) => Ok(()),
-            None => Err(self.refuse(
-                "bad_state",
-                ToolError::new(
-                    codes::INVALID_STATE,
-                    "The confirmation state does not carry the items that were offered; nothing was changed. Call the tool again to ask afresh.",
-                ),
-            )),
-        }
     }
 
     fn batch_question(&self, shown: &ShownBatch) -> ElicitRequestParams {
