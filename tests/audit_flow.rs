@@ -155,7 +155,8 @@ async fn nothing_runs_unless_its_confirmation_is_in_the_log_first() {
         human.will(Answer::Accept(json!({"confirm": true})));
         let client = connect(server, human).await;
 
-        // The disk fills up between the question and the answer: every insert fails.
+        // The disk fills up: every insert fails.
+        guard.audit_settled().await;
         let outside = rusqlite::Connection::open(&path).unwrap();
         outside
             .execute_batch(
@@ -176,7 +177,10 @@ async fn nothing_runs_unless_its_confirmation_is_in_the_log_first() {
         );
         assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG), "{era:?}");
 
-        // Writable again: the confirmation precedes the effect's outcome in the log.
+        // Writable again: the confirmation precedes the effect's outcome in the log. (The
+        // log's writer runs on this test's one thread: let it finish the refusal's record
+        // before this thread blocks on the database.)
+        guard.audit_settled().await;
         outside.execute_batch("DROP TRIGGER full_disk").unwrap();
         let done = call(&client, "delete_file", json!({"path": "old.log"})).await;
         assert_eq!(support::outcome(&done).as_deref(), Some("executed"));
