@@ -20,7 +20,7 @@ use crate::{
 };
 
 /// The answer's one field: the keys of the picked items.
-pub const PICKS: &str = "items";
+const PICKS: &str = "items";
 
 /// The items the preview found, within the cap, about to be offered. Only
 /// [`Flow::begin_batch`] builds one.
