@@ -14,7 +14,7 @@ use rmcp_guard::{
     testing::{Answer, ScriptedHuman},
 };
 use serde_json::{Value, json};
-use support::{PUSH, World, call, connect};
+use support::{MRTR, OLD_LOG, PUSH, World, call, connect};
 
 const SECRET: &str = "SECRET-ROLLBACK-7731 via blue/green";
 
@@ -88,7 +88,9 @@ async fn destructive_outcomes_and_refused_calls_are_recorded_with_answers_redact
         outcomes,
         [
             ("deploy", "declined"),
+            ("deploy", "accepted"),
             ("deploy", "executed"),
+            ("drop_table", "accepted"),
             ("drop_table", "executed"),
             ("no_such_tool", "unknown_tool")
         ]
@@ -97,7 +99,9 @@ async fn destructive_outcomes_and_refused_calls_are_recorded_with_answers_redact
         entries[0]["trace_id"].as_str(),
         support::trace_id(&declined).as_deref()
     );
-    let done = &entries[1];
+    assert_eq!(entries[1]["trace_id"], entries[2]["trace_id"]);
+    assert_eq!(entries[1]["answer"]["rollback_plan"], "[redacted]");
+    let done = &entries[2];
     assert_eq!(
         done["trace_id"].as_str(),
         support::trace_id(&executed).as_deref()
@@ -129,4 +133,87 @@ async fn destructive_outcomes_and_refused_calls_are_recorded_with_answers_redact
             "{place} holds the answer: {text}"
         );
     }
+}
+
+/// The confirmation is committed to the log before the effect runs, so a process that stops
+/// during the effect still leaves the record. A log that cannot take the record stops the
+/// call before the effect, on both protocol eras.
+#[tokio::test]
+async fn nothing_runs_unless_its_confirmation_is_in_the_log_first() {
+    for era in [PUSH, MRTR] {
+        let world = World::new();
+        let path = world.base.join("audit.db");
+        let log = AuditLog::new(SqliteStore::open(&path).unwrap(), "safe-ops test");
+        let guard = Guard::ephemeral()
+            .unwrap()
+            .with_exposure(Exposure::all_tools())
+            .with_audit(log.clone());
+        let server = world.server_with(guard);
+        let guard = server.guard_config().clone();
+        let human = ScriptedHuman::new(era.clone());
+        human.will(Answer::Accept(json!({"confirm": true})));
+        human.will(Answer::Accept(json!({"confirm": true})));
+        let client = connect(server, human).await;
+
+        // The disk fills up between the question and the answer: every insert fails.
+        let outside = rusqlite::Connection::open(&path).unwrap();
+        outside
+            .execute_batch(
+                "CREATE TRIGGER full_disk BEFORE INSERT ON guard_audit_log
+                 BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;",
+            )
+            .unwrap();
+        let refused = call(&client, "delete_file", json!({"path": "old.log"})).await;
+        assert_eq!(
+            support::outcome(&refused).as_deref(),
+            Some("audit_failed"),
+            "{era:?}"
+        );
+        let text = support::text(&refused);
+        assert!(
+            text.contains("Nothing was changed") && text.contains("audit log"),
+            "{era:?}: {text}"
+        );
+        assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG), "{era:?}");
+
+        // Writable again: the confirmation precedes the effect's outcome in the log.
+        outside.execute_batch("DROP TRIGGER full_disk").unwrap();
+        let done = call(&client, "delete_file", json!({"path": "old.log"})).await;
+        assert_eq!(support::outcome(&done).as_deref(), Some("executed"));
+        assert_eq!(world.file("old.log"), None);
+        guard.audit_settled().await;
+        let trace = support::trace_id(&done).unwrap();
+        let story: Vec<String> = log
+            .by_trace(&trace)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.json().unwrap()["outcome"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            story.last().map(String::as_str),
+            Some("executed"),
+            "{era:?}"
+        );
+        assert_eq!(
+            story[story.len() - 2],
+            "accepted",
+            "{era:?}: the confirmation is written before the outcome: {story:?}"
+        );
+        let _ = client.cancel().await;
+    }
+}
+
+/// A call whose confirmation is the last thing recorded (the process stopped during the
+/// effect) is flagged when its story is read.
+#[test]
+fn a_story_that_ends_at_the_confirmation_says_the_outcome_is_missing() {
+    let accepted =
+        r#"{"seq":4,"prev":"00","at":0,"tool":"delete_file","outcome":"accepted","trace_id":"t"}"#;
+    let executed =
+        r#"{"seq":5,"prev":"00","at":0,"tool":"delete_file","outcome":"executed","trace_id":"t"}"#;
+    let cut = rmcp_guard::audit::story([accepted]);
+    assert!(cut.contains("no outcome was recorded"), "{cut}");
+    let whole = rmcp_guard::audit::story([accepted, executed]);
+    assert!(!whole.contains("no outcome was recorded"), "{whole}");
 }

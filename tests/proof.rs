@@ -84,7 +84,7 @@ impl Forger {
             Ok(accepted) => accepted,
             Err(done) => return Ok(*done),
         };
-        match flow.recheck(accepted, target()) {
+        match flow.recheck(accepted, target()).await {
             Ok(_proof) => {
                 self.effects.fetch_add(1, Ordering::SeqCst);
                 executed()
@@ -110,7 +110,7 @@ impl Forger {
             Ok(accepted) => accepted,
             Err(done) => return Ok(*done),
         };
-        match other.recheck(accepted, target()) {
+        match other.recheck(accepted, target()).await {
             Ok(_proof) => {
                 self.effects.fetch_add(1, Ordering::SeqCst);
                 executed()
@@ -493,7 +493,7 @@ mod forged_rounds {
                 Ok(accepted) => accepted,
                 Err(done) => return Ok(*done),
             };
-            match flow.recheck(accepted, preview()) {
+            match flow.recheck(accepted, preview()).await {
                 Ok(_proof) => {
                     self.effects.fetch_add(1, Ordering::SeqCst);
                     Ok(CallToolResult::success(vec![ContentBlock::text("executed")]).into())

@@ -48,9 +48,16 @@ const INSERT_OLD: &str = "INSERT INTO guard_operations (operation_id, tenant, us
      payload, payload_sha256, preview, status, expires_at, created_at, trace_id) \
      VALUES ($1, 't', 'u', 'cancel_order', $1, $2, $3, '{}', 'PREPARED', 4102444800000, 0, 'trace')";
 
+/// Two rows of the audit table an older guard wrote, oldest first.
+const OLD_AUDIT: &str =
+    "INSERT INTO guard_audit (trace_id, tenant, user_id, tool, op, outcome, at) VALUES
+    ('trace-1', 't', 'u', 'cancel_order', 'prepare', 'PREPARED', 1000),
+    ('trace-2', 't', 'u', 'cancel_order', 'confirm', 'SUBMITTED', 2000)";
+
 fn old_sqlite_store(path: &Path) {
     let connection = rusqlite::Connection::open(path).unwrap();
     connection.execute_batch(UNVERSIONED_SQLITE).unwrap();
+    connection.execute_batch(OLD_AUDIT).unwrap();
     for (id, payload) in OLD_PAYLOADS {
         connection
             .execute(
@@ -84,7 +91,7 @@ fn sqlite_contents(path: &Path) -> (i64, Vec<(String, String, String)>) {
 }
 
 fn assert_migrated(version: i64, rows: &[(String, String, String)]) {
-    assert_eq!(version, 2, "the store is at this build's schema version");
+    assert_eq!(version, 3, "the store is at this build's schema version");
     let mut expected: Vec<_> = NEW_PAYLOADS.to_vec();
     expected.sort();
     for ((id, payload, digest), (want_id, want_payload)) in rows.iter().zip(expected) {
@@ -107,10 +114,59 @@ fn an_unversioned_sqlite_store_is_migrated_once() {
     drop(SqliteStore::open(&path).expect("the old store opens"));
     let (version, rows) = sqlite_contents(&path);
     assert_migrated(version, &rows);
+    let moved = legacy_entries(&path);
 
-    // Opening again changes nothing.
+    // Opening again changes nothing, and moves nothing twice.
     drop(SqliteStore::open(&path).expect("the migrated store opens"));
     assert_eq!(sqlite_contents(&path), (version, rows));
+    assert_eq!(legacy_entries(&path), moved);
+}
+
+/// The old audit table's rows are in the log, in their order, marked as carried over; the
+/// old table is gone; the log verifies.
+fn legacy_entries(path: &Path) -> Vec<(String, String)> {
+    let connection = rusqlite::Connection::open(path).unwrap();
+    let old_tables: i64 = connection
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name = 'guard_audit'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(old_tables, 0, "the old audit table is dropped");
+    let entries: Vec<String> = connection
+        .prepare("SELECT entry FROM guard_audit_log ORDER BY seq")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let moved: Vec<(String, String)> = entries
+        .iter()
+        .map(|e| serde_json::from_str::<serde_json::Value>(e).unwrap())
+        .map(|e| {
+            assert_eq!(e["legacy"], true, "{e}");
+            (
+                e["trace_id"].as_str().unwrap().to_owned(),
+                e["outcome"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        moved,
+        [
+            ("trace-1".to_owned(), "PREPARED".to_owned()),
+            ("trace-2".to_owned(), "SUBMITTED".to_owned())
+        ]
+    );
+    let store = SqliteStore::open(path).unwrap();
+    let verified = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(rmcp_guard::audit::AuditLog::new(store, "old store").verify(None))
+        .expect("the carried-over log verifies");
+    assert_eq!(verified.records, 2);
+    moved
 }
 
 /// Several openers of one old file (threads with their own connections, as processes would
@@ -140,11 +196,11 @@ fn a_store_from_a_newer_guard_is_refused() {
     drop(SqliteStore::open(&path).unwrap());
     rusqlite::Connection::open(&path)
         .unwrap()
-        .execute("UPDATE guard_schema_version SET version = 3", [])
+        .execute("UPDATE guard_schema_version SET version = 4", [])
         .unwrap();
     let error = SqliteStore::open(&path).unwrap_err().to_string();
     assert!(
-        error.contains("schema version 3, newer than this build knows"),
+        error.contains("schema version 4, newer than this build knows"),
         "{error}"
     );
     assert!(

@@ -485,7 +485,7 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
             ::core::result::Result::Ok(accepted) => accepted,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
-        let __guard_confirmed = match __guard_flow.recheck(__guard_accepted, #preview_call) {
+        let __guard_confirmed = match __guard_flow.recheck(__guard_accepted, #preview_call).await {
             ::core::result::Result::Ok(confirmed) => confirmed,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };

@@ -278,8 +278,9 @@ impl<'g, F: Form> Flow<'g, F> {
     }
 
     /// Step 8: the target must still be exactly what the human confirmed, and the answer
-    /// must be this tool's.
-    pub fn recheck(
+    /// must be this tool's. The confirmation is then committed to the audit log before the
+    /// proof exists, so an effect never runs unrecorded, even if the process stops during it.
+    pub async fn recheck(
         &self,
         accepted: Accepted<F>,
         again: Result<Preview, ToolError>,
@@ -311,15 +312,23 @@ impl<'g, F: Form> Flow<'g, F> {
         match again {
             Ok(Preview::Effect(now)) if now == confirmed => {
                 self.seen().answer = Some(crate::form::redacted(&form));
-                // A mirror of the step, for logs: the answer itself goes only to the audit
-                // log, redacted.
-                tracing::info!(
-                    target: "guard::audit",
-                    tool = self.spec.name,
-                    outcome = "accepted",
-                    trace_id = %self.trace_id,
-                    target_resource = confirmed.target(),
-                );
+                if let Err(error) = self
+                    .guard
+                    .record_written(self.event("accepted", "", None))
+                    .await
+                {
+                    tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, %error, "the confirmation could not be written to the audit log; the effect does not run");
+                    return Err(self.refuse(
+                        "audit_failed",
+                        ToolError::new(
+                            codes::UNAVAILABLE,
+                            format!(
+                                "Nothing was changed: the server could not write the confirmation of {} to its audit log, and nothing runs unrecorded (trace_id {}). Tell the operator, then call the tool again.",
+                                self.spec.name, self.trace_id
+                            ),
+                        ),
+                    ));
+                }
                 Ok(Confirmed::new(
                     form,
                     now.target().to_owned(),
@@ -779,9 +788,13 @@ impl<'g, F: Form> Flow<'g, F> {
         self.record(outcome, code, None);
     }
 
+    fn record(&self, outcome: &str, code: &str, result: Option<&Value>) {
+        self.guard.record(self.event(outcome, code, result));
+    }
+
     /// The call's audit record: the outcome, what the human saw and answered (redacted),
     /// a digest of the arguments and, once the handler ran, of its result.
-    fn record(&self, outcome: &str, code: &str, result: Option<&Value>) {
+    fn event(&self, outcome: &str, code: &str, result: Option<&Value>) -> crate::audit::Event {
         let mut event = crate::audit::Event::new(self.spec.name, outcome, self.trace_id.as_str())
             .field("code", (!code.is_empty()).then_some(code))
             .field("protocol", if self.is_mrtr() { "mrtr" } else { "push" })
@@ -800,7 +813,7 @@ impl<'g, F: Form> Flow<'g, F> {
         if let Some(result) = result {
             event = event.digest("result_sha256", result);
         }
-        self.guard.record(event);
+        event
     }
 
     fn seen(&self) -> std::sync::MutexGuard<'_, Seen> {

@@ -217,6 +217,18 @@ impl Guard {
         }
     }
 
+    /// Records `event` like [`record`](Self::record) and waits until it is committed to the
+    /// log: for the record that must exist before an effect runs, so a process that stops
+    /// during the effect still leaves it. Without a log there is nothing to wait for.
+    pub(crate) async fn record_written(&self, event: crate::audit::Event) -> Result<(), String> {
+        event.mirror();
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        if let Some(pipeline) = &self.audit {
+            return pipeline.written(event).await;
+        }
+        Ok(())
+    }
+
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn audit_pipeline(&self) -> Option<Arc<crate::audit::Pipeline>> {
         self.audit.clone()

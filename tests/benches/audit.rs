@@ -6,26 +6,22 @@
 //!   Throughput is in records per second.
 //! - `audit_write`: one confirmed `delete_file` call of `safe_ops::SafeOps`, end to end as
 //!   in the `delete_file` bench, with and without an audit log (SQLite under /dev/shm).
-//!   Each measured call waits until its record is written (`Guard::audit_settled`), on both
-//!   sides, so the ratio prices the write itself.
+//!   Each measured call waits until its records are written (`Guard::audit_settled`), on
+//!   both sides, so the ratio prices the writes themselves (the confirmation, committed
+//!   before the effect runs, and the outcome).
 //!
 //! Run with `cargo bench -p guard-tests --bench audit`.
 
 use std::{
-    path::{Path, PathBuf},
-    sync::{
-        Arc,
-        atomic::{AtomicU64, Ordering},
-    },
+    path::Path,
+    sync::{Arc, atomic::Ordering},
     time::Duration,
 };
 
+mod harness;
+
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use rmcp::{
-    RoleClient, ServiceExt,
-    model::{CallToolRequestParams, ProtocolVersion},
-    service::RunningService,
-};
+use harness::{Side, scratch_dir};
 use rmcp_guard::{
     Exposure, Guard,
     audit::{
@@ -34,10 +30,9 @@ use rmcp_guard::{
         verify, verify_export,
     },
     ops::SqliteStore,
-    testing::{Answer, ScriptedHuman},
 };
 use safe_ops::SafeOps;
-use serde_json::{Value, json};
+use serde_json::json;
 
 const RECORDS: usize = 200_000;
 
@@ -101,28 +96,15 @@ fn audit_verify(c: &mut Criterion) {
     group.finish();
 }
 
-fn scratch_dir() -> tempfile::TempDir {
-    let shm = Path::new("/dev/shm");
-    if shm.is_dir()
-        && let Ok(dir) = tempfile::tempdir_in(shm)
-    {
-        return dir;
-    }
-    tempfile::tempdir().expect("temp dir")
-}
-
-const CONTENT: &[u8] = b"rotated log lines\nrotated log lines\nrotated log lines\n";
-
-struct Side {
-    root: PathBuf,
-    human: ScriptedHuman,
-    client: RunningService<RoleClient, ScriptedHuman>,
+/// A side of `audit_write`: safe-ops with or without a log, whose measured call lasts
+/// until its records are written.
+struct Audited {
+    side: Side,
     guard: Arc<Guard>,
-    next: AtomicU64,
 }
 
-impl Side {
-    async fn connect(dir: &Path, name: &str, audit: Option<AuditLog>) -> Side {
+impl Audited {
+    async fn connect(dir: &Path, name: &str, audit: Option<AuditLog>) -> Audited {
         let root = dir.join(name);
         let mut guard = Guard::ephemeral()
             .expect("guard key")
@@ -133,40 +115,15 @@ impl Side {
         let server =
             SafeOps::open(&root, &dir.join(format!("{name}.db")), guard).expect("safe-ops opens");
         let guard = server.guard_config().clone();
-        let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-        tokio::spawn(async move {
-            if let Ok(running) = server.serve(server_io).await {
-                let _ = running.waiting().await;
-            }
-        });
-        let human = ScriptedHuman::new(ProtocolVersion::V_2025_11_25);
-        let client = human.clone().serve(client_io).await.expect("connects");
-        Side {
-            root,
-            human,
-            client,
+        Audited {
+            side: Side::connect(server, root).await,
             guard,
-            next: AtomicU64::new(0),
         }
     }
 
-    fn prepare(&self) -> String {
-        let name = format!("f{:09}.log", self.next.fetch_add(1, Ordering::Relaxed));
-        std::fs::write(self.root.join(&name), CONTENT).expect("write the file");
-        self.human.will(Answer::Accept(json!({"confirm": true})));
-        name
-    }
-
-    /// Measured: the call, then until its audit record is written.
+    /// Measured: the call, then until its audit records are written.
     async fn delete(&self, name: String) {
-        let mut arguments = serde_json::Map::new();
-        arguments.insert("path".into(), Value::String(name));
-        let result = self
-            .client
-            .call_tool(CallToolRequestParams::new("delete_file").with_arguments(arguments))
-            .await
-            .expect("the call completes");
-        assert!(result.is_error != Some(true), "{result:?}");
+        self.side.delete(name).await;
         self.guard.audit_settled().await;
     }
 }
@@ -183,8 +140,8 @@ fn audit_write(c: &mut Criterion) {
     );
     let (plain, audited) = rt.block_on(async {
         (
-            Side::connect(dir.path(), "plain", None).await,
-            Side::connect(dir.path(), "audit", Some(log.clone())).await,
+            Audited::connect(dir.path(), "plain", None).await,
+            Audited::connect(dir.path(), "audit", Some(log.clone())).await,
         )
     });
     let mut group = c.benchmark_group("audit_write");
@@ -195,7 +152,7 @@ fn audit_write(c: &mut Criterion) {
     for (name, side) in [("without_log", &plain), ("with_log", &audited)] {
         group.bench_function(name, |b| {
             b.to_async(&rt).iter_batched(
-                || side.prepare(),
+                || side.side.prepare(),
                 |f| side.delete(f),
                 BatchSize::SmallInput,
             )
@@ -205,8 +162,8 @@ fn audit_write(c: &mut Criterion) {
     let written = rt.block_on(log.verify(None)).expect("the log verifies");
     assert_eq!(
         written.records,
-        audited.next.load(Ordering::Relaxed),
-        "one record per audited call"
+        2 * audited.side.next.load(Ordering::Relaxed),
+        "two records per audited call: its confirmation, then its outcome"
     );
 }
 

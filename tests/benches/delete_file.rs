@@ -22,36 +22,25 @@
 //!
 //! Run with `cargo bench -p guard-tests --bench delete_file`.
 
-use std::{
-    path::{Path, PathBuf},
-    sync::atomic::{AtomicU64, Ordering},
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
+
+mod harness;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use hand_written_delete::{Confirmation, HandWritten, confirmation_schema};
-use rmcp::{
-    RoleClient, ServerHandler, ServiceExt,
-    handler::server::wrapper::Parameters,
-    model::{CallToolRequestParams, ProtocolVersion},
-    service::RunningService,
-    tool, tool_handler, tool_router,
-};
+use harness::{CONTENT, Side, scratch_dir};
+use rmcp::{ServerHandler, handler::server::wrapper::Parameters, tool, tool_handler, tool_router};
 use rmcp_guard::{
     Confirmed, Exposure, Form, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, exposed,
-    testing::{Answer, ScriptedHuman},
 };
 use safe_ops::{SafeOps, sandbox::Sandbox, server::DeleteConfirmation};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// Rounds of the interleaved measurement, and calls per side in each round.
 const ROUNDS: usize = 30;
 const CALLS_PER_ROUND: usize = 200;
-
-/// The bytes written to every file before it is deleted.
-const CONTENT: &[u8] = b"rotated log lines\nrotated log lines\nrotated log lines\n";
 
 // ---------------------------------------------------------------------------------------
 // The same guarded tool in a server of its own.
@@ -109,83 +98,6 @@ impl ServerHandler for GuardedOne {}
 // ---------------------------------------------------------------------------------------
 // The harness: one connection per side, one fresh file per iteration.
 // ---------------------------------------------------------------------------------------
-
-/// A scratch directory in memory when the system has one: on a disk file system, creating
-/// and deleting tens of thousands of files makes the kernel's inode allocation (the unmeasured
-/// setup) slow and noisy enough to disturb the measured calls.
-fn scratch_dir() -> tempfile::TempDir {
-    let shm = Path::new("/dev/shm");
-    if shm.is_dir()
-        && let Ok(dir) = tempfile::tempdir_in(shm)
-    {
-        return dir;
-    }
-    tempfile::tempdir().expect("temp dir")
-}
-
-type Client = RunningService<RoleClient, ScriptedHuman>;
-
-struct Side {
-    root: PathBuf,
-    human: ScriptedHuman,
-    client: Client,
-    next: AtomicU64,
-}
-
-impl Side {
-    async fn connect<S>(server: S, root: PathBuf) -> Side
-    where
-        S: rmcp::ServerHandler,
-    {
-        let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-        tokio::spawn(async move {
-            if let Ok(running) = server.serve(server_io).await {
-                let _ = running.waiting().await;
-            }
-        });
-        let human = ScriptedHuman::new(ProtocolVersion::V_2025_11_25);
-        let client = human
-            .clone()
-            .serve(client_io)
-            .await
-            .expect("the client connects");
-        Side {
-            root,
-            human,
-            client,
-            next: AtomicU64::new(0),
-        }
-    }
-
-    /// Not timed: writes a fresh file and queues the human's "yes".
-    fn prepare(&self) -> String {
-        let name = format!("f{:09}.log", self.next.fetch_add(1, Ordering::Relaxed));
-        std::fs::write(self.root.join(&name), CONTENT).expect("write the file");
-        self.human.will(Answer::Accept(json!({"confirm": true})));
-        name
-    }
-
-    /// Timed: one `tools/call`, checked to have deleted the file.
-    async fn delete(&self, name: String) {
-        let mut arguments = serde_json::Map::new();
-        arguments.insert("path".into(), Value::String(name));
-        let result = self
-            .client
-            .call_tool(CallToolRequestParams::new("delete_file").with_arguments(arguments))
-            .await
-            .expect("the call completes");
-        let said = result
-            .content
-            .first()
-            .and_then(|c| c.as_text())
-            .map(|t| t.text.as_str())
-            .unwrap_or_default();
-        assert!(
-            result.is_error != Some(true) && said.starts_with("Deleted "),
-            "the call did not delete the file: {said}"
-        );
-    }
-}
 
 fn delete_file(_: &mut Criterion) {
     let dir = scratch_dir();

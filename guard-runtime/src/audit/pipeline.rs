@@ -1,7 +1,10 @@
 //! Events from the steps of a guarded call that run outside any store transaction (a
 //! `#[destructive]` tool's outcomes, exposure refusals) go to the log through one writer
-//! task per guard, in the order they happened. [`Pipeline::settled`] waits until everything
-//! sent so far is written (a demo, a test, a shutdown).
+//! task per guard, in the order they happened. The writer appends whatever has queued up in
+//! one transaction, so one durable commit serves many calls and the writer keeps up with
+//! them. [`Pipeline::written`] waits for one event's commit (a record that must be in the log
+//! before an effect runs); [`Pipeline::settled`] waits until everything sent so far is
+//! written (a demo, a test, a shutdown).
 
 use std::sync::OnceLock;
 
@@ -9,8 +12,14 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::{AuditLog, Event};
 
+/// The most events one commit takes: a bound on how long the first of them waits.
+const GROUP: usize = 256;
+
+/// Whether an event reached the log; the error as text (the writer logs it in full).
+pub(crate) type Written = Result<(), String>;
+
 enum Message {
-    Event(Box<Event>),
+    Event(Box<Event>, Option<oneshot::Sender<Written>>),
     Settled(oneshot::Sender<()>),
 }
 
@@ -42,23 +51,9 @@ impl Pipeline {
             let (sender, mut inbox) = mpsc::unbounded_channel();
             let log = self.log.clone();
             runtime.spawn(async move {
-                while let Some(message) = inbox.recv().await {
-                    match message {
-                        Message::Event(event) => {
-                            if let Err(error) = log.append(None, &event).await {
-                                tracing::error!(
-                                    trace_id = event.trace_id(),
-                                    tool = event.tool(),
-                                    outcome = event.outcome(),
-                                    %error,
-                                    "could not write the audit record"
-                                );
-                            }
-                        }
-                        Message::Settled(done) => {
-                            let _ = done.send(());
-                        }
-                    }
+                let mut group = Vec::with_capacity(GROUP);
+                while inbox.recv_many(&mut group, GROUP).await > 0 {
+                    write(&log, group.drain(..)).await;
                 }
             });
             sender
@@ -67,13 +62,26 @@ impl Pipeline {
 
     /// Queues `event` for the log.
     pub(crate) fn send(&self, event: Event) {
-        let refused = match self.sender() {
-            Some(sender) => match sender.send(Message::Event(Box::new(event))) {
+        self.queue(event, None);
+    }
+
+    /// Queues `event` and waits until the transaction holding it committed.
+    pub(crate) async fn written(&self, event: Event) -> Written {
+        let (done, wait) = oneshot::channel();
+        self.queue(event, Some(done));
+        wait.await.unwrap_or_else(|_| {
+            Err("the audit writer stopped before the record was written".to_owned())
+        })
+    }
+
+    fn queue(&self, event: Event, done: Option<oneshot::Sender<Written>>) {
+        let (refused, done) = match self.sender() {
+            Some(sender) => match sender.send(Message::Event(Box::new(event), done)) {
                 Ok(()) => return,
-                Err(mpsc::error::SendError(Message::Event(event))) => *event,
+                Err(mpsc::error::SendError(Message::Event(event, done))) => (*event, done),
                 Err(_) => return,
             },
-            None => event,
+            None => (event, done),
         };
         tracing::error!(
             trace_id = refused.trace_id(),
@@ -81,6 +89,11 @@ impl Pipeline {
             outcome = refused.outcome(),
             "could not write the audit record: no async runtime"
         );
+        if let Some(done) = done {
+            let _ = done.send(Err(
+                "no async runtime to write the audit record on".to_owned()
+            ));
+        }
     }
 
     /// Waits until every event sent before this call is written (or failed, logged).
@@ -92,5 +105,56 @@ impl Pipeline {
         {
             let _ = wait.await;
         }
+    }
+}
+
+/// Appends one group's events in one transaction, in order, then answers its waiters. A
+/// group that cannot commit is retried event by event, so a bad event loses only itself.
+async fn write(log: &AuditLog, group: impl Iterator<Item = Message>) {
+    let mut events = Vec::new();
+    let mut waiting = Vec::new();
+    let mut settled = Vec::new();
+    for message in group {
+        match message {
+            Message::Event(event, done) => {
+                events.push(*event);
+                waiting.push(done);
+            }
+            // Everything queued before it is in this group, so written below.
+            Message::Settled(done) => settled.push(done),
+        }
+    }
+    let results: Vec<Written> = match log.append_all(&events).await {
+        Ok(()) => vec![Ok(()); events.len()],
+        Err(_) if events.len() > 1 => {
+            let mut results = Vec::with_capacity(events.len());
+            for event in &events {
+                results.push(
+                    log.append(None, event)
+                        .await
+                        .map(drop)
+                        .map_err(|e| e.to_string()),
+                );
+            }
+            results
+        }
+        Err(error) => vec![Err(error.to_string())],
+    };
+    for ((event, done), result) in events.iter().zip(waiting).zip(results) {
+        if let Err(error) = &result {
+            tracing::error!(
+                trace_id = event.trace_id(),
+                tool = event.tool(),
+                outcome = event.outcome(),
+                %error,
+                "could not write the audit record"
+            );
+        }
+        if let Some(done) = done {
+            let _ = done.send(result);
+        }
+    }
+    for done in settled {
+        let _ = done.send(());
     }
 }

@@ -109,6 +109,18 @@ impl AuditLog {
         }
     }
 
+    /// Appends `events` in order, in one transaction of their own: one commit for all.
+    pub async fn append_all(&self, events: &[Event]) -> Result<(), StoreError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let mut tx = self.store.begin().await?;
+        for event in events {
+            append_in(&mut tx, event).await?;
+        }
+        tx.commit().await
+    }
+
     /// Every entry, in sequence order.
     pub async fn records(&self) -> Result<Vec<Record>, StoreError> {
         self.select("", &[]).await

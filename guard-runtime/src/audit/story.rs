@@ -3,9 +3,12 @@
 use serde_json::Value;
 
 /// The entries of one call (canonical JSON, in log order) as readable text: one block per
-/// entry with its time, place, tool and outcome, then its other fields.
+/// entry with its time, place, tool and outcome, then its other fields. A call whose last
+/// entry is its confirmation (`accepted`, written before the effect runs) ends with a
+/// warning: the effect may have run with no outcome recorded.
 pub fn story<'a>(entries: impl IntoIterator<Item = &'a str>) -> String {
     let mut out = String::new();
+    let mut last_outcome = String::new();
     for entry in entries {
         let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(entry) else {
             out.push_str("(an entry that is not JSON: run guard-audit verify)\n");
@@ -29,6 +32,7 @@ pub fn story<'a>(entries: impl IntoIterator<Item = &'a str>) -> String {
             text("outcome"),
             text("trace_id")
         ));
+        last_outcome = text("outcome");
         for (name, value) in &fields {
             if ["seq", "prev", "at", "tool", "outcome", "trace_id"].contains(&name.as_str()) {
                 continue;
@@ -39,6 +43,13 @@ pub fn story<'a>(entries: impl IntoIterator<Item = &'a str>) -> String {
             };
             out.push_str(&format!("    {name}: {shown}\n"));
         }
+    }
+    if last_outcome == "accepted" {
+        out.push_str(
+            "!! no outcome was recorded after the confirmation: the effect may have run and \
+             the process stopped before recording it (or it is still running). Check the \
+             target itself.\n",
+        );
     }
     out
 }

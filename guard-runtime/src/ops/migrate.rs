@@ -6,7 +6,10 @@
 
 use serde_json::Value;
 
-use super::{intent::canonical_payload, sql::StoreError};
+use super::{
+    intent::canonical_payload,
+    sql::{StoreError, Tx},
+};
 
 /// One step from the version before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,10 +19,13 @@ pub(crate) enum Step {
     Tables,
     /// Version 2: stored payloads re-encoded as RFC 8785 canonical JSON, with their digests.
     CanonicalPayloads,
+    /// Version 3: the rows of the audit table from before the audit log (`guard_audit`), if
+    /// the store has one, appended to the log in their order; the old table dropped.
+    LegacyAudit,
 }
 
 /// Every step, in order: step `i` brings a store to version `i + 1`.
-const STEPS: [Step; 2] = [Step::Tables, Step::CanonicalPayloads];
+const STEPS: [Step; 3] = [Step::Tables, Step::CanonicalPayloads, Step::LegacyAudit];
 
 /// The version this build writes.
 pub(crate) const CURRENT: i64 = STEPS.len() as i64;
@@ -37,6 +43,44 @@ pub(crate) const READ_VERSION: &str = "SELECT version FROM guard_schema_version 
 pub(crate) const WRITE_VERSION: &str =
     "INSERT INTO guard_schema_version (id, version) VALUES (1, $1)
     ON CONFLICT (id) DO UPDATE SET version = excluded.version";
+
+/// Brings the store `tx` is on to [`CURRENT`], inside `tx`: `tables` is the backend's
+/// schema (step 1). The caller holds the lock that makes migrators take turns (SQLite's
+/// `BEGIN IMMEDIATE`, a PostgreSQL advisory lock) and commits.
+pub(crate) async fn run(tx: &mut Tx, tables: &str) -> Result<(), StoreError> {
+    tx.batch(VERSION_TABLE).await?;
+    let found = match tx.query_opt(READ_VERSION, &[]).await? {
+        Some(row) => row.int("version")?,
+        None => 0,
+    };
+    let steps = pending(found)?;
+    if steps.is_empty() {
+        return Ok(());
+    }
+    for step in steps {
+        match step {
+            Step::Tables => tx.batch(tables).await?,
+            Step::CanonicalPayloads => {
+                let stored = tx
+                    .query("SELECT operation_id, payload FROM guard_operations", &[])
+                    .await?;
+                for row in stored {
+                    if let Some((text, digest)) = recanonical(row.text("payload")?) {
+                        tx.execute(
+                            "UPDATE guard_operations SET payload = $1, payload_sha256 = $2 \
+                             WHERE operation_id = $3",
+                            &[text.into(), digest.into(), row.text("operation_id")?.into()],
+                        )
+                        .await?;
+                    }
+                }
+            }
+            Step::LegacyAudit => crate::audit::migrate_legacy(tx).await?,
+        }
+    }
+    tx.execute(WRITE_VERSION, &[CURRENT.into()]).await?;
+    Ok(())
+}
 
 /// The steps a store at version `found` still needs.
 pub(crate) fn pending(found: i64) -> Result<&'static [Step], StoreError> {
@@ -65,7 +109,10 @@ mod tests {
     #[test]
     fn a_store_takes_only_the_steps_it_lacks() {
         assert_eq!(pending(0).unwrap(), STEPS);
-        assert_eq!(pending(1).unwrap(), [Step::CanonicalPayloads]);
+        assert_eq!(
+            pending(1).unwrap(),
+            [Step::CanonicalPayloads, Step::LegacyAudit]
+        );
         assert!(pending(CURRENT).unwrap().is_empty());
     }
 

@@ -84,57 +84,13 @@ impl PgStore {
     /// The tables carry a schema version: an older store is brought to this build's version
     /// (see `guard_schema_version`), a store written by a newer guard is refused.
     pub async fn migrate(&self) -> Result<(), StoreError> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(pg_error)?;
-        tx.batch_execute("SELECT pg_advisory_xact_lock(7237150514)")
-            .await
-            .map_err(pg_error)?;
-        tx.batch_execute(migrate::VERSION_TABLE)
-            .await
-            .map_err(pg_error)?;
-        let found: i64 = tx
-            .query_opt(migrate::READ_VERSION, &[])
-            .await
-            .map_err(pg_error)?
-            .map_or(0, |row| row.get(0));
-        for step in migrate::pending(found)? {
-            match step {
-                migrate::Step::Tables => tx.batch_execute(POSTGRES_SCHEMA).await,
-                migrate::Step::CanonicalPayloads => {
-                    let rows = tx
-                        .query("SELECT operation_id, payload FROM guard_operations", &[])
-                        .await
-                        .map_err(pg_error)?;
-                    for row in rows {
-                        let (id, payload): (String, String) = (row.get(0), row.get(1));
-                        if let Some((text, digest)) = migrate::recanonical(&payload) {
-                            tx.execute(
-                                "UPDATE guard_operations SET payload = $1, payload_sha256 = $2 \
-                                 WHERE operation_id = $3",
-                                &[&text, &digest, &id],
-                            )
-                            .await
-                            .map_err(pg_error)?;
-                        }
-                    }
-                    Ok(())
-                }
-            }
-            .map_err(pg_error)?;
-        }
-        tx.execute(migrate::WRITE_VERSION, &[&migrate::CURRENT])
-            .await
-            .map_err(pg_error)?;
-        // The triggers are definitions, not steps: the latest ones replace older ones.
-        tx.batch_execute(POSTGRES_GUARDS).await.map_err(pg_error)?;
-        tx.commit().await.map_err(pg_error)?;
-        drop(client);
-        // The audit table of a store from before the audit log is moved into the log, one
-        // migrator at a time.
         let mut tx = self.begin().await?;
+        // Migrators take turns, so two processes starting on one old store migrate it once.
         tx.execute("SELECT pg_advisory_xact_lock(7237150514)", &[])
             .await?;
-        crate::audit::migrate_legacy(&mut tx).await?;
+        migrate::run(&mut tx, POSTGRES_SCHEMA).await?;
+        // The triggers are definitions, not steps: the latest ones replace older ones.
+        tx.batch(POSTGRES_GUARDS).await?;
         tx.commit().await
     }
 
@@ -405,6 +361,10 @@ impl PgTx {
 impl TxBackend for PgTx {
     fn dialect(&self) -> Dialect {
         Dialect::Postgres
+    }
+
+    fn batch<'a>(&'a mut self, sql: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move { self.client()?.batch_execute(sql).await.map_err(pg_error) })
     }
 
     fn execute<'a>(

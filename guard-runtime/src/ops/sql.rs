@@ -211,6 +211,16 @@ pub trait TxBackend: Send + 'static {
         sql: &'a str,
         params: &'a [SqlValue],
     ) -> BoxFuture<'a, Result<Vec<Row>, StoreError>>;
+    /// Runs several statements separated by `;`, without parameters: guard's schema
+    /// migration. A backend guard does not migrate need not run them.
+    fn batch<'a>(&'a mut self, sql: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        let _ = sql;
+        Box::pin(async {
+            Err(StoreError::Other(
+                "this store cannot run a batch of statements, so guard cannot create its tables in it".into(),
+            ))
+        })
+    }
     /// Commits.
     fn commit(self: Box<Self>) -> BoxFuture<'static, Result<(), StoreError>>;
     /// Rolls back.
@@ -252,6 +262,11 @@ impl Tx {
         params: &[SqlValue],
     ) -> Result<Option<Row>, StoreError> {
         Ok(self.query(sql, params).await?.into_iter().next())
+    }
+
+    /// Runs `;`-separated statements without parameters (guard's schema migration).
+    pub(crate) async fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
+        self.backend.batch(sql).await
     }
 
     /// Commits (guard's own use; effects get `&mut Tx`).

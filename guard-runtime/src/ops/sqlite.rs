@@ -13,7 +13,7 @@ use std::{
     time::Duration,
 };
 
-use rusqlite::{Connection, ErrorCode, OptionalExtension, types::ValueRef};
+use rusqlite::{Connection, ErrorCode, types::ValueRef};
 use tokio::sync::{Mutex, OwnedMutexGuard, oneshot};
 
 use super::{
@@ -39,7 +39,7 @@ impl SqliteStore {
     /// current schema version (an older store is migrated; a newer one is refused).
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         let path = path.as_ref();
-        let mut connection = Connection::open(path).map_err(store_error)?;
+        let connection = Connection::open(path).map_err(store_error)?;
         connection.busy_timeout(BUSY_TIMEOUT).map_err(store_error)?;
         let mode: String = connection
             .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
@@ -53,22 +53,23 @@ impl SqliteStore {
         connection
             .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
             .map_err(store_error)?;
-        migrate_sqlite(&mut connection).map_err(|e| {
+        let store = Self {
+            worker: Worker::start(connection)?,
+            turn: Arc::new(Mutex::new(())),
+        };
+        // One `BEGIN IMMEDIATE` transaction: two processes opening one old file migrate it
+        // once.
+        wait(async {
+            let mut tx = store.begin().await?;
+            migrate::run(&mut tx, SQLITE_SCHEMA).await?;
+            tx.commit().await
+        })
+        .map_err(|e| {
             StoreError::Other(format!(
                 "cannot bring guard's tables in {} to schema version {}: {e}",
                 path.display(),
                 migrate::CURRENT
             ))
-        })?;
-        let store = Self {
-            worker: Worker::start(connection)?,
-            turn: Arc::new(Mutex::new(())),
-        };
-        // The audit table of a store from before the audit log is moved into the log.
-        wait(async {
-            let mut tx = store.begin().await?;
-            crate::audit::migrate_legacy(&mut tx).await?;
-            tx.commit().await
         })?;
         Ok(store)
     }
@@ -92,56 +93,6 @@ fn wait<T>(future: impl Future<Output = T>) -> T {
         }
         std::thread::park();
     }
-}
-
-/// Applies the schema steps the store lacks, in one `BEGIN IMMEDIATE` transaction, so two
-/// processes opening one old file migrate it once.
-fn migrate_sqlite(connection: &mut Connection) -> Result<(), StoreError> {
-    let tx = connection
-        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-        .map_err(store_error)?;
-    tx.execute_batch(migrate::VERSION_TABLE)
-        .map_err(store_error)?;
-    let found: i64 = tx
-        .query_row(migrate::READ_VERSION, [], |row| row.get(0))
-        .optional()
-        .map_err(store_error)?
-        .unwrap_or(0);
-    let steps = migrate::pending(found)?;
-    if steps.is_empty() {
-        return Ok(());
-    }
-    for step in steps {
-        match step {
-            migrate::Step::Tables => tx.execute_batch(SQLITE_SCHEMA).map_err(store_error)?,
-            migrate::Step::CanonicalPayloads => {
-                let stored: Vec<(String, String)> = tx
-                    .prepare("SELECT operation_id, payload FROM guard_operations")
-                    .and_then(|mut select| {
-                        select
-                            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
-                            .collect()
-                    })
-                    .map_err(store_error)?;
-                for (id, payload) in stored {
-                    if let Some((text, digest)) = migrate::recanonical(&payload) {
-                        tx.execute(
-                            "UPDATE guard_operations SET payload = ?1, payload_sha256 = ?2 \
-                             WHERE operation_id = ?3",
-                            (text, digest, id),
-                        )
-                        .map_err(store_error)?;
-                    }
-                }
-            }
-        }
-    }
-    tx.execute(
-        &numbered_for_sqlite(migrate::WRITE_VERSION),
-        [migrate::CURRENT],
-    )
-    .map_err(store_error)?;
-    tx.commit().map_err(store_error)
 }
 
 impl OperationStore for SqliteStore {
@@ -310,6 +261,14 @@ impl TxBackend for SqliteTx {
             }
             Ok(out)
         })
+    }
+
+    fn batch<'a>(&'a mut self, sql: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        let sql = sql.to_owned();
+        let answer = self
+            .worker
+            .request(move |connection| connection.execute_batch(&sql));
+        Box::pin(async move { answer?.await })
     }
 
     fn commit(self: Box<Self>) -> BoxFuture<'static, Result<(), StoreError>> {
