@@ -91,7 +91,7 @@ fn sqlite_contents(path: &Path) -> (i64, Vec<(String, String, String)>) {
 }
 
 fn assert_migrated(version: i64, rows: &[(String, String, String)]) {
-    assert_eq!(version, 3, "the store is at this build's schema version");
+    assert_eq!(version, 4, "the store is at this build's schema version");
     let mut expected: Vec<_> = NEW_PAYLOADS.to_vec();
     expected.sort();
     for ((id, payload, digest), (want_id, want_payload)) in rows.iter().zip(expected) {
@@ -115,6 +115,18 @@ fn an_unversioned_sqlite_store_is_migrated_once() {
     let (version, rows) = sqlite_contents(&path);
     assert_migrated(version, &rows);
     let moved = legacy_entries(&path);
+    let plan: String = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row(
+            "EXPLAIN QUERY PLAN DELETE FROM guard_redeemed_states WHERE expires_at <= 1",
+            [],
+            |row| row.get(3),
+        )
+        .unwrap();
+    assert!(
+        plan.contains("guard_redeemed_states_expiry"),
+        "the purge of redeemed states reads the expiry index: {plan}"
+    );
 
     // Opening again changes nothing, and moves nothing twice.
     drop(SqliteStore::open(&path).expect("the migrated store opens"));
@@ -196,11 +208,11 @@ fn a_store_from_a_newer_guard_is_refused() {
     drop(SqliteStore::open(&path).unwrap());
     rusqlite::Connection::open(&path)
         .unwrap()
-        .execute("UPDATE guard_schema_version SET version = 4", [])
+        .execute("UPDATE guard_schema_version SET version = 5", [])
         .unwrap();
     let error = SqliteStore::open(&path).unwrap_err().to_string();
     assert!(
-        error.contains("schema version 4, newer than this build knows"),
+        error.contains("schema version 5, newer than this build knows"),
         "{error}"
     );
     assert!(

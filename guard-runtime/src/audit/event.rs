@@ -196,13 +196,19 @@ const LINE_HEAD: &[u8] = b"{\"hash\":\"";
 /// Splits an exported line into the hash it claims and the entry's bytes. The hash is
 /// checked by the caller.
 pub fn split_line(line: &[u8]) -> Option<(Hash, Vec<u8>)> {
+    let (hash, brace) = line_head(line)?;
+    let mut entry = line[brace..].to_vec();
+    entry[0] = b'{';
+    Some((hash, entry))
+}
+
+/// Reads an exported line's head: the hash it claims, and the index of the comma after it,
+/// where the entry's bytes begin once that comma is read as the entry's opening brace.
+pub(crate) fn line_head(line: &[u8]) -> Option<(Hash, usize)> {
     let rest = line.strip_prefix(LINE_HEAD)?;
     let hash = parse_hex(rest.get(..64)?)?;
-    let body = rest[64..].strip_prefix(b"\",")?;
-    let mut entry = Vec::with_capacity(body.len() + 1);
-    entry.push(b'{');
-    entry.extend_from_slice(body);
-    Some((hash, entry))
+    rest[64..].strip_prefix(b"\",")?;
+    Some((hash, LINE_HEAD.len() + 64 + 1))
 }
 
 /// The leaf hash an entry must carry.

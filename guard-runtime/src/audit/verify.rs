@@ -19,7 +19,7 @@ use std::collections::HashMap;
 
 use super::{
     checkpoint::Checkpoint,
-    event::{Place, entry_hash, place, split_line},
+    event::{Place, entry_hash, line_head, place},
     merkle::{Hash, root},
 };
 
@@ -272,7 +272,8 @@ pub fn verify(items: &[Item<'_>], checkpoint: Option<&Checkpoint>) -> Result<Ver
             });
         }
         let size = usize::try_from(cp.size).unwrap_or(usize::MAX);
-        if root(&accepted[..size]) != cp.root {
+        let signed = root(&accepted[..size]);
+        if signed != cp.root {
             return Err(Fault {
                 kind: FaultKind::Rewritten,
                 position: 0,
@@ -284,6 +285,13 @@ pub fn verify(items: &[Item<'_>], checkpoint: Option<&Checkpoint>) -> Result<Ver
             });
         }
         checkpointed = cp.size;
+        if size == accepted.len() {
+            return Ok(Verified {
+                records,
+                root: signed,
+                checkpointed,
+            });
+        }
     }
     Ok(Verified {
         records,
@@ -330,18 +338,29 @@ impl Lookahead {
 /// Verifies exported lines (JSON Lines as `guard-audit export` writes them).
 pub fn verify_export(text: &[u8], checkpoint: Option<&Checkpoint>) -> Result<Verified, Fault> {
     let body = text.strip_suffix(b"\n").unwrap_or(text);
-    let lines: Vec<&[u8]> = if body.is_empty() {
-        Vec::new()
-    } else {
-        body.split(|&b| b == b'\n').collect()
-    };
-    let split: Vec<Option<(Hash, Vec<u8>)>> = lines.iter().map(|line| split_line(line)).collect();
-    let items: Vec<Item<'_>> = split
+    // One copy of the text, in which each well-formed line's entry is made contiguous by
+    // writing its opening brace over the comma after the hash: no copy per line.
+    let mut bytes = body.to_vec();
+    let mut spans: Vec<Option<(Hash, std::ops::Range<usize>)>> = Vec::new();
+    if !body.is_empty() {
+        let mut start = 0;
+        for line in body.split(|&b| b == b'\n') {
+            if let Some((hash, entry_start)) = line_head(line) {
+                let at = start + entry_start;
+                bytes[at] = b'{';
+                spans.push(Some((hash, at..start + line.len())));
+            } else {
+                spans.push(None);
+            }
+            start += line.len() + 1;
+        }
+    }
+    let items: Vec<Item<'_>> = spans
         .iter()
-        .map(|s| match s {
-            Some((hash, entry)) => Item {
+        .map(|span| match span {
+            Some((hash, range)) => Item {
                 hash: Some(*hash),
-                entry,
+                entry: &bytes[range.clone()],
             },
             None => Item {
                 hash: None,

@@ -22,10 +22,18 @@ pub(crate) enum Step {
     /// Version 3: the rows of the audit table from before the audit log (`guard_audit`), if
     /// the store has one, appended to the log in their order; the old table dropped.
     LegacyAudit,
+    /// Version 4: an index on `guard_redeemed_states (expires_at)`, so the purge every
+    /// redeemed MRTR state runs reads only what expired.
+    RedeemedExpiry,
 }
 
 /// Every step, in order: step `i` brings a store to version `i + 1`.
-const STEPS: [Step; 3] = [Step::Tables, Step::CanonicalPayloads, Step::LegacyAudit];
+const STEPS: [Step; 4] = [
+    Step::Tables,
+    Step::CanonicalPayloads,
+    Step::LegacyAudit,
+    Step::RedeemedExpiry,
+];
 
 /// The version this build writes.
 pub(crate) const CURRENT: i64 = STEPS.len() as i64;
@@ -76,6 +84,13 @@ pub(crate) async fn run(tx: &mut Tx, tables: &str) -> Result<(), StoreError> {
                 }
             }
             Step::LegacyAudit => crate::audit::migrate_legacy(tx).await?,
+            Step::RedeemedExpiry => {
+                tx.batch(
+                    "CREATE INDEX IF NOT EXISTS guard_redeemed_states_expiry \
+                     ON guard_redeemed_states (expires_at)",
+                )
+                .await?
+            }
         }
     }
     tx.execute(WRITE_VERSION, &[CURRENT.into()]).await?;
@@ -111,7 +126,11 @@ mod tests {
         assert_eq!(pending(0).unwrap(), STEPS);
         assert_eq!(
             pending(1).unwrap(),
-            [Step::CanonicalPayloads, Step::LegacyAudit]
+            [
+                Step::CanonicalPayloads,
+                Step::LegacyAudit,
+                Step::RedeemedExpiry
+            ]
         );
         assert!(pending(CURRENT).unwrap().is_empty());
     }
