@@ -673,7 +673,13 @@ async fn annotations_mark_destructive_tools(era: ProtocolVersion) {
     names.sort();
     assert_eq!(
         names,
-        ["delete_file", "deploy", "drop_table", "list_tables"]
+        [
+            "delete_file",
+            "deploy",
+            "deploy_production",
+            "drop_table",
+            "list_tables"
+        ]
     );
     for tool in &tools {
         let hints = tool

@@ -138,7 +138,13 @@ fn the_mcp_json_recipes_run_installed_servers_with_per_user_files() {
     let tools = machine.inspect(&root, "safe-ops", &["--method", "tools/list"]);
     assert_eq!(
         tool_names(&tools),
-        ["delete_file", "deploy", "drop_table", "list_tables"]
+        [
+            "delete_file",
+            "deploy",
+            "deploy_production",
+            "drop_table",
+            "list_tables"
+        ]
     );
     let listed = machine.inspect(
         &root,

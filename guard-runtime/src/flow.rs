@@ -38,6 +38,8 @@ use crate::{
 use unicode_normalization::UnicodeNormalization;
 
 mod page;
+#[cfg(feature = "approval")]
+mod page_mrtr;
 
 /// The key of guard's one input request in an MRTR round.
 pub const INPUT_KEY: &str = "guard_confirm";
@@ -139,6 +141,9 @@ struct Sealed {
     /// [`Guard`]): a state from before a restart cannot be checked for use, so it is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     epoch: Option<String>,
+    /// The approval a call approved on the page waits for (see `page_mrtr`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    approval: Option<String>,
 }
 
 /// One guarded call in progress.
@@ -546,41 +551,61 @@ impl<'g, F: Form> Flow<'g, F> {
 
     async fn ask_mrtr(&self, effect: &Effect, expected: Option<&str>) -> Step<ElicitResult> {
         let ttl = self.guard.timeout(self.spec.timeout);
-        let Some(opened) = &self.opened else {
+        let Some(sealed) = self.verified_state()? else {
             if !self.client_can_confirm() {
                 return Err(self.unsupported());
             }
-            let binding = binding::<F>(self.spec, &self.call.arguments).map_err(|e| {
-                self.refuse(
-                    "invalid_arguments",
-                    ToolError::new(codes::INVALID_INPUT, format!("Nothing was changed: {e}.")),
-                )
-            })?;
-            let sealed = Sealed {
-                nonce: crate::trace::new_nonce(),
-                fingerprint: effect.fingerprint(),
-                trace_id: self.trace_id.clone(),
-                epoch: self.guard.boot_epoch().map(str::to_owned),
-            };
-            let state = self
-                .guard
-                .codec()
-                .seal_json_with(
-                    &sealed,
-                    &SealOptions::new().associated_data(&binding).ttl(ttl),
-                )
-                .map_err(|e| self.refuse("seal_failed", ToolError::internal(e)))?;
+            let state = self.seal(effect, ttl, None)?;
             let request =
                 InputRequest::Elicitation(ElicitRequest::new(self.question(effect, expected)));
-            let requests = InputRequests::from([(INPUT_KEY.to_owned(), request)]);
             self.audit("asked", "mrtr");
-            return Err(Box::new(
-                InputRequiredResult::new(Some(requests), Some(state)).into(),
-            ));
+            return Err(self.input_required(request, state));
         };
-        let sealed = match opened {
-            Ok(sealed) => sealed,
-            Err(RequestStateError::Expired) => {
+        if sealed.fingerprint != effect.fingerprint() {
+            return Err(self.refuse("state_changed", state_changed(effect.target())));
+        }
+        self.redeem_state(sealed, ttl).await?;
+        self.mrtr_answer()
+    }
+
+    /// Seals this round's state, bound to the call's canonical arguments, valid for `ttl`.
+    fn seal(&self, effect: &Effect, ttl: Duration, approval: Option<String>) -> Step<String> {
+        let binding = binding::<F>(self.spec, &self.call.arguments).map_err(|e| {
+            self.refuse(
+                "invalid_arguments",
+                ToolError::new(codes::INVALID_INPUT, format!("Nothing was changed: {e}.")),
+            )
+        })?;
+        let sealed = Sealed {
+            nonce: crate::trace::new_nonce(),
+            fingerprint: effect.fingerprint(),
+            trace_id: self.trace_id.clone(),
+            epoch: self.guard.boot_epoch().map(str::to_owned),
+            approval,
+        };
+        self.guard
+            .codec()
+            .seal_json_with(
+                &sealed,
+                &SealOptions::new().associated_data(&binding).ttl(ttl),
+            )
+            .map_err(|e| self.refuse("seal_failed", ToolError::internal(e)))
+    }
+
+    /// The first round's answer: guard's one input request, and the sealed state to echo.
+    fn input_required(&self, request: InputRequest, state: String) -> Box<CallToolResponse> {
+        let requests = InputRequests::from([(INPUT_KEY.to_owned(), request)]);
+        Box::new(InputRequiredResult::new(Some(requests), Some(state)).into())
+    }
+
+    /// The echoed state of an answering round, verified: sealed by this guard for this call's
+    /// tool and arguments, unexpired, and from this boot when used states live in memory.
+    /// `None` on a first round.
+    fn verified_state(&self) -> Step<Option<&Sealed>> {
+        let sealed = match &self.opened {
+            None => return Ok(None),
+            Some(Ok(sealed)) => sealed,
+            Some(Err(RequestStateError::Expired)) => {
                 return Err(self.refuse(
                     "expired",
                     ToolError::new(
@@ -589,16 +614,9 @@ impl<'g, F: Form> Flow<'g, F> {
                     ),
                 ));
             }
-            Err(error) => {
+            Some(Err(error)) => {
                 tracing::warn!(trace_id = %self.trace_id, %error, "rejected request state");
-                return Err(self.refuse(
-                    "bad_state",
-                    ToolError::new(
-                        codes::INVALID_STATE,
-                        "The confirmation state does not match this call (altered, or sent with \
-                         different arguments); nothing was changed. Call the tool again to ask afresh.",
-                    ),
-                ));
+                return Err(self.bad_state());
             }
         };
         if sealed.epoch.as_deref() != self.guard.boot_epoch() {
@@ -613,9 +631,22 @@ impl<'g, F: Form> Flow<'g, F> {
                 ),
             ));
         }
-        if sealed.fingerprint != effect.fingerprint() {
-            return Err(self.refuse("state_changed", state_changed(effect.target())));
-        }
+        Ok(Some(sealed))
+    }
+
+    fn bad_state(&self) -> Box<CallToolResponse> {
+        self.refuse(
+            "bad_state",
+            ToolError::new(
+                codes::INVALID_STATE,
+                "The confirmation state does not match this call (altered, or sent with \
+                 different arguments); nothing was changed. Call the tool again to ask afresh.",
+            ),
+        )
+    }
+
+    /// Marks the state used; a second round with it is a replay.
+    async fn redeem_state(&self, sealed: &Sealed, ttl: Duration) -> Step<()> {
         let redeemed = self.guard.redeem(&sealed.nonce, ttl).await.map_err(|error| {
             tracing::error!(trace_id = %self.trace_id, %error, "could not record a used request state");
             self.refuse(
@@ -629,15 +660,21 @@ impl<'g, F: Form> Flow<'g, F> {
                 ),
             )
         })?;
-        if !redeemed {
-            return Err(self.refuse(
+        if redeemed {
+            Ok(())
+        } else {
+            Err(self.refuse(
                 "replayed",
                 ToolError::new(
                     codes::INVALID_STATE,
                     "This confirmation was already used; nothing was changed. Call the tool again to ask afresh.",
                 ),
-            ));
+            ))
         }
+    }
+
+    /// The client's answer to guard's input request, from the retry.
+    fn mrtr_answer(&self) -> Step<ElicitResult> {
         let answer = self
             .call
             .input_responses
