@@ -677,6 +677,7 @@ async fn annotations_mark_destructive_tools(era: ProtocolVersion) {
             "delete_file",
             "delete_files",
             "deploy",
+            "deploy_production",
             "drop_table",
             "list_tables"
         ]

@@ -142,6 +142,7 @@ fn the_mcp_json_recipes_run_installed_servers_with_per_user_files() {
             "delete_file",
             "delete_files",
             "deploy",
+            "deploy_production",
             "drop_table",
             "list_tables"
         ]

@@ -39,6 +39,8 @@ use unicode_normalization::UnicodeNormalization;
 
 mod batch;
 mod page;
+#[cfg(feature = "approval")]
+mod page_mrtr;
 
 /// The key of guard's one input request in an MRTR round.
 pub const INPUT_KEY: &str = "guard_confirm";
@@ -143,6 +145,9 @@ struct Sealed {
     /// [`Guard`]): a state from before a restart cannot be checked for use, so it is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     epoch: Option<String>,
+    /// The approval a call approved on the page waits for (see `page_mrtr`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    approval: Option<String>,
     /// A batch question's offer, item by item: the answering round judges the picks
     /// against it, so a retry cannot widen what was offered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -237,25 +242,7 @@ impl<'g, F: Form> Flow<'g, F> {
             });
         }
         let answer = if self.is_mrtr() {
-            let fingerprint = effect.fingerprint();
-            let round = Round {
-                fingerprint: &fingerprint,
-                offered: None,
-            };
-            let (answer, _) = self
-                .ask_mrtr(
-                    || self.question(&effect, expected),
-                    round,
-                    |sealed| {
-                        if sealed.fingerprint == fingerprint {
-                            Ok(())
-                        } else {
-                            Err(self.refuse("state_changed", state_changed(effect.target())))
-                        }
-                    },
-                )
-                .await?;
-            answer
+            self.ask_mrtr(&effect, expected).await?
         } else {
             self.ask_push(self.question(&effect, expected)).await?
         };
@@ -360,6 +347,25 @@ impl<'g, F: Form> Flow<'g, F> {
             message,
             requested_schema: crate::form::cached_schema::<F>(),
         }
+    }
+
+    async fn ask_mrtr(&self, effect: &Effect, expected: Option<&str>) -> Step<ElicitResult> {
+        let ttl = self.guard.timeout(self.spec.timeout);
+        let Some(sealed) = self.verified_state()? else {
+            if !self.client_can_confirm() {
+                return Err(self.unsupported());
+            }
+            let state = self.seal(effect, ttl, None)?;
+            let request =
+                InputRequest::Elicitation(ElicitRequest::new(self.question(effect, expected)));
+            self.audit("asked", "mrtr");
+            return Err(self.input_required(request, state));
+        };
+        if sealed.fingerprint != effect.fingerprint() {
+            return Err(self.refuse("state_changed", state_changed(effect.target())));
+        }
+        self.redeem_state(sealed, ttl).await?;
+        self.mrtr_answer()
     }
 
     /// The accept path, in the documented order: schema, typed name, checkbox, rules.
@@ -654,52 +660,57 @@ impl<'g, F> Flow<'g, F> {
         }
     }
 
-    /// The first round seals `round` and returns the question; the answering round opens
-    /// the seal, runs `matches` on it (before the state is used up), redeems it once and
-    /// returns the answer with the opened seal.
-    async fn ask_mrtr(
+    /// Seals this round's state, bound to the call's canonical arguments, valid for `ttl`.
+    fn seal(&self, effect: &Effect, ttl: Duration, approval: Option<String>) -> Step<String> {
+        self.seal_state(effect.fingerprint(), ttl, approval, None)
+    }
+
+    /// Seals a state with `fingerprint` (what the human is shown) and, for a batch, the
+    /// offer item by item.
+    fn seal_state(
         &self,
-        question: impl FnOnce() -> ElicitRequestParams,
-        round: Round<'_>,
-        matches: impl FnOnce(&Sealed) -> Step<()>,
-    ) -> Step<(ElicitResult, &Sealed)> {
-        let ttl = self.guard.timeout(self.spec.timeout);
-        let Some(opened) = &self.opened else {
-            if !self.client_can_confirm() {
-                return Err(self.unsupported());
-            }
-            let binding =
-                binding(self.form_name, self.spec, &self.call.arguments).map_err(|e| {
-                    self.refuse(
-                        "invalid_arguments",
-                        ToolError::new(codes::INVALID_INPUT, format!("Nothing was changed: {e}.")),
-                    )
-                })?;
-            let sealed = Sealed {
-                nonce: crate::trace::new_nonce(),
-                fingerprint: round.fingerprint.to_owned(),
-                trace_id: self.trace_id.clone(),
-                epoch: self.guard.boot_epoch().map(str::to_owned),
-                offered: round.offered,
-            };
-            let state = self
-                .guard
-                .codec()
-                .seal_json_with(
-                    &sealed,
-                    &SealOptions::new().associated_data(&binding).ttl(ttl),
-                )
-                .map_err(|e| self.refuse("seal_failed", ToolError::internal(e)))?;
-            let request = InputRequest::Elicitation(ElicitRequest::new(question()));
-            let requests = InputRequests::from([(INPUT_KEY.to_owned(), request)]);
-            self.audit("asked", "mrtr");
-            return Err(Box::new(
-                InputRequiredResult::new(Some(requests), Some(state)).into(),
-            ));
+        fingerprint: String,
+        ttl: Duration,
+        approval: Option<String>,
+        offered: Option<Vec<crate::batch::Offered>>,
+    ) -> Step<String> {
+        let binding = binding(self.form_name, self.spec, &self.call.arguments).map_err(|e| {
+            self.refuse(
+                "invalid_arguments",
+                ToolError::new(codes::INVALID_INPUT, format!("Nothing was changed: {e}.")),
+            )
+        })?;
+        let sealed = Sealed {
+            nonce: crate::trace::new_nonce(),
+            fingerprint,
+            trace_id: self.trace_id.clone(),
+            epoch: self.guard.boot_epoch().map(str::to_owned),
+            approval,
+            offered,
         };
-        let sealed = match opened {
-            Ok(sealed) => sealed,
-            Err(RequestStateError::Expired) => {
+        self.guard
+            .codec()
+            .seal_json_with(
+                &sealed,
+                &SealOptions::new().associated_data(&binding).ttl(ttl),
+            )
+            .map_err(|e| self.refuse("seal_failed", ToolError::internal(e)))
+    }
+
+    /// The first round's answer: guard's one input request, and the sealed state to echo.
+    fn input_required(&self, request: InputRequest, state: String) -> Box<CallToolResponse> {
+        let requests = InputRequests::from([(INPUT_KEY.to_owned(), request)]);
+        Box::new(InputRequiredResult::new(Some(requests), Some(state)).into())
+    }
+
+    /// The echoed state of an answering round, verified: sealed by this guard for this call's
+    /// tool and arguments, unexpired, and from this boot when used states live in memory.
+    /// `None` on a first round.
+    fn verified_state(&self) -> Step<Option<&Sealed>> {
+        let sealed = match &self.opened {
+            None => return Ok(None),
+            Some(Ok(sealed)) => sealed,
+            Some(Err(RequestStateError::Expired)) => {
                 return Err(self.refuse(
                     "expired",
                     ToolError::new(
@@ -708,16 +719,9 @@ impl<'g, F> Flow<'g, F> {
                     ),
                 ));
             }
-            Err(error) => {
+            Some(Err(error)) => {
                 tracing::warn!(trace_id = %self.trace_id, %error, "rejected request state");
-                return Err(self.refuse(
-                    "bad_state",
-                    ToolError::new(
-                        codes::INVALID_STATE,
-                        "The confirmation state does not match this call (altered, or sent with \
-                         different arguments); nothing was changed. Call the tool again to ask afresh.",
-                    ),
-                ));
+                return Err(self.bad_state());
             }
         };
         if sealed.epoch.as_deref() != self.guard.boot_epoch() {
@@ -732,7 +736,22 @@ impl<'g, F> Flow<'g, F> {
                 ),
             ));
         }
-        matches(sealed)?;
+        Ok(Some(sealed))
+    }
+
+    fn bad_state(&self) -> Box<CallToolResponse> {
+        self.refuse(
+            "bad_state",
+            ToolError::new(
+                codes::INVALID_STATE,
+                "The confirmation state does not match this call (altered, or sent with \
+                 different arguments); nothing was changed. Call the tool again to ask afresh.",
+            ),
+        )
+    }
+
+    /// Marks the state used; a second round with it is a replay.
+    async fn redeem_state(&self, sealed: &Sealed, ttl: Duration) -> Step<()> {
         let redeemed = self.guard.redeem(&sealed.nonce, ttl).await.map_err(|error| {
             tracing::error!(trace_id = %self.trace_id, %error, "could not record a used request state");
             self.refuse(
@@ -746,15 +765,21 @@ impl<'g, F> Flow<'g, F> {
                 ),
             )
         })?;
-        if !redeemed {
-            return Err(self.refuse(
+        if redeemed {
+            Ok(())
+        } else {
+            Err(self.refuse(
                 "replayed",
                 ToolError::new(
                     codes::INVALID_STATE,
                     "This confirmation was already used; nothing was changed. Call the tool again to ask afresh.",
                 ),
-            ));
+            ))
         }
+    }
+
+    /// The client's answer to guard's input request, from the retry.
+    fn mrtr_answer(&self) -> Step<ElicitResult> {
         let answer = self
             .call
             .input_responses
@@ -762,7 +787,7 @@ impl<'g, F> Flow<'g, F> {
             .and_then(|r| r.get(INPUT_KEY))
             .map(|v| serde_json::from_value::<ElicitResult>(v.clone()));
         match answer {
-            Some(Ok(answer)) => Ok((answer, sealed)),
+            Some(Ok(answer)) => Ok(answer),
             _ => Err(self.refuse(
                 "no_answer",
                 ToolError::new(
@@ -875,14 +900,8 @@ pub(crate) fn compare_typed(typed: &str, expected: &str) -> TypedName {
     }
 }
 
-/// What the first MRTR round seals besides the nonce: the fingerprint of what the human is
-/// shown and, for a batch, the offer item by item.
-struct Round<'a> {
-    fingerprint: &'a str,
-    offered: Option<Vec<crate::batch::Offered>>,
-}
-
-/// The bytes a seal is bound to: tool, form, confirmation kind and canonical arguments.
+/// The bytes a seal is bound to: tool, form (or `batch`), confirmation kind and canonical
+/// arguments.
 fn binding(
     form_name: &str,
     spec: &ToolSpec,

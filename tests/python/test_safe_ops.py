@@ -465,6 +465,34 @@ async def test_mrtr_request_state_is_bound_to_the_arguments(workspace: Workspace
 
 
 # ---------------------------------------------------------------------------------------------
+# Production: deploy never deploys there, and names deploy_production
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("era", ["push", "mrtr"])
+async def test_deploy_to_production_names_deploy_production_and_asks_nobody(workspace: Workspace, era: str) -> None:
+    human = Human()
+    arguments = {"service": "api", "environment": "Production"}
+    if era == "push":
+        async with push_session(workspace, human) as session:
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            result = await session.call_tool("deploy", arguments)
+    else:
+        async with modern_client(workspace, human) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            result = await client.call_tool("deploy", arguments)
+
+    assert not result.is_error, text_of(result)
+    assert outcome_of(result) == "precondition_failed"
+    assert "call deploy_production with service `api`" in text_of(result)
+    assert human.questions == []
+    assert workspace.deployments() == []
+    production = tools["deploy_production"]
+    assert production.annotations.destructive_hint is True
+    assert list(production.input_schema["properties"]) == ["service"]
+
+
+# ---------------------------------------------------------------------------------------------
 # Field order, on both paths
 # ---------------------------------------------------------------------------------------------
 

@@ -1,22 +1,37 @@
 //! `safe-ops demo`: an in-process client plays the human for every outcome of every tool,
 //! and the transcript shows what the model saw and what changed on disk and in the database.
+//! The production deploy goes through the approval page: the demo reads the page over HTTP as
+//! the requester sees it, and two other people approve there through their own links.
 
-use std::{collections::BTreeMap, path::Path};
+use std::{
+    collections::BTreeMap,
+    path::Path,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 
 use rmcp::{
-    RoleClient, ServiceExt,
-    model::{CallToolRequestParams, ProtocolVersion},
-    service::RunningService,
+    ClientHandler, ErrorData, RoleClient, ServiceExt,
+    model::{
+        CallToolRequestParams, ClientCapabilities, ClientConfig, CustomNotification,
+        ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
+        FormElicitationCapability, Implementation, ProtocolVersion, UrlElicitationCapability,
+    },
+    service::{
+        ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RunningService,
+    },
 };
 use rmcp_guard::{
-    Guard,
+    Guard, Identity,
+    approval::ApproverLink,
     audit::{AuditLog, CheckpointSigner},
     ops::SqliteStore,
     testing::{Answer, ScriptedHuman},
 };
 use serde_json::{Value, json};
+use tokio::sync::mpsc;
 
-use crate::{db, server::SafeOps};
+use crate::{db, server::SafeOps, visit};
 
 const WORKSPACE: &str = ".safe-ops/demo";
 
@@ -110,6 +125,7 @@ pub async fn run() -> Result<(), String> {
         for scene in scenes(&protocol) {
             play(&root, &db_path, &log, &protocol, scene).await?;
         }
+        production(&root, &db_path, &log, &protocol).await?;
     }
     verify_log(workspace, &log).await
 }
@@ -240,6 +256,12 @@ fn scenes(protocol: &ProtocolVersion) -> Vec<Scene<'static>> {
                 json!({"approval_level": "urgent", "rollback_plan": "redeploy v41 from the registry"}),
             ),
             title: "accept",
+        },
+        Scene {
+            tool: "deploy",
+            args: json!({"service": "billing", "environment": "production"}),
+            answer: Answer::Cancel,
+            title: "production is not deploy's: it names deploy_production",
         },
     ];
     // Accepts that remove something run last in each era, once per era.
@@ -398,4 +420,192 @@ async fn connect(
         ));
     }
     Ok((client, guard))
+}
+
+/// The production deploy: the client is sent to the approval page, the requester reads it
+/// there, two other people approve through their own links, and the deploy runs once.
+async fn production(
+    root: &Path,
+    db_path: &Path,
+    log: &AuditLog,
+    protocol: &ProtocolVersion,
+) -> Result<(), String> {
+    let links: Arc<Mutex<Vec<ApproverLink>>> = Arc::default();
+    let delivered = links.clone();
+    let requester = Identity::new("demo", "alice", Vec::<String>::new());
+    let approvers = ["bob".to_owned(), "carol".to_owned()];
+    let page = crate::approval::start(
+        std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        requester,
+        &approvers,
+        move |link| {
+            delivered
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(link)
+        },
+    )
+    .await?;
+    let guard = Guard::ephemeral()
+        .map_err(|e| e.to_string())?
+        .with_audit(log.clone())
+        .with_approval_page(page);
+    let server = SafeOps::open(root, db_path, guard)?;
+    let guard = server.guard_config().clone();
+    let (urls, mut sent_to) = mpsc::unbounded_channel();
+    let visitor = PageClient {
+        protocol: protocol.clone(),
+        urls,
+        completed: Arc::default(),
+    };
+    let client = connect_to(server, visitor.clone(), protocol).await?;
+    let before = World::read(root, db_path)?;
+    let args = json!({"service": "billing"});
+    let Value::Object(arguments) = args.clone() else {
+        return Err("scene arguments must be an object".into());
+    };
+    let call = tokio::spawn(async move {
+        let result = client
+            .call_tool(CallToolRequestParams::new("deploy_production").with_arguments(arguments))
+            .await;
+        let _ = client.cancel().await;
+        result
+    });
+    let (message, url) = tokio::time::timeout(Duration::from_secs(30), sent_to.recv())
+        .await
+        .map_err(|_| "the client was never sent to the approval page".to_owned())?
+        .ok_or("the client closed before it was sent to the approval page")?;
+
+    println!("── deploy_production · two people approve on the approval page");
+    println!("   model calls   deploy_production({args})");
+    println!("   human sees    {}", indent(&message));
+    println!("                 [Open {url}]");
+    println!("   human answers accept (opens the page)");
+    let seen = visit::get(&url).await?;
+    println!("   page shows    {}", indent(&seen.text()));
+    let links: Vec<ApproverLink> = links.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    for link in &links {
+        let who = &link.approver.user;
+        println!("   {who:<13} opens the link delivered to {who}, types billing, presses Approve");
+        let after = visit::approve(link.url.as_str(), "billing").await?;
+        let text = after.text();
+        let shown: Vec<&str> = text
+            .lines()
+            .filter(|l| {
+                l.starts_with("Approvals:")
+                    || l.starts_with("Waiting for")
+                    || l.starts_with("Approved:")
+                    || l.starts_with("Not approved")
+            })
+            .collect();
+        println!("   page shows    {}", shown.join(" · "));
+    }
+    let result = call
+        .await
+        .map_err(|e| format!("the deploy_production call did not finish: {e}"))?
+        .map_err(|e| format!("deploy_production call failed: {e}"))?;
+    guard.audit_settled().await;
+    let after = World::read(root, db_path)?;
+    let text: Vec<String> = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect();
+    let flag = if result.is_error == Some(true) {
+        "isError "
+    } else {
+        ""
+    };
+    let completed = visitor
+        .completed
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .len();
+    if completed > 0 {
+        println!("   client gets   notifications/elicitation/complete");
+    }
+    println!("   model sees    {flag}{}", text.join(" "));
+    let changes = before.diff(&after);
+    if changes.is_empty() {
+        println!("   changed       nothing\n");
+    } else {
+        println!("   changed       {}\n", changes.join("; "));
+    }
+    Ok(())
+}
+
+fn indent(text: &str) -> String {
+    text.replace('\n', "\n                 ")
+}
+
+/// A client that declares URL elicitation and sends the human to every page it is given.
+#[derive(Clone)]
+struct PageClient {
+    protocol: ProtocolVersion,
+    urls: mpsc::UnboundedSender<(String, String)>,
+    completed: Arc<Mutex<Vec<String>>>,
+}
+
+impl ClientHandler for PageClient {
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        match request {
+            ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
+                let _ = self.urls.send((message, url));
+                Ok(ElicitResult::new(ElicitationAction::Accept))
+            }
+            _ => Ok(ElicitResult::new(ElicitationAction::Decline)),
+        }
+    }
+
+    async fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if notification.method == "notifications/elicitation/complete" {
+            self.completed
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(notification.method);
+        }
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let mut elicitation = ElicitationCapability::new();
+        elicitation.form = Some(FormElicitationCapability::new());
+        elicitation.url = Some(UrlElicitationCapability::new());
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation = Some(elicitation);
+        ClientConfig::new(capabilities, Implementation::new("safe-ops-demo", "0.1.0"))
+            .with_protocol_version(self.protocol.clone())
+    }
+}
+
+/// Serves `server` in process and connects `client` to it in `protocol`'s era.
+async fn connect_to<C: ClientHandler>(
+    server: SafeOps,
+    client: C,
+    protocol: &ProtocolVersion,
+) -> Result<RunningService<RoleClient, C>, String> {
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let lifecycle = if protocol.has_initialize() {
+        ClientLifecycleMode::Initialize
+    } else {
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![protocol.clone()],
+        }
+    };
+    client
+        .serve_with_lifecycle(client_io, lifecycle)
+        .await
+        .map_err(|e| format!("client failed to connect: {e}"))
 }

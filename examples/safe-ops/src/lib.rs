@@ -1,10 +1,14 @@
 //! The safe-ops server as a library, so tests and benchmarks can run it in process.
 
+#[cfg(feature = "approval")]
+pub mod approval;
 pub mod db;
 #[cfg(feature = "demo")]
 pub mod demo;
 pub mod logging;
 pub mod sandbox;
 pub mod server;
+#[cfg(feature = "demo")]
+pub mod visit;
 
 pub use server::SafeOps;

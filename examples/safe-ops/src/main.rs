@@ -63,6 +63,27 @@ struct Cli {
     #[cfg(feature = "http")]
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
+    /// Where the approval page for deploy_production listens (loopback; port 0 picks a free
+    /// one, and the log says which).
+    #[cfg(feature = "approval")]
+    #[arg(
+        long,
+        env = "SAFE_OPS_APPROVAL_ADDR",
+        value_name = "ADDR",
+        default_value = "127.0.0.1:0"
+    )]
+    approval_addr: std::net::SocketAddr,
+    /// Someone who may approve a production deploy (repeat, or comma-separated in
+    /// SAFE_OPS_APPROVERS); deploy_production needs two besides the requester. Their
+    /// one-time links are written to the log.
+    #[cfg(feature = "approval")]
+    #[arg(
+        long = "approver",
+        env = "SAFE_OPS_APPROVERS",
+        value_name = "NAME",
+        value_delimiter = ','
+    )]
+    approvers: Vec<String>,
     #[cfg(feature = "demo")]
     #[command(subcommand)]
     command: Option<Command>,
@@ -147,6 +168,8 @@ async fn serve(cli: &Cli) -> Result<(), String> {
     let guard = Guard::from_env()
         .map_err(|e| e.to_string())?
         .with_exposure(exposure);
+    #[cfg(feature = "approval")]
+    let guard = guard.with_approval_page(approval_page(cli).await?);
     let server = SafeOps::open(&root, &db, guard)?;
     tracing::info!(root = %server.sandbox().root().display(), db = %db.display(), allowlist = %allowlist.display(), "safe-ops ready");
     #[cfg(feature = "http")]
@@ -166,6 +189,38 @@ async fn serve(cli: &Cli) -> Result<(), String> {
         .await
         .map_err(|e| format!("stdio session ended with an error: {e}"))?;
     Ok(())
+}
+
+/// The approval page deploy_production sends the human to; the log says where it is, who
+/// approves, and carries each approver's link.
+#[cfg(feature = "approval")]
+async fn approval_page(cli: &Cli) -> Result<rmcp_guard::approval::ApprovalPage, String> {
+    use safe_ops::approval;
+    let requester = approval::local_identity()?;
+    let approvers = approval::approvers(&cli.approvers, &requester);
+    let page = approval::start(
+        cli.approval_addr,
+        requester.clone(),
+        &approvers,
+        approval::log_link,
+    )
+    .await?;
+    tracing::info!(
+        page = %page.base_url(),
+        requester = %requester.user,
+        approvers = %approvers.join(","),
+        "the approval page for deploy_production is at {}",
+        page.base_url()
+    );
+    if approvers.len() < approval::REQUIRED {
+        tracing::warn!(
+            "deploy_production needs {} approvers besides {} and has {}: name them with --approver or SAFE_OPS_APPROVERS=bob,carol; until then it refuses and nothing is deployed",
+            approval::REQUIRED,
+            requester.user,
+            approvers.len()
+        );
+    }
+    Ok(page)
 }
 
 /// Streamable HTTP on loopback. Host and Origin must be local, which blocks DNS rebinding.

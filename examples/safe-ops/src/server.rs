@@ -1,6 +1,13 @@
 //! The safe-ops tools, as in the seed: `delete_file` (checkbox), `drop_table`
-//! (type-to-confirm) and `deploy` (a form with a business rule), each behind guard, and
-//! `delete_files` (a glob, where the human picks which matched files go).
+//! (type-to-confirm) and `deploy` (a form with a business rule), each behind guard;
+//! `deploy_production`, which two people other than the requester approve on guard's
+//! approval page; and `delete_files` (a glob, where the human picks which matched files go).
+//!
+//! Production is a tool of its own rather than an `environment` value of `deploy`: the two
+//! ask for different things (a form the requester fills in the client, against approvals
+//! by other people on a page), the allowlist can publish one without the other, and the
+//! tool list tells the model up front that production is guarded differently. `deploy`
+//! takes `staging` only and answers any spelling of production by naming `deploy_production`.
 
 use std::{
     path::Path,
@@ -17,7 +24,9 @@ use rmcp_guard::{
     Confirmed, Exposure, Form, FormEnum, Guard, Guarded, Preview, ToolArgs, ToolError,
     batch::{Batch, Item, Picked, Report},
     db::ReadDb,
-    destructive, exposed, read_only,
+    destructive, exposed,
+    forms::TypeToConfirm,
+    read_only,
     sandbox::{Lookup, Pin},
 };
 use rusqlite::Connection;
@@ -85,7 +94,20 @@ pub struct DropTableConfirmation {
 pub struct DeployArgs {
     /// Name of the service to deploy.
     pub service: String,
+    /// Where to deploy: `staging`, the default and the only environment this tool deploys
+    /// to. Production deploys go through `deploy_production`.
+    #[serde(default)]
+    pub environment: Option<String>,
 }
+
+#[derive(Debug, Deserialize, JsonSchema, ToolArgs)]
+pub struct DeployProductionArgs {
+    /// Name of the service to deploy to production.
+    pub service: String,
+}
+
+/// The only environment `deploy` deploys to.
+const STAGING: &str = "staging";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, FormEnum)]
 pub enum ApprovalLevel {
@@ -259,14 +281,12 @@ impl SafeOps {
 
     async fn preview_deploy(&self, args: &DeployArgs) -> Result<Preview, ToolError> {
         check_name("service", &args.service)?;
-        let conn = self.db();
-        let previous: i64 = conn
-            .query_row(
-                "SELECT count(*) FROM deployments WHERE service = ?1",
-                [&args.service],
-                |r| r.get(0),
-            )
-            .map_err(ToolError::internal)?;
+        if let Some(environment) = args.environment.as_deref()
+            && environment != STAGING
+        {
+            return staging_only(&args.service, environment);
+        }
+        let previous = self.deployments(&args.service, None)?;
         Ok(Preview::effect(
             args.service.clone(),
             format!(
@@ -276,6 +296,57 @@ impl SafeOps {
             ),
         ))
     }
+
+    async fn preview_deploy_production(
+        &self,
+        args: &DeployProductionArgs,
+    ) -> Result<Preview, ToolError> {
+        check_name("service", &args.service)?;
+        let previous = self.deployments(&args.service, Some(PRODUCTION_LEVEL))?;
+        Ok(Preview::effect(
+            args.service.clone(),
+            format!(
+                "Deploy service `{}` to production (production deployment #{} on record).",
+                args.service,
+                previous + 1
+            ),
+        ))
+    }
+
+    /// How many deployments of `service` are on record (at `level`, if given).
+    fn deployments(&self, service: &str, level: Option<&str>) -> Result<i64, ToolError> {
+        self.db()
+            .query_row(
+                "SELECT count(*) FROM deployments WHERE service = ?1 AND (?2 IS NULL OR approval_level = ?2)",
+                (service, level),
+                |r| r.get(0),
+            )
+            .map_err(ToolError::internal)
+    }
+}
+
+/// The approval level a production deployment is recorded with.
+const PRODUCTION_LEVEL: &str = "production (two approvers)";
+
+/// `deploy` deploys to staging only: production, in any spelling, is named to the tool
+/// that asks two other people; anything else is an unknown environment.
+fn staging_only(service: &str, environment: &str) -> Result<Preview, ToolError> {
+    let folded: String = environment
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect();
+    if folded.starts_with("prod") {
+        return Ok(Preview::nothing(format!(
+            "Nothing was deployed: deploy does not deploy to production. A production deploy \
+             must be approved by two people other than the requester: call deploy_production \
+             with service `{service}`."
+        )));
+    }
+    Err(ToolError::invalid_input(format!(
+        "environment {environment:?} is not one deploy knows: leave it out or use `staging`; \
+         for production call deploy_production"
+    )))
 }
 
 #[tool_router]
@@ -384,6 +455,40 @@ impl SafeOps {
         );
         Ok(format!(
             "Deployment of {} submitted ({level}); rollback plan recorded.",
+            args.service
+        ))
+    }
+
+    /// Deploy a service to production. Two people other than the requester approve it on
+    /// the approval page, each retyping the service name.
+    #[destructive(
+        approve = "url",
+        approvers = 2,
+        confirm = "type_to_confirm",
+        target = service,
+        preview = Self::preview_deploy_production,
+        message = "Production deploy: two people other than the requester must approve.",
+        on_decline = "The user declined to open the approval page; nothing was deployed.",
+        on_cancel = "The production deployment was cancelled; nothing was deployed."
+    )]
+    #[tool]
+    async fn deploy_production(
+        &self,
+        Parameters(args): Parameters<DeployProductionArgs>,
+        _confirmed: Confirmed<TypeToConfirm>,
+    ) -> Result<String, ToolError> {
+        self.db()
+            .execute(
+                "INSERT INTO deployments (service, approval_level, rollback_plan) VALUES (?1, ?2, '')",
+                (&args.service, PRODUCTION_LEVEL),
+            )
+            .map_err(ToolError::internal)?;
+        self.guard.outbox().send(
+            "deployments",
+            serde_json::json!({"service": args.service, "approval_level": PRODUCTION_LEVEL}),
+        );
+        Ok(format!(
+            "Deployment of {} to production submitted, approved by two people on the approval page.",
             args.service
         ))
     }

@@ -3,8 +3,10 @@
 //!
 //! Links are 256-bit tokens from the OS random source, stored only as their SHA-256, each
 //! with its own CSRF token. A link decides once. The record lives in this process: the call
-//! waiting for it does too (a push elicitation holds its request open), so a restart ends
-//! both, and a link from before the restart is unknown afterwards.
+//! waiting for it does too (a push elicitation holds its request open, an MRTR retry waits
+//! in it), so a restart ends both, and a link or a retry from before the restart finds
+//! nothing afterwards. Only the requester's own later round, for the same binding, may wait
+//! for an approval ([`Desk::watch`]).
 
 use std::{
     collections::HashMap,
@@ -44,6 +46,9 @@ pub struct Request {
     pub required: u8,
     pub secret: Option<&'static str>,
     pub valid_for: Duration,
+    /// What the call that opened it is bound to (tool, form, confirmation kind and canonical
+    /// arguments): a later round of that call must name the same.
+    pub bound_to: String,
 }
 
 /// One approval given on the page.
@@ -101,6 +106,15 @@ pub struct Opened {
     pub requester_token: String,
     pub approver_tokens: Vec<(Identity, String)>,
     pub status: watch::Receiver<Status>,
+}
+
+/// Why a later round of a call may not wait for an approval.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claim {
+    /// Not in this process: opened before a restart, on another replica, or long gone.
+    Unknown,
+    /// Opened for another call: another requester, tool or arguments.
+    NotYours,
 }
 
 /// A decision posted from a link.
@@ -400,6 +414,25 @@ impl Desk {
         }
     }
 
+    /// The status channel and deadline of approval `id`, for the round of the call that
+    /// opened it: the same requester, with the same binding.
+    pub fn watch(
+        &self,
+        id: &str,
+        requester: &Identity,
+        bound_to: &str,
+    ) -> Result<(watch::Receiver<Status>, Instant), Claim> {
+        let mut inner = self.lock();
+        let record = inner.approvals.get_mut(id).ok_or(Claim::Unknown)?;
+        let own = record.request.requester.tenant == requester.tenant
+            && record.request.requester.user == requester.user;
+        if !own || digest(&record.request.bound_to) != digest(bound_to) {
+            return Err(Claim::NotYours);
+        }
+        record.settle_expiry(Instant::now());
+        Ok((record.notify.subscribe(), record.deadline))
+    }
+
     /// Hands the approved answer over to the waiting call, once: the typed name, the
     /// secret, and who approved.
     pub fn take_answer(
@@ -459,6 +492,7 @@ mod tests {
             required,
             secret: None,
             valid_for: Duration::from_secs(60),
+            bound_to: "deploy production".into(),
         }
     }
 
@@ -582,5 +616,28 @@ mod tests {
         assert_eq!(secret.unwrap().expose(), "tok");
         // Handed over once.
         assert!(desk.take_answer(&opened.id).unwrap().1.is_none());
+    }
+
+    #[test]
+    fn only_the_requester_with_the_same_binding_may_wait_for_an_approval() {
+        let desk = Desk::default();
+        let opened = desk.open(request(1), &[]).unwrap();
+        let alice = Identity::new("acme", "alice", Vec::<String>::new());
+        let (status, _) = desk.watch(&opened.id, &alice, "deploy production").unwrap();
+        assert_eq!(*status.borrow(), Status::Pending);
+        let refused = |who: &Identity, bound: &str| desk.watch(&opened.id, who, bound).err();
+        let dave = Identity::new("acme", "dave", Vec::<String>::new());
+        let other_tenant = Identity::new("other", "alice", Vec::<String>::new());
+        assert_eq!(refused(&dave, "deploy production"), Some(Claim::NotYours));
+        assert_eq!(
+            refused(&other_tenant, "deploy production"),
+            Some(Claim::NotYours)
+        );
+        assert_eq!(refused(&alice, "deploy staging"), Some(Claim::NotYours));
+        assert_eq!(
+            desk.watch(&"0".repeat(64), &alice, "deploy production")
+                .err(),
+            Some(Claim::Unknown)
+        );
     }
 }

@@ -3,7 +3,9 @@
 //!
 //! `#[destructive(approve = "url", ...)]` sends the client an `elicitation/create` with
 //! `mode: "url"` pointing at this page, waits for the decision, and completes the elicitation
-//! with `notifications/elicitation/complete`. With `approvers = 2` two people other than the
+//! with `notifications/elicitation/complete`. On protocol 2026-07-28 the same elicitation is
+//! the input request of an MRTR round whose sealed state names the approval, and the client's
+//! retry waits for the decision. With `approvers = 2` two people other than the
 //! requester must approve, each through a one-time link of their own that guard hands to the
 //! deployment ([`ApprovalPageBuilder::deliver_links`]); the requester's page shows who has
 //! approved so far. With `secret = "..."` the page asks for a password or token that reaches
@@ -14,7 +16,8 @@
 //!
 //! Approvals in progress live in this process, like the call waiting for them: after a
 //! restart the waiting call is gone and its links are unknown (refused), so nothing runs on a
-//! decision made for a call that no longer exists.
+//! decision made for a call that no longer exists; an MRTR retry naming an approval this
+//! process does not hold is refused the same way.
 
 mod desk;
 mod page;
@@ -29,7 +32,7 @@ use url::Url;
 
 use crate::identity::{Identity, IdentityProvider};
 
-pub(crate) use desk::{Desk, Opened, Request, Status};
+pub(crate) use desk::{Claim, Desk, Opened, Request, Status};
 
 /// A one-time approver link for the deployment to deliver to one person (by chat, by mail):
 /// whoever holds it approves as `approver`, so it must reach that person only.

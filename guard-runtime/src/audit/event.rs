@@ -158,7 +158,12 @@ pub struct Place {
 /// Reads `{"seq":N,"prev":"<hex>",` at the start of `entry`. Strict: one spelling only
 /// (no sign, no leading zero, lowercase hex), so a place has exactly one encoding.
 pub fn place(entry: &[u8]) -> Option<Place> {
-    let rest = entry.strip_prefix(b"{\"seq\":")?;
+    place_after_brace(entry.strip_prefix(b"{")?)
+}
+
+/// [`place`] of an entry whose opening brace is elsewhere: `rest` starts after it.
+pub(crate) fn place_after_brace(rest: &[u8]) -> Option<Place> {
+    let rest = rest.strip_prefix(b"\"seq\":")?;
     let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
     if digits == 0 || digits > 19 || (digits > 1 && rest[0] == b'0') {
         return None;
@@ -172,23 +177,33 @@ pub fn place(entry: &[u8]) -> Option<Place> {
 
 /// 64 lowercase hex digits as a hash; anything else (uppercase included) is refused.
 pub fn parse_hex(text: &[u8]) -> Option<Hash> {
-    if text.len() != 64 {
-        return None;
-    }
+    let text: &[u8; 64] = text.try_into().ok()?;
     let mut out = [0u8; 32];
-    for (i, pair) in text.chunks_exact(2).enumerate() {
-        out[i] = (nibble(pair[0])? << 4) | nibble(pair[1])?;
+    let mut bad = 0u8;
+    for (byte, pair) in out.iter_mut().zip(text.chunks_exact(2)) {
+        let (high, low) = (NIBBLE[usize::from(pair[0])], NIBBLE[usize::from(pair[1])]);
+        bad |= (high | low) & 0x10;
+        *byte = (high << 4) | (low & 0x0f);
     }
-    Some(out)
+    (bad == 0).then_some(out)
 }
 
-fn nibble(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        _ => None,
+/// Each byte's value as a lowercase hex digit, or `0x10` where it is not one: a table, so a
+/// verifier reading millions of hashes branches once per hash, not per digit.
+const NIBBLE: [u8; 256] = {
+    let mut table = [0x10u8; 256];
+    let mut i = 0;
+    while i < 10 {
+        table[b'0' as usize + i] = i as u8;
+        i += 1;
     }
-}
+    let mut i = 0;
+    while i < 6 {
+        table[b'a' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    table
+};
 
 /// The prefix of an exported line before the entry's own hash.
 const LINE_HEAD: &[u8] = b"{\"hash\":\"";

@@ -11,9 +11,15 @@ pub type Hash = [u8; 32];
 
 /// `SHA-256(0x00 || entry)`.
 pub fn leaf_hash(entry: &[u8]) -> Hash {
+    leaf_hash_parts(b"", entry)
+}
+
+/// The leaf hash of the entry `head` followed by `rest`, read where they lie.
+pub(crate) fn leaf_hash_parts(head: &[u8], rest: &[u8]) -> Hash {
     let mut h = Sha256::new();
     h.update([0u8]);
-    h.update(entry);
+    h.update(head);
+    h.update(rest);
     h.finalize().into()
 }
 

@@ -19,8 +19,8 @@ use std::collections::HashMap;
 
 use super::{
     checkpoint::Checkpoint,
-    event::{Place, entry_hash, line_head, place},
-    merkle::{Hash, root},
+    event::{Place, entry_hash, line_head, place, place_after_brace},
+    merkle::{Hash, leaf_hash_parts, root},
 };
 
 /// How a record is bad.
@@ -128,8 +128,17 @@ pub fn verify(items: &[Item<'_>], checkpoint: Option<&Checkpoint>) -> Result<Ver
             (entry_hash(item.entry) == hash).then_some((hash, at))
         })
         .collect();
-    let mut accepted: Vec<Hash> = Vec::with_capacity(items.len());
-    let mut positions: Vec<usize> = Vec::with_capacity(items.len());
+    check(&parsed, checkpoint)
+}
+
+/// The chain and checkpoint checks over records already read: each one's claimed hash and
+/// place, or `None` where its bytes did not match its hash (or did not read).
+fn check(
+    parsed: &[Option<(Hash, Place)>],
+    checkpoint: Option<&Checkpoint>,
+) -> Result<Verified, Fault> {
+    let mut accepted: Vec<Hash> = Vec::with_capacity(parsed.len());
+    let mut positions: Vec<usize> = Vec::with_capacity(parsed.len());
     let mut last = [0u8; 32];
     let mut later: Option<Lookahead> = None;
     for (i, found) in parsed.iter().enumerate() {
@@ -153,7 +162,7 @@ pub fn verify(items: &[Item<'_>], checkpoint: Option<&Checkpoint>) -> Result<Ver
             last = hash;
             continue;
         }
-        let later = later.get_or_insert_with(|| Lookahead::new(&parsed));
+        let later = later.get_or_insert_with(|| Lookahead::new(parsed));
         let chains_after = |seq: u64, hash: &Hash| {
             if seq == 0 {
                 *hash == [0u8; 32]
@@ -263,7 +272,7 @@ pub fn verify(items: &[Item<'_>], checkpoint: Option<&Checkpoint>) -> Result<Ver
         if records < cp.size {
             return Err(Fault {
                 kind: FaultKind::Truncated,
-                position: items.len(),
+                position: parsed.len(),
                 seq: records,
                 detail: format!(
                     "the log ends after {records} records but the checkpoint covers {}",
@@ -335,38 +344,23 @@ impl Lookahead {
     }
 }
 
-/// Verifies exported lines (JSON Lines as `guard-audit export` writes them).
+/// Verifies exported lines (JSON Lines as `guard-audit export` writes them). Each entry is
+/// read in place: its bytes are the line's from the comma after the hash, that comma read
+/// as the entry's opening brace, so nothing is copied.
 pub fn verify_export(text: &[u8], checkpoint: Option<&Checkpoint>) -> Result<Verified, Fault> {
     let body = text.strip_suffix(b"\n").unwrap_or(text);
-    // One copy of the text, in which each well-formed line's entry is made contiguous by
-    // writing its opening brace over the comma after the hash: no copy per line.
-    let mut bytes = body.to_vec();
-    let mut spans: Vec<Option<(Hash, std::ops::Range<usize>)>> = Vec::new();
+    let mut parsed: Vec<Option<(Hash, Place)>> = Vec::new();
     if !body.is_empty() {
         let mut start = 0;
-        for line in body.split(|&b| b == b'\n') {
-            if let Some((hash, entry_start)) = line_head(line) {
-                let at = start + entry_start;
-                bytes[at] = b'{';
-                spans.push(Some((hash, at..start + line.len())));
-            } else {
-                spans.push(None);
-            }
-            start += line.len() + 1;
+        for end in memchr::memchr_iter(b'\n', body).chain([body.len()]) {
+            let line = &body[start..end];
+            parsed.push(line_head(line).and_then(|(hash, comma)| {
+                let rest = &line[comma + 1..];
+                let at = place_after_brace(rest)?;
+                (leaf_hash_parts(b"{", rest) == hash).then_some((hash, at))
+            }));
+            start = end + 1;
         }
     }
-    let items: Vec<Item<'_>> = spans
-        .iter()
-        .map(|span| match span {
-            Some((hash, range)) => Item {
-                hash: Some(*hash),
-                entry: &bytes[range.clone()],
-            },
-            None => Item {
-                hash: None,
-                entry: b"",
-            },
-        })
-        .collect();
-    verify(&items, checkpoint)
+    check(&parsed, checkpoint)
 }

@@ -6,13 +6,13 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use rmcp::model::{
-    CallToolResponse, CallToolResult, ConstTitle, ContentBlock, ElicitRequestParams,
-    ElicitationSchema, EnumSchema, MultiSelectEnumSchema, PrimitiveSchemaDefinition, TitledItems,
-    TitledMultiSelectEnumSchema,
+    CallToolResponse, CallToolResult, ConstTitle, ContentBlock, ElicitRequest, ElicitRequestParams,
+    ElicitationSchema, EnumSchema, InputRequest, MultiSelectEnumSchema, PrimitiveSchemaDefinition,
+    TitledItems, TitledMultiSelectEnumSchema,
 };
 use serde_json::Value;
 
-use super::{Flow, GuardCall, Round, Step, ToolSpec, codes};
+use super::{Flow, GuardCall, Step, ToolSpec, codes};
 use crate::{
     batch::{Batch, ItemReport, Offered, Picked, Report, plural},
     error::ToolError,
@@ -100,21 +100,25 @@ impl<'g> Flow<'g, Picked> {
     pub async fn ask_batch(&self, shown: ShownBatch) -> Step<Chosen> {
         self.published()?;
         let (answer, offer) = if self.is_mrtr() {
-            // The offer is sealed item by item, each with its own fingerprint.
-            let round = Round {
-                fingerprint: "",
-                offered: Some(shown.offer.clone()),
+            let ttl = self.guard.timeout(self.spec.timeout);
+            let Some(sealed) = self.verified_state()? else {
+                if !self.client_can_confirm() {
+                    return Err(self.unsupported());
+                }
+                // The offer is sealed item by item, each with its own fingerprint.
+                let state = self.seal_state(String::new(), ttl, None, Some(shown.offer.clone()))?;
+                let request =
+                    InputRequest::Elicitation(ElicitRequest::new(self.batch_question(&shown)));
+                self.audit("asked", "mrtr");
+                return Err(self.input_required(request, state));
             };
-            let (answer, sealed) = self
-                .ask_mrtr(
-                    || self.batch_question(&shown),
-                    round,
-                    // The picks are judged against the sealed offer below, item by item.
-                    |_| Ok(()),
-                )
-                .await?;
+            self.redeem_state(sealed, ttl).await?;
+            // The picks are judged against the sealed offer, not what the preview finds now.
             // A state without an offer offers nothing: any pick is refused.
-            (answer, sealed.offered.clone().unwrap_or_default())
+            (
+                self.mrtr_answer()?,
+                sealed.offered.clone().unwrap_or_default(),
+            )
         } else {
             (
                 self.ask_push(self.batch_question(&shown)).await?,

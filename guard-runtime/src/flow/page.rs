@@ -2,6 +2,10 @@
 //! reached through a URL-mode elicitation, and the page's approval becomes the same answer a
 //! form would give, revalidated by the same [`Flow::accept`]. Only guard's desk says a call
 //! was approved, and only once the required approvals really happened.
+//!
+//! This module holds the push era (2025-11-25: `elicitation/create` with `mode: "url"`, then
+//! `notifications/elicitation/complete`) and the steps both eras share; `page_mrtr` holds
+//! the 2026-07-28 rounds.
 
 use super::{ApprovalSpec, Effect, Flow, Form, Step, ToolError, Value, codes};
 
@@ -18,7 +22,7 @@ impl<F: Form> Flow<'_, F> {
     }
 
     /// Opens the approval, sends the client to the page, waits for the decision, and
-    /// completes the elicitation.
+    /// completes the elicitation. On 2026-07-28 the same happens over MRTR rounds.
     #[cfg(feature = "approval")]
     pub(super) async fn ask_page(
         &self,
@@ -26,95 +30,31 @@ impl<F: Form> Flow<'_, F> {
         expected: Option<&str>,
         approval: ApprovalSpec,
     ) -> Step<(Value, Option<crate::Secret>)> {
-        use crate::approval::{Request, Status};
-        use rmcp::model::{
-            ClientResult, CustomNotification, ElicitRequest, ElicitRequestParams,
-            ElicitationAction, ServerNotification, ServerRequest,
-        };
+        use crate::approval::Status;
+        use rmcp::model::{ClientResult, ElicitRequest, ElicitationAction, ServerRequest};
         use rmcp::service::PeerRequestOptions;
 
         let Some(page) = self.guard.approval_page() else {
             return Err(self.no_page("the guard has no approval page (Guard::with_approval_page)"));
         };
         if self.is_mrtr() {
-            return Err(self.natural(
-                "unsupported_client",
-                format!(
-                    "Nothing was changed: {} is approved on a web page, which this server offers \
-                     to clients on protocol 2025-11-25 only. Ask the user to run this from a \
-                     client session on that protocol version.",
-                    self.spec.name
-                ),
-            ));
+            return self.ask_page_mrtr(page, effect, expected, approval).await;
         }
         if !self.client_can_open_urls() {
-            return Err(self.natural(
-                "unsupported_client",
-                format!(
-                    "Nothing was changed: {} must be approved on a web page, and this client \
-                     cannot send the user to one (it did not declare URL elicitation). Ask the \
-                     user to run this from a client that supports it.",
-                    self.spec.name
-                ),
-            ));
+            return Err(self.no_url_mode());
         }
         let cancelled = &self.call.request.ct;
         if cancelled.is_cancelled() {
             return Err(self.cancelled_by_client());
         }
-        let requester = page
-            .shared()
-            .identify(&self.call.request)
-            .map_err(|error| self.refuse("permission_denied", error))?;
         let ttl = self.guard.timeout(self.spec.timeout);
         let deadline = tokio::time::Instant::now() + ttl;
-        let request = Request {
-            tool: self.spec.name,
-            message: self.spec.message,
-            target: effect.target().to_owned(),
-            summary: effect.summary().to_owned(),
-            requester,
-            expected: expected.map(str::to_owned),
-            required: approval.approvers,
-            secret: approval.secret,
-            valid_for: ttl,
-        };
-        let (mut opened, url) = page.shared().open(request).map_err(|problem| {
-            tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, %problem, "cannot open an approval");
-            self.refuse(
-                "misconfigured",
-                ToolError::new(
-                    codes::INVALID_STATE,
-                    format!(
-                        "Nothing was changed: {} cannot be sent for approval on this server (trace_id {}). Tell the operator.",
-                        self.spec.name, self.trace_id
-                    ),
-                ),
-            )
-        })?;
+        // Only an MRTR round ever claims an approval by its binding; a push call holds it.
+        let bound_to = self.bound_to().unwrap_or_default();
+        let (mut opened, url) = self.open_approval(page, effect, expected, approval, bound_to)?;
         let desk = &page.shared().desk;
         self.audit("asked", "url");
-
-        let mut message = String::new();
-        if let Some(header) = self.spec.message {
-            message.push_str(header);
-            message.push_str("\n\n");
-        }
-        message.push_str(effect.summary());
-        message.push_str(&if approval.approvers > 1 {
-            format!(
-                "\n\n{} people other than you must approve this on the approval page.",
-                approval.approvers
-            )
-        } else {
-            "\n\nOpen the approval page to approve or reject.".to_owned()
-        });
-        let params = ElicitRequestParams::UrlElicitationParams {
-            meta: None,
-            message,
-            url: url.to_string(),
-            elicitation_id: opened.id.clone(),
-        };
+        let params = self.url_question(effect, approval, &url, &opened.id);
         let peer = &self.call.request.peer;
         let sent = match peer
             .send_request_with_option(
@@ -139,15 +79,7 @@ impl<F: Form> Flow<'_, F> {
                 ElicitationAction::Accept => {}
                 ElicitationAction::Decline => {
                     desk.close(&opened.id, Status::Withdrawn);
-                    return Err(self.natural(
-                        "declined",
-                        self.spec.on_decline.map(str::to_owned).unwrap_or_else(|| {
-                            format!(
-                                "The user declined to open the approval page; nothing was changed ({} did not run).",
-                                self.spec.name
-                            )
-                        }),
-                    ));
+                    return Err(self.page_declined());
                 }
                 _ => {
                     desk.close(&opened.id, Status::Withdrawn);
@@ -164,36 +96,163 @@ impl<F: Form> Flow<'_, F> {
                 tracing::debug!(trace_id = %self.trace_id, "no answer to the URL elicitation; waiting for the page");
             }
         }
-        let status = loop {
-            let now = opened.status.borrow_and_update().clone();
+        let status = self
+            .decision(&opened.id, &mut opened.status, deadline, desk)
+            .await?;
+        self.complete(&opened.id).await;
+        self.decided(&opened.id, status, desk)
+    }
+
+    /// The canonical binding of this call (tool, form, confirmation kind, arguments), which
+    /// the approval records so that only a later round of this very call can claim it.
+    #[cfg(feature = "approval")]
+    pub(super) fn bound_to(&self) -> Step<String> {
+        super::binding(self.form_name, self.spec, &self.call.arguments)
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .map_err(|e| {
+                self.refuse(
+                    "invalid_arguments",
+                    ToolError::new(codes::INVALID_INPUT, format!("Nothing was changed: {e}.")),
+                )
+            })
+    }
+
+    /// Identifies the requester and opens the approval on the desk; the requester's URL.
+    #[cfg(feature = "approval")]
+    pub(super) fn open_approval(
+        &self,
+        page: &crate::approval::ApprovalPage,
+        effect: &Effect,
+        expected: Option<&str>,
+        approval: ApprovalSpec,
+        bound_to: String,
+    ) -> Step<(crate::approval::Opened, url::Url)> {
+        let requester = page
+            .shared()
+            .identify(&self.call.request)
+            .map_err(|error| self.refuse("permission_denied", error))?;
+        let request = crate::approval::Request {
+            tool: self.spec.name,
+            message: self.spec.message,
+            target: effect.target().to_owned(),
+            summary: effect.summary().to_owned(),
+            requester,
+            expected: expected.map(str::to_owned),
+            required: approval.approvers,
+            secret: approval.secret,
+            valid_for: self.guard.timeout(self.spec.timeout),
+            bound_to,
+        };
+        page.shared().open(request).map_err(|problem| {
+            tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, %problem, "cannot open an approval");
+            self.refuse(
+                "misconfigured",
+                ToolError::new(
+                    codes::INVALID_STATE,
+                    format!(
+                        "Nothing was changed: {} cannot be sent for approval on this server (trace_id {}). Tell the operator.",
+                        self.spec.name, self.trace_id
+                    ),
+                ),
+            )
+        })
+    }
+
+    /// The URL-mode question: the effect, who must approve, and the requester's link.
+    #[cfg(feature = "approval")]
+    pub(super) fn url_question(
+        &self,
+        effect: &Effect,
+        approval: ApprovalSpec,
+        url: &url::Url,
+        id: &str,
+    ) -> rmcp::model::ElicitRequestParams {
+        let mut message = String::new();
+        if let Some(header) = self.spec.message {
+            message.push_str(header);
+            message.push_str("\n\n");
+        }
+        message.push_str(effect.summary());
+        message.push_str(&if approval.approvers > 1 {
+            format!(
+                "\n\n{} people other than you must approve this on the approval page.",
+                approval.approvers
+            )
+        } else {
+            "\n\nOpen the approval page to approve or reject.".to_owned()
+        });
+        rmcp::model::ElicitRequestParams::UrlElicitationParams {
+            meta: None,
+            message,
+            url: url.to_string(),
+            elicitation_id: id.to_owned(),
+        }
+    }
+
+    /// Waits for the page's decision, the deadline, or the client cancelling the call,
+    /// whichever comes first; a cancelled call withdraws its approval.
+    #[cfg(feature = "approval")]
+    pub(super) async fn decision(
+        &self,
+        id: &str,
+        status: &mut tokio::sync::watch::Receiver<crate::approval::Status>,
+        deadline: tokio::time::Instant,
+        desk: &crate::approval::Desk,
+    ) -> Step<crate::approval::Status> {
+        use crate::approval::Status;
+        let cancelled = &self.call.request.ct;
+        loop {
+            let now = status.borrow_and_update().clone();
             if now != Status::Pending {
-                break now;
+                return Ok(now);
             }
             tokio::select! {
                 biased;
                 () = cancelled.cancelled() => {
-                    desk.close(&opened.id, Status::Withdrawn);
+                    desk.close(id, Status::Withdrawn);
                     return Err(self.cancelled_by_client());
                 }
-                () = tokio::time::sleep_until(deadline) => break desk.close(&opened.id, Status::Expired),
-                changed = opened.status.changed() => if changed.is_err() {
-                    break desk.close(&opened.id, Status::Expired);
+                () = tokio::time::sleep_until(deadline) => return Ok(desk.close(id, Status::Expired)),
+                changed = status.changed() => if changed.is_err() {
+                    return Ok(desk.close(id, Status::Expired));
                 },
             }
-        };
+        }
+    }
+
+    /// Tells the client the out-of-band interaction is over (best effort: a client that
+    /// misses it still gets the call's result).
+    #[cfg(feature = "approval")]
+    pub(super) async fn complete(&self, id: &str) {
+        use rmcp::model::{CustomNotification, ServerNotification};
         let complete = CustomNotification::new(
             "notifications/elicitation/complete",
-            Some(serde_json::json!({ "elicitationId": opened.id })),
+            Some(serde_json::json!({ "elicitationId": id })),
         );
-        if let Err(error) = peer
+        if let Err(error) = self
+            .call
+            .request
+            .peer
             .send_notification(ServerNotification::CustomNotification(complete))
             .await
         {
             tracing::debug!(trace_id = %self.trace_id, %error, "could not send notifications/elicitation/complete");
         }
+    }
+
+    /// The decision as the model sees it: an approval becomes the form answer it stands
+    /// for; a rejection, an expiry or a withdrawal is a natural outcome.
+    #[cfg(feature = "approval")]
+    pub(super) fn decided(
+        &self,
+        id: &str,
+        status: crate::approval::Status,
+        desk: &crate::approval::Desk,
+    ) -> Step<(Value, Option<crate::Secret>)> {
+        use crate::approval::Status;
         match status {
             Status::Approved => {
-                let Some((typed, secret, given)) = desk.take_answer(&opened.id) else {
+                let Some((typed, secret, given)) = desk.take_answer(id) else {
                     return Err(self.cancelled());
                 };
                 let approvers: Vec<&str> = given.iter().map(|g| g.user.as_str()).collect();
@@ -220,12 +279,38 @@ impl<F: Form> Flow<'_, F> {
 
     /// URL elicitation declared.
     #[cfg(feature = "approval")]
-    fn client_can_open_urls(&self) -> bool {
+    pub(super) fn client_can_open_urls(&self) -> bool {
         self.call
             .request
             .client_capabilities()
             .and_then(|c| c.elicitation)
             .is_some_and(|e| e.url.is_some())
+    }
+
+    #[cfg(feature = "approval")]
+    pub(super) fn no_url_mode(&self) -> Box<rmcp::model::CallToolResponse> {
+        self.natural(
+            "unsupported_client",
+            format!(
+                "Nothing was changed: {} must be approved on a web page, and this client \
+                 cannot send the user to one (it did not declare URL elicitation). Ask the \
+                 user to run this from a client that supports it.",
+                self.spec.name
+            ),
+        )
+    }
+
+    #[cfg(feature = "approval")]
+    pub(super) fn page_declined(&self) -> Box<rmcp::model::CallToolResponse> {
+        self.natural(
+            "declined",
+            self.spec.on_decline.map(str::to_owned).unwrap_or_else(|| {
+                format!(
+                    "The user declined to open the approval page; nothing was changed ({} did not run).",
+                    self.spec.name
+                )
+            }),
+        )
     }
 
     #[cfg_attr(feature = "approval", allow(dead_code))]

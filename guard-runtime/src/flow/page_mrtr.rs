@@ -1,0 +1,143 @@
+//! The approval page on protocol 2026-07-28, where a server sends no requests and a call
+//! asks by MRTR rounds instead.
+//!
+//! The first round opens the approval and answers with an `InputRequiredResult` whose one
+//! input request is a URL-mode elicitation; its sealed state (nonce, effect fingerprint, trace
+//! id, boot epoch, bound to the canonical arguments like a form round's) also names the
+//! approval. The client shows the URL and retries with `accept` once the human went to the
+//! page, or with `decline`/`cancel`, which withdraw the approval.
+//!
+//! The retry waits for the page's decision, the deadline or the client cancelling the call,
+//! then sends `notifications/elicitation/complete` on its own stream and ends like a push
+//! call, through the same [`Flow::accept`] and re-check. It does not answer the same input
+//! request again while the approval is pending: a client would show the human the same URL
+//! again on every round and spend its round limit (rmcp stops after ten) while approvers take
+//! minutes, and completion would depend on how often it polls. A retry sent before anyone
+//! approved therefore simply ends with whatever the page decides, a rejection included.
+//!
+//! The approval lives in this process: a retry that reaches a process that did not open it
+//! (after a restart, or on another replica) is refused and runs nothing. A retry is taken only
+//! from the requester who opened the approval, for the same tool and arguments; checked before
+//! the state is marked used, so someone else's retry cannot use up the requester's.
+
+use rmcp::model::{ElicitRequest, ElicitationAction, InputRequest};
+
+use super::{ApprovalSpec, Effect, Flow, Form, Step, ToolError, Value, codes, state_changed};
+use crate::approval::{ApprovalPage, Claim, Status};
+
+impl<F: Form> Flow<'_, F> {
+    /// One MRTR round of a call approved on the page.
+    pub(super) async fn ask_page_mrtr(
+        &self,
+        page: &ApprovalPage,
+        effect: &Effect,
+        expected: Option<&str>,
+        approval: ApprovalSpec,
+    ) -> Step<(Value, Option<crate::Secret>)> {
+        let ttl = self.guard.timeout(self.spec.timeout);
+        let Some(sealed) = self.verified_state()? else {
+            return Err(
+                match self.open_page_round(page, effect, expected, approval) {
+                    Ok(asked) | Err(asked) => asked,
+                },
+            );
+        };
+        // A state sealed for a form question never names an approval.
+        let Some(id) = sealed.approval.as_deref() else {
+            return Err(self.bad_state());
+        };
+        let desk = &page.shared().desk;
+        let requester = page
+            .shared()
+            .identify(&self.call.request)
+            .map_err(|error| self.refuse("permission_denied", error))?;
+        let (mut status, deadline) = desk
+            .watch(id, &requester, &self.bound_to()?)
+            .map_err(|claim| self.unclaimed(&claim))?;
+        if sealed.fingerprint != effect.fingerprint() {
+            desk.close(id, Status::Withdrawn);
+            return Err(self.refuse("state_changed", state_changed(effect.target())));
+        }
+        // A replay is refused here and leaves the approval to the round already waiting.
+        self.redeem_state(sealed, ttl).await?;
+        let answer = self.mrtr_answer().inspect_err(|_| {
+            desk.close(id, Status::Withdrawn);
+        })?;
+        match answer.action {
+            ElicitationAction::Accept => {}
+            ElicitationAction::Decline => {
+                desk.close(id, Status::Withdrawn);
+                return Err(self.page_declined());
+            }
+            // Cancel, and any action a newer client may invent: nothing runs.
+            _ => {
+                desk.close(id, Status::Withdrawn);
+                return Err(self.cancelled());
+            }
+        }
+        let deadline = tokio::time::Instant::from_std(deadline);
+        let status = self.decision(id, &mut status, deadline, desk).await?;
+        self.complete(id).await;
+        self.decided(id, status, desk)
+    }
+
+    /// The first round: opens the approval and asks the client to send the human to it.
+    /// `Ok` is the input request, `Err` a refusal; either ends this round.
+    fn open_page_round(
+        &self,
+        page: &ApprovalPage,
+        effect: &Effect,
+        expected: Option<&str>,
+        approval: ApprovalSpec,
+    ) -> Step<Box<rmcp::model::CallToolResponse>> {
+        if !self.client_can_open_urls() {
+            return Err(self.no_url_mode());
+        }
+        let ttl = self.guard.timeout(self.spec.timeout);
+        let (opened, url) =
+            self.open_approval(page, effect, expected, approval, self.bound_to()?)?;
+        let state = self
+            .seal(effect, ttl, Some(opened.id.clone()))
+            .inspect_err(|_| {
+                page.shared().desk.close(&opened.id, Status::Withdrawn);
+            })?;
+        let question = self.url_question(effect, approval, &url, &opened.id);
+        self.audit("asked", "url");
+        Ok(self.input_required(
+            InputRequest::Elicitation(ElicitRequest::new(question)),
+            state,
+        ))
+    }
+
+    /// Why a retry may not wait for the approval its state names.
+    fn unclaimed(&self, claim: &Claim) -> Box<rmcp::model::CallToolResponse> {
+        match claim {
+            Claim::Unknown => {
+                tracing::warn!(trace_id = %self.trace_id, tool = self.spec.name, "a retry named an approval this process does not hold");
+                self.refuse(
+                    "approval_unknown",
+                    ToolError::new(
+                        codes::INVALID_STATE,
+                        format!(
+                            "Nothing was changed: the approval this retry waits for is not open on this server (it restarted since, or the approval ended long ago), so {} cannot run on it. Call the tool again to open a new approval.",
+                            self.spec.name
+                        ),
+                    ),
+                )
+            }
+            Claim::NotYours => {
+                tracing::warn!(trace_id = %self.trace_id, tool = self.spec.name, "a retry named an approval opened for another call");
+                self.refuse(
+                    "approval_mismatch",
+                    ToolError::new(
+                        codes::PERMISSION_DENIED,
+                        format!(
+                            "Nothing was changed: this retry names an approval opened for another call (another person, tool or arguments), so {} cannot run on it. Call the tool again to ask for your own approval.",
+                            self.spec.name
+                        ),
+                    ),
+                )
+            }
+        }
+    }
+}

@@ -1,0 +1,632 @@
+//! The approval page's test bench: a server with two tools approved on the page, a real rmcp
+//! client that receives the URL-mode elicitation (push on 2025-11-25, an input request on
+//! 2026-07-28) and `notifications/elicitation/complete`, and headless Chromium (Debian's
+//! `chromium` and `chromium-driver`, installed by `scripts/chromium.sh`) through chromedriver.
+//!
+//! The server counts the deploys its handler really ran: a page that says "approved" proves
+//! nothing unless the effect ran exactly then, and never otherwise.
+#![allow(dead_code)]
+
+use std::{
+    process::{Child, Command, Stdio},
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use rmcp::{
+    ClientHandler, RoleClient, RoleServer, ServerHandler, ServiceExt,
+    handler::server::wrapper::Parameters,
+    model::{
+        CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
+        CustomNotification, ElicitRequestParams, ElicitResult, ElicitationAction,
+        ElicitationCapability, FormElicitationCapability, Implementation, InputResponses,
+        ProtocolVersion, UrlElicitationCapability,
+    },
+    service::{
+        ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RunningService,
+    },
+    tool, tool_handler, tool_router,
+};
+use rmcp_guard::{
+    Confirmed, Exposure, Guard, Guarded, INPUT_KEY, IdentityProvider, Preview, ToolArgs, ToolError,
+    approval::{ApprovalPage, ApproverLink},
+    destructive,
+    forms::{Checkbox, TypeToConfirm},
+    identity::Identity,
+    ops::{Operations, SqliteStore},
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+pub const TOKEN: &str = "s3cret-deploy-token-4711";
+pub const PUSH: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+pub const MRTR: ProtocolVersion = ProtocolVersion::V_2026_07_28;
+
+#[derive(Debug, Deserialize, JsonSchema, ToolArgs)]
+struct DeployArgs {
+    /// The environment to deploy to.
+    environment: String,
+}
+
+#[derive(Clone)]
+struct Ops {
+    guard: Arc<Guard>,
+    /// Every deploy the handler ran: environment, and the length of the secret it received.
+    deployed: Arc<Mutex<Vec<(String, usize)>>>,
+}
+
+impl Guarded for Ops {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+impl Ops {
+    async fn preview(&self, args: &DeployArgs) -> Result<Preview, ToolError> {
+        Ok(Preview::effect(
+            args.environment.clone(),
+            format!("Deploy release 2.4.1 to {}.", args.environment),
+        ))
+    }
+}
+
+#[tool_router]
+impl Ops {
+    /// Deploy to an environment; two people other than the requester approve on the page.
+    #[destructive(
+        approve = "url",
+        approvers = 2,
+        confirm = "type_to_confirm",
+        target = environment,
+        secret = "Deploy token",
+        preview = Self::preview
+    )]
+    #[tool]
+    async fn deploy(
+        &self,
+        Parameters(args): Parameters<DeployArgs>,
+        confirmed: Confirmed<TypeToConfirm>,
+    ) -> Result<String, ToolError> {
+        let secret = confirmed.secret().map_or(0, |s| s.expose().len());
+        self.deployed
+            .lock()
+            .unwrap()
+            .push((args.environment.clone(), secret));
+        Ok(format!(
+            "Deployed release 2.4.1 to {} ({:?}).",
+            args.environment,
+            confirmed.secret()
+        ))
+    }
+
+    /// Restart a service; the requester approves alone on the page.
+    #[destructive(approve = "url", confirm = "checkbox", preview = Self::preview)]
+    #[tool]
+    async fn restart(
+        &self,
+        Parameters(args): Parameters<DeployArgs>,
+        _confirmed: Confirmed<Checkbox>,
+    ) -> Result<String, ToolError> {
+        self.deployed
+            .lock()
+            .unwrap()
+            .push((format!("restart {}", args.environment), 0));
+        Ok(format!("Restarted {}.", args.environment))
+    }
+}
+
+#[tool_handler(router = rmcp_guard::exposed(self, Self::tool_router()))]
+impl ServerHandler for Ops {}
+
+/// The person at the client, switchable mid-test: another user of the same server.
+#[derive(Clone)]
+struct Caller(Arc<Mutex<Identity>>);
+
+impl IdentityProvider for Caller {
+    fn identify(&self, _request: &RequestContext<RoleServer>) -> Result<Identity, ToolError> {
+        Ok(self.0.lock().unwrap().clone())
+    }
+}
+
+fn person(user: &str) -> Identity {
+    Identity::new("acme", user, ["deploy"])
+}
+
+/// The client: declares URL elicitation (or not), hands each URL to the test, accepts.
+#[derive(Clone)]
+pub struct UrlClient {
+    protocol: ProtocolVersion,
+    url_mode: bool,
+    urls: mpsc::UnboundedSender<(String, String, String)>,
+    completed: Arc<Mutex<Vec<String>>>,
+}
+
+impl ClientHandler for UrlClient {
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        match request {
+            ElicitRequestParams::UrlElicitationParams {
+                message,
+                url,
+                elicitation_id,
+                ..
+            } => {
+                let _ = self.urls.send((url, elicitation_id, message));
+                Ok(ElicitResult::new(ElicitationAction::Accept))
+            }
+            _ => Ok(ElicitResult::new(ElicitationAction::Decline)),
+        }
+    }
+
+    async fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if notification.method == "notifications/elicitation/complete" {
+            let id = notification
+                .params
+                .as_ref()
+                .and_then(|p| p.get("elicitationId"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            self.completed.lock().unwrap().push(id);
+        }
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let mut elicitation = ElicitationCapability::new();
+        elicitation.form = Some(FormElicitationCapability::new());
+        if self.url_mode {
+            elicitation.url = Some(UrlElicitationCapability::new());
+        }
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation = Some(elicitation);
+        ClientConfig::new(capabilities, Implementation::new("approval-test", "0.1.0"))
+            .with_protocol_version(self.protocol.clone())
+    }
+}
+
+/// How a bench is set up.
+pub struct Setup {
+    pub protocol: ProtocolVersion,
+    pub url_mode: bool,
+    pub timeout: Duration,
+    /// The guard's key; a fresh random one if `None`.
+    pub key: Option<Vec<u8>>,
+    /// An operation store keeping used states (so states carry no boot epoch).
+    pub store: Option<Arc<SqliteStore>>,
+}
+
+impl Setup {
+    pub fn new(protocol: ProtocolVersion) -> Self {
+        Self {
+            protocol,
+            url_mode: true,
+            timeout: Duration::from_secs(120),
+            key: None,
+            store: None,
+        }
+    }
+
+    /// Starts the page, the server and the client.
+    pub async fn start(self) -> Harness {
+        let caller = Caller(Arc::new(Mutex::new(person("alice"))));
+        let links = Arc::new(Mutex::new(Vec::new()));
+        let delivered = links.clone();
+        let page = ApprovalPage::builder(caller.clone())
+            // The requester is listed too: she must never get a link to approve her own call.
+            .approver(person("alice"))
+            .approver(person("bob"))
+            .approver(person("carol"))
+            .approver(Identity::new(
+                "other-tenant",
+                "mallory",
+                Vec::<String>::new(),
+            ))
+            .deliver_links(move |link| delivered.lock().unwrap().push(link))
+            .start()
+            .await
+            .unwrap();
+        let base = page.base_url().to_string();
+        let mut guard = match self.key {
+            Some(key) => Guard::with_key(key),
+            None => Guard::ephemeral(),
+        }
+        .unwrap();
+        if let Some(store) = self.store {
+            guard = guard.with_operations(Operations::new(store, caller.clone()));
+        }
+        let guard = guard
+            .answer_timeout(self.timeout)
+            .with_exposure(Exposure::all_tools())
+            .with_approval_page(page);
+        let deployed = Arc::new(Mutex::new(Vec::new()));
+        let server = Ops {
+            guard: Arc::new(guard),
+            deployed: deployed.clone(),
+        };
+        let (tx, urls) = mpsc::unbounded_channel();
+        let completed = Arc::new(Mutex::new(Vec::new()));
+        let client = connect(
+            server,
+            UrlClient {
+                protocol: self.protocol,
+                url_mode: self.url_mode,
+                urls: tx,
+                completed: completed.clone(),
+            },
+        )
+        .await;
+        Harness {
+            client: Arc::new(client),
+            urls,
+            completed,
+            deployed,
+            links,
+            base,
+            caller,
+        }
+    }
+}
+
+pub struct Harness {
+    pub client: Arc<RunningService<RoleClient, UrlClient>>,
+    urls: mpsc::UnboundedReceiver<(String, String, String)>,
+    pub completed: Arc<Mutex<Vec<String>>>,
+    deployed: Arc<Mutex<Vec<(String, usize)>>>,
+    pub links: Arc<Mutex<Vec<ApproverLink>>>,
+    pub base: String,
+    caller: Caller,
+}
+
+/// A bench on protocol 2025-11-25.
+pub async fn harness(url_mode: bool, timeout: Duration) -> Harness {
+    Setup {
+        url_mode,
+        timeout,
+        ..Setup::new(PUSH)
+    }
+    .start()
+    .await
+}
+
+/// A client on `protocol` that declares URL elicitation if `url_mode`, and the channel the
+/// URLs it is sent to arrive on: (url, elicitation id, message).
+pub fn url_client(
+    protocol: ProtocolVersion,
+    url_mode: bool,
+) -> (UrlClient, mpsc::UnboundedReceiver<(String, String, String)>) {
+    let (urls, sent) = mpsc::unbounded_channel();
+    let client = UrlClient {
+        protocol,
+        url_mode,
+        urls,
+        completed: Arc::default(),
+    };
+    (client, sent)
+}
+
+/// Serves `server` in process and connects `client` in its protocol's era.
+pub async fn connect<S: ServerHandler>(
+    server: S,
+    client: UrlClient,
+) -> RunningService<RoleClient, UrlClient> {
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    // From 2026-07-28 on there is no `initialize`: the client opens with `server/discover`.
+    let lifecycle = if client.protocol.has_initialize() {
+        ClientLifecycleMode::Initialize
+    } else {
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![client.protocol.clone()],
+        }
+    };
+    let protocol = client.protocol.clone();
+    let running = client
+        .serve_with_lifecycle(client_io, lifecycle)
+        .await
+        .expect("client connects");
+    assert_eq!(
+        running.peer_info().map(|i| i.protocol_version.clone()),
+        Some(protocol),
+        "the session speaks the era under test"
+    );
+    running
+}
+
+pub fn arguments(environment: &str) -> rmcp::model::JsonObject {
+    json!({"environment": environment})
+        .as_object()
+        .unwrap()
+        .clone()
+}
+
+impl Harness {
+    /// Starts `tool` in the background (driving MRTR rounds through the client's handler);
+    /// the call ends when the page decides.
+    pub fn call(&self, tool: &str, environment: &str) -> tokio::task::JoinHandle<CallToolResult> {
+        let client = self.client.clone();
+        let params =
+            CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments(environment));
+        tokio::spawn(async move { client.call_tool(params).await.expect("tools/call") })
+    }
+
+    /// One `tools/call` round, not driven: an MRTR first round, or a retry built by the test.
+    pub async fn round(&self, params: CallToolRequestParams) -> CallToolResponse {
+        self.client
+            .call_tool_once(params)
+            .await
+            .expect("tools/call round")
+    }
+
+    /// A retry of `tool` with `environment`, echoing `state` and answering `action`.
+    pub fn retry(
+        &self,
+        tool: &str,
+        environment: &str,
+        state: &str,
+        action: &str,
+    ) -> tokio::task::JoinHandle<CallToolResult> {
+        let client = self.client.clone();
+        let params = CallToolRequestParams::new(tool.to_owned())
+            .with_arguments(arguments(environment))
+            .with_request_state(state)
+            .with_input_responses(InputResponses::from([(
+                INPUT_KEY.to_owned(),
+                json!({"action": action}),
+            )]));
+        tokio::spawn(async move {
+            match client
+                .call_tool_once(params)
+                .await
+                .expect("tools/call retry")
+            {
+                CallToolResponse::Complete(result) => result,
+                other => panic!("expected a final result, got {other:?}"),
+            }
+        })
+    }
+
+    /// The URL the client was sent to, and the elicitation id.
+    pub async fn requester_url(&mut self) -> (String, String, String) {
+        tokio::time::timeout(Duration::from_secs(30), self.urls.recv())
+            .await
+            .expect("the client receives a URL elicitation")
+            .expect("the channel stays open")
+    }
+
+    pub fn link(&self, user: &str) -> String {
+        self.links
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|l| l.approver.user == user)
+            .unwrap_or_else(|| panic!("no approver link for {user}"))
+            .url
+            .to_string()
+    }
+
+    pub fn deployed(&self) -> Vec<(String, usize)> {
+        self.deployed.lock().unwrap().clone()
+    }
+
+    /// From now on the person at the client is `user` (same tenant, same scopes).
+    pub fn as_user(&self, user: &str) {
+        *self.caller.0.lock().unwrap() = person(user);
+    }
+}
+
+/// chromedriver on a free port and a headless Chromium session through it.
+pub struct Browser {
+    pub client: Client,
+    driver: Child,
+}
+
+impl Browser {
+    pub async fn start() -> Self {
+        let status = Command::new("bash")
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../scripts/chromium.sh"
+            ))
+            .status()
+            .expect("scripts/chromium.sh runs");
+        assert!(
+            status.success(),
+            "scripts/chromium.sh could not install chromium and chromium-driver"
+        );
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let driver = Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver starts");
+        let mut caps = serde_json::Map::new();
+        caps.insert(
+            "goog:chromeOptions".into(),
+            json!({"args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=900,900"]}),
+        );
+        let mut last = None;
+        for _ in 0..100 {
+            match ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+                .capabilities(caps.clone())
+                .connect(&format!("http://127.0.0.1:{port}"))
+                .await
+            {
+                Ok(client) => return Self { client, driver },
+                Err(error) => last = Some(error),
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("cannot reach chromedriver: {last:?}");
+    }
+
+    pub async fn open(&self, url: &str) -> String {
+        self.client.goto(url).await.unwrap();
+        self.body().await
+    }
+
+    pub async fn body(&self) -> String {
+        self.client
+            .find(Locator::Css("body"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    }
+
+    /// Clicks `css` and waits for the page the click loads.
+    pub async fn click(&self, css: &str) -> String {
+        let before = self.client.find(Locator::Css("body")).await.unwrap();
+        self.client
+            .find(Locator::Css(css))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        self.next_page(before).await
+    }
+
+    /// Waits until `before` is replaced by a newly loaded page, and returns its text.
+    pub async fn next_page(&self, before: fantoccini::elements::Element) -> String {
+        for _ in 0..200 {
+            if let Ok(now) = self.client.find(Locator::Css("body")).await
+                && now.element_id() != before.element_id()
+                && let Ok(text) = now.text().await
+            {
+                return text;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("no new page loaded");
+    }
+
+    /// Waits until the page's text contains `needle` (a page that submits itself loads twice).
+    pub async fn wait_for(&self, needle: &str) -> String {
+        let mut last = String::new();
+        for _ in 0..200 {
+            if let Ok(body) = self.client.find(Locator::Css("body")).await
+                && let Ok(text) = body.text().await
+            {
+                if text.contains(needle) {
+                    return text;
+                }
+                last = text;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the page never said {needle:?}; it says {last:?}");
+    }
+
+    pub async fn has(&self, css: &str) -> bool {
+        !self
+            .client
+            .find_all(Locator::Css(css))
+            .await
+            .unwrap()
+            .is_empty()
+    }
+
+    pub async fn value(&self, css: &str) -> String {
+        self.client
+            .find(Locator::Css(css))
+            .await
+            .unwrap()
+            .attr("value")
+            .await
+            .unwrap()
+            .unwrap_or_default()
+    }
+
+    pub async fn approve(&self, url: &str, typed: &str, secret: Option<&str>) -> String {
+        self.open(url).await;
+        self.client
+            .find(Locator::Css("#typed"))
+            .await
+            .unwrap()
+            .send_keys(typed)
+            .await
+            .unwrap();
+        if let Some(secret) = secret {
+            self.client
+                .find(Locator::Css("#secret"))
+                .await
+                .unwrap()
+                .send_keys(secret)
+                .await
+                .unwrap();
+        }
+        self.click("#approve").await
+    }
+
+    /// Posts a decision from the page's own origin with a form the page does not offer, as a
+    /// person tampering with the page would.
+    pub async fn post_from_page(&self, url: &str, fields: &[(&str, &str)]) -> String {
+        self.open(url).await;
+        let fields: Vec<Value> = fields.iter().map(|(k, v)| json!([k, v])).collect();
+        let before = self.client.find(Locator::Css("body")).await.unwrap();
+        self.client
+            .execute(
+                "const f = document.createElement('form'); f.method = 'post'; f.action = location.href;
+                 for (const [k, v] of arguments[0]) { const i = document.createElement('input'); i.type = 'hidden'; i.name = k; i.value = v; f.appendChild(i); }
+                 document.body.appendChild(f); f.submit();",
+                vec![Value::Array(fields)],
+            )
+            .await
+            .unwrap();
+        self.next_page(before).await
+    }
+
+    pub async fn screenshot(&self, name: &str) {
+        let png = self.client.screenshot().await.unwrap();
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("approval-screenshots");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), png).unwrap();
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+pub fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub fn outcome(result: &CallToolResult) -> String {
+    result
+        .meta
+        .as_ref()
+        .and_then(|m| m.0.get("guard"))
+        .and_then(|g| g.get("outcome"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
