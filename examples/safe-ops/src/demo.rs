@@ -137,7 +137,9 @@ async fn verify_log(workspace: &Path, log: &AuditLog) -> Result<(), String> {
     std::fs::write(&key, signer.verifier().to_text()).map_err(|e| e.to_string())?;
     std::fs::write(&checkpoint, &note).map_err(|e| e.to_string())?;
     println!("══ Audit ══\n");
-    println!("Every outcome above, and each confirmation before its effect ran, is one record of a");
+    println!(
+        "Every outcome above, and each confirmation before its effect ran, is one record of a"
+    );
     println!("tamper-evident log (audit.db); a checkpoint of it was signed into checkpoint.txt.");
     println!("Anyone holding both can check it offline:\n");
     println!(
