@@ -20,6 +20,13 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+def user_dirs(base: Path) -> dict[str, str]:
+    """XDG directories of the test's own: a server installs its shipped allowlist there on
+    first start and reads it, so no file left in the user's real ~/.config decides what a
+    test's server publishes."""
+    return {"XDG_CONFIG_HOME": str(base / "config"), "XDG_DATA_HOME": str(base / "data")}
+
+
 def safe_ops_bin() -> Path:
     """The built server: `SAFE_OPS_BIN`, else the workspace's debug build."""
     path = Path(os.environ.get("SAFE_OPS_BIN", REPO / "target" / "debug" / "safe-ops"))
@@ -43,7 +50,7 @@ class Workspace:
         return StdioServerParameters(
             command=str(safe_ops_bin()),
             args=["--root", str(self.root), "--db", str(self.db)],
-            env={"RUST_LOG": "warn,guard::audit=info"},
+            env={"RUST_LOG": "warn,guard::audit=info", **user_dirs(self.db.parent)},
         )
 
     def tables(self) -> dict[str, int]:

@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from conftest import REPO
+from conftest import REPO, user_dirs
 from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -45,7 +45,7 @@ def params(db: Path, user: str = "alice", tenant: str = "tenant_demo") -> StdioS
     return StdioServerParameters(
         command=str(order_cancel_bin()),
         args=["--db", str(db)],
-        env={"GUARD_TENANT": tenant, "GUARD_USER": user, "GUARD_SCOPES": SCOPE, "RUST_LOG": "warn"},
+        env={"GUARD_TENANT": tenant, "GUARD_USER": user, "GUARD_SCOPES": SCOPE, "RUST_LOG": "warn", **user_dirs(db.parent)},
     )
 
 

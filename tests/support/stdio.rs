@@ -28,7 +28,8 @@ pub fn safe_ops_bin() -> PathBuf {
 /// The safe-ops binary on stdio, spoken to line by line in JSON-RPC (protocol 2025-11-25).
 pub struct StdioServer {
     child: Child,
-    stdin: ChildStdin,
+    /// `None` once [`StdioServer::stop`] closed it.
+    stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<Value>,
     notifications: Vec<Value>,
     next_id: u64,
@@ -89,7 +90,7 @@ impl StdioServer {
         });
         let mut server = Self {
             child,
-            stdin,
+            stdin: Some(stdin),
             lines,
             notifications: Vec::new(),
             next_id: 1,
@@ -119,8 +120,9 @@ impl StdioServer {
     }
 
     pub fn send(&mut self, message: Value) {
-        writeln!(self.stdin, "{message}").expect("write to safe-ops");
-        self.stdin.flush().unwrap();
+        let stdin = self.stdin.as_mut().expect("the server was stopped");
+        writeln!(stdin, "{message}").expect("write to safe-ops");
+        stdin.flush().unwrap();
     }
 
     pub fn recv(&mut self, until: Instant, what: &str) -> Value {
@@ -187,7 +189,14 @@ impl StdioServer {
     }
 
     /// Stops the server and returns everything it logged.
+    /// Ends the session as a client does, by closing stdin, so the server shuts down and
+    /// flushes its log (killed only if it has not exited after a while); returns the log.
     pub fn stop(mut self) -> String {
+        drop(self.stdin.take());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while matches!(self.child.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
         std::fs::read_to_string(&self.stderr).unwrap_or_default()

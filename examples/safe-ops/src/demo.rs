@@ -140,8 +140,11 @@ async fn verify_log(workspace: &Path, log: &AuditLog) -> Result<(), String> {
     std::fs::write(&key, signer.verifier().to_text()).map_err(|e| e.to_string())?;
     std::fs::write(&checkpoint, &note).map_err(|e| e.to_string())?;
     println!("══ Audit ══\n");
-    println!("Every outcome above is one record of a tamper-evident log (audit.db); a checkpoint");
-    println!("of it was signed into checkpoint.txt. Anyone holding both can check it offline:\n");
+    println!(
+        "Every outcome above, and each confirmation before its effect ran, is one record of a"
+    );
+    println!("tamper-evident log (audit.db); a checkpoint of it was signed into checkpoint.txt.");
+    println!("Anyone holding both can check it offline:\n");
     println!(
         "$ guard-audit verify --db {} --checkpoint {} --key {}",
         workspace.join("audit.db").display(),

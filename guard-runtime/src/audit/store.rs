@@ -115,8 +115,9 @@ impl AuditLog {
             return Ok(());
         }
         let mut tx = self.store.begin().await?;
+        let mut head = lock_head(&mut tx).await?;
         for event in events {
-            append_in(&mut tx, event).await?;
+            insert(&mut tx, &mut head, event).await?;
         }
         tx.commit().await
     }
@@ -282,6 +283,13 @@ impl std::fmt::Debug for AuditLog {
 
 /// Writes `event` as the next entry inside `tx`, after taking the log's lock.
 async fn append_in(tx: &mut Tx, event: &Event) -> Result<u64, StoreError> {
+    let mut head = lock_head(tx).await?;
+    insert(tx, &mut head, event).await
+}
+
+/// The place the next entry takes and the leaf hash it follows, read after taking the
+/// log's lock (held until `tx` ends, so it stays true for every insert in `tx`).
+async fn lock_head(tx: &mut Tx) -> Result<(i64, Hash), StoreError> {
     if tx.dialect() == Dialect::Postgres {
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[APPEND_LOCK.into()])
             .await?;
@@ -292,27 +300,32 @@ async fn append_in(tx: &mut Tx, event: &Event) -> Result<u64, StoreError> {
             &[],
         )
         .await?;
-    let (seq, prev) = match last {
-        None => (0, [0u8; 32]),
+    match last {
+        None => Ok((0, [0u8; 32])),
         Some(row) => {
             let hash = parse_hex(row.text("hash")?.as_bytes()).ok_or_else(|| {
                 StoreError::Column(
                     "the last audit record's hash is not a SHA-256; run guard-audit verify to find what changed".into(),
                 )
             })?;
-            (row.int("seq")? + 1, hash)
+            Ok((row.int("seq")? + 1, hash))
         }
-    };
+    }
+}
+
+/// Inserts `event` at `head` and moves `head` past it.
+async fn insert(tx: &mut Tx, head: &mut (i64, Hash), event: &Event) -> Result<u64, StoreError> {
+    let (seq, prev) = *head;
     let at = event.time().unwrap_or_else(now_ms);
     let entry = event.entry(seq as u64, &prev, at);
-    let hash = hex(&entry_hash(entry.as_bytes()));
+    let leaf = entry_hash(entry.as_bytes());
     tx.execute(
         "INSERT INTO guard_audit_log
             (seq, hash, entry, trace_id, tool, outcome, tenant, user_id, operation_id, at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
         &[
             seq.into(),
-            hash.into(),
+            hex(&leaf).into(),
             entry.into(),
             event.trace_id().into(),
             event.tool().into(),
@@ -324,6 +337,7 @@ async fn append_in(tx: &mut Tx, event: &Event) -> Result<u64, StoreError> {
         ],
     )
     .await?;
+    *head = (seq + 1, leaf);
     Ok(seq as u64)
 }
 
@@ -363,10 +377,6 @@ fn disagreeing_column(row: &crate::ops::Row) -> Result<Option<&'static str>, Sto
 /// into the log (oldest first, marked `legacy`) and drops it, so no second, unverifiable
 /// trail remains. Runs inside the caller's transaction; a store without it is unchanged.
 pub(crate) async fn migrate_legacy(tx: &mut Tx) -> Result<(), StoreError> {
-    if tx.dialect() == Dialect::Postgres {
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[APPEND_LOCK.into()])
-            .await?;
-    }
     let exists = match tx.dialect() {
         Dialect::Sqlite => {
             "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'guard_audit'"
@@ -391,6 +401,7 @@ pub(crate) async fn migrate_legacy(tx: &mut Tx) -> Result<(), StoreError> {
             &[],
         )
         .await?;
+    let mut head = lock_head(tx).await?;
     for row in rows {
         let mut event = Event::new(
             row.text("tool")?,
@@ -411,7 +422,7 @@ pub(crate) async fn migrate_legacy(tx: &mut Tx) -> Result<(), StoreError> {
                 event = event.field(field, value);
             }
         }
-        append_in(tx, &event).await?;
+        insert(tx, &mut head, &event).await?;
     }
     tx.execute("DROP TABLE guard_audit", &[]).await?;
     Ok(())
