@@ -28,5 +28,7 @@ echo "== cargo publish --workspace --dry-run (packages and builds what crates.io
 cargo publish --workspace --dry-run --allow-dirty
 echo "== build the example binaries (the process tests drive them)"
 cargo build -p safe-ops -p order-cancel -p incident-lab -p minimal
+echo "== headless Chromium for the approval-page browser tests"
+scripts/chromium.sh
 echo "== cargo test"
 cargo test --workspace --no-fail-fast

@@ -43,10 +43,8 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Everything {
 
 #[tokio::test]
 async fn destructive_outcomes_and_refused_calls_are_recorded_with_answers_redacted() {
-    use tracing_subscriber::layer::SubscriberExt;
     let everything = Everything::default();
-    let _capture =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(everything.clone()));
+    let _capture = support::events::capture(everything.clone());
     let world = World::new();
     let log = AuditLog::new(
         SqliteStore::open(world.base.join("audit.db")).unwrap(),
@@ -123,9 +121,12 @@ async fn destructive_outcomes_and_refused_calls_are_recorded_with_answers_redact
 
     let exported = export(&records);
     let mirrored = everything.0.lock().unwrap().clone();
+    let this_call = support::trace_id(&executed).unwrap();
     assert!(
-        mirrored.contains("guard::audit"),
-        "the mirror ran: {mirrored}"
+        mirrored
+            .lines()
+            .any(|line| line.starts_with("guard::audit") && line.contains(&this_call)),
+        "the mirror has no line for the executed call {this_call}: {mirrored}"
     );
     for (place, text) in [("the log", &exported), ("the tracing mirror", &mirrored)] {
         assert!(
@@ -140,6 +141,7 @@ async fn destructive_outcomes_and_refused_calls_are_recorded_with_answers_redact
 /// call before the effect, on both protocol eras.
 #[tokio::test]
 async fn nothing_runs_unless_its_confirmation_is_in_the_log_first() {
+    support::events::install();
     for era in [PUSH, MRTR] {
         let world = World::new();
         let path = world.base.join("audit.db");
@@ -212,6 +214,7 @@ async fn nothing_runs_unless_its_confirmation_is_in_the_log_first() {
 /// effect) is flagged when its story is read.
 #[test]
 fn a_story_that_ends_at_the_confirmation_says_the_outcome_is_missing() {
+    support::events::install();
     let accepted =
         r#"{"seq":4,"prev":"00","at":0,"tool":"delete_file","outcome":"accepted","trace_id":"t"}"#;
     let executed =

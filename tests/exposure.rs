@@ -308,6 +308,7 @@ impl ServerHandler for Shop {
 async fn connect_shop(
     exposure: Exposure,
 ) -> (Arc<Exposure>, RunningService<RoleClient, ScriptedHuman>) {
+    support::events::install();
     let shop = Shop {
         guard: Arc::new(guard_with(exposure)),
     };
@@ -929,10 +930,8 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for AuditEvents {
 /// the name called, the outcome and a trace id; a published tool's call leaves neither.
 #[tokio::test]
 async fn hidden_and_unknown_tool_calls_are_audited() {
-    use tracing_subscriber::layer::SubscriberExt;
     let (tx, mut events) = unbounded_channel();
-    let _capture =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(AuditEvents(tx)));
+    let _capture = support::events::capture(AuditEvents(tx));
     let dir = tempfile::tempdir().unwrap();
     let list = dir.path().join("allowlist.toml");
     std::fs::write(&list, "tools = [\"count_orders\"]\n").unwrap();

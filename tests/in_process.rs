@@ -815,13 +815,11 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for AuditLayer {
 }
 
 fn audit_events() -> (
-    tracing::subscriber::DefaultGuard,
+    support::events::Capture,
     tokio::sync::mpsc::UnboundedReceiver<(String, String)>,
 ) {
-    use tracing_subscriber::layer::SubscriberExt;
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let subscriber = tracing_subscriber::registry().with(AuditLayer(tx));
-    (tracing::subscriber::set_default(subscriber), rx)
+    (support::events::capture(AuditLayer(tx)), rx)
 }
 
 /// The next audited outcome of `tool` (bounded, so a missing event fails instead of hanging).

@@ -1008,10 +1008,8 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Events {
 /// audit record cannot be written either, an ERROR line says so under the answer's trace id.
 #[tokio::test]
 async fn an_audit_record_that_cannot_be_written_is_an_error_line_with_the_trace_id() {
-    use tracing_subscriber::layer::SubscriberExt;
     let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
-    let _capture =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(Events(tx)));
+    let _capture = support::events::capture(Events(tx));
     let identity =
         rmcp_guard::EnvIdentity::new(rmcp_guard::Identity::new("tenant_demo", "alice", [SCOPE]));
     let server = order_cancel::OrderCancel::new(

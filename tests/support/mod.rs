@@ -3,6 +3,7 @@
 //! tool result carries.
 #![allow(dead_code)]
 
+pub mod events;
 pub mod external;
 pub mod orders;
 pub mod stdio;
@@ -68,6 +69,7 @@ pub struct World {
 
 impl World {
     pub fn new() -> Self {
+        events::install();
         let dir = tempfile::tempdir().expect("temp dir");
         let base = dir.path().canonicalize().expect("canonical temp dir");
         let root = base.join("files");
@@ -150,6 +152,7 @@ pub async fn connect<S: rmcp::ServerHandler, H: ClientHandler>(
     server: S,
     human: H,
 ) -> RunningService<RoleClient, H> {
+    events::install();
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {

@@ -84,6 +84,7 @@ impl World {
     /// A fresh world on `engine` with the demo orders, or `None` if PostgreSQL is not
     /// configured (after printing that the test was skipped).
     pub async fn new(engine: Engine) -> Option<Self> {
+        super::events::install();
         Self::with_orders(engine, schema::DEMO_ORDERS).await
     }
 
@@ -333,6 +334,7 @@ pub type Client = RunningService<RoleClient, ()>;
 
 /// Serves `server` in process and connects a plain client to it.
 pub async fn connect(server: OrderCancel) -> Client {
+    super::events::install();
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {
