@@ -690,3 +690,42 @@ async fn the_allowlist_decides_which_tools_order_cancel_publishes() {
             .is_empty()
     );
 }
+
+/// Four processes started together on a database file that does not exist yet all open it.
+/// Each switches the new file to WAL; when two switch at once SQLite refuses one of them at
+/// once ("database is locked") rather than let both wait on each other, and the store must
+/// try again instead of failing the server's start. Many rounds, because the collision is a
+/// matter of timing.
+#[test]
+fn processes_starting_together_on_a_new_database_all_open_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config");
+    for round in 0..100 {
+        let db = dir.path().join(format!("orders-{round}.db"));
+        let starts: Vec<_> = (0..4)
+            .map(|_| {
+                Command::new(binary())
+                    .arg("--db")
+                    .arg(&db)
+                    .env("XDG_CONFIG_HOME", &config)
+                    .env("GUARD_TENANT", "tenant_demo")
+                    .env("GUARD_USER", "alice")
+                    .env("GUARD_SCOPES", SCOPE)
+                    .env("RUST_LOG", "warn")
+                    .stdin(std::process::Stdio::null())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .expect("order-cancel starts")
+            })
+            .collect();
+        for start in starts {
+            let out = start.wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                !stderr.contains("cannot open"),
+                "round {round}: a server could not open the new database:\n{stderr}"
+            );
+        }
+    }
+}

@@ -41,9 +41,7 @@ impl SqliteStore {
         let path = path.as_ref();
         let connection = Connection::open(path).map_err(store_error)?;
         connection.busy_timeout(BUSY_TIMEOUT).map_err(store_error)?;
-        let mode: String = connection
-            .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
-            .map_err(store_error)?;
+        let mode = switch_to_wal(&connection)?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(StoreError::Other(format!(
                 "{} cannot use WAL (journal mode is {mode}); put the store on a local disk",
@@ -73,6 +71,29 @@ impl SqliteStore {
         })?;
         Ok(store)
     }
+}
+
+/// Puts the file in WAL mode and answers the mode it is in. Two processes switching a new
+/// file at once both hold a read lock and want the write lock; SQLite answers one of them
+/// `SQLITE_BUSY` at once instead of waiting (waiting would deadlock), so that one tries again
+/// after the other has switched, for at most [`BUSY_TIMEOUT`].
+fn switch_to_wal(connection: &Connection) -> Result<String, StoreError> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)) {
+            Err(error) if is_busy(&error) && std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            mode => return mode.map_err(store_error),
+        }
+    }
+}
+
+fn is_busy(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
 }
 
 /// Waits for `future` on this thread. `open` is not async; the store's own thread does the
