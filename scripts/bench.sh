@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Every benchmark in BENCHMARKS.md in one run: builds the release binaries, then runs the
-# end-to-end stdio bench, the in-process bench and the two-phase bench, and prints every
-# figure as a ratio against its baseline measured in the same run (lines starting RATIO).
+# end-to-end stdio bench, the in-process bench, the two-phase bench and the audit bench, and
+# prints every figure as a ratio against its baseline measured in the same run (lines starting
+# RATIO; the audit log's verify rate is a rate of one core, printed as such).
 #
 #   scripts/bench.sh                 # everything (about 15 minutes on two cores)
-#   BENCH=e2e scripts/bench.sh       # only some: any of e2e,inprocess,twophase
+#   BENCH=e2e scripts/bench.sh       # only some: any of e2e,inprocess,twophase,audit
 #
 # The PostgreSQL half of the two-phase bench needs GUARD_TEST_PG_URL (for example
 # postgres://postgres@127.0.0.1:5432/test); without it that half is skipped, loudly.
@@ -12,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-which_benches="${BENCH:-e2e,inprocess,twophase}"
+which_benches="${BENCH:-e2e,inprocess,twophase,audit}"
 target="${CARGO_TARGET_DIR:-$PWD/target}"
 out="$(mktemp -d "${TMPDIR:-/tmp}/guard-bench.XXXXXX")"
 trap 'rm -rf "$out"' EXIT
@@ -70,4 +71,20 @@ if wants twophase; then
                 printf "RATIO two-phase %s/%s pairs ÷ (commits ÷ 2) = %.3f\n", s, n, 2 * r / p }'
         done
     done
+fi
+
+if wants audit; then
+    echo "== audit log: verify rate of one core, and a confirmed call with the log ÷ without"
+    criterion="$target/criterion"
+    rm -rf "$criterion/audit_verify" "$criterion/audit_write"
+    cargo bench --quiet -p guard-tests --bench audit -- --noplot
+    # Criterion prints the slope where it sampled linearly, the mean where flat: the same here.
+    mean() { jq '(.slope // .mean).point_estimate' "$criterion/$1/new/estimates.json"; }
+    for source in records export; do
+        # 200,000 records a verification, timed in CPU nanoseconds of the verifying thread.
+        awk -v t="$(mean "audit_verify/$source")" -v s="$source" 'BEGIN {
+            printf "audit verify from %s: %.2f M records/s of one core (goal: 1)\n", s, 200000 / t * 1e3 }'
+    done
+    awk -v w="$(mean audit_write/with_log)" -v o="$(mean audit_write/without_log)" 'BEGIN {
+        printf "RATIO audit confirmed call with the log ÷ without = %.2f (%.0f vs %.0f µs)\n", w / o, w / 1e3, o / 1e3 }'
 fi
