@@ -10,6 +10,11 @@ echo "== cargo fmt --check"
 cargo fmt --all --check
 echo "== cargo clippy --all-targets -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
+echo "== rmcp-guard with each feature alone (a workspace build unifies features, which hides a missing cfg)"
+for features in "" sqlite postgres testing jwt approval; do
+    echo "-- --no-default-features --features '$features'"
+    cargo clippy --quiet -p rmcp-guard --no-default-features --features "$features" -- -D warnings
+done
 echo "== cargo deny check bans licenses sources (deny.toml)"
 if ! command -v cargo-deny >/dev/null 2>&1; then
     echo "cargo-deny not found; installing it with cargo install --locked cargo-deny"

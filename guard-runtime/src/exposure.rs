@@ -209,9 +209,7 @@ impl Exposure {
         F: FnOnce() -> ToolRouter<S> + 'static,
     {
         // A shared exposure may serve guards with different audit logs: one router each.
-        let log = audit
-            .as_ref()
-            .map_or(0, |log| Arc::as_ptr(log) as *const () as usize);
+        let log = audit.as_ref().map_or(0, recorder_key);
         let key = (TypeId::of::<S>(), TypeId::of::<F>(), log);
         let generation = self.lock_state().generation;
         let cached = self
@@ -395,6 +393,16 @@ pub(crate) type Recorder = Option<Arc<crate::audit::Pipeline>>;
 /// Without a store there is no audit log: only the tracing mirror.
 #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
 pub(crate) type Recorder = Option<std::convert::Infallible>;
+
+/// Which log a recorder writes to, as a router cache key.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+fn recorder_key(log: &Arc<crate::audit::Pipeline>) -> usize {
+    Arc::as_ptr(log) as *const () as usize
+}
+#[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+fn recorder_key(never: &std::convert::Infallible) -> usize {
+    match *never {}
+}
 
 /// How much of a called name an audit event keeps: the model chooses it (control
 /// characters are replaced, so it cannot forge log lines).

@@ -289,6 +289,7 @@ impl fmt::Debug for Tx {
 }
 
 /// `$1`, `$2`, … outside quoted text become `?1`, `?2`, …, SQLite's numbered parameters.
+#[cfg(feature = "sqlite")]
 pub(crate) fn numbered_for_sqlite(sql: &str) -> std::borrow::Cow<'_, str> {
     if !sql.contains('$') {
         return sql.into();
@@ -312,7 +313,7 @@ pub(crate) fn numbered_for_sqlite(sql: &str) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "sqlite"))]
 mod tests {
     use super::numbered_for_sqlite;
 
