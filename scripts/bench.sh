@@ -18,6 +18,10 @@ target="${CARGO_TARGET_DIR:-$PWD/target}"
 out="$(mktemp -d "${TMPDIR:-/tmp}/guard-bench.XXXXXX")"
 trap 'rm -rf "$out"' EXIT
 wants() { [[ ",$which_benches," == *",$1,"* ]]; }
+criterion="$target/criterion"
+# A criterion estimate in ns: the slope where it sampled linearly (what it prints), else the
+# mean (flat sampling).
+mean() { jq '(.slope // .mean).point_estimate' "$criterion/$1/new/estimates.json"; }
 
 if wants e2e; then
     echo "== release binaries"
@@ -52,11 +56,9 @@ fi
 
 if wants twophase; then
     echo "== two-phase pairs against the durable-commit ceiling"
-    criterion="$target/criterion"
     # Figures of an earlier run must not pass for this one's.
     rm -rf "$criterion/two_phase_sqlite" "$criterion/two_phase_postgres"
     cargo bench --quiet -p guard-tests --bench two_phase -- --noplot
-    mean() { jq '.mean.point_estimate' "$criterion/$1/new/estimates.json"; }
     for store in sqlite postgres; do
         if [[ ! -d "$criterion/two_phase_$store/pairs_1/new" ]]; then
             echo "two-phase $store: not measured in this run (see above)"
@@ -75,11 +77,8 @@ fi
 
 if wants audit; then
     echo "== audit log: verify rate of one core, and a confirmed call with the log ÷ without"
-    criterion="$target/criterion"
     rm -rf "$criterion/audit_verify" "$criterion/audit_write"
     cargo bench --quiet -p guard-tests --bench audit -- --noplot
-    # Criterion prints the slope where it sampled linearly, the mean where flat: the same here.
-    mean() { jq '(.slope // .mean).point_estimate' "$criterion/$1/new/estimates.json"; }
     for source in records export; do
         # 200,000 records a verification, timed in CPU nanoseconds of the verifying thread.
         awk -v t="$(mean "audit_verify/$source")" -v s="$source" 'BEGIN {
