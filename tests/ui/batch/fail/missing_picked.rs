@@ -37,7 +37,7 @@ impl S {
     #[destructive(batch, preview = Self::preview)]
     #[tool]
     async fn delete_files(&self, Parameters(_args): Parameters<Args>) -> Report {
-        unimplemented!()
+        panic!("only Picked::act builds a Report")
     }
 }
 

@@ -42,7 +42,7 @@ impl S {
         confirmed: rmcp_guard::Confirmed<rmcp_guard::forms::Checkbox>,
     ) -> Report {
         let _ = confirmed;
-        unimplemented!()
+        panic!("only Picked::act builds a Report")
     }
 }
 
