@@ -125,24 +125,8 @@ async fn a_retry_sent_before_anyone_approved_ends_with_the_rejection() {
     let retry = h.retry("deploy", "production", &state, "accept");
     waiting(&retry).await;
 
-    let browser = Browser::start().await;
-    browser.approve(&h.link("bob"), "production", None).await;
-    browser.open(&h.link("carol")).await;
-    let page = browser.click("#reject").await;
-    assert!(page.contains("Rejected by carol"), "{page}");
-
-    let result = retry.await.unwrap();
-    assert_eq!(outcome(&result), "rejected", "{result:?}");
-    assert!(
-        !result.is_error.unwrap_or(false),
-        "a rejection is an outcome"
-    );
-    assert!(
-        text(&result).contains("carol rejected deploy on the approval page; nothing was changed"),
-        "{}",
-        text(&result)
-    );
-    assert!(h.deployed().is_empty());
+    bob_approves_then_carol_rejects(&h).await;
+    assert_rejected_by_carol(&h, &retry.await.unwrap());
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(*h.completed.lock().unwrap(), [elicitation_id]);
 }

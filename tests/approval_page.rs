@@ -154,21 +154,8 @@ async fn a_rejection_ends_the_call_and_the_links_decide_nothing_more() {
     let mut h = harness(true, Duration::from_secs(120)).await;
     let call = h.call("deploy", "production");
     h.requester_url().await;
-    let browser = Browser::start().await;
-    browser.approve(&h.link("bob"), "production", None).await;
-    browser.open(&h.link("carol")).await;
-    let page = browser.click("#reject").await;
-    assert!(page.contains("Rejected by carol"), "{page}");
-    let result = call.await.unwrap();
-    assert_eq!(outcome(&result), "rejected", "{result:?}");
-    assert!(
-        !result.is_error.unwrap_or(false),
-        "a rejection is an outcome, not an error"
-    );
-    assert!(
-        text(&result).contains("carol rejected deploy on the approval page; nothing was changed")
-    );
-    assert!(h.deployed().is_empty());
+    bob_approves_then_carol_rejects(&h).await;
+    assert_rejected_by_carol(&h, &call.await.unwrap());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -428,6 +428,30 @@ impl Harness {
     }
 }
 
+/// Bob approves on the page, then Carol rejects there; the page says who rejected.
+pub async fn bob_approves_then_carol_rejects(h: &Harness) {
+    let browser = Browser::start().await;
+    browser.approve(&h.link("bob"), "production", None).await;
+    browser.open(&h.link("carol")).await;
+    let page = browser.click("#reject").await;
+    assert!(page.contains("Rejected by carol"), "{page}");
+}
+
+/// The call ended as Carol's rejection: a natural outcome, not an error, and nothing ran.
+pub fn assert_rejected_by_carol(h: &Harness, result: &CallToolResult) {
+    assert_eq!(outcome(result), "rejected", "{result:?}");
+    assert!(
+        !result.is_error.unwrap_or(false),
+        "a rejection is an outcome, not an error"
+    );
+    assert!(
+        text(result).contains("carol rejected deploy on the approval page; nothing was changed"),
+        "{}",
+        text(result)
+    );
+    assert!(h.deployed().is_empty(), "nothing ran");
+}
+
 /// chromedriver on a free port and a headless Chromium session through it.
 pub struct Browser {
     pub client: Client,
