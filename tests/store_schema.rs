@@ -14,7 +14,7 @@ use std::{
     time::Duration,
 };
 
-use rmcp_guard::ops::{OperationStore, PgStore, SqliteStore};
+use rmcp_guard::ops::{OperationStore, PgStore, SqliteStore, Statement};
 use sha2::{Digest, Sha256};
 use support::orders::{fresh_schema, pg_url};
 
@@ -222,8 +222,8 @@ fn a_store_from_a_newer_guard_is_refused() {
 }
 
 /// While another connection holds the write lock, a transaction waiting for it must not
-/// block the runtime: on a single-threaded runtime a ticker keeps running until `begin`
-/// returns. With rusqlite called on the runtime's thread, the ticker would not move.
+/// block the runtime: on a single-threaded runtime a ticker keeps running until its first
+/// statement returns. With rusqlite called on the runtime's thread, the ticker would not move.
 #[test]
 fn a_waiting_sqlite_transaction_does_not_block_the_runtime() {
     let dir = tempfile::tempdir().unwrap();
@@ -252,7 +252,11 @@ fn a_waiting_sqlite_transaction_does_not_block_the_runtime() {
                 }
             }
         });
-        let tx = store.begin().await.expect("the lock is released in time");
+        // `BEGIN IMMEDIATE` goes with the transaction's first statement: that is what waits.
+        let mut tx = store.begin().await.expect("begin");
+        tx.query("SELECT 1", &[])
+            .await
+            .expect("the lock is released in time");
         let seen = ticks.load(Ordering::Relaxed);
         tx.rollback().await.unwrap();
         ticker.abort();
@@ -362,4 +366,79 @@ async fn an_unversioned_postgres_store_is_migrated_once() {
         .unwrap();
     assert_migrated(version, &rows);
     assert_eq!(triggers, 2, "the database's own guards are in place");
+}
+
+/// What a pipeline of statements answers on `store`: each statement's rows or changed count,
+/// in order; the first failure stops it (the statements after it do not run) and nothing
+/// of it commits.
+async fn a_pipeline_answers_in_order_and_stops_at_its_first_failure(store: &dyn OperationStore) {
+    let mut tx = store.begin().await.unwrap();
+    tx.execute("CREATE TABLE scratch (n BIGINT PRIMARY KEY)", &[])
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+
+    let insert = |n: i64| Statement::execute("INSERT INTO scratch (n) VALUES ($1)", vec![n.into()]);
+    let mut tx = store.begin().await.unwrap();
+    let done = tx
+        .pipeline(&[
+            insert(1),
+            insert(2),
+            Statement::execute("UPDATE scratch SET n = n + 10", vec![]),
+            Statement::query("SELECT n FROM scratch ORDER BY n", vec![]),
+        ])
+        .await
+        .unwrap();
+    let changed: Vec<u64> = done.iter().map(|d| d.changed).collect();
+    assert_eq!(changed, [1, 1, 2, 2]);
+    let read: Vec<i64> = done[3].rows.iter().map(|r| r.int("n").unwrap()).collect();
+    assert_eq!(read, [11, 12]);
+    tx.commit().await.unwrap();
+
+    let mut tx = store.begin().await.unwrap();
+    let failed = tx
+        .pipeline(&[insert(3), insert(11), insert(4)])
+        .await
+        .expect_err("the duplicate key fails the pipeline");
+    assert!(failed.is_unique(), "{failed}");
+    tx.rollback().await.unwrap();
+
+    let mut tx = store.begin().await.unwrap();
+    let rows = tx
+        .query("SELECT n FROM scratch ORDER BY n", &[])
+        .await
+        .unwrap();
+    let kept: Vec<i64> = rows.iter().map(|r| r.int("n").unwrap()).collect();
+    assert_eq!(kept, [11, 12], "nothing of the failed pipeline stayed");
+    tx.rollback().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_sqlite_pipeline_answers_in_order_and_stops_at_its_first_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("guard.db")).unwrap();
+    a_pipeline_answers_in_order_and_stops_at_its_first_failure(&store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_postgres_pipeline_answers_in_order_and_stops_at_its_first_failure() {
+    let Some(url) = pg_url("the PostgreSQL pipeline test") else {
+        return;
+    };
+    let schema = fresh_schema("guard_pipeline");
+    let (admin, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    admin
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .await
+        .unwrap();
+    let config = order_cancel::stores::pg_config(&url, &schema, None).unwrap();
+    let store = PgStore::from_config(config, 2).unwrap();
+    a_pipeline_answers_in_order_and_stops_at_its_first_failure(&store).await;
+    admin
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .await
+        .unwrap();
 }

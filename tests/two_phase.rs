@@ -52,6 +52,7 @@ both_stores!(
     missing_scope_is_denied_and_audited,
     rate_limit_holds_in_the_store,
     a_deployment_sets_its_own_rate,
+    concurrent_prepares_of_one_user_stop_at_the_limit,
     one_pending_intent_per_order,
     get_operation_result_tells_what_happened,
     bad_and_unknown_operation_ids,
@@ -463,6 +464,62 @@ async fn a_deployment_sets_its_own_rate(engine: Engine) {
     let limited = prepare_refused(&alice, &orders[2].1, "third").await;
     assert!(limited.starts_with("[RATE_LIMITED]"), "{limited}");
     assert!(limited.contains("2 per hour"), "{limited}");
+}
+
+/// The whole rate check is one trip to the store; the bucket lock inside it must still make
+/// one user's concurrent prepares (from four server instances) count one after the other.
+async fn concurrent_prepares_of_one_user_stop_at_the_limit(engine: Engine) {
+    let orders = orders::paid_orders(7000, 12);
+    let seed = orders::seed_rows(&orders);
+    let Some(world) = World::with_orders(engine, &seed).await else {
+        return;
+    };
+    let three_an_hour = Rate {
+        limit: 3,
+        per: std::time::Duration::from_secs(3600),
+    };
+    let mut clients = Vec::new();
+    for _ in 0..4 {
+        let server = world.server_configured("tenant_demo", "alice", &[SCOPE], |ops| {
+            ops.rate_limit("prepare_order_cancel", three_an_hour)
+        });
+        clients.push(Arc::new(connect(server).await));
+    }
+    let mut calls = tokio::task::JoinSet::new();
+    for (i, (_, no)) in orders.iter().enumerate() {
+        let client = clients[i % clients.len()].clone();
+        let no = no.clone();
+        calls.spawn(async move {
+            call(
+                &client,
+                "prepare_order_cancel",
+                json!({"order_no": no, "reason": "at once"}),
+            )
+            .await
+        });
+    }
+    let (mut prepared, mut limited) = (0, 0);
+    while let Some(result) = calls.join_next().await {
+        let result = result.expect("a prepare task panicked");
+        if result.is_error == Some(true) {
+            let text = error_text(&result);
+            assert!(text.starts_with("[RATE_LIMITED]"), "{text}");
+            limited += 1;
+        } else {
+            assert_eq!(body(&result)["status"], "PREPARED");
+            prepared += 1;
+        }
+    }
+    assert_eq!((prepared, limited), (3, 9));
+    let count = |sql: &'static str| world.count(sql, &[]);
+    assert_eq!(
+        count("SELECT COUNT(*) AS n FROM guard_operations WHERE status = 'PREPARED'").await,
+        3
+    );
+    assert_eq!(
+        count("SELECT COUNT(*) AS n FROM guard_rate_events WHERE user_id = 'alice'").await,
+        3
+    );
 }
 
 async fn one_pending_intent_per_order(engine: Engine) {

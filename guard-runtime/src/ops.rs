@@ -73,7 +73,7 @@ pub use pg::PgStore;
 pub use prepare::Prepare;
 pub use rate::{BadRate, Rate};
 pub(crate) use redeem::redeem;
-pub use sql::{BoxFuture, Dialect, Row, SqlValue, StoreError, Tx, TxBackend};
+pub use sql::{BoxFuture, Dialect, Done, Row, SqlValue, Statement, StoreError, Tx, TxBackend};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 

@@ -35,9 +35,9 @@ pub use event::{Event, Place, place, split_line};
 pub(crate) use pipeline::Pipeline;
 pub use proof::{ConsistencyProof, InclusionProof, ProofError};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) use store::migrate_legacy;
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use store::{AuditLog, Record, VerifyError, export};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use store::{commit_at, lock_after, migrate_legacy};
 pub use story::story;
 pub use verify::{Fault, FaultKind, Item, Verified, verify, verify_export};
 

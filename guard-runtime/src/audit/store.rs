@@ -19,7 +19,7 @@ use super::{
 };
 use crate::{
     canonical::hex,
-    ops::{Dialect, OperationStore, StoreError, Tx, now_ms},
+    ops::{Dialect, Done, OperationStore, Statement, StoreError, Tx, now_ms},
 };
 
 /// The PostgreSQL advisory lock that serialises appends (any fixed number; guard's schema
@@ -287,6 +287,42 @@ async fn append_in(tx: &mut Tx, event: &Event) -> Result<u64, StoreError> {
     insert(tx, &mut head, event).await
 }
 
+/// Where the next entry goes, read under the log's lock (see [`lock_after`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Head {
+    seq: i64,
+    prev: Hash,
+}
+
+/// Runs `before` (the caller's own last statements), then takes the log's lock and reads
+/// its head, all in one trip to the store. The lock is held until `tx` ends, so the head
+/// stays true for [`commit_at`].
+pub(crate) async fn lock_after(
+    tx: &mut Tx,
+    mut before: Vec<Statement>,
+) -> Result<(Vec<Done>, Head), StoreError> {
+    let mine = before.len();
+    if tx.dialect() == Dialect::Postgres {
+        before.push(Statement::execute(
+            "SELECT pg_advisory_xact_lock($1)",
+            vec![APPEND_LOCK.into()],
+        ));
+    }
+    before.push(Statement::query(LAST, Vec::new()));
+    let mut done = tx.pipeline(&before).await?;
+    let last = done.pop().and_then(|d| d.rows.into_iter().next());
+    done.truncate(mine);
+    let (seq, prev) = head_of(last.as_ref())?;
+    Ok((done, Head { seq, prev }))
+}
+
+/// Writes `event` at `head` and commits `tx`, in one trip to the store.
+pub(crate) async fn commit_at(tx: Tx, head: Head, event: &Event) -> Result<u64, StoreError> {
+    let (statement, _) = entry_insert(head.seq, &head.prev, event);
+    tx.commit_after(vec![statement]).await?;
+    Ok(head.seq as u64)
+}
+
 /// The place the next entry takes and the leaf hash it follows, read after taking the
 /// log's lock (held until `tx` ends, so it stays true for every insert in `tx`).
 async fn lock_head(tx: &mut Tx) -> Result<(i64, Hash), StoreError> {
@@ -294,12 +330,15 @@ async fn lock_head(tx: &mut Tx) -> Result<(i64, Hash), StoreError> {
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[APPEND_LOCK.into()])
             .await?;
     }
-    let last = tx
-        .query_opt(
-            "SELECT seq, hash FROM guard_audit_log ORDER BY seq DESC LIMIT 1",
-            &[],
-        )
-        .await?;
+    let last = tx.query_opt(LAST, &[]).await?;
+    head_of(last.as_ref())
+}
+
+/// The last entry's place and hash.
+const LAST: &str = "SELECT seq, hash FROM guard_audit_log ORDER BY seq DESC LIMIT 1";
+
+/// The place after `last` (the log's last row, if any) and the hash it follows.
+fn head_of(last: Option<&crate::ops::Row>) -> Result<(i64, Hash), StoreError> {
     match last {
         None => Ok((0, [0u8; 32])),
         Some(row) => {
@@ -316,14 +355,22 @@ async fn lock_head(tx: &mut Tx) -> Result<(i64, Hash), StoreError> {
 /// Inserts `event` at `head` and moves `head` past it.
 async fn insert(tx: &mut Tx, head: &mut (i64, Hash), event: &Event) -> Result<u64, StoreError> {
     let (seq, prev) = *head;
+    let (statement, leaf) = entry_insert(seq, &prev, event);
+    tx.execute(statement.sql(), statement.params()).await?;
+    *head = (seq + 1, leaf);
+    Ok(seq as u64)
+}
+
+/// The statement that stores `event` as entry `seq` after `prev`, and the entry's leaf hash.
+fn entry_insert(seq: i64, prev: &Hash, event: &Event) -> (Statement, Hash) {
     let at = event.time().unwrap_or_else(now_ms);
-    let entry = event.entry(seq as u64, &prev, at);
+    let entry = event.entry(seq as u64, prev, at);
     let leaf = entry_hash(entry.as_bytes());
-    tx.execute(
+    let statement = Statement::execute(
         "INSERT INTO guard_audit_log
             (seq, hash, entry, trace_id, tool, outcome, tenant, user_id, operation_id, at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-        &[
+        vec![
             seq.into(),
             hex(&leaf).into(),
             entry.into(),
@@ -335,10 +382,8 @@ async fn insert(tx: &mut Tx, head: &mut (i64, Hash), event: &Event) -> Result<u6
             text_field(event.get("operation_id")).into(),
             at.into(),
         ],
-    )
-    .await?;
-    *head = (seq + 1, leaf);
-    Ok(seq as u64)
+    );
+    (statement, leaf)
 }
 
 fn text_field(value: Option<&Value>) -> Option<String> {

@@ -11,7 +11,7 @@ use super::{
     intent::OperationRef,
     now_ms,
     rate::Rate,
-    sql::{StoreError, Tx},
+    sql::{Done, Statement, StoreError, Tx},
 };
 use crate::{
     audit::Event,
@@ -164,6 +164,28 @@ impl Caller {
         self.ops.audit.append(Some(tx), record).await.map(drop)
     }
 
+    /// Writes `record` and commits `tx`.
+    pub async fn commit_audit(&self, tx: Tx, record: &Event) -> Result<(), StoreError> {
+        self.commit_audited(tx, Vec::new(), record, |_| Ok(()))
+            .await
+    }
+
+    /// Runs `last` (the call's own last writes), lets `check` look at what they did, then
+    /// writes `record` and commits: two trips to the store in all. A failed check rolls
+    /// everything back.
+    pub async fn commit_audited(
+        &self,
+        mut tx: Tx,
+        last: Vec<Statement>,
+        record: &Event,
+        check: impl FnOnce(&[Done]) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        record.mirror();
+        let (done, head) = crate::audit::lock_after(&mut tx, last).await?;
+        check(&done)?;
+        crate::audit::commit_at(tx, head, record).await.map(drop)
+    }
+
     /// Writes `record` in a transaction of its own, for outcomes whose own transaction
     /// rolled back or never began. A failure is logged: the model's answer stands.
     pub async fn audit_alone(&self, record: &Event) {
@@ -178,8 +200,7 @@ impl Caller {
                 let who = (self.identity.tenant.as_str(), self.identity.user.as_str());
                 let _counted = rate.take(&mut tx, who, self.tool, now_ms()).await?;
             }
-            self.audit(&mut tx, record).await?;
-            tx.commit().await
+            self.commit_audit(tx, record).await
         };
         if let Err(error) = written.await {
             tracing::error!(trace_id = %self.trace_id, %error, outcome = record.outcome(), "could not write the audit record");

@@ -27,7 +27,7 @@ use super::{
     call::{Caller, ConfirmSpec},
     intent::{OperationRef, Status, Stored, sha256_hex},
     now_ms, rfc3339,
-    sql::{Dialect, StoreError, Tx},
+    sql::{Dialect, Statement, StoreError, Tx},
 };
 use crate::{
     error::{ToolError, codes},
@@ -175,19 +175,18 @@ impl<P: DeserializeOwned> Locked<P> {
                 let Self {
                     caller,
                     spec,
-                    mut tx,
+                    tx,
                     intent,
                     ..
                 } = self;
                 let id = intent.operation_id.as_str();
                 let record =
                     caller.record(codes::STATE_CHANGED, Some(id), Some(&intent.target), None);
-                let closed = async {
-                    set_status(&mut tx, id, Status::Rejected).await?;
-                    caller.audit(&mut tx, &record).await?;
-                    tx.commit().await
-                }
-                .await;
+                let closed = caller
+                    .commit_audited(tx, vec![set_status(id, Status::Rejected)], &record, |_| {
+                        Ok(())
+                    })
+                    .await;
                 if let Err(e) = closed {
                     return Err(not_carried_out(&caller, id, Some(&intent.target), spec, &e).await);
                 }
@@ -260,9 +259,11 @@ async fn reject_after_rollback(
             tx.rollback().await?;
             return Ok(Some(now));
         }
-        set_status(&mut tx, id, Status::Rejected).await?;
-        caller.audit(&mut tx, &record).await?;
-        tx.commit().await?;
+        caller
+            .commit_audited(tx, vec![set_status(id, Status::Rejected)], &record, |_| {
+                Ok(())
+            })
+            .await?;
         Ok::<_, StoreError>(None)
     }
     .await;
@@ -327,7 +328,7 @@ impl<P: DeserializeOwned> Approved<P> {
         let Locked {
             caller,
             spec,
-            mut tx,
+            tx,
             intent,
             ..
         } = self.0;
@@ -336,28 +337,29 @@ impl<P: DeserializeOwned> Approved<P> {
         let record = caller
             .record("SUBMITTED", Some(id), Some(&intent.target), None)
             .digest("result_sha256", &result);
-        let committed = async {
-            tx.execute(
+        let last = vec![
+            Statement::execute(
                 "INSERT INTO guard_operation_effects (operation_id, committed_at) VALUES ($1, $2)",
-                &[id.into(), now.into()],
-            )
-            .await?;
-            let updated = tx
-                .execute(
-                    "UPDATE guard_operations SET status = 'SUBMITTED', result = $2, confirmed_at = $3
-                     WHERE operation_id = $1 AND status = 'PREPARED'",
-                    &[id.into(), result.to_string().into(), now.into()],
-                )
-                .await?;
-            if updated != 1 {
-                return Err(StoreError::Other(format!(
-                    "operation {id} left PREPARED while locked ({updated} rows updated)"
-                )));
-            }
-            caller.audit(&mut tx, &record).await?;
-            tx.commit().await
-        }
-        .await;
+                vec![id.into(), now.into()],
+            ),
+            Statement::execute(
+                "UPDATE guard_operations SET status = 'SUBMITTED', result = $2, confirmed_at = $3
+                 WHERE operation_id = $1 AND status = 'PREPARED'",
+                vec![id.into(), result.to_string().into(), now.into()],
+            ),
+        ];
+        let committed = caller
+            .commit_audited(tx, last, &record, |done| match done {
+                [_, updated] if updated.changed == 1 => Ok(()),
+                [_, updated] => Err(StoreError::Other(format!(
+                    "operation {id} left PREPARED while locked ({} rows updated)",
+                    updated.changed
+                ))),
+                _ => Err(StoreError::Other(
+                    "the store answered the wrong number of statements".into(),
+                )),
+            })
+            .await;
         if let Err(e) = committed {
             return Ok(*result_unknown(&caller, id, Some(&intent.target), spec, &e).await);
         }
@@ -409,7 +411,7 @@ impl Gate<'_> {
         };
         if intent.payload_sha256 != sha256_hex(intent.payload.as_bytes()) {
             tracing::error!(trace_id = %caller.trace_id, operation_id = %id, "stored payload does not match its SHA-256; refusing to act on it");
-            set_status(tx, id, Status::Rejected).await?;
+            tx.pipeline(&[set_status(id, Status::Rejected)]).await?;
             return Ok(self.refused(ToolError::new(
                 codes::INVALID_STATE,
                 format!(
@@ -439,7 +441,7 @@ impl Gate<'_> {
                 )));
             }
             Status::Prepared if intent.expires_at <= now => {
-                set_status(tx, id, Status::Expired).await?;
+                tx.pipeline(&[set_status(id, Status::Expired)]).await?;
                 return Ok(self.expired());
             }
             Status::Prepared => {}
@@ -465,20 +467,18 @@ impl Gate<'_> {
 /// Ends a gated transaction: what the gate marked commits with its audit record.
 async fn finish_early(
     caller: &Caller,
-    mut tx: Tx,
+    tx: Tx,
     record: &crate::audit::Event,
 ) -> Result<(), StoreError> {
-    caller.audit(&mut tx, record).await?;
-    tx.commit().await
+    caller.commit_audit(tx, record).await
 }
 
-async fn set_status(tx: &mut Tx, id: &str, status: Status) -> Result<(), StoreError> {
-    tx.execute(
+/// Marks the intent `status`.
+fn set_status(id: &str, status: Status) -> Statement {
+    Statement::execute(
         "UPDATE guard_operations SET status = $2 WHERE operation_id = $1",
-        &[id.into(), status.as_str().into()],
+        vec![id.into(), status.as_str().into()],
     )
-    .await
-    .map(drop)
 }
 
 pub(crate) fn not_found(id: &str, prepare_tool: &str) -> ToolError {

@@ -46,8 +46,7 @@ pub async fn get_operation_result(
             codes::OPERATION_NOT_FOUND
         };
         let record = caller.record(outcome, Some(&id), None, None);
-        caller.audit(&mut tx, &record).await?;
-        tx.commit().await?;
+        caller.commit_audit(tx, &record).await?;
         Ok(intent)
     }
     .await;

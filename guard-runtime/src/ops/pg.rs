@@ -19,7 +19,7 @@
 //!   documentation asks for it, for a deployment that lets its role do one narrow thing on a
 //!   table it may not touch (lock an order, say).
 
-use std::{error::Error, sync::Arc};
+use std::{error::Error, future::Future, sync::Arc};
 
 use bytes::BytesMut;
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
@@ -32,7 +32,7 @@ use tokio_postgres::{
 use super::{
     OperationStore, migrate,
     schema::{POSTGRES_GUARDS, POSTGRES_SCHEMA},
-    sql::{BoxFuture, Dialect, Row, SqlValue, StoreError, Tx, TxBackend},
+    sql::{BoxFuture, Dialect, Done, Row, SqlValue, Statement, StoreError, Tx, TxBackend},
 };
 
 /// The PostgreSQL operation store: a pool of connections to one database.
@@ -103,12 +103,14 @@ impl PgStore {
 }
 
 impl OperationStore for PgStore {
+    /// Takes a pooled connection; `BEGIN` is sent with the transaction's first statement, so
+    /// it costs no round trip of its own.
     fn begin(&self) -> BoxFuture<'_, Result<Tx, StoreError>> {
         Box::pin(async move {
             let client = self.client().await?;
-            client.batch_execute("BEGIN").await.map_err(pg_error)?;
             Ok(Tx::new(Box::new(PgTx {
                 client: Some(client),
+                begun: false,
             })))
         })
     }
@@ -333,6 +335,8 @@ pub fn definer_function_sql(function: &DefinerFunction<'_>) -> Result<String, St
 /// An open transaction on a pooled connection. `None` once committed or rolled back.
 struct PgTx {
     client: Option<Object>,
+    /// Whether `BEGIN` was sent (with the first statement).
+    begun: bool,
 }
 
 impl PgTx {
@@ -342,20 +346,131 @@ impl PgTx {
             .ok_or_else(|| StoreError::Other("the transaction has ended".into()))
     }
 
-    async fn end(mut self: Box<Self>, statement: &'static str) -> Result<(), StoreError> {
+    /// Runs `work` on the connection, sent right behind `BEGIN` if the transaction has not
+    /// begun: tokio-postgres pipelines requests polled together, so both go in one round
+    /// trip.
+    async fn started<'a, T, F>(
+        &'a mut self,
+        work: impl FnOnce(&'a Object) -> F,
+    ) -> Result<T, StoreError>
+    where
+        F: Future<Output = Result<T, StoreError>> + 'a,
+    {
+        let begin = !std::mem::replace(&mut self.begun, true);
+        let client = self.client()?;
+        let (began, done) = tokio::join!(
+            async {
+                if begin {
+                    client.batch_execute("BEGIN").await.map_err(pg_error)
+                } else {
+                    Ok(())
+                }
+            },
+            work(client)
+        );
+        began?;
+        done
+    }
+
+    async fn end(
+        mut self: Box<Self>,
+        statements: Vec<Statement>,
+        end: &'static str,
+    ) -> Result<(), StoreError> {
+        if !self.begun && statements.is_empty() {
+            // Nothing was read or written: the connection goes back to the pool as it was.
+            return Ok(());
+        }
+        let ran = self
+            .started(|client| async move {
+                // Prepared first, so `end` cannot be sent before the last statement is.
+                let prepared = prepare_all(client, &statements).await?;
+                let (ran, ended) =
+                    tokio::join!(execute_all(client, &statements, &prepared), async {
+                        client.batch_execute(end).await.map_err(pg_error)
+                    });
+                // A failed statement aborts the transaction, and PostgreSQL answers its COMMIT
+                // with a rollback: the statement's error is the outcome.
+                ran?;
+                ended
+            })
+            .await;
         let client = self
             .client
             .take()
             .ok_or_else(|| StoreError::Other("the transaction has ended".into()))?;
-        match client.batch_execute(statement).await {
-            Ok(()) => Ok(()),
-            Err(error) => {
-                // The connection's state is unknown: keep it out of the pool.
-                drop(Object::take(client));
-                Err(pg_error(error))
-            }
+        if ran.is_err() {
+            // The connection's state is unknown: keep it out of the pool.
+            drop(Object::take(client));
         }
+        ran
     }
+}
+
+/// Runs `statements` in order, all sent before the first answer is awaited.
+async fn run_all(client: &Object, statements: &[Statement]) -> Result<Vec<Done>, StoreError> {
+    let prepared = prepare_all(client, statements).await?;
+    execute_all(client, statements, &prepared).await
+}
+
+async fn prepare_all(
+    client: &Object,
+    statements: &[Statement],
+) -> Result<Vec<tokio_postgres::Statement>, StoreError> {
+    futures_util::future::try_join_all(statements.iter().map(|s| client.prepare_cached(s.sql())))
+        .await
+        .map_err(pg_error)
+}
+
+/// Sends every statement the first time it is polled, in order (a prepared statement's
+/// request goes out before its future first waits), then collects the answers.
+async fn execute_all(
+    client: &Object,
+    statements: &[Statement],
+    prepared: &[tokio_postgres::Statement],
+) -> Result<Vec<Done>, StoreError> {
+    futures_util::future::try_join_all(statements.iter().zip(prepared).map(
+        |(statement, prepared)| async move {
+            let params = statement.params().iter().map(|p| p as &(dyn ToSql + Sync));
+            let stream = client.query_raw(prepared, params).await.map_err(pg_error)?;
+            let mut stream = std::pin::pin!(stream);
+            let mut rows = Vec::new();
+            while let Some(row) = futures_util::TryStreamExt::try_next(&mut stream)
+                .await
+                .map_err(pg_error)?
+            {
+                if statement.wants_rows() {
+                    rows.push(row);
+                }
+            }
+            let changed = stream.rows_affected().unwrap_or(rows.len() as u64);
+            Ok(Done {
+                rows: to_rows(prepared, &rows)?,
+                changed,
+            })
+        },
+    ))
+    .await
+}
+
+/// tokio-postgres rows as guard's.
+fn to_rows(
+    statement: &tokio_postgres::Statement,
+    rows: &[tokio_postgres::Row],
+) -> Result<Vec<Row>, StoreError> {
+    let columns: Arc<[String]> = statement
+        .columns()
+        .iter()
+        .map(|c| c.name().to_owned())
+        .collect();
+    rows.iter()
+        .map(|row| {
+            let values = (0..columns.len())
+                .map(|i| from_pg(row, i))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Row::new(columns.clone(), values))
+        })
+        .collect()
 }
 
 impl TxBackend for PgTx {
@@ -364,7 +479,9 @@ impl TxBackend for PgTx {
     }
 
     fn batch<'a>(&'a mut self, sql: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move { self.client()?.batch_execute(sql).await.map_err(pg_error) })
+        Box::pin(self.started(move |client| async move {
+            client.batch_execute(sql).await.map_err(pg_error)
+        }))
     }
 
     fn execute<'a>(
@@ -372,13 +489,12 @@ impl TxBackend for PgTx {
         sql: &'a str,
         params: &'a [SqlValue],
     ) -> BoxFuture<'a, Result<u64, StoreError>> {
-        Box::pin(async move {
-            let client = self.client()?;
+        Box::pin(self.started(move |client| async move {
             let statement = client.prepare_cached(sql).await.map_err(pg_error)?;
             let params: Vec<&(dyn ToSql + Sync)> =
                 params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
             client.execute(&statement, &params).await.map_err(pg_error)
-        })
+        }))
     }
 
     fn query<'a>(
@@ -386,42 +502,48 @@ impl TxBackend for PgTx {
         sql: &'a str,
         params: &'a [SqlValue],
     ) -> BoxFuture<'a, Result<Vec<Row>, StoreError>> {
-        Box::pin(async move {
-            let client = self.client()?;
+        Box::pin(self.started(move |client| async move {
             let statement = client.prepare_cached(sql).await.map_err(pg_error)?;
             let params: Vec<&(dyn ToSql + Sync)> =
                 params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
             let rows = client.query(&statement, &params).await.map_err(pg_error)?;
-            let columns: Arc<[String]> = statement
-                .columns()
-                .iter()
-                .map(|c| c.name().to_owned())
-                .collect();
-            rows.iter()
-                .map(|row| {
-                    let values = (0..columns.len())
-                        .map(|i| from_pg(row, i))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    Ok(Row::new(columns.clone(), values))
-                })
-                .collect()
-        })
+            to_rows(&statement, &rows)
+        }))
+    }
+
+    /// All of them in one round trip.
+    fn pipeline<'a>(
+        &'a mut self,
+        statements: &'a [Statement],
+    ) -> BoxFuture<'a, Result<Vec<Done>, StoreError>> {
+        Box::pin(self.started(move |client| run_all(client, statements)))
+    }
+
+    /// The statements and the `COMMIT` in one round trip.
+    fn commit_after(
+        self: Box<Self>,
+        statements: Vec<Statement>,
+    ) -> BoxFuture<'static, Result<(), StoreError>> {
+        Box::pin(self.end(statements, "COMMIT"))
     }
 
     fn commit(self: Box<Self>) -> BoxFuture<'static, Result<(), StoreError>> {
-        Box::pin(self.end("COMMIT"))
+        Box::pin(self.end(Vec::new(), "COMMIT"))
     }
 
     fn rollback(self: Box<Self>) -> BoxFuture<'static, Result<(), StoreError>> {
-        Box::pin(self.end("ROLLBACK"))
+        Box::pin(self.end(Vec::new(), "ROLLBACK"))
     }
 }
 
 impl Drop for PgTx {
     /// An unfinished transaction cannot be rolled back without awaiting, so its connection is
-    /// taken out of the pool and closed; the server then rolls the transaction back.
+    /// taken out of the pool and closed; the server then rolls the transaction back. One
+    /// that never began goes back to the pool.
     fn drop(&mut self) {
-        if let Some(client) = self.client.take() {
+        if let Some(client) = self.client.take()
+            && self.begun
+        {
             drop(Object::take(client));
         }
     }

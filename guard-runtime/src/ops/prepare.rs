@@ -12,7 +12,7 @@ use super::{
     now_ms,
     rate::Rate,
     rfc3339,
-    sql::{StoreError, Tx},
+    sql::{Statement, StoreError, Tx},
 };
 use crate::{
     error::{ToolError, codes},
@@ -206,56 +206,59 @@ struct Stored<'a, P> {
 }
 
 impl<P> Stored<'_, P> {
-    async fn write(self, mut tx: Tx) -> Result<(), StoreError> {
+    async fn write(self, tx: Tx) -> Result<(), StoreError> {
         let who = &self.caller.identity;
-        if !self.locked {
-            super::target::lock(&mut tx, &who.tenant, self.spec.op, &self.intent.target).await?;
-        }
-        // An expired intent no longer holds its target.
-        tx.execute(
-            "UPDATE guard_operations SET status = 'EXPIRED'
-             WHERE tenant = $1 AND op = $2 AND target = $3 AND status = 'PREPARED'
-               AND expires_at <= $4",
-            &[
-                who.tenant.as_str().into(),
-                self.spec.op.into(),
-                self.intent.target.as_str().into(),
-                self.now.into(),
-            ],
-        )
-        .await?;
-        tx.execute(
-            "INSERT INTO guard_operations
-                (operation_id, tenant, user_id, op, target, payload, payload_sha256, preview,
-                 status, expires_at, created_at, trace_id)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'PREPARED', $9, $10, $11)",
-            &[
-                self.operation_id.into(),
-                who.tenant.as_str().into(),
-                who.user.as_str().into(),
-                self.spec.op.into(),
-                self.intent.target.as_str().into(),
-                self.payload.0.into(),
-                self.payload.1.as_str().into(),
-                self.preview.as_str().into(),
-                self.expires_at.into(),
-                self.now.into(),
-                self.caller.trace_id.as_str().into(),
-            ],
-        )
-        .await?;
+        let target = self.intent.target.as_str();
+        let lock = (!self.locked)
+            .then(|| super::target::statement(tx.dialect(), &who.tenant, self.spec.op, target))
+            .flatten();
+        let mut last: Vec<Statement> = lock.into_iter().collect();
+        last.extend([
+            // An expired intent no longer holds its target.
+            Statement::execute(
+                "UPDATE guard_operations SET status = 'EXPIRED'
+                 WHERE tenant = $1 AND op = $2 AND target = $3 AND status = 'PREPARED'
+                   AND expires_at <= $4",
+                vec![
+                    who.tenant.as_str().into(),
+                    self.spec.op.into(),
+                    target.into(),
+                    self.now.into(),
+                ],
+            ),
+            Statement::execute(
+                "INSERT INTO guard_operations
+                    (operation_id, tenant, user_id, op, target, payload, payload_sha256, preview,
+                     status, expires_at, created_at, trace_id)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'PREPARED', $9, $10, $11)",
+                vec![
+                    self.operation_id.into(),
+                    who.tenant.as_str().into(),
+                    who.user.as_str().into(),
+                    self.spec.op.into(),
+                    target.into(),
+                    self.payload.0.into(),
+                    self.payload.1.as_str().into(),
+                    self.preview.as_str().into(),
+                    self.expires_at.into(),
+                    self.now.into(),
+                    self.caller.trace_id.as_str().into(),
+                ],
+            ),
+        ]);
         let record = self
             .caller
             .record(
                 "PREPARED",
                 Some(self.operation_id),
-                Some(&self.intent.target),
+                Some(target),
                 self.intent.summary.as_deref(),
             )
             .field("preview", self.preview)
             .field("payload_sha256", self.payload.1);
-        self.caller.audit(&mut tx, &record).await?;
-        tx.commit().await
+        self.caller
+            .commit_audited(tx, last, &record, |_| Ok(()))
+            .await
     }
 }
 

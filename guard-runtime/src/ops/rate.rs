@@ -1,10 +1,11 @@
 //! Per-user, per-tool rate limits, kept in the store so they hold across server processes.
 //! A sliding window: the calls in the last `per` are counted; the bucket row is locked
-//! first, so two calls of one user count one after the other.
+//! first, so two calls of one user count one after the other. The whole check is one
+//! pipeline: one trip to the store.
 
 use std::time::Duration;
 
-use super::sql::{Dialect, StoreError, Tx};
+use super::sql::{Dialect, SqlValue, Statement, StoreError, Tx};
 
 /// At most `limit` calls per `per`, for one user of one tool (`rate = "5/min"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,54 +26,70 @@ impl Rate {
         tool: &str,
         now: i64,
     ) -> Result<Result<(), Duration>, StoreError> {
-        let key = [tenant.into(), user.into(), tool.into()];
-        let lock = match tx.dialect() {
-            Dialect::Postgres => " FOR UPDATE",
-            Dialect::Sqlite => "",
-        };
-        let bucket = format!(
-            "SELECT tool FROM guard_rate_buckets
-             WHERE tenant = $1 AND user_id = $2 AND tool = $3{lock}"
-        );
-        if tx.query_opt(&bucket, &key).await?.is_none() {
-            // The user's first call of this tool: create the bucket, then lock it.
-            tx.execute(
-                "INSERT INTO guard_rate_buckets (tenant, user_id, tool) VALUES ($1, $2, $3)
-                 ON CONFLICT DO NOTHING",
-                &key,
-            )
-            .await?;
-            tx.query(&bucket, &key).await?;
-        }
         let per = i64::try_from(self.per.as_millis()).unwrap_or(i64::MAX);
-        let window_start = now.saturating_sub(per);
-        let mut params = key.to_vec();
-        params.push(window_start.into());
-        tx.execute(
-            "DELETE FROM guard_rate_events
-             WHERE tenant = $1 AND user_id = $2 AND tool = $3 AND at <= $4",
-            &params,
-        )
-        .await?;
-        let row = tx
-            .query_opt(
+        let key = || -> Vec<SqlValue> { vec![tenant.into(), user.into(), tool.into()] };
+        let window = || {
+            let mut params = key();
+            params.push(now.saturating_sub(per).into());
+            params
+        };
+        let mut counted = window();
+        counted.extend([now.into(), i64::from(self.limit).into()]);
+        // One trip to the store: make sure the bucket exists, lock it (SQLite's transaction
+        // already holds the database), forget calls older than the window, count the rest,
+        // and record this call only if the count is under the limit.
+        let mut statements = vec![Statement::execute(
+            "INSERT INTO guard_rate_buckets (tenant, user_id, tool) VALUES ($1, $2, $3)
+             ON CONFLICT DO NOTHING",
+            key(),
+        )];
+        if tx.dialect() == Dialect::Postgres {
+            statements.push(Statement::query(
+                "SELECT tool FROM guard_rate_buckets
+                 WHERE tenant = $1 AND user_id = $2 AND tool = $3 FOR UPDATE",
+                key(),
+            ));
+        }
+        statements.extend([
+            Statement::execute(
+                "DELETE FROM guard_rate_events
+                 WHERE tenant = $1 AND user_id = $2 AND tool = $3 AND at <= $4",
+                window(),
+            ),
+            Statement::query(
                 "SELECT COUNT(*) AS calls, MIN(at) AS oldest FROM guard_rate_events
                  WHERE tenant = $1 AND user_id = $2 AND tool = $3 AND at > $4",
-                &params,
-            )
-            .await?
+                window(),
+            ),
+            Statement::execute(
+                "INSERT INTO guard_rate_events (tenant, user_id, tool, at)
+                 SELECT CAST($1 AS TEXT), CAST($2 AS TEXT), CAST($3 AS TEXT), CAST($5 AS BIGINT)
+                 WHERE (SELECT COUNT(*) FROM guard_rate_events
+                        WHERE tenant = $1 AND user_id = $2 AND tool = $3 AND at > $4) < $6",
+                counted,
+            ),
+        ]);
+        let done = tx.pipeline(&statements).await?;
+        let [.., count, recorded] = done.as_slice() else {
+            return Err(StoreError::Column(
+                "the rate check answered too few statements".into(),
+            ));
+        };
+        let row = count
+            .rows
+            .first()
             .ok_or_else(|| StoreError::Column("COUNT returned no row".into()))?;
         if row.int("calls")? >= i64::from(self.limit) {
             let oldest = row.opt_int("oldest")?.unwrap_or(now);
             let wait = (oldest + per - now).max(1000);
             return Ok(Err(Duration::from_millis(wait.unsigned_abs())));
         }
-        params[3] = now.into();
-        tx.execute(
-            "INSERT INTO guard_rate_events (tenant, user_id, tool, at) VALUES ($1, $2, $3, $4)",
-            &params,
-        )
-        .await?;
+        if recorded.changed != 1 {
+            return Err(StoreError::Other(format!(
+                "the rate check counted a call under the limit but recorded {} (the bucket was not locked)",
+                recorded.changed
+            )));
+        }
         Ok(Ok(()))
     }
 

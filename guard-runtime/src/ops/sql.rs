@@ -193,6 +193,59 @@ impl From<StoreError> for crate::ToolError {
     }
 }
 
+/// One statement of a [`Tx::pipeline`]: its text (`$1`, `$2`, … for parameters), its
+/// values, and whether its rows are wanted.
+#[derive(Debug, Clone)]
+pub struct Statement {
+    sql: &'static str,
+    params: Vec<SqlValue>,
+    rows: bool,
+}
+
+impl Statement {
+    /// A statement whose rows are wanted (a `SELECT`, an `INSERT … RETURNING`).
+    pub fn query(sql: &'static str, params: Vec<SqlValue>) -> Self {
+        Self {
+            sql,
+            params,
+            rows: true,
+        }
+    }
+
+    /// A statement whose changed-row count is wanted.
+    pub fn execute(sql: &'static str, params: Vec<SqlValue>) -> Self {
+        Self {
+            sql,
+            params,
+            rows: false,
+        }
+    }
+
+    /// The statement's text.
+    pub fn sql(&self) -> &'static str {
+        self.sql
+    }
+
+    /// Its parameters.
+    pub fn params(&self) -> &[SqlValue] {
+        &self.params
+    }
+
+    /// Whether its rows are wanted.
+    pub fn wants_rows(&self) -> bool {
+        self.rows
+    }
+}
+
+/// What one statement of a pipeline did.
+#[derive(Debug, Clone, Default)]
+pub struct Done {
+    /// The rows it returned (a [`Statement::query`]; empty for an execute).
+    pub rows: Vec<Row>,
+    /// The rows it changed (a [`Statement::execute`]; for a query, the rows returned).
+    pub changed: u64,
+}
+
 /// What a store engine implements for one open transaction. Guard and the authors use it
 /// through [`Tx`]. Dropping a backend that was neither committed nor rolled back must roll
 /// it back (or discard its connection, which does the same).
@@ -219,6 +272,50 @@ pub trait TxBackend: Send + 'static {
             Err(StoreError::Other(
                 "this store cannot run a batch of statements, so guard cannot create its tables in it".into(),
             ))
+        })
+    }
+    /// Runs `statements` in order and answers what each did, stopping at the first that
+    /// fails. An engine that can send them together (one round trip) should; this default
+    /// runs them one by one.
+    fn pipeline<'a>(
+        &'a mut self,
+        statements: &'a [Statement],
+    ) -> BoxFuture<'a, Result<Vec<Done>, StoreError>> {
+        Box::pin(async move {
+            let mut done = Vec::with_capacity(statements.len());
+            for statement in statements {
+                done.push(if statement.rows {
+                    let rows = self.query(statement.sql, &statement.params).await?;
+                    Done {
+                        changed: rows.len() as u64,
+                        rows,
+                    }
+                } else {
+                    let changed = self.execute(statement.sql, &statement.params).await?;
+                    Done {
+                        rows: Vec::new(),
+                        changed,
+                    }
+                });
+            }
+            Ok(done)
+        })
+    }
+    /// Runs `statements` like [`pipeline`](Self::pipeline), then commits if all of them
+    /// succeeded and rolls back if one failed. The default sends the commit separately.
+    fn commit_after(
+        mut self: Box<Self>,
+        statements: Vec<Statement>,
+    ) -> BoxFuture<'static, Result<(), StoreError>> {
+        Box::pin(async move {
+            let ran = self.pipeline(&statements).await.map(drop);
+            match ran {
+                Ok(()) => self.commit().await,
+                Err(error) => {
+                    let _ = self.rollback().await;
+                    Err(error)
+                }
+            }
         })
     }
     /// Commits.
@@ -269,9 +366,21 @@ impl Tx {
         self.backend.batch(sql).await
     }
 
+    /// Runs `statements` in order, in one round trip where the engine allows, and answers
+    /// what each did; stops at the first that fails.
+    pub async fn pipeline(&mut self, statements: &[Statement]) -> Result<Vec<Done>, StoreError> {
+        self.backend.pipeline(statements).await
+    }
+
     /// Commits (guard's own use; effects get `&mut Tx`).
     pub async fn commit(self) -> Result<(), StoreError> {
         self.backend.commit().await
+    }
+
+    /// Runs `statements`, then commits, in one round trip where the engine allows; if one
+    /// of them fails, nothing commits (guard's own use).
+    pub(crate) async fn commit_after(self, statements: Vec<Statement>) -> Result<(), StoreError> {
+        self.backend.commit_after(statements).await
     }
 
     /// Rolls back (guard's own use; effects get `&mut Tx`).

@@ -1,6 +1,7 @@
 //! The embedded operation store: one SQLite file in WAL mode. A transaction starts with
-//! `BEGIN IMMEDIATE`, which takes the database's write lock up front, so two confirms of one
-//! operation (in this process or another) run one after the other, never interleaved.
+//! `BEGIN IMMEDIATE` (sent with its first statement), which takes the database's write lock
+//! before anything is read, so two confirms of one operation (in this process or another)
+//! run one after the other, never interleaved.
 //!
 //! rusqlite blocks, so the connection lives on a thread of its own and every statement is
 //! sent there: the async runtime's workers never wait on the disk. SQLite admits one writer
@@ -19,7 +20,10 @@ use tokio::sync::{Mutex, OwnedMutexGuard, oneshot};
 use super::{
     OperationStore, migrate,
     schema::SQLITE_SCHEMA,
-    sql::{BoxFuture, Dialect, Row, SqlValue, StoreError, Tx, TxBackend, numbered_for_sqlite},
+    sql::{
+        BoxFuture, Dialect, Done, Row, SqlValue, Statement, StoreError, Tx, TxBackend,
+        numbered_for_sqlite,
+    },
 };
 
 /// How long a transaction waits for another process's write lock before giving up.
@@ -117,25 +121,16 @@ fn wait<T>(future: impl Future<Output = T>) -> T {
 }
 
 impl OperationStore for SqliteStore {
+    /// Takes this process's turn; `BEGIN IMMEDIATE` goes to the connection with the
+    /// transaction's first statement, so it costs no trip of its own.
     fn begin(&self) -> BoxFuture<'_, Result<Tx, StoreError>> {
         Box::pin(async move {
             let turn = self.turn.clone().lock_owned().await;
-            // Built before `BEGIN` is sent: if this future is dropped while `BEGIN` runs,
-            // the transaction's drop still queues its rollback.
-            let mut tx = SqliteTx {
+            Ok(Tx::new(Box::new(SqliteTx {
                 worker: self.worker.clone(),
                 _turn: turn,
-                open: true,
-            };
-            let begun = self
-                .worker
-                .request(|connection| connection.execute_batch("BEGIN IMMEDIATE"))?
-                .await;
-            if let Err(error) = begun {
-                tx.open = false;
-                return Err(error);
-            }
-            Ok(Tx::new(Box::new(tx)))
+                begun: false,
+            })))
         })
     }
 }
@@ -202,49 +197,96 @@ struct SqliteTx {
     /// Released after `Drop` has queued the rollback, so the next writer's `BEGIN` runs
     /// after it.
     _turn: OwnedMutexGuard<()>,
-    open: bool,
+    /// Whether `BEGIN IMMEDIATE` was queued (with the first statement) and the transaction
+    /// not yet ended.
+    begun: bool,
 }
 
 impl SqliteTx {
-    fn run<'a, T: Send + 'static>(
+    /// Sends `job` to the connection, after `BEGIN IMMEDIATE` if this is the transaction's
+    /// first.
+    fn job<'a, T: Send + 'static>(
         &'a mut self,
-        sql: &str,
-        params: &[SqlValue],
-        f: impl FnOnce(&mut rusqlite::Statement<'_>, Vec<rusqlite::types::Value>) -> rusqlite::Result<T>
-        + Send
-        + 'static,
+        job: impl FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
     ) -> BoxFuture<'a, Result<T, StoreError>> {
-        let sql = numbered_for_sqlite(sql).into_owned();
-        let params: Vec<rusqlite::types::Value> = params.iter().map(to_sqlite).collect();
+        let begin = !std::mem::replace(&mut self.begun, true);
         let answer = self.worker.request(move |connection| {
-            let mut statement = connection.prepare_cached(&sql)?;
-            f(&mut statement, params)
+            if begin {
+                connection.execute_batch("BEGIN IMMEDIATE")?;
+            }
+            job(connection)
         });
         Box::pin(async move { answer?.await })
     }
 
-    /// Sends `statement` (COMMIT or ROLLBACK) now, so it is queued ahead of the next
-    /// writer's `BEGIN` even if the returned future is never polled.
+    /// Ends the transaction: `finish` runs on the connection and answers whether to commit.
+    /// Sent now, so it is queued ahead of the next writer's `BEGIN` even if the returned
+    /// future is never polled.
     fn end(
         mut self: Box<Self>,
-        statement: &'static str,
+        finish: impl FnOnce(&mut Connection) -> rusqlite::Result<bool> + Send + 'static,
     ) -> BoxFuture<'static, Result<(), StoreError>> {
+        let begin = !self.begun;
         let answer = self.worker.request(move |connection| {
-            let result = connection.execute_batch(statement);
-            if result.is_err() && !connection.is_autocommit() {
-                // A failed COMMIT leaves the transaction open; end it so the connection is
-                // usable.
+            if begin {
+                connection.execute_batch("BEGIN IMMEDIATE")?;
+            }
+            let result = match finish(connection) {
+                Ok(true) => connection.execute_batch("COMMIT"),
+                Ok(false) => connection.execute_batch("ROLLBACK"),
+                Err(error) => Err(error),
+            };
+            if !connection.is_autocommit() {
+                // A failed statement or COMMIT leaves the transaction open; end it so the
+                // connection is usable.
                 let _ = connection.execute_batch("ROLLBACK");
             }
             result
         });
-        self.open = answer.is_err();
+        self.begun = answer.is_err();
         Box::pin(async move {
             let result = answer?.await;
             drop(self);
             result
         })
     }
+}
+
+/// Runs `statement` on `connection`.
+fn run(connection: &mut Connection, statement: &Statement) -> rusqlite::Result<Done> {
+    let sql = numbered_for_sqlite(statement.sql());
+    let mut prepared = connection.prepare_cached(&sql)?;
+    let params = statement.params().iter().map(to_sqlite);
+    if statement.wants_rows() {
+        let rows = rows(&mut prepared, rusqlite::params_from_iter(params))?;
+        Ok(Done {
+            changed: rows.len() as u64,
+            rows,
+        })
+    } else {
+        let changed = prepared.execute(rusqlite::params_from_iter(params))? as u64;
+        Ok(Done {
+            rows: Vec::new(),
+            changed,
+        })
+    }
+}
+
+fn rows(
+    statement: &mut rusqlite::Statement<'_>,
+    params: impl rusqlite::Params,
+) -> rusqlite::Result<Vec<Row>> {
+    let columns: Arc<[String]> = statement.column_names().map(str::to_owned).collect();
+    let width = columns.len();
+    let mut rows = statement.query(params)?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let values = (0..width)
+            .map(|i| row.get_ref(i).map(from_sqlite))
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        out.push(Row::new(columns.clone(), values));
+    }
+    Ok(out)
 }
 
 impl TxBackend for SqliteTx {
@@ -257,10 +299,13 @@ impl TxBackend for SqliteTx {
         sql: &'a str,
         params: &'a [SqlValue],
     ) -> BoxFuture<'a, Result<u64, StoreError>> {
-        self.run(sql, params, |statement, params| {
-            statement
-                .execute(rusqlite::params_from_iter(params))
-                .map(|n| n as u64)
+        let sql = numbered_for_sqlite(sql).into_owned();
+        let params: Vec<_> = params.iter().map(to_sqlite).collect();
+        self.job(move |connection| {
+            let changed = connection
+                .prepare_cached(&sql)?
+                .execute(rusqlite::params_from_iter(params))?;
+            Ok(changed as u64)
         })
     }
 
@@ -269,43 +314,66 @@ impl TxBackend for SqliteTx {
         sql: &'a str,
         params: &'a [SqlValue],
     ) -> BoxFuture<'a, Result<Vec<Row>, StoreError>> {
-        self.run(sql, params, |statement, params| {
-            let columns: Arc<[String]> = statement.column_names().map(str::to_owned).collect();
-            let width = columns.len();
-            let mut rows = statement.query(rusqlite::params_from_iter(params))?;
-            let mut out = Vec::new();
-            while let Some(row) = rows.next()? {
-                let values = (0..width)
-                    .map(|i| row.get_ref(i).map(from_sqlite))
-                    .collect::<rusqlite::Result<Vec<_>>>()?;
-                out.push(Row::new(columns.clone(), values));
+        let sql = numbered_for_sqlite(sql).into_owned();
+        let params: Vec<_> = params.iter().map(to_sqlite).collect();
+        self.job(move |connection| {
+            let mut statement = connection.prepare_cached(&sql)?;
+            rows(&mut statement, rusqlite::params_from_iter(params))
+        })
+    }
+
+    /// One trip to the connection's thread for all of them.
+    fn pipeline<'a>(
+        &'a mut self,
+        statements: &'a [Statement],
+    ) -> BoxFuture<'a, Result<Vec<Done>, StoreError>> {
+        let statements = statements.to_vec();
+        self.job(move |connection| statements.iter().map(|s| run(connection, s)).collect())
+    }
+
+    /// One trip for the statements and the commit.
+    fn commit_after(
+        self: Box<Self>,
+        statements: Vec<Statement>,
+    ) -> BoxFuture<'static, Result<(), StoreError>> {
+        self.end(move |connection| {
+            for statement in &statements {
+                run(connection, statement)?;
             }
-            Ok(out)
+            Ok(true)
         })
     }
 
     fn batch<'a>(&'a mut self, sql: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
         let sql = sql.to_owned();
-        let answer = self
-            .worker
-            .request(move |connection| connection.execute_batch(&sql));
-        Box::pin(async move { answer?.await })
+        self.job(move |connection| connection.execute_batch(&sql))
     }
 
     fn commit(self: Box<Self>) -> BoxFuture<'static, Result<(), StoreError>> {
-        self.end("COMMIT")
+        if !self.begun {
+            // Nothing was read or written: there is nothing to commit.
+            return Box::pin(async { Ok(()) });
+        }
+        self.end(|_| Ok(true))
     }
 
     fn rollback(self: Box<Self>) -> BoxFuture<'static, Result<(), StoreError>> {
-        self.end("ROLLBACK")
+        if !self.begun {
+            return Box::pin(async { Ok(()) });
+        }
+        self.end(|_| Ok(false))
     }
 }
 
 impl Drop for SqliteTx {
     /// A transaction dropped unfinished (an error path, a cancelled call) rolls back.
     fn drop(&mut self) {
-        if self.open {
+        if self.begun {
             let queued = self.worker.send(|connection| {
+                if connection.is_autocommit() {
+                    // Its `BEGIN` failed: there is nothing to roll back.
+                    return;
+                }
                 if let Err(error) = connection.execute_batch("ROLLBACK") {
                     tracing::error!(%error, "could not roll back an abandoned SQLite transaction");
                 }

@@ -7,7 +7,7 @@
 
 use sha2::{Digest, Sha256};
 
-use super::sql::{Dialect, StoreError, Tx};
+use super::sql::{Dialect, Statement, StoreError, Tx};
 
 /// Holds `target` of `op` for `tenant` until `tx` ends, waiting for whoever holds it now.
 /// Taking it again in the same transaction is free.
@@ -17,15 +17,25 @@ pub(crate) async fn lock(
     op: &str,
     target: &str,
 ) -> Result<(), StoreError> {
-    match tx.dialect() {
-        Dialect::Sqlite => Ok(()),
-        Dialect::Postgres => tx
-            .execute(
-                "SELECT pg_advisory_xact_lock($1)",
-                &[key(tenant, op, target).into()],
-            )
-            .await
-            .map(drop),
+    match statement(tx.dialect(), tenant, op, target) {
+        Some(lock) => tx.pipeline(&[lock]).await.map(drop),
+        None => Ok(()),
+    }
+}
+
+/// The statement that takes the lock, to send with others; none on SQLite.
+pub(crate) fn statement(
+    dialect: Dialect,
+    tenant: &str,
+    op: &str,
+    target: &str,
+) -> Option<Statement> {
+    match dialect {
+        Dialect::Sqlite => None,
+        Dialect::Postgres => Some(Statement::execute(
+            "SELECT pg_advisory_xact_lock($1)",
+            vec![key(tenant, op, target).into()],
+        )),
     }
 }
 
