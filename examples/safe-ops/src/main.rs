@@ -97,18 +97,44 @@ enum Command {
     Demo,
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = Cli::parse();
     // Kept to the end of main: dropping it writes out the lines still queued.
     let _log = safe_ops::logging::init(is_demo(&cli));
-    match run(&cli).await {
+    let runtime = match runtime(&cli) {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("safe-ops: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(&cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("safe-ops: {message}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// A stdio server has one client, whose requests one thread serves as fast as several
+/// (SQLite and the log have threads of their own) and with less memory; HTTP serves many
+/// clients at once, and the demo runs a client and a server in one process.
+fn runtime(cli: &Cli) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut builder = if serves_stdio(cli) {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+    };
+    builder.enable_all().build()
+}
+
+fn serves_stdio(cli: &Cli) -> bool {
+    #[cfg(feature = "http")]
+    if cli.http.is_some() {
+        return false;
+    }
+    !is_demo(cli)
 }
 
 /// The allowlist shipped with safe-ops: every tool it defines.
