@@ -103,7 +103,7 @@ fn delete_file(_: &mut Criterion) {
     let dir = scratch_dir();
     // The server's own log setup, writing where a client would keep the server's stderr.
     let log = std::fs::File::create(dir.path().join("server.log")).expect("log file");
-    let _log = safe_ops::logging::init_with(log, false, false);
+    let _log = safe_ops::logging::init_with(log, false, false).expect("the log starts");
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

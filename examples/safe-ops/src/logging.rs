@@ -1,21 +1,20 @@
 //! The server's log on stderr: guard's audit lines, safe-ops' own notices, and warnings.
 //!
-//! Lines are handed to a thread of their own and written there, so a slow stderr (a full
-//! pipe, a busy disk) never stalls a tool call on the runtime's workers; no line is dropped
-//! when that thread falls behind (the writer then waits), and the rest is flushed when the
-//! server exits. Colours only on a terminal. The filter is a static list of targets, read
+//! Lines are handed to a thread of their own and written there in batches
+//! ([`crate::log_writer`]), so a slow stderr (a full pipe, a busy disk) never stalls a tool
+//! call on the runtime's workers; no line is dropped when that thread falls behind (the
+//! writer then waits), and the rest is flushed when the server exits. Colours only on a terminal. The filter is a static list of targets, read
 //! from `RUST_LOG` (`info`, `rmcp=debug,guard=info`, ...), with no regular expressions.
 
 use std::io::{IsTerminal, Write};
 
 use tracing::Level;
-use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::{Layer, filter::Targets, layer::SubscriberExt, util::SubscriberInitExt};
 
 /// Keeps the log's writer thread; dropping it writes out every pending line.
 #[must_use = "dropping the guard stops the log's writer thread"]
 pub struct LogGuard {
-    _worker: WorkerGuard,
+    _flusher: crate::log_writer::Flusher,
 }
 
 /// The targets logged when `RUST_LOG` is not set: guard's audit (`guard::audit`) and the
@@ -47,26 +46,22 @@ pub fn filter(rust_log: Option<&str>, quiet: bool) -> (Targets, Option<String>) 
     }
 }
 
-/// Lines queued for the writer thread before a caller waits for it. The queue's slots are
-/// allocated and touched up front: the default (128,000) alone held 4 MiB of an idle server's
-/// memory, and a writer that far behind is better waited for.
-const QUEUED_LINES: usize = 1024;
-
 /// Installs the log for this process, on stderr.
-pub fn init(quiet: bool) -> LogGuard {
+pub fn init(quiet: bool) -> Result<LogGuard, String> {
     let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     init_with(std::io::stderr(), ansi, quiet)
 }
 
 /// Installs the log for this process, written to `out` (benchmarks log to a file exactly as
 /// the server logs to stderr).
-pub fn init_with(out: impl Write + Send + 'static, ansi: bool, quiet: bool) -> LogGuard {
+pub fn init_with(
+    out: impl Write + Send + 'static,
+    ansi: bool,
+    quiet: bool,
+) -> Result<LogGuard, String> {
     let (filter, problem) = filter(std::env::var("RUST_LOG").ok().as_deref(), quiet);
-    let (writer, worker) = NonBlockingBuilder::default()
-        .lossy(false)
-        .buffered_lines_limit(QUEUED_LINES)
-        .thread_name("safe-ops-log")
-        .finish(out);
+    let (writer, flusher) = crate::log_writer::start(out, "safe-ops-log")
+        .map_err(|e| format!("cannot start the log's writer thread: {e}"))?;
     tracing_subscriber::registry()
         .with(
             tracing_subscriber::fmt::layer()
@@ -78,7 +73,7 @@ pub fn init_with(out: impl Write + Send + 'static, ansi: bool, quiet: bool) -> L
     if let Some(problem) = problem {
         tracing::warn!("{problem}");
     }
-    LogGuard { _worker: worker }
+    Ok(LogGuard { _flusher: flusher })
 }
 
 #[cfg(test)]

@@ -100,7 +100,13 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Kept to the end of main: dropping it writes out the lines still queued.
-    let _log = safe_ops::logging::init(is_demo(&cli));
+    let _log = match safe_ops::logging::init(is_demo(&cli)) {
+        Ok(log) => log,
+        Err(message) => {
+            eprintln!("safe-ops: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
     let runtime = match runtime(&cli) {
         Ok(runtime) => runtime,
         Err(e) => {
