@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 use std::{
+    os::unix::process::CommandExt,
     process::{Child, Command, Stdio},
     sync::{Arc, Mutex},
     time::Duration,
@@ -476,7 +477,10 @@ impl Browser {
             .local_addr()
             .unwrap()
             .port();
+        // A process group of its own, so dropping the browser ends Chromium too (killing
+        // chromedriver alone would leave its Chromium processes running).
         let driver = Command::new("chromedriver")
+            .process_group(0)
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -630,6 +634,8 @@ impl Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
+        let group = format!("-{}", self.driver.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
         let _ = self.driver.kill();
         let _ = self.driver.wait();
     }
