@@ -167,7 +167,9 @@ mod tests {
                 std::thread::spawn(move || {
                     for n in 0..2000 {
                         // One write per line, as tracing's formatter makes.
-                        (&writer).write_all(format!("{t} {n}\n").as_bytes()).unwrap();
+                        (&writer)
+                            .write_all(format!("{t} {n}\n").as_bytes())
+                            .unwrap();
                     }
                 })
             })
