@@ -103,9 +103,16 @@ fn write_string(s: &str, out: &mut String) {
     out.push('"');
 }
 
-/// `bytes` as lowercase hex.
+/// `bytes` as lowercase hex: one allocation, not one per byte (a digest is hexed on every
+/// guarded call).
 pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -113,6 +120,14 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn hex_writes_every_byte_as_two_lowercase_digits() {
+        let every: Vec<u8> = (0..=255).collect();
+        let expected: String = every.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex(&every), expected);
+        assert_eq!(hex(&[]), "");
+    }
 
     fn canonical(text: &str) -> String {
         canonical_json(&serde_json::from_str(text).unwrap()).unwrap()
