@@ -99,12 +99,16 @@ impl AuditLog {
     /// effect), else in a transaction of its own. Returns the entry's sequence number.
     pub async fn append(&self, tx: Option<&mut Tx>, event: &Event) -> Result<u64, StoreError> {
         match tx {
-            Some(tx) => append_in(tx, event).await,
+            Some(tx) => {
+                let (_, mut head) = lock_after(tx, Vec::new()).await?;
+                let seq = head.seq as u64;
+                tx.pipeline(&[head.next(event)]).await?;
+                Ok(seq)
+            }
             None => {
                 let mut tx = self.store.begin().await?;
-                let seq = append_in(&mut tx, event).await?;
-                tx.commit().await?;
-                Ok(seq)
+                let (_, head) = lock_after(&mut tx, Vec::new()).await?;
+                commit_at(tx, head, event).await
             }
         }
     }
@@ -115,11 +119,9 @@ impl AuditLog {
             return Ok(());
         }
         let mut tx = self.store.begin().await?;
-        let mut head = lock_head(&mut tx).await?;
-        for event in events {
-            insert(&mut tx, &mut head, event).await?;
-        }
-        tx.commit().await
+        let (_, mut head) = lock_after(&mut tx, Vec::new()).await?;
+        let entries = events.iter().map(|event| head.next(event)).collect();
+        tx.commit_after(entries).await
     }
 
     /// Every entry, in sequence order.
@@ -281,17 +283,21 @@ impl std::fmt::Debug for AuditLog {
     }
 }
 
-/// Writes `event` as the next entry inside `tx`, after taking the log's lock.
-async fn append_in(tx: &mut Tx, event: &Event) -> Result<u64, StoreError> {
-    let mut head = lock_head(tx).await?;
-    insert(tx, &mut head, event).await
-}
-
 /// Where the next entry goes, read under the log's lock (see [`lock_after`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Head {
     seq: i64,
     prev: Hash,
+}
+
+impl Head {
+    /// The statement that stores `event` here; the head moves past it.
+    fn next(&mut self, event: &Event) -> Statement {
+        let (statement, leaf) = entry_insert(self.seq, &self.prev, event);
+        self.seq += 1;
+        self.prev = leaf;
+        statement
+    }
 }
 
 /// Runs `before` (the caller's own last statements), then takes the log's lock and reads
@@ -317,21 +323,10 @@ pub(crate) async fn lock_after(
 }
 
 /// Writes `event` at `head` and commits `tx`, in one trip to the store.
-pub(crate) async fn commit_at(tx: Tx, head: Head, event: &Event) -> Result<u64, StoreError> {
-    let (statement, _) = entry_insert(head.seq, &head.prev, event);
-    tx.commit_after(vec![statement]).await?;
-    Ok(head.seq as u64)
-}
-
-/// The place the next entry takes and the leaf hash it follows, read after taking the
-/// log's lock (held until `tx` ends, so it stays true for every insert in `tx`).
-async fn lock_head(tx: &mut Tx) -> Result<(i64, Hash), StoreError> {
-    if tx.dialect() == Dialect::Postgres {
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[APPEND_LOCK.into()])
-            .await?;
-    }
-    let last = tx.query_opt(LAST, &[]).await?;
-    head_of(last.as_ref())
+pub(crate) async fn commit_at(tx: Tx, mut head: Head, event: &Event) -> Result<u64, StoreError> {
+    let seq = head.seq as u64;
+    tx.commit_after(vec![head.next(event)]).await?;
+    Ok(seq)
 }
 
 /// The last entry's place and hash.
@@ -350,15 +345,6 @@ fn head_of(last: Option<&crate::ops::Row>) -> Result<(i64, Hash), StoreError> {
             Ok((row.int("seq")? + 1, hash))
         }
     }
-}
-
-/// Inserts `event` at `head` and moves `head` past it.
-async fn insert(tx: &mut Tx, head: &mut (i64, Hash), event: &Event) -> Result<u64, StoreError> {
-    let (seq, prev) = *head;
-    let (statement, leaf) = entry_insert(seq, &prev, event);
-    tx.execute(statement.sql(), statement.params()).await?;
-    *head = (seq + 1, leaf);
-    Ok(seq as u64)
 }
 
 /// The statement that stores `event` as entry `seq` after `prev`, and the entry's leaf hash.
@@ -446,7 +432,8 @@ pub(crate) async fn migrate_legacy(tx: &mut Tx) -> Result<(), StoreError> {
             &[],
         )
         .await?;
-    let mut head = lock_head(tx).await?;
+    let (_, mut head) = lock_after(tx, Vec::new()).await?;
+    let mut entries = Vec::with_capacity(rows.len());
     for row in rows {
         let mut event = Event::new(
             row.text("tool")?,
@@ -467,8 +454,9 @@ pub(crate) async fn migrate_legacy(tx: &mut Tx) -> Result<(), StoreError> {
                 event = event.field(field, value);
             }
         }
-        insert(tx, &mut head, &event).await?;
+        entries.push(head.next(&event));
     }
+    tx.pipeline(&entries).await?;
     tx.execute("DROP TABLE guard_audit", &[]).await?;
     Ok(())
 }
