@@ -272,24 +272,35 @@ impl SqliteTx {
     }
 }
 
-/// Runs `statement` on `connection`.
-fn run(connection: &mut Connection, statement: &Statement) -> rusqlite::Result<Done> {
-    let sql = numbered_for_sqlite(statement.sql());
-    let mut prepared = connection.prepare_cached(&sql)?;
-    let params = statement.params().iter().map(to_sqlite);
-    if statement.wants_rows() {
-        let rows = rows(&mut prepared, rusqlite::params_from_iter(params))?;
+/// Runs `sql` (written with `$1`, `$2`, …) on `connection`: its rows if `wants_rows`, else
+/// the rows it changed.
+fn run(
+    connection: &mut Connection,
+    sql: &str,
+    params: impl IntoIterator<Item = rusqlite::types::Value>,
+    wants_rows: bool,
+) -> rusqlite::Result<Done> {
+    let mut prepared = connection.prepare_cached(&numbered_for_sqlite(sql))?;
+    let params = rusqlite::params_from_iter(params);
+    if wants_rows {
+        let rows = rows(&mut prepared, params)?;
         Ok(Done {
             changed: rows.len() as u64,
             rows,
         })
     } else {
-        let changed = prepared.execute(rusqlite::params_from_iter(params))? as u64;
+        let changed = prepared.execute(params)? as u64;
         Ok(Done {
             rows: Vec::new(),
             changed,
         })
     }
+}
+
+/// Runs one statement of a pipeline.
+fn run_statement(connection: &mut Connection, statement: &Statement) -> rusqlite::Result<Done> {
+    let params = statement.params().iter().map(to_sqlite);
+    run(connection, statement.sql(), params, statement.wants_rows())
 }
 
 fn rows(
@@ -319,14 +330,8 @@ impl TxBackend for SqliteTx {
         sql: &'a str,
         params: &'a [SqlValue],
     ) -> BoxFuture<'a, Result<u64, StoreError>> {
-        let sql = numbered_for_sqlite(sql).into_owned();
-        let params: Vec<_> = params.iter().map(to_sqlite).collect();
-        self.job(move |connection| {
-            let changed = connection
-                .prepare_cached(&sql)?
-                .execute(rusqlite::params_from_iter(params))?;
-            Ok(changed as u64)
-        })
+        let (sql, params) = owned(sql, params);
+        self.job(move |connection| Ok(run(connection, &sql, params, false)?.changed))
     }
 
     fn query<'a>(
@@ -334,12 +339,8 @@ impl TxBackend for SqliteTx {
         sql: &'a str,
         params: &'a [SqlValue],
     ) -> BoxFuture<'a, Result<Vec<Row>, StoreError>> {
-        let sql = numbered_for_sqlite(sql).into_owned();
-        let params: Vec<_> = params.iter().map(to_sqlite).collect();
-        self.job(move |connection| {
-            let mut statement = connection.prepare_cached(&sql)?;
-            rows(&mut statement, rusqlite::params_from_iter(params))
-        })
+        let (sql, params) = owned(sql, params);
+        self.job(move |connection| Ok(run(connection, &sql, params, true)?.rows))
     }
 
     /// One trip to the connection's thread for all of them.
@@ -348,7 +349,12 @@ impl TxBackend for SqliteTx {
         statements: &'a [Statement],
     ) -> BoxFuture<'a, Result<Vec<Done>, StoreError>> {
         let statements = statements.to_vec();
-        self.job(move |connection| statements.iter().map(|s| run(connection, s)).collect())
+        self.job(move |connection| {
+            statements
+                .iter()
+                .map(|s| run_statement(connection, s))
+                .collect()
+        })
     }
 
     /// One trip for the statements and the commit.
@@ -358,7 +364,7 @@ impl TxBackend for SqliteTx {
     ) -> BoxFuture<'static, Result<(), StoreError>> {
         self.end(move |connection| {
             for statement in &statements {
-                run(connection, statement)?;
+                run_statement(connection, statement)?;
             }
             Ok(true)
         })
@@ -403,6 +409,11 @@ impl Drop for SqliteTx {
             }
         }
     }
+}
+
+/// A statement's text and values, owned, to send to the connection's thread.
+fn owned(sql: &str, params: &[SqlValue]) -> (String, Vec<rusqlite::types::Value>) {
+    (sql.to_owned(), params.iter().map(to_sqlite).collect())
 }
 
 fn to_sqlite(value: &SqlValue) -> rusqlite::types::Value {
