@@ -442,3 +442,34 @@ async fn a_postgres_pipeline_answers_in_order_and_stops_at_its_first_failure() {
         .await
         .unwrap();
 }
+
+/// `BEGIN IMMEDIATE` goes with a transaction's first statement, even a read: from that read
+/// until the commit, no other connection (another process) can write, so what the
+/// transaction read stays true until it writes.
+#[tokio::test]
+async fn a_sqlite_transaction_holds_the_write_lock_from_its_first_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("guard.db");
+    let store = SqliteStore::open(&path).unwrap();
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.busy_timeout(Duration::ZERO).unwrap();
+    let try_write = |other: &rusqlite::Connection| {
+        other
+            .execute_batch("BEGIN IMMEDIATE; ROLLBACK")
+            .map_err(|e| e.sqlite_error_code())
+    };
+
+    let tx = store.begin().await.unwrap();
+    assert_eq!(try_write(&other), Ok(()), "begin alone sends nothing");
+    let mut tx = tx;
+    tx.query("SELECT COUNT(*) AS n FROM guard_operations", &[])
+        .await
+        .unwrap();
+    assert_eq!(
+        try_write(&other),
+        Err(Some(rusqlite::ErrorCode::DatabaseBusy)),
+        "another connection wrote between the transaction's read and its commit"
+    );
+    tx.commit().await.unwrap();
+    assert_eq!(try_write(&other), Ok(()), "the commit released the lock");
+}
