@@ -154,8 +154,9 @@ impl<P: DeserializeOwned> Locked<P> {
                 })
             }
             Ok(Gated::Done(outcome, answer)) => {
+                // What the gate marked commits with its audit record.
                 let record = caller.record(outcome, Some(&id), None, None);
-                match finish_early(&caller, tx, &record).await {
+                match caller.commit_audit(tx, &record).await {
                     Ok(()) => Err(answer),
                     Err(e) => Err(not_carried_out(&caller, &id, None, spec, &e).await),
                 }
@@ -462,15 +463,6 @@ impl Gate<'_> {
     fn refused(&self, error: ToolError) -> Gated {
         Gated::Done(error.code(), self.caller.refuse(error, Some(self.id)))
     }
-}
-
-/// Ends a gated transaction: what the gate marked commits with its audit record.
-async fn finish_early(
-    caller: &Caller,
-    tx: Tx,
-    record: &crate::audit::Event,
-) -> Result<(), StoreError> {
-    caller.commit_audit(tx, record).await
 }
 
 /// Marks the intent `status`.
