@@ -1,0 +1,215 @@
+//! Items the macros expand to. Not a stable API, and nothing here can mint a proof: the
+//! flow's steps only build [`Confirmed`](crate::Confirmed) after a real accept, and the confirm
+//! driver only builds `Approved` after the store lock and the author's re-check.
+
+pub use crate::args::TargetText;
+pub use crate::args::{ToolArgField, ToolArgsDerived, assert_tool_arg_field};
+pub use crate::flow::{ApprovalSpec, ConfirmKind, Flow, GuardCall, Rules, ToolSpec};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub use crate::ops::{
+    call::{ConfirmSpec, PrepareSpec},
+    drive::{RecheckHook, lock_and_recheck},
+    keyed::KeyedSpec,
+    lookup::get_operation_result,
+};
+pub use crate::read_handle::{Sealed as ReadHandleSeal, assert_read_handle};
+pub use crate::seal::{FormDerived, FormEnumDerived};
+pub use rmcp;
+pub use serde_json;
+
+/// Pins a handler's form to `Form`.
+pub const fn assert_form<T: crate::Form>() {}
+pub const fn assert_guarded<T: crate::Guarded + ?Sized>() {}
+
+/// Fails the build when `form`'s confirmation roles do not fit `kind`: evaluated in a
+/// `const` item, so the form's static description, not a marker, decides.
+pub const fn assert_roles(form: &crate::form::FormSpec, kind: ConfirmKind) {
+    if form.fallback {
+        return;
+    }
+    if let Some(problem) = crate::flow::roles_problem(form, kind) {
+        panic!("{}", problem);
+    }
+}
+
+/// The author's `validate` rules, coerced to the one signature the flow calls.
+pub const fn rules<F>(rules: Rules<F>) -> Rules<F> {
+    rules
+}
+
+/// Calls the author's `preview`; its bounds are the signature the flow expects,
+/// `async fn(&self, &Args) -> Result<Preview, ToolError>`.
+pub fn preview<'a, S: ?Sized, A, P, F>(preview: P, server: &'a S, args: &'a A) -> F
+where
+    P: FnOnce(&'a S, &'a A) -> F,
+    F: core::future::Future<Output = Result<crate::Preview, crate::ToolError>>,
+{
+    preview(server, args)
+}
+
+/// Calls a batch tool's `preview`: `async fn(&self, &Args) -> Result<Batch, ToolError>`.
+pub fn batch_preview<'a, S: ?Sized, A, P, F>(preview: P, server: &'a S, args: &'a A) -> F
+where
+    P: FnOnce(&'a S, &'a A) -> F,
+    F: core::future::Future<Output = Result<crate::batch::Batch, crate::ToolError>>,
+{
+    preview(server, args)
+}
+
+/// Calls the `preview` of a batch tool without arguments: `async fn(&self) ->
+/// Result<Batch, ToolError>`.
+pub fn batch_preview_no_args<'a, S: ?Sized, P, F>(preview: P, server: &'a S) -> F
+where
+    P: FnOnce(&'a S) -> F,
+    F: core::future::Future<Output = Result<crate::batch::Batch, crate::ToolError>>,
+{
+    preview(server)
+}
+
+/// A batch handler's result: the report [`crate::batch::Picked::act`] built.
+pub fn batch_report<R: BatchReport>(report: R) -> crate::batch::Report {
+    report.into_report()
+}
+
+#[diagnostic::on_unimplemented(
+    message = "a batch tool returns `rmcp_guard::batch::Report`, not `{Self}`",
+    label = "not the report `picked.act(...)` builds",
+    note = "end the handler with `picked.act(|item| async move {{ ... }}).await`: guard reports each picked item (done, skipped, failed) and audits it"
+)]
+pub trait BatchReport {
+    fn into_report(self) -> crate::batch::Report;
+}
+impl BatchReport for crate::batch::Report {
+    fn into_report(self) -> crate::batch::Report {
+        self
+    }
+}
+
+/// Calls the `preview` of a tool without arguments: `async fn(&self) -> Result<Preview,
+/// ToolError>`.
+pub fn preview_no_args<'a, S: ?Sized, P, F>(preview: P, server: &'a S) -> F
+where
+    P: FnOnce(&'a S) -> F,
+    F: core::future::Future<Output = Result<crate::Preview, crate::ToolError>>,
+{
+    preview(server)
+}
+
+/// A keyed tool's arguments as guard hashes them: serialized, then canonical JSON.
+#[diagnostic::on_unimplemented(
+    message = "the arguments `{Self}` of a keyed tool cannot be hashed",
+    label = "needs `#[derive(serde::Serialize)]`",
+    note = "guard binds an idempotency key to the SHA-256 of the canonical arguments, so a reused key with other arguments is refused: derive `Serialize` on `{Self}` next to `Deserialize`"
+)]
+pub trait KeyedArgs {
+    fn body(&self) -> Result<serde_json::Value, serde_json::Error>;
+}
+impl<A: serde::Serialize> KeyedArgs for A {
+    fn body(&self) -> Result<serde_json::Value, serde_json::Error> {
+        serde_json::to_value(self)
+    }
+}
+
+/// The key field of a keyed tool's arguments, as text.
+pub fn key_field<K: KeyField + ?Sized>(key: &K) -> &str {
+    key.as_key()
+}
+
+#[diagnostic::on_unimplemented(
+    message = "an idempotency key field must be a `String`, not `{Self}`",
+    label = "the field `key = ...` names",
+    note = "the model sends a fresh key per request, a UUID as text: declare the field as `String`"
+)]
+pub trait KeyField {
+    fn as_key(&self) -> &str;
+}
+impl KeyField for String {
+    fn as_key(&self) -> &str {
+        self
+    }
+}
+
+/// Pins a prepare's payload to what guard can store and read back.
+pub const fn assert_payload<P: Payload>() {}
+
+#[diagnostic::on_unimplemented(
+    message = "the payload `{Self}` cannot be frozen in an intent",
+    label = "needs `#[derive(serde::Serialize, serde::Deserialize)]`",
+    note = "guard stores the payload as canonical JSON with its SHA-256 at prepare time and reads it back in the confirm: derive `Serialize` and `Deserialize` on `{Self}`"
+)]
+pub trait Payload {}
+impl<P: serde::Serialize + serde::de::DeserializeOwned> Payload for P {}
+
+/// Pins `form = X` and the handler's `Confirmed<Y>` to one type (however each is spelled).
+pub const fn assert_same_form<Declared: SameForm<Taken>, Taken>() {}
+
+#[diagnostic::on_unimplemented(
+    message = "`form = {Self}` but the handler takes `Confirmed<{T}>`",
+    label = "not the form the handler takes",
+    note = "the human fills in the form the handler receives: name the same form in both places, or drop `form = ...`"
+)]
+pub trait SameForm<T> {}
+impl<T> SameForm<T> for T {}
+
+/// Pins a guarded tool's arguments to rmcp's `Parameters<T>` (by type, not by spelling)
+/// with `T: ToolArgs`.
+pub const fn assert_parameters<P: IsParameters<T>, T: crate::ToolArgs>() {}
+
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not rmcp's `Parameters<{T}>`",
+    label = "a guarded tool's arguments must be rmcp's `Parameters<_>`",
+    note = "take `rmcp::handler::server::wrapper::Parameters<YourArgs>` with `#[derive(rmcp_guard::ToolArgs)]` on `YourArgs`"
+)]
+pub trait IsParameters<T> {}
+impl<T> IsParameters<T> for rmcp::handler::server::wrapper::Parameters<T> {}
+
+/// Pins every other parameter of a guarded tool to server-side context.
+pub const fn assert_extractor<T: Extractor>() {}
+
+/// Server-side context a guarded tool may take besides its arguments and the proof.
+/// Nothing here lets the model's raw arguments or guard's confirmation state in.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a parameter of a guarded tool",
+    label = "not `Parameters<YourArgs>` written out, the `Confirmed<_>` proof, or server-side context",
+    note = "a guarded tool takes `Parameters<YourArgs>` (spelled out, not behind an alias, so guard can check every argument), the `Confirmed<YourForm>` proof, and server-side context: `RequestContext<RoleServer>`, `Peer<RoleServer>`, `Extensions`, `Extension<T>`, `RequestId`, guard's database handles. Raw arguments (`JsonObject`) and the confirmation round's `RequestState`/`InputResponses` belong to guard"
+)]
+pub trait Extractor {}
+impl Extractor for rmcp::service::RequestContext<rmcp::RoleServer> {}
+impl Extractor for rmcp::Peer<rmcp::RoleServer> {}
+impl Extractor for rmcp::model::Extensions {}
+impl<T> Extractor for rmcp::handler::server::common::Extension<T> {}
+impl Extractor for rmcp::model::RequestId {}
+#[cfg(feature = "sqlite")]
+impl Extractor for crate::db::ReadDb {}
+#[cfg(feature = "sqlite")]
+impl Extractor for crate::db::WriteDb {}
+#[cfg(feature = "postgres")]
+impl Extractor for crate::db::PgReadDb {}
+/// Hands the proof, locked as the payload its prepare's `Intent<P>` froze, to a confirm
+/// taking `Approved<P>`; pins the two payload types to be the same. The intent is locked
+/// as the prepare's type, so a mismatch is this one error, not also the recheck's.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub fn same_payload<Prepared, Confirmed>(
+    approved: &mut crate::ops::Approved<Prepared>,
+) -> &mut crate::ops::Approved<Confirmed>
+where
+    Prepared: SamePayload<Confirmed>,
+{
+    Prepared::same(approved)
+}
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[diagnostic::on_unimplemented(
+    message = "the confirm takes `Approved<{T}>` but its prepare returns `Intent<{Self}>`",
+    label = "not the payload the prepare froze",
+    note = "a confirm acts on exactly what its prepare stored and the user saw: use the same payload type in both"
+)]
+pub trait SamePayload<T>: Sized {
+    fn same(approved: &mut crate::ops::Approved<Self>) -> &mut crate::ops::Approved<T>;
+}
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+impl<T> SamePayload<T> for T {
+    fn same(approved: &mut crate::ops::Approved<T>) -> &mut crate::ops::Approved<T> {
+        approved
+    }
+}
