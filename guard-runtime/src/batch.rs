@@ -235,7 +235,7 @@ pub struct ItemReport {
 }
 
 /// The outcome of one picked item.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ItemOutcome {
     /// The effect ran.
     Done,

@@ -115,6 +115,20 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     out
 }
 
+/// Lowercase hex SHA-256 of `bytes`.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex(&sha2::Sha256::digest(bytes))
+}
+
+/// A payload as guard stores it: its canonical JSON and that text's SHA-256.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn canonical_payload(payload: &Value) -> Result<(String, String), NotCanonical> {
+    let canonical = canonical_json(payload)?;
+    let hash = sha256_hex(canonical.as_bytes());
+    Ok((canonical, hash))
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

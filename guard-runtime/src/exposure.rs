@@ -34,6 +34,8 @@ use rmcp::{
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+use crate::outcome::Outcome;
+
 /// Path of the allowlist file (TOML or JSON: `tools = ["a", "b"]`).
 pub const ALLOWLIST_ENV: &str = "GUARD_ALLOWLIST";
 /// `1` removes every tool that is not `#[read_only]`.
@@ -450,9 +452,9 @@ impl<S: Send + Sync + 'static> Exposed<S> {
         let name = context.name();
         if !self.router.has_route(name) {
             let outcome = if self.hidden.contains(name) {
-                "hidden_tool"
+                Outcome::HiddenTool
             } else {
-                "unknown_tool"
+                Outcome::UnknownTool
             };
             let shown: String = name
                 .chars()

@@ -79,6 +79,7 @@ pub mod identity;
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub mod ops;
 mod outbox;
+pub mod outcome;
 mod preview;
 mod read_handle;
 mod rfc3339;
@@ -87,6 +88,8 @@ mod rfc3339;
 pub mod sandbox;
 mod seal;
 mod secret;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod store;
 mod trace;
 mod used;
 pub mod user_dirs;

@@ -50,51 +50,31 @@ pub(crate) mod drive;
 mod intent;
 pub(crate) mod keyed;
 pub(crate) mod lookup;
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-mod migrate;
-#[cfg(feature = "postgres")]
-pub mod pg;
 mod prepare;
 mod rate;
 mod redeem;
-mod schema;
-mod sql;
-#[cfg(feature = "sqlite")]
-mod sqlite;
-mod target;
 
 use std::{collections::HashMap, sync::Arc};
 
 pub use confirm::{Approved, Locked, Recheck};
 pub use intent::{Intent, OperationRef, Status};
 pub use keyed::Keyed;
-#[cfg(feature = "postgres")]
-pub use pg::PgStore;
 pub use prepare::Prepare;
 pub use rate::{BadRate, Rate};
 pub(crate) use redeem::redeem;
-pub use sql::{BoxFuture, Dialect, Done, Row, SqlValue, Statement, StoreError, Tx, TxBackend};
-#[cfg(feature = "sqlite")]
-pub use sqlite::SqliteStore;
 
+#[cfg(feature = "sqlite")]
+pub use crate::store::SqliteStore;
+pub use crate::store::{
+    BoxFuture, Dialect, Done, OperationStore, Row, SqlValue, Statement, StoreError, Tx, TxBackend,
+    now_ms,
+};
+#[cfg(feature = "postgres")]
+pub use crate::store::{PgStore, pg};
 use crate::{audit::AuditLog, identity::IdentityProvider};
 
 /// The name checkpoints give a log unless the deployment names it.
 pub const DEFAULT_ORIGIN: &str = "guard audit log";
-
-/// Where intents, results, rate counters and the audit log live. One method:
-/// begin a transaction that serialises with every other transaction touching the same
-/// intent. Implement [`TxBackend`] and this trait to add an engine.
-pub trait OperationStore: Send + Sync + 'static {
-    /// Begins a transaction.
-    fn begin(&self) -> BoxFuture<'_, Result<Tx, StoreError>>;
-}
-
-impl<T: OperationStore + ?Sized> OperationStore for Arc<T> {
-    fn begin(&self) -> BoxFuture<'_, Result<Tx, StoreError>> {
-        (**self).begin()
-    }
-}
 
 /// A server's two-phase configuration: the store, who is calling, and the store's audit log.
 #[derive(Clone)]
@@ -176,14 +156,6 @@ impl std::fmt::Debug for Operations {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Operations").finish_non_exhaustive()
     }
-}
-
-/// Milliseconds since the Unix epoch, the unit of every time guard stores (effects that
-/// store times beside guard's can use it too).
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// A stored time for the model: RFC 3339 in UTC.

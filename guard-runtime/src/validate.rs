@@ -11,6 +11,7 @@
 
 use serde_json::{Map, Value};
 use unicode_general_category::{GeneralCategory, get_general_category};
+use unicode_normalization::UnicodeNormalization;
 
 use crate::form::{FieldKind, FieldSpec, FormSpec, Format};
 
@@ -225,6 +226,33 @@ fn is_combining_mark(c: char) -> bool {
     )
 }
 
+/// How a typed name compares with the target it must equal.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum TypedName {
+    Matches,
+    /// An invisible character (format character, variation selector…) is left inside.
+    Invisible,
+    Differs,
+}
+
+/// Both sides in NFC, White_Space trimmed from the typed text; an invisible character left
+/// inside it never matches, whatever the target, so what the human saw is what they typed.
+pub(crate) fn compare_typed(typed: &str, expected: &str) -> TypedName {
+    let typed: String = typed.nfc().collect();
+    let typed = typed.trim();
+    let hidden = |c: char| {
+        (is_invisible(c) && !c.is_whitespace())
+            || matches!(c, '\u{34F}' | '\u{180B}'..='\u{180F}' | '\u{FE00}'..='\u{FE0F}' | '\u{E0100}'..='\u{E01EF}')
+    };
+    if typed.chars().any(hidden) {
+        TypedName::Invisible
+    } else if typed.chars().eq(expected.nfc()) {
+        TypedName::Matches
+    } else {
+        TypedName::Differs
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,5 +274,45 @@ mod tests {
         assert_eq!(visible_len("e\u{301}"), 1, "a mark belongs to its base");
         assert_eq!(visible_len("\u{200B}ada\u{200B} "), 3);
         assert_eq!(visible_len("🙂 ok"), 3);
+    }
+
+    #[test]
+    fn typed_names_compare_in_nfc_after_trimming_white_space() {
+        assert_eq!(compare_typed("orders", "orders"), TypedName::Matches);
+        assert_eq!(
+            compare_typed(" \torders\u{3000}\n", "orders"),
+            TypedName::Matches
+        );
+        assert_eq!(
+            compare_typed("cafe\u{301}", "caf\u{E9}"),
+            TypedName::Matches
+        );
+        assert_eq!(
+            compare_typed("caf\u{E9}", "cafe\u{301}"),
+            TypedName::Matches
+        );
+        assert_eq!(compare_typed("Orders", "orders"), TypedName::Differs);
+        assert_eq!(compare_typed("\u{43e}rders", "orders"), TypedName::Differs);
+        assert_eq!(compare_typed("", "orders"), TypedName::Differs);
+    }
+
+    #[test]
+    fn an_invisible_character_inside_never_matches() {
+        for hidden in [
+            '\u{200B}', '\u{200D}', '\u{2060}', '\u{FEFF}', '\u{AD}', '\u{202E}', '\u{FE0F}',
+            '\u{34F}',
+        ] {
+            for typed in [
+                format!("ord{hidden}ers"),
+                format!("{hidden}orders"),
+                format!("orders{hidden}"),
+            ] {
+                assert_eq!(
+                    compare_typed(&typed, "orders"),
+                    TypedName::Invisible,
+                    "{typed:?}"
+                );
+            }
+        }
     }
 }

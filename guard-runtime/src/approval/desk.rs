@@ -365,14 +365,14 @@ impl Desk {
                 }
                 if let Some(expected) = &record.request.expected {
                     let typed = typed.as_deref().unwrap_or_default();
-                    match crate::flow::compare_typed(typed, expected) {
-                        crate::flow::TypedName::Matches => {}
-                        crate::flow::TypedName::Invisible => {
+                    match crate::validate::compare_typed(typed, expected) {
+                        crate::validate::TypedName::Matches => {}
+                        crate::validate::TypedName::Invisible => {
                             return Err(Refusal::TypedMismatch(format!(
                                 "the typed name contains invisible characters; type {expected} without them"
                             )));
                         }
-                        crate::flow::TypedName::Differs => {
+                        crate::validate::TypedName::Differs => {
                             return Err(Refusal::TypedMismatch(format!(
                                 "the typed name does not match {expected} exactly"
                             )));

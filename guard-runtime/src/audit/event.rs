@@ -140,12 +140,6 @@ impl Event {
 
 const RESERVED: [&str; 6] = ["seq", "prev", "at", "tool", "outcome", "trace_id"];
 
-/// Lowercase hex SHA-256 of `bytes`.
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    hex(&sha2::Sha256::digest(bytes))
-}
-
 /// An entry's place, read from its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Place {

@@ -44,6 +44,6 @@ pub use verify::{Fault, FaultKind, Item, Verified, verify, verify_export};
 /// The SHA-256 a record keeps of `value`'s canonical JSON (arguments, results), in hex; of
 /// its plain JSON text where it has no canonical form (an integer beyond ±2^53).
 pub fn digest(value: &serde_json::Value) -> String {
-    let text = crate::canonical_json(value).unwrap_or_else(|_| value.to_string());
-    event::sha256_hex(text.as_bytes())
+    let text = crate::canonical::canonical_json(value).unwrap_or_else(|_| value.to_string());
+    crate::canonical::sha256_hex(text.as_bytes())
 }

@@ -19,12 +19,12 @@ use super::{
 };
 use crate::{
     canonical::hex,
-    ops::{Dialect, Done, OperationStore, Statement, StoreError, Tx, now_ms},
+    store::{
+        Dialect, Done, OperationStore, Statement, StoreError, Tx,
+        lock::{self, Lock},
+        now_ms,
+    },
 };
-
-/// The PostgreSQL advisory lock that serialises appends (any fixed number; guard's schema
-/// migration uses another).
-const APPEND_LOCK: i64 = 7_237_150_515;
 
 /// The audit log in an operation store.
 #[derive(Clone)]
@@ -160,7 +160,7 @@ impl AuditLog {
     async fn select(
         &self,
         filter: &str,
-        params: &[crate::ops::SqlValue],
+        params: &[crate::store::SqlValue],
     ) -> Result<Vec<Record>, StoreError> {
         let mut tx = self.store.begin().await?;
         let rows = tx
@@ -186,10 +186,7 @@ impl AuditLog {
     /// text. Publish the text somewhere the database's writers cannot reach.
     pub async fn checkpoint(&self, signer: &CheckpointSigner) -> Result<String, StoreError> {
         let mut tx = self.store.begin().await?;
-        if tx.dialect() == Dialect::Postgres {
-            tx.execute("SELECT pg_advisory_xact_lock($1)", &[APPEND_LOCK.into()])
-                .await?;
-        }
+        lock::hold(&mut tx, Lock::AuditAppend).await?;
         let rows = tx
             .query("SELECT hash FROM guard_audit_log ORDER BY seq", &[])
             .await?;
@@ -308,12 +305,7 @@ pub(crate) async fn lock_after(
     mut before: Vec<Statement>,
 ) -> Result<(Vec<Done>, Head), StoreError> {
     let mine = before.len();
-    if tx.dialect() == Dialect::Postgres {
-        before.push(Statement::execute(
-            "SELECT pg_advisory_xact_lock($1)",
-            vec![APPEND_LOCK.into()],
-        ));
-    }
+    before.extend(lock::statement(tx.dialect(), Lock::AuditAppend));
     before.push(Statement::query(LAST, Vec::new()));
     let mut done = tx.pipeline(&before).await?;
     let last = done.pop().and_then(|d| d.rows.into_iter().next());
@@ -333,7 +325,7 @@ pub(crate) async fn commit_at(tx: Tx, mut head: Head, event: &Event) -> Result<u
 const LAST: &str = "SELECT seq, hash FROM guard_audit_log ORDER BY seq DESC LIMIT 1";
 
 /// The place after `last` (the log's last row, if any) and the hash it follows.
-fn head_of(last: Option<&crate::ops::Row>) -> Result<(i64, Hash), StoreError> {
+fn head_of(last: Option<&crate::store::Row>) -> Result<(i64, Hash), StoreError> {
     match last {
         None => Ok((0, [0u8; 32])),
         Some(row) => {
@@ -377,7 +369,7 @@ fn text_field(value: Option<&Value>) -> Option<String> {
 }
 
 /// The first indexed column of `row` that says something its entry does not.
-fn disagreeing_column(row: &crate::ops::Row) -> Result<Option<&'static str>, StoreError> {
+fn disagreeing_column(row: &crate::store::Row) -> Result<Option<&'static str>, StoreError> {
     let Some(entry) = serde_json::from_str::<Value>(row.text("entry")?).ok() else {
         return Ok(Some("entry"));
     };

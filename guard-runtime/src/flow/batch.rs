@@ -12,11 +12,12 @@ use rmcp::model::{
 };
 use serde_json::Value;
 
-use super::{Flow, GuardCall, Step, ToolSpec, codes};
+use super::{Flow, GuardCall, ToolSpec};
 use crate::{
     batch::{Batch, ItemReport, Offered, Picked, Report, plural},
-    error::ToolError,
+    error::{ToolError, codes},
     guard::Guard,
+    outcome::{Outcome, Step},
 };
 
 /// The answer's one field: the keys of the picked items.
@@ -51,11 +52,11 @@ impl<'g> Flow<'g, Picked> {
         preview: Result<Batch, ToolError>,
         max_items: usize,
     ) -> Step<ShownBatch> {
-        let batch = preview.map_err(|error| self.refuse("preview_failed", error))?;
+        let batch = preview.map_err(|error| self.refuse(Outcome::PreviewFailed, error))?;
         if let Some(key) = batch.duplicate_key() {
             tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, key, "a batch preview offered the same key twice");
             return Err(self.refuse(
-                "misconfigured",
+                Outcome::Misconfigured,
                 ToolError::new(
                     codes::INVALID_STATE,
                     format!(
@@ -73,13 +74,13 @@ impl<'g> Flow<'g, Picked> {
         if self.opened.is_none() {
             if count == 0 {
                 return Err(self.natural(
-                    "nothing_matched",
+                    Outcome::NothingMatched,
                     format!("Nothing matches {}; nothing was changed.", batch.rule()),
                 ));
             }
             if count > max_items {
                 return Err(self.natural(
-                    "too_many",
+                    Outcome::TooMany,
                     format!(
                         "{count} items match {}, more than the {max_items} one question may offer; nothing was changed and the user was not asked. Narrow the rule so that at most {max_items} items match, then call the tool again.",
                         batch.rule()
@@ -109,7 +110,7 @@ impl<'g> Flow<'g, Picked> {
                 let state = self.seal_state(String::new(), ttl, None, Some(shown.offer.clone()))?;
                 let request =
                     InputRequest::Elicitation(ElicitRequest::new(self.batch_question(&shown)));
-                self.audit("asked", "mrtr");
+                self.audit(Outcome::Asked, "mrtr");
                 return Err(self.input_required(request, state));
             };
             self.redeem_state(sealed, ttl).await?;
@@ -140,7 +141,7 @@ impl<'g> Flow<'g, Picked> {
                 1 => "The user did not pick the one offered item; nothing was changed.".to_owned(),
                 n => format!("The user picked none of the {n} offered items; nothing was changed."),
             };
-            return Err(self.natural("nothing_picked", text));
+            return Err(self.natural(Outcome::NothingPicked, text));
         }
         Ok(Chosen {
             picks,
@@ -158,7 +159,7 @@ impl<'g> Flow<'g, Picked> {
         if self.call.request.ct.is_cancelled() {
             return Err(self.cancelled_by_client());
         }
-        let now = again.map_err(|error| self.refuse("preview_failed", error))?;
+        let now = again.map_err(|error| self.refuse(Outcome::PreviewFailed, error))?;
         let by_key: HashMap<&str, _> = now.items().iter().map(|i| (i.key(), i)).collect();
         let (mut ready, mut skipped) = (Vec::new(), Vec::new());
         for pick in &chosen.picks {
@@ -192,7 +193,7 @@ impl<'g> Flow<'g, Picked> {
         for item in report.items() {
             let event = crate::audit::Event::new(
                 self.spec.name,
-                format!("item_{}", item.outcome().as_str()),
+                Outcome::Item(item.outcome()),
                 self.trace_id.as_str(),
             )
             .field("key", item.key())
@@ -204,9 +205,9 @@ impl<'g> Flow<'g, Picked> {
         result.structured_content = Some(report.structured());
         let outcome = if report.all_failed() {
             result.is_error = Some(true);
-            "handler_error"
+            Outcome::HandlerError
         } else {
-            "executed"
+            Outcome::Executed
         };
         let digest = serde_json::to_value(&result).ok();
         self.record(outcome, "", digest.as_ref());

@@ -7,7 +7,15 @@
 //! `notifications/elicitation/complete`) and the steps both eras share; `page_mrtr` holds
 //! the 2026-07-28 rounds.
 
-use super::{ApprovalSpec, Effect, Flow, Form, Step, ToolError, Value, codes};
+use serde_json::Value;
+
+use super::{ApprovalSpec, Flow};
+use crate::{
+    error::{ToolError, codes},
+    form::Form,
+    outcome::{Outcome, Step},
+    preview::Effect,
+};
 
 impl<F: Form> Flow<'_, F> {
     /// Without the `approval` feature there is no page to send the human to: refuse.
@@ -53,7 +61,7 @@ impl<F: Form> Flow<'_, F> {
         let bound_to = self.bound_to().unwrap_or_default();
         let (mut opened, url) = self.open_approval(page, effect, expected, approval, bound_to)?;
         let desk = &page.shared().desk;
-        self.audit("asked", "url");
+        self.audit(Outcome::Asked, "url");
         let params = self.url_question(effect, approval, &url, &opened.id);
         let peer = &self.call.request.peer;
         let sent = match peer
@@ -111,7 +119,7 @@ impl<F: Form> Flow<'_, F> {
             .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
             .map_err(|e| {
                 self.refuse(
-                    "invalid_arguments",
+                    Outcome::InvalidArguments,
                     ToolError::new(codes::INVALID_INPUT, format!("Nothing was changed: {e}.")),
                 )
             })
@@ -130,7 +138,7 @@ impl<F: Form> Flow<'_, F> {
         let requester = page
             .shared()
             .identify(&self.call.request)
-            .map_err(|error| self.refuse("permission_denied", error))?;
+            .map_err(|error| self.refuse(Outcome::PermissionDenied, error))?;
         let request = crate::approval::Request {
             tool: self.spec.name,
             message: self.spec.message,
@@ -146,7 +154,7 @@ impl<F: Form> Flow<'_, F> {
         page.shared().open(request).map_err(|problem| {
             tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, %problem, "cannot open an approval");
             self.refuse(
-                "misconfigured",
+                Outcome::Misconfigured,
                 ToolError::new(
                     codes::INVALID_STATE,
                     format!(
@@ -260,14 +268,14 @@ impl<F: Form> Flow<'_, F> {
                 Ok((page_answer::<F>(typed), secret))
             }
             Status::Rejected { by } => Err(self.natural(
-                "rejected",
+                Outcome::Rejected,
                 format!(
                     "{by} rejected {} on the approval page; nothing was changed.",
                     self.spec.name
                 ),
             )),
             Status::Expired => Err(self.natural(
-                "expired",
+                Outcome::Expired,
                 format!(
                     "The approval for {} expired before enough people approved; nothing was changed. Call the tool again to ask afresh.",
                     self.spec.name
@@ -290,7 +298,7 @@ impl<F: Form> Flow<'_, F> {
     #[cfg(feature = "approval")]
     pub(super) fn no_url_mode(&self) -> Box<rmcp::model::CallToolResponse> {
         self.natural(
-            "unsupported_client",
+            Outcome::UnsupportedClient,
             format!(
                 "Nothing was changed: {} must be approved on a web page, and this client \
                  cannot send the user to one (it did not declare URL elicitation). Ask the \
@@ -303,7 +311,7 @@ impl<F: Form> Flow<'_, F> {
     #[cfg(feature = "approval")]
     pub(super) fn page_declined(&self) -> Box<rmcp::model::CallToolResponse> {
         self.natural(
-            "declined",
+            Outcome::Declined,
             self.spec.on_decline.map(str::to_owned).unwrap_or_else(|| {
                 format!(
                     "The user declined to open the approval page; nothing was changed ({} did not run).",
@@ -317,7 +325,7 @@ impl<F: Form> Flow<'_, F> {
     fn no_page(&self, why: &str) -> Box<rmcp::model::CallToolResponse> {
         tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, why, "a tool approved on the page has no page to send the human to");
         self.refuse(
-            "misconfigured",
+            Outcome::Misconfigured,
             ToolError::new(
                 codes::INVALID_STATE,
                 format!(

@@ -22,8 +22,16 @@
 
 use rmcp::model::{ElicitRequest, ElicitationAction, InputRequest};
 
-use super::{ApprovalSpec, Effect, Flow, Form, Step, ToolError, Value, codes, state_changed};
+use serde_json::Value;
+
+use super::{ApprovalSpec, Flow, finish::state_changed};
 use crate::approval::{ApprovalPage, Claim, Status};
+use crate::{
+    error::{ToolError, codes},
+    form::Form,
+    outcome::{Outcome, Step},
+    preview::Effect,
+};
 
 impl<F: Form> Flow<'_, F> {
     /// One MRTR round of a call approved on the page.
@@ -50,13 +58,13 @@ impl<F: Form> Flow<'_, F> {
         let requester = page
             .shared()
             .identify(&self.call.request)
-            .map_err(|error| self.refuse("permission_denied", error))?;
+            .map_err(|error| self.refuse(Outcome::PermissionDenied, error))?;
         let (mut status, deadline) = desk
             .watch(id, &requester, &self.bound_to()?)
             .map_err(|claim| self.unclaimed(&claim))?;
         if sealed.fingerprint != effect.fingerprint() {
             desk.close(id, Status::Withdrawn);
-            return Err(self.refuse("state_changed", state_changed(effect.target())));
+            return Err(self.refuse(Outcome::StateChanged, state_changed(effect.target())));
         }
         // A replay is refused here and leaves the approval to the round already waiting.
         self.redeem_state(sealed, ttl).await?;
@@ -102,7 +110,7 @@ impl<F: Form> Flow<'_, F> {
                 page.shared().desk.close(&opened.id, Status::Withdrawn);
             })?;
         let question = self.url_question(effect, approval, &url, &opened.id);
-        self.audit("asked", "url");
+        self.audit(Outcome::Asked, "url");
         Ok(self.input_required(
             InputRequest::Elicitation(ElicitRequest::new(question)),
             state,
@@ -115,7 +123,7 @@ impl<F: Form> Flow<'_, F> {
             Claim::Unknown => {
                 tracing::warn!(trace_id = %self.trace_id, tool = self.spec.name, "a retry named an approval this process does not hold");
                 self.refuse(
-                    "approval_unknown",
+                    Outcome::ApprovalUnknown,
                     ToolError::new(
                         codes::INVALID_STATE,
                         format!(
@@ -128,7 +136,7 @@ impl<F: Form> Flow<'_, F> {
             Claim::NotYours => {
                 tracing::warn!(trace_id = %self.trace_id, tool = self.spec.name, "a retry named an approval opened for another call");
                 self.refuse(
-                    "approval_mismatch",
+                    Outcome::ApprovalMismatch,
                     ToolError::new(
                         codes::PERMISSION_DENIED,
                         format!(

@@ -3,22 +3,17 @@
 
 use std::time::Duration;
 
-use rmcp::model::{CallToolResponse, CallToolResult, MetaObject};
-use serde_json::{Value, json};
+use rmcp::model::{CallToolResponse, CallToolResult};
+use serde_json::Value;
 
-use super::{
-    Operations,
-    intent::OperationRef,
-    now_ms,
-    rate::Rate,
-    sql::{Done, Statement, StoreError, Tx},
-};
+use super::{Operations, intent::OperationRef, rate::Rate};
+use crate::store::{Done, Statement, StoreError, Tx, now_ms};
 use crate::{
     audit::Event,
     error::{ToolError, codes},
-    flow::Step,
     guard::Guard,
     identity::{Identity, require_scopes_traced},
+    outcome::{Outcome, Step, tag},
 };
 
 /// A prepare tool's options, fixed at compile time by `#[prepare]`.
@@ -99,7 +94,8 @@ impl Caller {
         let identity = match ops.identity.identify(&request) {
             Ok(identity) => identity,
             Err(refusal) => {
-                let event = Event::new(tool, refusal.code(), trace_id.as_str()).field("op", op);
+                let event = Event::new(tool, Outcome::Refused(refusal.code()), trace_id.as_str())
+                    .field("op", op);
                 event.mirror();
                 if let Err(error) = ops.audit.append(None, &event).await {
                     tracing::error!(%trace_id, %error, "could not write the audit record");
@@ -116,7 +112,8 @@ impl Caller {
         };
         if let Err(denied) = require_scopes_traced(&caller.identity, tool, scopes, &caller.trace_id)
         {
-            let record = caller.record(codes::PERMISSION_DENIED, None, None, None);
+            let record =
+                caller.record(Outcome::Refused(codes::PERMISSION_DENIED), None, None, None);
             caller.audit_alone(&record).await;
             return Err(caller.refuse(denied, None));
         }
@@ -130,7 +127,7 @@ impl Caller {
         if uuid::Uuid::try_parse(&id).is_ok() {
             return Ok(id);
         }
-        let record = self.record(codes::INVALID_INPUT, None, None, None);
+        let record = self.record(Outcome::Refused(codes::INVALID_INPUT), None, None, None);
         self.audit_alone(&record).await;
         Err(self.refuse(
             ToolError::invalid_input(format!(
@@ -143,7 +140,7 @@ impl Caller {
     /// This call's audit event: who asked, which op, and what it concerned.
     pub fn record(
         &self,
-        outcome: &'static str,
+        outcome: Outcome,
         operation_id: Option<&str>,
         target: Option<&str>,
         summary: Option<&str>,
@@ -209,12 +206,12 @@ impl Caller {
 
     /// An `isError` answer with guard's tag.
     pub fn refuse(&self, error: ToolError, operation_id: Option<&str>) -> Box<CallToolResponse> {
-        let outcome = error.code();
+        let outcome = Outcome::Refused(error.code());
         Box::new(tag(error.into_result(), outcome, &self.trace_id, operation_id).into())
     }
 
     /// A successful structured answer with guard's tag.
-    pub fn answer(&self, outcome: &str, body: Value, operation_id: &str) -> CallToolResponse {
+    pub fn answer(&self, outcome: Outcome, body: Value, operation_id: &str) -> CallToolResponse {
         tag(
             CallToolResult::structured(body),
             outcome,
@@ -225,7 +222,7 @@ impl Caller {
     }
 
     /// A successful structured answer with guard's tag, for a call with no operation id.
-    pub fn answer_plain(&self, outcome: &str, body: Value) -> CallToolResponse {
+    pub fn answer_plain(&self, outcome: Outcome, body: Value) -> CallToolResponse {
         tag(
             CallToolResult::structured(body),
             outcome,
@@ -253,22 +250,6 @@ impl Caller {
 }
 
 fn answer_error(error: ToolError, trace_id: &str) -> Box<CallToolResponse> {
-    let outcome = error.code();
+    let outcome = Outcome::Refused(error.code());
     Box::new(tag(error.into_result(), outcome, trace_id, None).into())
-}
-
-fn tag(
-    mut result: CallToolResult,
-    outcome: &str,
-    trace_id: &str,
-    operation_id: Option<&str>,
-) -> CallToolResult {
-    let mut meta = result.meta.take().unwrap_or_default();
-    let mut guard = json!({"outcome": outcome, "traceId": trace_id});
-    if let Some(id) = operation_id {
-        guard["operationId"] = id.into();
-    }
-    meta.0.insert("guard".into(), guard);
-    result.meta = Some(MetaObject(meta.0));
-    result
 }

@@ -25,15 +25,20 @@ use serde_json::{Value, json};
 
 use super::{
     call::{Caller, ConfirmSpec},
-    intent::{OperationRef, Status, Stored, sha256_hex},
-    now_ms, rfc3339,
-    sql::{Dialect, Statement, StoreError, Tx},
+    intent::{OperationRef, Status, Stored},
+    rfc3339,
+};
+use crate::canonical::sha256_hex;
+use crate::store::{
+    Dialect, Statement, StoreError, Tx,
+    lock::{self, Lock},
+    now_ms,
 };
 use crate::{
     error::{ToolError, codes},
-    flow::Step,
     guard::Guard,
     identity::Identity,
+    outcome::{Outcome, Step},
 };
 
 /// What the author's `recheck` hook found.
@@ -121,7 +126,8 @@ impl<P: DeserializeOwned> Locked<P> {
                     &e,
                     "The operation was not touched; retry with the same operation_id",
                 );
-                let record = caller.record(codes::UNAVAILABLE, Some(&id), None, None);
+                let record =
+                    caller.record(Outcome::Refused(codes::UNAVAILABLE), Some(&id), None, None);
                 caller.audit_alone(&record).await;
                 return Err(answer);
             }
@@ -139,8 +145,12 @@ impl<P: DeserializeOwned> Locked<P> {
                         tracing::error!(trace_id = %caller.trace_id, operation_id = %id, error = %e, "a stored payload no longer reads as the confirm's payload type");
                         drop(tx);
                         let refusal = ToolError::internal(e);
-                        let record =
-                            caller.record(refusal.code(), Some(&id), Some(&intent.target), None);
+                        let record = caller.record(
+                            Outcome::Refused(refusal.code()),
+                            Some(&id),
+                            Some(&intent.target),
+                            None,
+                        );
                         caller.audit_alone(&record).await;
                         return Err(caller.refuse(refusal, Some(&id)));
                     }
@@ -181,8 +191,12 @@ impl<P: DeserializeOwned> Locked<P> {
                     ..
                 } = self;
                 let id = intent.operation_id.as_str();
-                let record =
-                    caller.record(codes::STATE_CHANGED, Some(id), Some(&intent.target), None);
+                let record = caller.record(
+                    Outcome::Refused(codes::STATE_CHANGED),
+                    Some(id),
+                    Some(&intent.target),
+                    None,
+                );
                 let closed = caller
                     .commit_audited(tx, vec![set_status(id, Status::Rejected)], &record, |_| {
                         Ok(())
@@ -231,7 +245,7 @@ impl<P: DeserializeOwned> Locked<P> {
         if refusal.code() == codes::STATE_CHANGED {
             return reject_after_rollback(&caller, spec, &intent, refusal).await;
         }
-        let record = caller.record(refusal.code(), Some(id), target, None);
+        let record = caller.record(Outcome::Refused(refusal.code()), Some(id), target, None);
         caller.audit_alone(&record).await;
         caller.refuse(refusal, Some(id))
     }
@@ -251,10 +265,23 @@ async fn reject_after_rollback(
         caller.identity.tenant.as_str(),
         caller.identity.user.as_str(),
     );
-    let record = caller.record(codes::STATE_CHANGED, Some(id), Some(&intent.target), None);
+    let record = caller.record(
+        Outcome::Refused(codes::STATE_CHANGED),
+        Some(id),
+        Some(&intent.target),
+        None,
+    );
     let closed = async {
         let mut tx = caller.ops.store.begin().await?;
-        super::target::lock(&mut tx, who.0, spec.op, &intent.target).await?;
+        lock::hold(
+            &mut tx,
+            Lock::Target {
+                tenant: who.0,
+                op: spec.op,
+                target: &intent.target,
+            },
+        )
+        .await?;
         let now = Stored::read(&mut tx, id, who, true).await?;
         if let Some(now) = now.filter(|now| now.status != Status::Prepared) {
             tx.rollback().await?;
@@ -271,12 +298,17 @@ async fn reject_after_rollback(
     let closed_now = match closed {
         Ok(None) => true,
         Ok(Some(settled)) if settled.status == Status::Submitted => {
-            let record = caller.record("ALREADY_PROCESSED", Some(id), Some(&intent.target), None);
+            let record = caller.record(
+                Outcome::AlreadyProcessed,
+                Some(id),
+                Some(&intent.target),
+                None,
+            );
             caller.audit_alone(&record).await;
             let result = Stored::json(settled.result.as_deref());
             let at = settled.confirmed_at.unwrap_or_else(now_ms);
             return Box::new(caller.answer(
-                "ALREADY_PROCESSED",
+                Outcome::AlreadyProcessed,
                 submitted(&settled, result, at, true),
                 id,
             ));
@@ -336,7 +368,7 @@ impl<P: DeserializeOwned> Approved<P> {
         let id = intent.operation_id.as_str();
         let now = now_ms();
         let record = caller
-            .record("SUBMITTED", Some(id), Some(&intent.target), None)
+            .record(Outcome::Submitted, Some(id), Some(&intent.target), None)
             .digest("result_sha256", &result);
         let last = vec![
             Statement::execute(
@@ -364,7 +396,11 @@ impl<P: DeserializeOwned> Approved<P> {
         if let Err(e) = committed {
             return Ok(*result_unknown(&caller, id, Some(&intent.target), spec, &e).await);
         }
-        Ok(caller.answer("SUBMITTED", submitted(&intent, result, now, false), id))
+        Ok(caller.answer(
+            Outcome::Submitted,
+            submitted(&intent, result, now, false),
+            id,
+        ))
     }
 }
 
@@ -378,7 +414,7 @@ struct Gate<'a> {
 enum Gated {
     Go(Box<Stored>),
     /// The call ends here with this outcome; the transaction commits what it marked.
-    Done(&'static str, Box<CallToolResponse>),
+    Done(Outcome, Box<CallToolResponse>),
 }
 
 impl Gate<'_> {
@@ -390,7 +426,7 @@ impl Gate<'_> {
         );
         let not_found = || {
             Gated::Done(
-                codes::OPERATION_NOT_FOUND,
+                Outcome::Refused(codes::OPERATION_NOT_FOUND),
                 caller.refuse(not_found(id, self.spec.prepare_tool), None),
             )
         };
@@ -402,7 +438,15 @@ impl Gate<'_> {
             _ => return Ok(not_found()),
         };
         let intent = if intent.status == Status::Prepared && tx.dialect() == Dialect::Postgres {
-            super::target::lock(tx, who.0, self.spec.op, &intent.target).await?;
+            lock::hold(
+                tx,
+                Lock::Target {
+                    tenant: who.0,
+                    op: self.spec.op,
+                    target: &intent.target,
+                },
+            )
+            .await?;
             match Stored::read(tx, id, who, true).await? {
                 Some(intent) => intent,
                 None => return Ok(not_found()),
@@ -427,8 +471,8 @@ impl Gate<'_> {
                 let result = Stored::json(intent.result.as_deref());
                 let body = submitted(&intent, result, intent.confirmed_at.unwrap_or(now), true);
                 return Ok(Gated::Done(
-                    "ALREADY_PROCESSED",
-                    Box::new(caller.answer("ALREADY_PROCESSED", body, id)),
+                    Outcome::AlreadyProcessed,
+                    Box::new(caller.answer(Outcome::AlreadyProcessed, body, id)),
                 ));
             }
             Status::Expired => return Ok(self.expired()),
@@ -461,7 +505,10 @@ impl Gate<'_> {
     }
 
     fn refused(&self, error: ToolError) -> Gated {
-        Gated::Done(error.code(), self.caller.refuse(error, Some(self.id)))
+        Gated::Done(
+            Outcome::Refused(error.code()),
+            self.caller.refuse(error, Some(self.id)),
+        )
     }
 }
 
@@ -504,7 +551,7 @@ async fn not_carried_out(
     error: &StoreError,
 ) -> Box<CallToolResponse> {
     tracing::error!(trace_id = %caller.trace_id, tool = spec.tool, operation_id = %id, %error, "operation store failed before a confirm's effect");
-    let record = caller.record(codes::UNAVAILABLE, Some(id), target, None);
+    let record = caller.record(Outcome::Refused(codes::UNAVAILABLE), Some(id), target, None);
     caller.audit_alone(&record).await;
     caller.refuse(
         ToolError::new(
@@ -529,7 +576,12 @@ async fn result_unknown(
     error: &StoreError,
 ) -> Box<CallToolResponse> {
     tracing::error!(trace_id = %caller.trace_id, tool = spec.tool, operation_id = %id, %error, "operation store failed during a confirm");
-    let record = caller.record(codes::RESULT_UNKNOWN, Some(id), target, None);
+    let record = caller.record(
+        Outcome::Refused(codes::RESULT_UNKNOWN),
+        Some(id),
+        target,
+        None,
+    );
     caller.audit_alone(&record).await;
     caller.refuse(
         ToolError::new(

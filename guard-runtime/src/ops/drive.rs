@@ -9,9 +9,9 @@ use super::{
     call::ConfirmSpec,
     confirm::{Approved, Locked, Recheck},
     intent::OperationRef,
-    sql::BoxFuture,
 };
-use crate::{error::ToolError, flow::Step, guard::Guard};
+use crate::store::BoxFuture;
+use crate::{error::ToolError, guard::Guard, outcome::Step};
 
 /// The author's `recheck` hook, boxed so it can be called with any borrow of the intent.
 pub type RecheckHook<S, P> =

@@ -3,10 +3,9 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
-use super::sql::{Dialect, Row, StoreError, Tx};
-use crate::canonical::{NotCanonical, canonical_json, hex};
+use crate::outcome::Outcome;
+use crate::store::{Dialect, Row, StoreError, Tx};
 
 /// Where an intent stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -30,6 +29,16 @@ impl Status {
             Status::Submitted => "SUBMITTED",
             Status::Expired => "EXPIRED",
             Status::Rejected => "REJECTED",
+        }
+    }
+
+    /// The outcome a lookup of an operation in this status reports.
+    pub(crate) fn outcome(self) -> Outcome {
+        match self {
+            Status::Prepared => Outcome::Prepared,
+            Status::Submitted => Outcome::Submitted,
+            Status::Expired => Outcome::IntentExpired,
+            Status::Rejected => Outcome::IntentRejected,
         }
     }
 
@@ -93,16 +102,6 @@ pub struct OperationRef {
 }
 
 /// The canonical payload (RFC 8785) and its SHA-256 in hex.
-pub(crate) fn canonical_payload(payload: &Value) -> Result<(String, String), NotCanonical> {
-    let canonical = canonical_json(payload)?;
-    let hash = sha256_hex(canonical.as_bytes());
-    Ok((canonical, hash))
-}
-
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
 /// An intent as stored.
 #[derive(Debug, Clone)]
 pub(crate) struct Stored {

@@ -30,19 +30,20 @@ use rmcp::model::CallToolResponse;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{
-    call::Caller,
-    intent::sha256_hex,
-    now_ms, rfc3339,
-    sql::{Dialect, StoreError, Tx},
+use super::{call::Caller, rfc3339};
+use crate::canonical::sha256_hex;
+use crate::store::{
+    StoreError, Tx,
+    lock::{self, Lock},
+    now_ms,
 };
 use crate::{
     audit::Event,
     canonical::canonical_json,
     error::{ToolError, codes},
-    flow::Step,
     guard::Guard,
     identity::Identity,
+    outcome::{Outcome, Step},
 };
 
 /// The longest key guard accepts.
@@ -107,7 +108,7 @@ impl Keyed {
     ) -> Step<Self> {
         let caller = Caller::start(guard, spec.tool, spec.tool, &[]).await?;
         if let Err(problem) = check_key(key, spec.key_field) {
-            audit_alone(&caller, codes::INVALID_INPUT, None).await;
+            audit_alone(&caller, Outcome::Refused(codes::INVALID_INPUT), None).await;
             return Err(caller.refuse(problem, None));
         }
         let body = match args.body() {
@@ -117,7 +118,7 @@ impl Keyed {
         let body = match canonical_json(&body) {
             Ok(canonical) => sha256_hex(canonical.as_bytes()),
             Err(e) => {
-                audit_alone(&caller, codes::INVALID_INPUT, Some(key)).await;
+                audit_alone(&caller, Outcome::Refused(codes::INVALID_INPUT), Some(key)).await;
                 let refusal = ToolError::invalid_input(format!("Nothing was done: {e}."));
                 return Err(caller.refuse(refusal, None));
             }
@@ -186,7 +187,7 @@ impl Keyed {
                 if let Err(e) = tx.rollback().await {
                     tracing::warn!(trace_id = %caller.trace_id, error = %e, "rollback after a refused keyed call failed; the connection is discarded");
                 }
-                audit_alone(&caller, refusal.code(), Some(&key)).await;
+                audit_alone(&caller, Outcome::Refused(refusal.code()), Some(&key)).await;
                 return Ok(*caller.refuse(refusal, None));
             }
         };
@@ -212,13 +213,13 @@ impl Keyed {
                     "the RUNNING record of key {key} changed under its own transaction ({changed} rows)"
                 )));
             }
-            audit(&caller, &mut tx, "COMPLETED", Some(&key)).await?;
+            audit(&caller, &mut tx, Outcome::Completed, Some(&key)).await?;
             tx.commit().await
         }
         .await;
         if let Err(e) = stored {
             tracing::error!(trace_id = %caller.trace_id, tool = spec.tool, error = %e, "storing a keyed call's result failed; it may or may not have committed");
-            audit_alone(&caller, codes::RESULT_UNKNOWN, Some(&key)).await;
+            audit_alone(&caller, Outcome::Refused(codes::RESULT_UNKNOWN), Some(&key)).await;
             return Ok(*caller.refuse(
                 ToolError::new(
                     codes::RESULT_UNKNOWN,
@@ -231,7 +232,7 @@ impl Keyed {
             ));
         }
         Ok(caller.answer_plain(
-            "COMPLETED",
+            Outcome::Completed,
             body(&key, false, result, now, now.saturating_add(ttl_ms(spec))),
         ))
     }
@@ -242,7 +243,7 @@ enum Claimed {
     /// No record: this call inserted the `RUNNING` row and runs the handler.
     Ours,
     /// The call ends here with this outcome and answer.
-    Done(&'static str, Box<CallToolResponse>),
+    Done(Outcome, Box<CallToolResponse>),
 }
 
 /// One lookup-or-insert of a key, in the call's transaction.
@@ -257,24 +258,14 @@ struct Claim<'a> {
 impl Claim<'_> {
     async fn run(&self, tx: &mut Tx) -> Result<Claimed, StoreError> {
         let who = &self.caller.identity;
-        if tx.dialect() == Dialect::Postgres {
-            // Held until this transaction ends: a second call with the key answers at once
-            // instead of waiting on the first one's uncommitted row.
-            let lock = advisory_key(&scoped_hash(who, self.spec.tool, self.key));
-            let got = tx
-                .query_opt(
-                    "SELECT pg_try_advisory_xact_lock($1) AS got",
-                    &[lock.into()],
-                )
-                .await?
-                .map(|row| row.int("got"))
-                .transpose()?;
-            if got != Some(1) {
-                return Ok(Claimed::Done(
-                    codes::IN_PROGRESS,
-                    in_progress_answer(self.caller, self.spec, self.key),
-                ));
-            }
+        // Held until this transaction ends: a second call with the key answers at once
+        // instead of waiting on the first one's uncommitted row.
+        let scoped = scoped_hash(who, self.spec.tool, self.key);
+        if !lock::try_hold(tx, Lock::Key(&scoped)).await? {
+            return Ok(Claimed::Done(
+                Outcome::Refused(codes::IN_PROGRESS),
+                in_progress_answer(self.caller, self.spec, self.key),
+            ));
         }
         tx.execute(
             "DELETE FROM guard_idempotency WHERE expires_at <= $1",
@@ -315,8 +306,7 @@ impl Claim<'_> {
             return Ok(Claimed::Ours);
         };
         if row.text("body_sha256")? != self.body {
-            return Ok(Claimed::Done(
-                codes::IDEMPOTENCY_KEY_REUSED,
+            return Ok(Claimed::Done(Outcome::Refused(codes::IDEMPOTENCY_KEY_REUSED),
                 self.caller.refuse(
                     ToolError::new(
                         codes::IDEMPOTENCY_KEY_REUSED,
@@ -331,14 +321,14 @@ impl Claim<'_> {
         }
         if row.text("status")? != "COMPLETED" {
             return Ok(Claimed::Done(
-                codes::IN_PROGRESS,
+                Outcome::Refused(codes::IN_PROGRESS),
                 in_progress_answer(self.caller, self.spec, self.key),
             ));
         }
         let result: Value = serde_json::from_str(row.text("result")?)
             .map_err(|e| StoreError::Column(format!("stored result of a key: {e}")))?;
         let answer = self.caller.answer_plain(
-            "ALREADY_PROCESSED",
+            Outcome::AlreadyProcessed,
             body(
                 self.key,
                 true,
@@ -347,7 +337,7 @@ impl Claim<'_> {
                 row.int("expires_at")?,
             ),
         );
-        Ok(Claimed::Done("ALREADY_PROCESSED", Box::new(answer)))
+        Ok(Claimed::Done(Outcome::AlreadyProcessed, Box::new(answer)))
     }
 }
 
@@ -378,7 +368,7 @@ fn in_progress_answer(caller: &Caller, spec: &KeyedSpec, key: &str) -> Box<CallT
 
 /// A unique-constraint refusal on insert: another transaction holds the key.
 async fn in_progress(caller: &Caller, spec: &KeyedSpec, key: &str) -> Box<CallToolResponse> {
-    audit_alone(caller, codes::IN_PROGRESS, Some(key)).await;
+    audit_alone(caller, Outcome::Refused(codes::IN_PROGRESS), Some(key)).await;
     in_progress_answer(caller, spec, key)
 }
 
@@ -404,13 +394,6 @@ fn scoped_hash(who: &Identity, tool: &str, key: &str) -> String {
     sha256_hex(scoped.as_bytes())
 }
 
-/// The advisory lock id of a scoped key: its hash's first 64 bits. A collision only makes
-/// two keys take turns.
-fn advisory_key(scoped: &str) -> i64 {
-    let bits = u64::from_str_radix(&scoped[..16], 16).unwrap_or_default();
-    i64::from_ne_bytes(bits.to_ne_bytes())
-}
-
 fn ttl_ms(spec: &KeyedSpec) -> i64 {
     i64::try_from(spec.ttl.as_millis()).unwrap_or(i64::MAX)
 }
@@ -420,7 +403,7 @@ fn ttl_ms(spec: &KeyedSpec) -> i64 {
 async fn audit(
     caller: &Caller,
     tx: &mut Tx,
-    outcome: &'static str,
+    outcome: Outcome,
     key: Option<&str>,
 ) -> Result<(), StoreError> {
     let record = record(caller, outcome, key);
@@ -428,12 +411,12 @@ async fn audit(
 }
 
 /// Like [`audit`], in a transaction of its own, for outcomes whose transaction rolled back.
-async fn audit_alone(caller: &Caller, outcome: &'static str, key: Option<&str>) {
+async fn audit_alone(caller: &Caller, outcome: Outcome, key: Option<&str>) {
     let record = record(caller, outcome, key);
     caller.audit_alone(&record).await;
 }
 
-fn record(caller: &Caller, outcome: &'static str, key: Option<&str>) -> Event {
+fn record(caller: &Caller, outcome: Outcome, key: Option<&str>) -> Event {
     caller
         .record(outcome, None, None, None)
         .field("idempotency_key", key)

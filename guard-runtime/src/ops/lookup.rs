@@ -9,9 +9,10 @@ use super::{
     call::Caller,
     confirm::not_found,
     intent::{OperationRef, Status, Stored},
-    now_ms, rfc3339,
+    rfc3339,
 };
-use crate::{error::codes, guard::Guard};
+use crate::store::now_ms;
+use crate::{error::codes, guard::Guard, outcome::Outcome};
 
 /// The name of the generated tool.
 pub const TOOL: &str = "get_operation_result";
@@ -41,9 +42,9 @@ pub async fn get_operation_result(
         let mut tx = caller.ops.store.begin().await?;
         let intent = Stored::read(&mut tx, &id, (&who.tenant, &who.user), false).await?;
         let outcome = if intent.is_some() {
-            "LOOKED_UP"
+            Outcome::LookedUp
         } else {
-            codes::OPERATION_NOT_FOUND
+            Outcome::Refused(codes::OPERATION_NOT_FOUND)
         };
         let record = caller.record(outcome, Some(&id), None, None);
         caller.commit_audit(tx, &record).await?;
@@ -80,5 +81,5 @@ pub async fn get_operation_result(
         "result": Stored::json(intent.result.as_deref()),
         "next": next,
     });
-    Ok(caller.answer(status.as_str(), body, &intent.operation_id))
+    Ok(caller.answer(status.outcome(), body, &intent.operation_id))
 }

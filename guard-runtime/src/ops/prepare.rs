@@ -8,17 +8,21 @@ use serde_json::json;
 
 use super::{
     call::{Caller, PrepareSpec},
-    intent::{Intent, canonical_payload},
-    now_ms,
+    intent::Intent,
     rate::Rate,
     rfc3339,
-    sql::{Statement, StoreError, Tx},
+};
+use crate::canonical::canonical_payload;
+use crate::store::{
+    Statement, StoreError, Tx,
+    lock::{self, Lock},
+    now_ms,
 };
 use crate::{
     error::{ToolError, codes},
-    flow::Step,
     guard::Guard,
     identity::Identity,
+    outcome::{Outcome, Step},
 };
 
 /// A prepare in progress, handed to the author's handler: the trusted caller and a store
@@ -62,7 +66,15 @@ impl Prepare {
             return Ok(());
         }
         let who = &self.caller.identity;
-        super::target::lock(&mut self.tx, &who.tenant, self.spec.op, target).await?;
+        lock::hold(
+            &mut self.tx,
+            Lock::Target {
+                tenant: &who.tenant,
+                op: self.spec.op,
+                target,
+            },
+        )
+        .await?;
         self.locked = Some(target.to_owned());
         Ok(())
     }
@@ -85,7 +97,8 @@ impl Prepare {
                 Ok(Ok(())) => {}
                 Ok(Err(wait)) => {
                     drop(tx);
-                    let record = caller.record(codes::RATE_LIMITED, None, None, None);
+                    let record =
+                        caller.record(Outcome::Refused(codes::RATE_LIMITED), None, None, None);
                     caller.audit_alone(&record).await;
                     let error = ToolError::new(
                         codes::RATE_LIMITED,
@@ -129,7 +142,7 @@ impl Prepare {
             Ok(intent) => intent,
             Err(refusal) => {
                 drop(tx);
-                let record = caller.record(refusal.code(), None, None, None);
+                let record = caller.record(Outcome::Refused(refusal.code()), None, None, None);
                 caller.alone(&record, rate.as_ref()).await;
                 return Ok(*caller.refuse(refusal, None));
             }
@@ -144,7 +157,7 @@ impl Prepare {
                 drop(tx);
                 let refusal =
                     ToolError::new(codes::INVALID_INPUT, format!("Nothing was prepared: {e}."));
-                let record = caller.record(refusal.code(), None, None, None);
+                let record = caller.record(Outcome::Refused(refusal.code()), None, None, None);
                 caller.alone(&record, rate.as_ref()).await;
                 return Ok(*caller.refuse(refusal, None));
             }
@@ -187,7 +200,7 @@ impl Prepare {
                 spec.confirm_tool
             ),
         });
-        Ok(caller.answer("PREPARED", body, &operation_id))
+        Ok(caller.answer(Outcome::Prepared, body, &operation_id))
     }
 }
 
@@ -210,7 +223,16 @@ impl<P> Stored<'_, P> {
         let who = &self.caller.identity;
         let target = self.intent.target.as_str();
         let lock = (!self.locked)
-            .then(|| super::target::statement(tx.dialect(), &who.tenant, self.spec.op, target))
+            .then(|| {
+                lock::statement(
+                    tx.dialect(),
+                    Lock::Target {
+                        tenant: &who.tenant,
+                        op: self.spec.op,
+                        target,
+                    },
+                )
+            })
             .flatten();
         let mut last: Vec<Statement> = lock.into_iter().collect();
         last.extend([
@@ -249,7 +271,7 @@ impl<P> Stored<'_, P> {
         let record = self
             .caller
             .record(
-                "PREPARED",
+                Outcome::Prepared,
                 Some(self.operation_id),
                 Some(target),
                 self.intent.summary.as_deref(),
@@ -302,7 +324,12 @@ async fn pending_elsewhere<P>(
         ),
         _ => "another operation on it is pending; try again shortly".to_owned(),
     };
-    let record = caller.record(codes::INVALID_STATE, None, Some(&intent.target), None);
+    let record = caller.record(
+        Outcome::Refused(codes::INVALID_STATE),
+        None,
+        Some(&intent.target),
+        None,
+    );
     caller.alone(&record, rate.as_ref()).await;
     *caller.refuse(
         ToolError::new(

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::sql::{Dialect, SqlValue, Statement, StoreError, Tx};
+use crate::store::{Dialect, SqlValue, Statement, StoreError, Tx};
 
 /// At most `limit` calls per `per`, for one user of one tool (`rate = "5/min"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

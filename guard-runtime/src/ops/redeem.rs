@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::{OperationStore, now_ms, sql::StoreError};
+use crate::store::{OperationStore, StoreError, now_ms};
 
 /// Records `nonce` as used for `valid_for`; false if it already was.
 pub(crate) async fn redeem(

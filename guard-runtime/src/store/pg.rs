@@ -85,9 +85,6 @@ impl PgStore {
     /// (see `guard_schema_version`), a store written by a newer guard is refused.
     pub async fn migrate(&self) -> Result<(), StoreError> {
         let mut tx = self.begin().await?;
-        // Migrators take turns, so two processes starting on one old store migrate it once.
-        tx.execute("SELECT pg_advisory_xact_lock(7237150514)", &[])
-            .await?;
         migrate::run(&mut tx, POSTGRES_SCHEMA).await?;
         // The triggers are definitions, not steps: the latest ones replace older ones.
         tx.batch(POSTGRES_GUARDS).await?;

@@ -4,6 +4,8 @@
 
 use std::{fmt, future::Future, pin::Pin, sync::Arc};
 
+use crate::error::{ToolError, codes};
+
 /// A boxed, sendable future: what a store backend returns.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -171,21 +173,21 @@ impl StoreError {
 /// violation means the data changed under the call: the model gets `STATE_CHANGED` (in a
 /// confirm, guard closes the intent as `REJECTED`). Anything else is `UNAVAILABLE` (in a
 /// confirm, guard turns it into "result unknown").
-impl From<StoreError> for crate::ToolError {
+impl From<StoreError> for ToolError {
     fn from(error: StoreError) -> Self {
         let trace_id = crate::trace::new_id();
         if error.is_constraint() {
             tracing::warn!(%trace_id, %error, "the store refused a statement on a constraint");
-            return crate::ToolError::new(
-                crate::codes::STATE_CHANGED,
+            return ToolError::new(
+                codes::STATE_CHANGED,
                 format!(
                     "The data changed: the database refused the change because it conflicts with what is stored now, so nothing was changed (trace_id {trace_id})."
                 ),
             );
         }
         tracing::error!(%trace_id, %error, "operation store failed");
-        crate::ToolError::new(
-            crate::codes::UNAVAILABLE,
+        ToolError::new(
+            codes::UNAVAILABLE,
             format!(
                 "The database failed while serving this call. Try again later; quote trace_id {trace_id} to the operator if it persists."
             ),

@@ -7,9 +7,10 @@
 use serde_json::Value;
 
 use super::{
-    intent::canonical_payload,
+    lock::{self, Lock},
     sql::{StoreError, Tx},
 };
+use crate::canonical::canonical_payload;
 
 /// One step from the version before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,9 +54,10 @@ pub(crate) const WRITE_VERSION: &str =
     ON CONFLICT (id) DO UPDATE SET version = excluded.version";
 
 /// Brings the store `tx` is on to [`CURRENT`], inside `tx`: `tables` is the backend's
-/// schema (step 1). The caller holds the lock that makes migrators take turns (SQLite's
-/// `BEGIN IMMEDIATE`, a PostgreSQL advisory lock) and commits.
+/// schema (step 1). Migrators take turns on [`Lock::Migrate`], so two processes opening one
+/// old store migrate it once; the caller commits.
 pub(crate) async fn run(tx: &mut Tx, tables: &str) -> Result<(), StoreError> {
+    lock::hold(tx, Lock::Migrate).await?;
     tx.batch(VERSION_TABLE).await?;
     let found = match tx.query_opt(READ_VERSION, &[]).await? {
         Some(row) => row.int("version")?,
@@ -148,7 +150,7 @@ mod tests {
         assert_eq!(recanonical(r#"{"a":1,"b":"x"}"#), None);
         let (text, digest) = recanonical(r#"{"b":2.50,"a":1.0}"#).unwrap();
         assert_eq!(text, r#"{"a":1,"b":2.5}"#);
-        assert_eq!(digest, super::super::intent::sha256_hex(text.as_bytes()));
+        assert_eq!(digest, crate::canonical::sha256_hex(text.as_bytes()));
         assert_eq!(recanonical(r#"{"id":9007199254740993}"#), None);
     }
 }

@@ -1,0 +1,110 @@
+//! Steps 9 and 10, and every other way a call ends: the handler's result audited and
+//! tagged, or a natural outcome (decline, cancel, an unmet precondition) or a refusal with a
+//! stable code, each with its audit record and guard's `_meta.guard` tag.
+
+use rmcp::{
+    handler::server::tool::IntoCallToolResult,
+    model::{CallToolResponse, CallToolResult, ContentBlock},
+};
+use serde_json::Value;
+
+use super::{Flow, Seen};
+use crate::{
+    error::{ToolError, codes},
+    outcome::{self, Outcome},
+};
+
+impl<F> Flow<'_, F> {
+    /// Step 10: audit the handler's outcome and hand its result back to rmcp.
+    pub fn finish(
+        &self,
+        result: impl IntoCallToolResult,
+    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let response = result.into_call_tool_result();
+        let outcome = match &response {
+            Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => Outcome::HandlerError,
+            Ok(_) => Outcome::Executed,
+            Err(_) => Outcome::HandlerFailed,
+        };
+        let result = match &response {
+            Ok(CallToolResponse::Complete(r)) => serde_json::to_value(r).ok(),
+            _ => None,
+        };
+        self.record(outcome, "", result.as_ref());
+        response.map(|r| match r {
+            CallToolResponse::Complete(result) => self.tag(result, outcome).into(),
+            other => other,
+        })
+    }
+
+    /// A non-error result: decline, cancel and unmet preconditions are outcomes.
+    pub(super) fn natural(&self, outcome: Outcome, text: String) -> Box<CallToolResponse> {
+        self.audit(outcome, "");
+        let result = CallToolResult::success(vec![ContentBlock::text(text)]);
+        Box::new(self.tag(result, outcome).into())
+    }
+
+    /// An `isError` result with a stable code; nothing ran.
+    pub(super) fn refuse(&self, outcome: Outcome, error: ToolError) -> Box<CallToolResponse> {
+        self.audit(outcome, error.code());
+        Box::new(self.tag(error.into_result(), outcome).into())
+    }
+
+    pub(super) fn tag(&self, result: CallToolResult, outcome: Outcome) -> CallToolResult {
+        outcome::tag(result, outcome, &self.trace_id, None)
+    }
+
+    pub(super) fn audit(&self, outcome: Outcome, code: &str) {
+        self.record(outcome, code, None);
+    }
+
+    pub(super) fn record(&self, outcome: Outcome, code: &str, result: Option<&Value>) {
+        self.guard.record(self.event(outcome, code, result));
+    }
+
+    /// The call's audit record: the outcome, what the human saw and answered (redacted),
+    /// a digest of the arguments and, once the handler ran, of its result.
+    pub(super) fn event(
+        &self,
+        outcome: Outcome,
+        code: &str,
+        result: Option<&Value>,
+    ) -> crate::audit::Event {
+        let mut event = crate::audit::Event::new(self.spec.name, outcome, self.trace_id.as_str())
+            .field("code", (!code.is_empty()).then_some(code))
+            .field("protocol", if self.is_mrtr() { "mrtr" } else { "push" })
+            .digest("args_sha256", &Value::Object(self.call.arguments.clone()));
+        {
+            let seen = self.seen();
+            if let Some((target, summary)) = &seen.effect {
+                event = event
+                    .field("target", target.as_str())
+                    .field("preview", summary.as_str());
+            }
+            if let Some(answer) = &seen.answer {
+                event = event.field("answer", Value::Object(answer.clone()));
+            }
+            if let Some(counts) = &seen.counts {
+                event = event.field("items", counts.clone());
+            }
+        }
+        if let Some(result) = result {
+            event = event.digest("result_sha256", result);
+        }
+        event
+    }
+
+    pub(super) fn seen(&self) -> std::sync::MutexGuard<'_, Seen> {
+        self.seen.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+pub(super) fn state_changed(target: &str) -> ToolError {
+    ToolError::new(
+        codes::STATE_CHANGED,
+        format!(
+            "{target} changed after the user confirmed, so nothing was changed: what the user \
+             confirmed is not what would run. Call the tool again to show the user the new state."
+        ),
+    )
+}

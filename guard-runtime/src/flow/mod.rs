@@ -1,0 +1,276 @@
+//! The guarded call flow that `#[destructive]` expands into: preview, capability, one
+//! elicitation (push or MRTR), the three outcomes, revalidation, re-check, then the handler.
+//! Every step that ends the call returns the model's result; nothing after it runs.
+//!
+//! The steps form a chain of values that only this module can build: [`Flow::begin`] gives a
+//! [`Shown`] effect, only [`Flow::ask`] (which really asks the human) turns it into an
+//! [`Accepted`] answer, and only [`Flow::recheck`] turns that into the [`Confirmed`] proof.
+//! No step takes a form value from its caller, so no code can mint a proof without a human.
+//!
+//! Each file is one step of the call, numbered as in ARCHITECTURE.md ("A guarded call, step by
+//! step"): `call` (the dispatched call, step 1), this file (steps 4, 7 and 8 in order),
+//! `push` and `mrtr` (step 6 in each protocol era), `accept` (step 7), `page` and
+//! `page_mrtr` (approval on guard's page), `batch` (batch tools) and `finish` (steps 9 and
+//! 10, and every other way a call ends).
+
+use std::{marker::PhantomData, time::Duration};
+
+use rmcp::model::{JsonObject, RequestStateError};
+use serde_json::Value;
+
+use crate::{
+    confirmed::Confirmed,
+    error::{ToolError, codes},
+    form::Form,
+    guard::Guard,
+    outcome::{Outcome, Step},
+    preview::{Effect, Preview},
+};
+
+mod accept;
+mod batch;
+mod call;
+mod finish;
+mod mrtr;
+mod page;
+#[cfg(feature = "approval")]
+mod page_mrtr;
+mod push;
+
+pub use accept::roles_problem;
+pub use call::GuardCall;
+use finish::state_changed;
+pub use mrtr::INPUT_KEY;
+use mrtr::{Sealed, binding};
+
+/// What the human is asked to do besides filling the form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfirmKind {
+    /// Only the form (and its `validate` rules).
+    Form,
+    /// A checkbox that must be ticked.
+    Checkbox,
+    /// The target, retyped exactly.
+    TypeToConfirm,
+    /// The human picks which of a batch's items the effect touches (see [`crate::batch`]).
+    Pick,
+}
+
+impl ConfirmKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            ConfirmKind::Form => "form",
+            ConfirmKind::Checkbox => "checkbox",
+            ConfirmKind::TypeToConfirm => "type_to_confirm",
+            ConfirmKind::Pick => "pick",
+        }
+    }
+}
+
+/// A guarded tool's options, fixed at compile time by `#[destructive]`.
+#[derive(Debug)]
+pub struct ToolSpec {
+    /// The tool's name as rmcp routes it.
+    pub name: &'static str,
+    /// How the human confirms.
+    pub confirm: ConfirmKind,
+    /// A header above the preview in the question.
+    pub message: Option<&'static str>,
+    /// How long the human has, if not the guard's default.
+    pub timeout: Option<Duration>,
+    /// The text the model gets when the human declines.
+    pub on_decline: Option<&'static str>,
+    /// The text the model gets when the human cancels.
+    pub on_cancel: Option<&'static str>,
+    /// Approved on guard's approval page (`approve = "url"`) instead of a form in the client.
+    pub approval: Option<ApprovalSpec>,
+}
+
+/// How a tool with `approve = "url"` is approved on the page.
+#[derive(Debug, Clone, Copy)]
+pub struct ApprovalSpec {
+    /// How many people must approve; above one, none of them the requester.
+    pub approvers: u8,
+    /// The label of a secret the page asks for, handed to the handler as a [`crate::Secret`].
+    pub secret: Option<&'static str>,
+}
+
+/// One guarded call in progress.
+pub struct Flow<'g, F> {
+    guard: &'g Guard,
+    call: GuardCall,
+    spec: &'static ToolSpec,
+    /// The name the sealed state is bound to: the form's, or `batch`.
+    form_name: &'static str,
+    trace_id: String,
+    /// The echoed MRTR state, opened (verified) once when the call arrives.
+    opened: Option<Result<Sealed, RequestStateError>>,
+    /// What the audit record says the human saw and answered (redacted), once known.
+    seen: std::sync::Mutex<Seen>,
+    form: PhantomData<fn() -> F>,
+}
+
+/// The parts of a call's story known only as it goes on.
+#[derive(Default)]
+struct Seen {
+    /// The target and the preview's summary, as shown.
+    effect: Option<(String, String)>,
+    /// The accepted answer, redacted field by field.
+    answer: Option<JsonObject>,
+    /// A batch's per-item counts, once the handler reported.
+    counts: Option<Value>,
+}
+
+/// The effect the preview found, about to be shown to the human. Only [`Flow::begin`]
+/// builds one.
+pub struct Shown {
+    effect: Effect,
+}
+
+/// The human's accepted and revalidated answer to one tool's question, before the re-check.
+/// Only [`Flow::ask`] builds one, and only after a real accept.
+pub struct Accepted<F> {
+    form: F,
+    effect: Effect,
+    spec: &'static ToolSpec,
+    secret: Option<crate::Secret>,
+}
+
+/// The author's business rules on an accepted form.
+pub type Rules<F> = fn(&F) -> Result<(), String>;
+
+impl<'g, F: Form> Flow<'g, F> {
+    /// Starts one guarded call: opens the sealed MRTR state, if the call carries one.
+    pub fn new(guard: &'g Guard, call: GuardCall, spec: &'static ToolSpec) -> Self {
+        Self::start(guard, call, spec, F::SPEC.name)
+    }
+
+    /// Step 4: a failed precondition or a preview error ends the call without asking.
+    pub fn begin(&self, preview: Result<Preview, ToolError>) -> Step<Shown> {
+        match preview {
+            Ok(Preview::Effect(effect)) => {
+                self.seen().effect =
+                    Some((effect.target().to_owned(), effect.summary().to_owned()));
+                Ok(Shown { effect })
+            }
+            Ok(Preview::Nothing(text)) => Err(self.natural(Outcome::PreconditionFailed, text)),
+            Err(error) => Err(self.refuse(Outcome::PreviewFailed, error)),
+        }
+    }
+
+    /// Steps 5–7: capability, one elicitation, the outcome, and server-side revalidation.
+    /// `expected` is the text a type-to-confirm answer must equal.
+    pub async fn ask(
+        &self,
+        shown: Shown,
+        expected: Option<&str>,
+        rules: Option<Rules<F>>,
+    ) -> Step<Accepted<F>> {
+        self.published()?;
+        self.roles_hold(expected)?;
+        let effect = shown.effect;
+        if let Some(approval) = self.spec.approval {
+            let (content, secret) = self.ask_page(&effect, expected, approval).await?;
+            let form = self.accept(Some(&content), expected, rules)?;
+            return Ok(Accepted {
+                form,
+                effect,
+                spec: self.spec,
+                secret,
+            });
+        }
+        let answer = if self.is_mrtr() {
+            self.ask_mrtr(&effect, expected).await?
+        } else {
+            self.ask_push(self.question(&effect, expected)).await?
+        };
+        let content = self.accepted(answer)?;
+        let form = self.accept(content.as_ref(), expected, rules)?;
+        Ok(Accepted {
+            form,
+            effect,
+            spec: self.spec,
+            secret: None,
+        })
+    }
+
+    /// Step 8: the target must still be exactly what the human confirmed, and the answer
+    /// must be this tool's. The confirmation is then committed to the audit log before the
+    /// proof exists, so an effect never runs unrecorded, even if the process stops during it.
+    pub async fn recheck(
+        &self,
+        accepted: Accepted<F>,
+        again: Result<Preview, ToolError>,
+    ) -> Step<Confirmed<F>> {
+        let Accepted {
+            form,
+            effect: confirmed,
+            spec,
+            secret,
+        } = accepted;
+        // The last check before the body runs: a call the client cancelled (or whose
+        // connection closed) after the human answered must not reach its effect.
+        if self.call.request.ct.is_cancelled() {
+            return Err(self.cancelled_by_client());
+        }
+        if !std::ptr::eq(spec, self.spec) {
+            tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, answered = spec.name, "an answer given to another tool reached this tool's re-check");
+            return Err(self.refuse(
+                Outcome::WrongTool,
+                ToolError::new(
+                    codes::INVALID_CONFIRMATION,
+                    format!(
+                        "Nothing was changed: the confirmation was given for {}, not {}. Call the tool again to ask the user.",
+                        spec.name, self.spec.name
+                    ),
+                ),
+            ));
+        }
+        match again {
+            Ok(Preview::Effect(now)) if now == confirmed => {
+                self.seen().answer = Some(crate::form::redacted(&form));
+                self.commit_accepted().await?;
+                Ok(Confirmed::new(
+                    form,
+                    now.target().to_owned(),
+                    self.trace_id.clone(),
+                    secret,
+                ))
+            }
+            Ok(_) => Err(self.refuse(Outcome::StateChanged, state_changed(confirmed.target()))),
+            Err(error) => Err(self.refuse(Outcome::PreviewFailed, error)),
+        }
+    }
+}
+
+impl<'g, F> Flow<'g, F> {
+    /// Opens the sealed MRTR state, if the call carries one, bound to `form_name`.
+    fn start(
+        guard: &'g Guard,
+        call: GuardCall,
+        spec: &'static ToolSpec,
+        form_name: &'static str,
+    ) -> Self {
+        let opened = call.request_state.as_ref().map(|state| {
+            // Arguments with no canonical form were never sealed, so nothing can open here.
+            let binding = binding(form_name, spec, &call.arguments)
+                .map_err(|_| RequestStateError::IntegrityCheckFailed)?;
+            guard.codec().open_json_with::<Sealed>(state, &binding)
+        });
+        // An answering round continues the asking round's trace.
+        let trace_id = match &opened {
+            Some(Ok(sealed)) => sealed.trace_id.clone(),
+            _ => crate::trace::new_id(),
+        };
+        Self {
+            guard,
+            call,
+            spec,
+            form_name,
+            trace_id,
+            opened,
+            seen: std::sync::Mutex::default(),
+            form: PhantomData,
+        }
+    }
+}

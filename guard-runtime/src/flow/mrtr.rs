@@ -1,0 +1,245 @@
+//! Step 6 on protocol 2026-07-28 (multi round-trip requests): the first round answers with
+//! an `InputRequiredResult` and an HMAC-sealed request state bound to the call's tool and
+//! canonical arguments; the retry echoes the state with the human's answer, and the state is
+//! redeemed once.
+
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolResponse, ElicitRequest, ElicitResult, InputRequest, InputRequests,
+    InputRequiredResult, JsonObject, ProtocolVersion, RequestStateError, SealOptions,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::{Flow, ToolSpec, finish::state_changed};
+use crate::{
+    canonical::{NotCanonical, canonical_json},
+    error::{ToolError, codes},
+    form::Form,
+    outcome::{Outcome, Step},
+    preview::Effect,
+};
+
+/// The key of guard's one input request in an MRTR round.
+pub const INPUT_KEY: &str = "guard_confirm";
+
+/// The sealed MRTR state: which question was asked, and what the human was shown.
+#[derive(Serialize, Deserialize)]
+pub(super) struct Sealed {
+    pub(super) nonce: String,
+    pub(super) fingerprint: String,
+    /// Carried across rounds so the asking and answering calls share one trace id.
+    pub(super) trace_id: String,
+    /// The sealing guard's boot epoch when it keeps used states in memory only (see
+    /// [`Guard`]): a state from before a restart cannot be checked for use, so it is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) epoch: Option<String>,
+    /// The approval a call approved on the page waits for (see `page_mrtr`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) approval: Option<String>,
+    /// A batch question's offer, item by item: the answering round judges the picks
+    /// against it, so a retry cannot widen what was offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) offered: Option<Vec<crate::batch::Offered>>,
+}
+
+impl<F: Form> Flow<'_, F> {
+    pub(super) async fn ask_mrtr(
+        &self,
+        effect: &Effect,
+        expected: Option<&str>,
+    ) -> Step<ElicitResult> {
+        let ttl = self.guard.timeout(self.spec.timeout);
+        let Some(sealed) = self.verified_state()? else {
+            if !self.client_can_confirm() {
+                return Err(self.unsupported());
+            }
+            let state = self.seal(effect, ttl, None)?;
+            let request =
+                InputRequest::Elicitation(ElicitRequest::new(self.question(effect, expected)));
+            self.audit(Outcome::Asked, "mrtr");
+            return Err(self.input_required(request, state));
+        };
+        if sealed.fingerprint != effect.fingerprint() {
+            return Err(self.refuse(Outcome::StateChanged, state_changed(effect.target())));
+        }
+        self.redeem_state(sealed, ttl).await?;
+        self.mrtr_answer()
+    }
+}
+
+impl<F> Flow<'_, F> {
+    pub(super) fn is_mrtr(&self) -> bool {
+        self.call
+            .request
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+    }
+
+    /// Seals this round's state, bound to the call's canonical arguments, valid for `ttl`.
+    pub(super) fn seal(
+        &self,
+        effect: &Effect,
+        ttl: Duration,
+        approval: Option<String>,
+    ) -> Step<String> {
+        self.seal_state(effect.fingerprint(), ttl, approval, None)
+    }
+
+    /// Seals a state with `fingerprint` (what the human is shown) and, for a batch, the
+    /// offer item by item.
+    pub(super) fn seal_state(
+        &self,
+        fingerprint: String,
+        ttl: Duration,
+        approval: Option<String>,
+        offered: Option<Vec<crate::batch::Offered>>,
+    ) -> Step<String> {
+        let binding = binding(self.form_name, self.spec, &self.call.arguments).map_err(|e| {
+            self.refuse(
+                Outcome::InvalidArguments,
+                ToolError::new(codes::INVALID_INPUT, format!("Nothing was changed: {e}.")),
+            )
+        })?;
+        let sealed = Sealed {
+            nonce: crate::trace::new_nonce(),
+            fingerprint,
+            trace_id: self.trace_id.clone(),
+            epoch: self.guard.boot_epoch().map(str::to_owned),
+            approval,
+            offered,
+        };
+        self.guard
+            .codec()
+            .seal_json_with(
+                &sealed,
+                &SealOptions::new().associated_data(&binding).ttl(ttl),
+            )
+            .map_err(|e| self.refuse(Outcome::SealFailed, ToolError::internal(e)))
+    }
+
+    /// The first round's answer: guard's one input request, and the sealed state to echo.
+    pub(super) fn input_required(
+        &self,
+        request: InputRequest,
+        state: String,
+    ) -> Box<CallToolResponse> {
+        let requests = InputRequests::from([(INPUT_KEY.to_owned(), request)]);
+        Box::new(InputRequiredResult::new(Some(requests), Some(state)).into())
+    }
+
+    /// The echoed state of an answering round, verified: sealed by this guard for this call's
+    /// tool and arguments, unexpired, and from this boot when used states live in memory.
+    /// `None` on a first round.
+    pub(super) fn verified_state(&self) -> Step<Option<&Sealed>> {
+        let sealed = match &self.opened {
+            None => return Ok(None),
+            Some(Ok(sealed)) => sealed,
+            Some(Err(RequestStateError::Expired)) => {
+                return Err(self.refuse(
+                    Outcome::Expired,
+                    ToolError::new(
+                        codes::CONFIRMATION_EXPIRED,
+                        "The confirmation expired before the answer arrived; nothing was changed. Call the tool again to ask afresh.",
+                    ),
+                ));
+            }
+            Some(Err(error)) => {
+                tracing::warn!(trace_id = %self.trace_id, %error, "rejected request state");
+                return Err(self.bad_state());
+            }
+        };
+        if sealed.epoch.as_deref() != self.guard.boot_epoch() {
+            tracing::warn!(trace_id = %self.trace_id, "request state sealed before this server started");
+            return Err(self.refuse(
+                Outcome::Restarted,
+                ToolError::new(
+                    codes::INVALID_STATE,
+                    "This confirmation was asked before the server restarted, and the server \
+                     cannot tell whether it was already used; nothing was changed. Call the tool \
+                     again to ask afresh.",
+                ),
+            ));
+        }
+        Ok(Some(sealed))
+    }
+
+    pub(super) fn bad_state(&self) -> Box<CallToolResponse> {
+        self.refuse(
+            Outcome::BadState,
+            ToolError::new(
+                codes::INVALID_STATE,
+                "The confirmation state does not match this call (altered, or sent with \
+                 different arguments); nothing was changed. Call the tool again to ask afresh.",
+            ),
+        )
+    }
+
+    /// Marks the state used; a second round with it is a replay.
+    pub(super) async fn redeem_state(&self, sealed: &Sealed, ttl: Duration) -> Step<()> {
+        let redeemed = self.guard.redeem(&sealed.nonce, ttl).await.map_err(|error| {
+            tracing::error!(trace_id = %self.trace_id, %error, "could not record a used request state");
+            self.refuse(
+                Outcome::StoreFailed,
+                ToolError::new(
+                    codes::UNAVAILABLE,
+                    format!(
+                        "Nothing was changed: the server could not record this confirmation as used (trace_id {}). Call the tool again to ask afresh.",
+                        self.trace_id
+                    ),
+                ),
+            )
+        })?;
+        if redeemed {
+            Ok(())
+        } else {
+            Err(self.refuse(
+                Outcome::Replayed,
+                ToolError::new(
+                    codes::INVALID_STATE,
+                    "This confirmation was already used; nothing was changed. Call the tool again to ask afresh.",
+                ),
+            ))
+        }
+    }
+
+    /// The client's answer to guard's input request, from the retry.
+    pub(super) fn mrtr_answer(&self) -> Step<ElicitResult> {
+        let answer = self
+            .call
+            .input_responses
+            .as_ref()
+            .and_then(|r| r.get(INPUT_KEY))
+            .map(|v| serde_json::from_value::<ElicitResult>(v.clone()));
+        match answer {
+            Some(Ok(answer)) => Ok(answer),
+            _ => Err(self.refuse(
+                Outcome::NoAnswer,
+                ToolError::new(
+                    codes::INVALID_CONFIRMATION,
+                    format!(
+                        "The retry carried no readable answer under `{INPUT_KEY}`; nothing was changed. Call the tool again to ask afresh."
+                    ),
+                ),
+            )),
+        }
+    }
+}
+
+/// The bytes a seal is bound to: tool, form (or `batch`), confirmation kind and canonical
+/// arguments.
+pub(super) fn binding(
+    form_name: &str,
+    spec: &ToolSpec,
+    arguments: &JsonObject,
+) -> Result<Vec<u8>, NotCanonical> {
+    canonical_json(&json!([
+        "guard/v1",
+        spec.name,
+        form_name,
+        spec.confirm.as_str(),
+        Value::Object(arguments.clone()),
+    ]))
+    .map(String::into_bytes)
+}

@@ -1,0 +1,305 @@
+//! What became of a guarded call, in one vocabulary: the [`Outcome`] that its audit record
+//! and its `_meta.guard` tag name, and [`Step`], what each step that may end a call returns.
+//!
+//! The flow, two-phase operations, idempotency keys and the exposure all end calls; they
+//! name the ending here, and the tag the model's result carries is built here, once.
+
+use rmcp::model::{CallToolResponse, CallToolResult, MetaObject};
+use serde_json::json;
+
+use crate::{batch::ItemOutcome, error::codes};
+
+/// A step either continues with a value or ends the call with the model's result.
+pub type Step<T> = Result<T, Box<CallToolResponse>>;
+
+/// How a call ended (or how far it got), as its audit record and the `outcome` of its
+/// `_meta.guard` tag spell it.
+///
+/// Guarded tools' outcomes are lowercase words (`declined`, `state_changed`); two-phase
+/// operations and keyed tools name theirs by status (`PREPARED`, `SUBMITTED`) or, when they
+/// refuse, by the stable error code ([`Outcome::Refused`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// The question went to the human (`protocol` says how: push, MRTR or the page).
+    Asked,
+    /// The human's answer passed every check and is in the log; the effect runs next.
+    Accepted,
+    /// The handler ran and returned a result.
+    Executed,
+    /// The handler ran and returned an `isError` result.
+    HandlerError,
+    /// The handler ran and failed with a protocol error.
+    HandlerFailed,
+    /// The human declined.
+    Declined,
+    /// The human cancelled, or did not answer in time.
+    Cancelled,
+    /// The client cancelled the call, or its connection closed, before the effect.
+    CancelledByClient,
+    /// The human did not answer before the timeout (followed by [`Outcome::Cancelled`]).
+    TimedOut,
+    /// The preview found nothing to do; nobody was asked.
+    PreconditionFailed,
+    /// The author's preview failed; nobody was asked.
+    PreviewFailed,
+    /// The target changed between the question and the effect.
+    StateChanged,
+    /// The client did not declare form elicitation, so nobody could be asked.
+    UnsupportedClient,
+    /// The answer failed revalidation (types, ranges, the typed name, a rule).
+    InvalidAnswer,
+    /// An answer given to another tool reached this tool's re-check.
+    WrongTool,
+    /// The tool's form does not fit its confirmation kind.
+    Misconfigured,
+    /// The confirmation could not be written to the audit log, so nothing ran.
+    AuditFailed,
+    /// The tool was called outside a `tools/call` that guard's exposure dispatched to it.
+    NotPublished,
+    /// The question could not reach the human.
+    ElicitationFailed,
+    /// The arguments have no canonical form to bind a request state to.
+    InvalidArguments,
+    /// The request state could not be sealed.
+    SealFailed,
+    /// The echoed request state expired.
+    Expired,
+    /// The echoed request state was sealed before this server started.
+    Restarted,
+    /// The echoed request state does not match this call.
+    BadState,
+    /// The request state could not be marked used.
+    StoreFailed,
+    /// The request state was already used.
+    Replayed,
+    /// The retry carried no readable answer.
+    NoAnswer,
+    /// The caller lacks a scope the approval page needs.
+    PermissionDenied,
+    /// The approvers rejected the call on the page.
+    Rejected,
+    /// The retry names an approval the page does not know.
+    ApprovalUnknown,
+    /// The retry names an approval given for another call.
+    ApprovalMismatch,
+    /// A batch's preview matched nothing.
+    NothingMatched,
+    /// A batch's preview matched more items than it may offer.
+    TooMany,
+    /// The human picked none of a batch's items.
+    NothingPicked,
+    /// One item of a batch, as the handler reported it.
+    Item(ItemOutcome),
+    /// A tool the allowlist or read-only mode hides was called.
+    HiddenTool,
+    /// A tool the server does not have was called.
+    UnknownTool,
+    /// A prepare stored its intent.
+    Prepared,
+    /// A confirm ran its effect.
+    Submitted,
+    /// A confirm or a keyed call came back for an operation that had already run.
+    AlreadyProcessed,
+    /// A keyed call ran and stored its result.
+    Completed,
+    /// An intent's lifetime ended before its confirm (as a lookup reports it).
+    IntentExpired,
+    /// An intent was closed without its effect (as a lookup reports it).
+    IntentRejected,
+    /// `get_operation_result` found the caller's operation.
+    LookedUp,
+    /// The call was refused with this stable code (see [`codes`]).
+    Refused(&'static str),
+}
+
+/// Every stable code, so a tag read back names its refusal.
+const CODES: [&str; 14] = [
+    codes::INVALID_INPUT,
+    codes::INVALID_CONFIRMATION,
+    codes::STATE_CHANGED,
+    codes::CONFIRMATION_EXPIRED,
+    codes::INVALID_STATE,
+    codes::PERMISSION_DENIED,
+    codes::INTERNAL,
+    codes::READ_ONLY,
+    codes::UNAVAILABLE,
+    codes::OPERATION_NOT_FOUND,
+    codes::RATE_LIMITED,
+    codes::RESULT_UNKNOWN,
+    codes::IDEMPOTENCY_KEY_REUSED,
+    codes::IN_PROGRESS,
+];
+
+/// Every outcome without a payload, for reading a spelling back.
+const NAMED: [Outcome; 46] = [
+    Outcome::Asked,
+    Outcome::Accepted,
+    Outcome::Executed,
+    Outcome::HandlerError,
+    Outcome::HandlerFailed,
+    Outcome::Declined,
+    Outcome::Cancelled,
+    Outcome::CancelledByClient,
+    Outcome::TimedOut,
+    Outcome::PreconditionFailed,
+    Outcome::PreviewFailed,
+    Outcome::StateChanged,
+    Outcome::UnsupportedClient,
+    Outcome::InvalidAnswer,
+    Outcome::WrongTool,
+    Outcome::Misconfigured,
+    Outcome::AuditFailed,
+    Outcome::NotPublished,
+    Outcome::ElicitationFailed,
+    Outcome::InvalidArguments,
+    Outcome::SealFailed,
+    Outcome::Expired,
+    Outcome::Restarted,
+    Outcome::BadState,
+    Outcome::StoreFailed,
+    Outcome::Replayed,
+    Outcome::NoAnswer,
+    Outcome::PermissionDenied,
+    Outcome::Rejected,
+    Outcome::ApprovalUnknown,
+    Outcome::ApprovalMismatch,
+    Outcome::NothingMatched,
+    Outcome::TooMany,
+    Outcome::NothingPicked,
+    Outcome::Item(ItemOutcome::Done),
+    Outcome::Item(ItemOutcome::Skipped),
+    Outcome::Item(ItemOutcome::Failed),
+    Outcome::HiddenTool,
+    Outcome::UnknownTool,
+    Outcome::Prepared,
+    Outcome::Submitted,
+    Outcome::AlreadyProcessed,
+    Outcome::Completed,
+    Outcome::IntentExpired,
+    Outcome::IntentRejected,
+    Outcome::LookedUp,
+];
+
+impl Outcome {
+    /// The outcome as the audit log and the `_meta.guard` tag spell it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Asked => "asked",
+            Outcome::Accepted => "accepted",
+            Outcome::Executed => "executed",
+            Outcome::HandlerError => "handler_error",
+            Outcome::HandlerFailed => "handler_failed",
+            Outcome::Declined => "declined",
+            Outcome::Cancelled => "cancelled",
+            Outcome::CancelledByClient => "cancelled_by_client",
+            Outcome::TimedOut => "timed_out",
+            Outcome::PreconditionFailed => "precondition_failed",
+            Outcome::PreviewFailed => "preview_failed",
+            Outcome::StateChanged => "state_changed",
+            Outcome::UnsupportedClient => "unsupported_client",
+            Outcome::InvalidAnswer => "invalid_answer",
+            Outcome::WrongTool => "wrong_tool",
+            Outcome::Misconfigured => "misconfigured",
+            Outcome::AuditFailed => "audit_failed",
+            Outcome::NotPublished => "not_published",
+            Outcome::ElicitationFailed => "elicitation_failed",
+            Outcome::InvalidArguments => "invalid_arguments",
+            Outcome::SealFailed => "seal_failed",
+            Outcome::Expired => "expired",
+            Outcome::Restarted => "restarted",
+            Outcome::BadState => "bad_state",
+            Outcome::StoreFailed => "store_failed",
+            Outcome::Replayed => "replayed",
+            Outcome::NoAnswer => "no_answer",
+            Outcome::PermissionDenied => "permission_denied",
+            Outcome::Rejected => "rejected",
+            Outcome::ApprovalUnknown => "approval_unknown",
+            Outcome::ApprovalMismatch => "approval_mismatch",
+            Outcome::NothingMatched => "nothing_matched",
+            Outcome::TooMany => "too_many",
+            Outcome::NothingPicked => "nothing_picked",
+            Outcome::Item(ItemOutcome::Done) => "item_done",
+            Outcome::Item(ItemOutcome::Skipped) => "item_skipped",
+            Outcome::Item(ItemOutcome::Failed) => "item_failed",
+            Outcome::HiddenTool => "hidden_tool",
+            Outcome::UnknownTool => "unknown_tool",
+            Outcome::Prepared => "PREPARED",
+            Outcome::Submitted => "SUBMITTED",
+            Outcome::AlreadyProcessed => "ALREADY_PROCESSED",
+            Outcome::Completed => "COMPLETED",
+            Outcome::IntentExpired => "EXPIRED",
+            Outcome::IntentRejected => "REJECTED",
+            Outcome::LookedUp => "LOOKED_UP",
+            Outcome::Refused(code) => code,
+        }
+    }
+
+    /// The outcome a tag or an audit record spells `text`, if guard writes it.
+    pub fn parse(text: &str) -> Option<Self> {
+        NAMED.into_iter().find(|o| o.as_str() == text).or_else(|| {
+            CODES
+                .into_iter()
+                .find(|code| *code == text)
+                .map(Outcome::Refused)
+        })
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<Outcome> for String {
+    fn from(outcome: Outcome) -> Self {
+        outcome.as_str().to_owned()
+    }
+}
+
+/// `result` with guard's tag in its `_meta`: the outcome, the trace id and, for an
+/// operation, its id. The one place the tag is built.
+pub(crate) fn tag(
+    mut result: CallToolResult,
+    outcome: Outcome,
+    trace_id: &str,
+    operation_id: Option<&str>,
+) -> CallToolResult {
+    let mut meta = result.meta.take().unwrap_or_default();
+    let mut guard = json!({"outcome": outcome.as_str(), "traceId": trace_id});
+    if let Some(id) = operation_id {
+        guard["operationId"] = id.into();
+    }
+    meta.0.insert("guard".into(), guard);
+    result.meta = Some(MetaObject(meta.0));
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CODES, NAMED, Outcome};
+
+    #[test]
+    fn every_outcome_reads_back_as_itself() {
+        for outcome in NAMED {
+            assert_eq!(Outcome::parse(outcome.as_str()), Some(outcome));
+        }
+        for code in CODES {
+            assert_eq!(Outcome::parse(code), Some(Outcome::Refused(code)));
+        }
+        assert_eq!(Outcome::parse("Declined"), None);
+        assert_eq!(Outcome::parse("declined "), None);
+    }
+
+    #[test]
+    fn no_two_outcomes_share_a_spelling() {
+        let mut seen = std::collections::HashSet::new();
+        for outcome in NAMED {
+            assert!(seen.insert(outcome.as_str()), "{outcome:?}");
+        }
+        for code in CODES {
+            assert!(seen.insert(code), "{code}");
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! The locks that make guard's writers take turns, each with a name. On PostgreSQL each is
+//! a transaction-scoped advisory lock that ends with its transaction. On SQLite
+//! `BEGIN IMMEDIATE` already holds the database's one write lock for the whole
+//! transaction, so there is nothing more to take.
+
+use sha2::{Digest, Sha256};
+
+use super::sql::{Dialect, Statement, StoreError, Tx};
+
+/// A lock guard takes, by what it protects.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Lock<'a> {
+    /// Schema steps: two processes opening one old store migrate it once.
+    Migrate,
+    /// Audit log appends: an entry chains to the one before it, so the head must not move
+    /// between reading it and writing after it.
+    AuditAppend,
+    /// A prepare and a confirm of one target (tenant, op, target): a prepare's check never
+    /// reads the target while a confirm of it is changing it.
+    Target {
+        /// The caller's tenant.
+        tenant: &'a str,
+        /// The operation.
+        op: &'a str,
+        /// The target's name.
+        target: &'a str,
+    },
+    /// One idempotency key, by the hex SHA-256 of its scope (tenant, user, tool, key): a
+    /// second call with the key answers at once instead of waiting on the first one's row.
+    Key(&'a str),
+}
+
+/// Fixed ids of the locks that protect one thing per store (any numbers no other lock
+/// derives; kept as they were, so processes of older builds still take turns with these).
+const MIGRATE: i64 = 7_237_150_514;
+const AUDIT_APPEND: i64 = 7_237_150_515;
+
+impl Lock<'_> {
+    /// The advisory lock id.
+    fn id(self) -> i64 {
+        match self {
+            Lock::Migrate => MIGRATE,
+            Lock::AuditAppend => AUDIT_APPEND,
+            Lock::Target { tenant, op, target } => target_id(tenant, op, target),
+            Lock::Key(scoped) => key_id(scoped),
+        }
+    }
+}
+
+/// The statement that waits for `lock`, to send with others; none on SQLite.
+pub(crate) fn statement(dialect: Dialect, lock: Lock<'_>) -> Option<Statement> {
+    match dialect {
+        Dialect::Sqlite => None,
+        Dialect::Postgres => Some(Statement::execute(
+            "SELECT pg_advisory_xact_lock($1)",
+            vec![lock.id().into()],
+        )),
+    }
+}
+
+/// Holds `lock` until `tx` ends, waiting for whoever holds it now. Taking it again in the
+/// same transaction is free.
+pub(crate) async fn hold(tx: &mut Tx, lock: Lock<'_>) -> Result<(), StoreError> {
+    match statement(tx.dialect(), lock) {
+        Some(statement) => tx.pipeline(&[statement]).await.map(drop),
+        None => Ok(()),
+    }
+}
+
+/// Takes `lock` until `tx` ends if nobody holds it, without waiting: `false` when another
+/// transaction has it. Always `true` on SQLite, whose transaction already excludes others.
+pub(crate) async fn try_hold(tx: &mut Tx, lock: Lock<'_>) -> Result<bool, StoreError> {
+    if tx.dialect() == Dialect::Sqlite {
+        return Ok(true);
+    }
+    let got = tx
+        .query_opt(
+            "SELECT pg_try_advisory_xact_lock($1) AS got",
+            &[lock.id().into()],
+        )
+        .await?
+        .map(|row| row.int("got"))
+        .transpose()?;
+    Ok(got == Some(1))
+}
+
+/// A target's lock id: the first 8 bytes of SHA-256 over the length-prefixed names, so no
+/// two different triples are spelled alike. A collision only makes two targets take turns.
+fn target_id(tenant: &str, op: &str, target: &str) -> i64 {
+    let mut hash = Sha256::new();
+    for part in [tenant, op, target] {
+        hash.update((part.len() as u64).to_be_bytes());
+        hash.update(part.as_bytes());
+    }
+    let digest = hash.finalize();
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    i64::from_be_bytes(first)
+}
+
+/// A key's lock id: its scope hash's first 64 bits. A collision only makes two keys take
+/// turns.
+fn key_id(scoped: &str) -> i64 {
+    let bits = u64::from_str_radix(scoped.get(..16).unwrap_or_default(), 16).unwrap_or_default();
+    i64::from_ne_bytes(bits.to_ne_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{AUDIT_APPEND, Lock, MIGRATE, target_id};
+
+    #[test]
+    fn target_ids_differ_by_every_name_and_by_where_the_names_split() {
+        let base = target_id("t", "op", "1001");
+        assert_eq!(base, target_id("t", "op", "1001"));
+        assert_ne!(base, target_id("u", "op", "1001"));
+        assert_ne!(base, target_id("t", "op2", "1001"));
+        assert_ne!(base, target_id("t", "op", "1002"));
+        assert_ne!(target_id("ab", "c", "d"), target_id("a", "bc", "d"));
+    }
+
+    #[test]
+    fn the_fixed_locks_are_distinct_and_unchanged() {
+        assert_eq!(Lock::Migrate.id(), MIGRATE);
+        assert_eq!(Lock::AuditAppend.id(), AUDIT_APPEND);
+        assert_ne!(MIGRATE, AUDIT_APPEND);
+        assert_eq!(Lock::Key(&"f".repeat(64)).id(), -1);
+    }
+}

@@ -1,0 +1,46 @@
+//! Where guard keeps what must outlive a call: one narrow SQL surface ([`Tx`]) over two
+//! engines, the schema and its versioned steps, and the locks that make writers take turns.
+//!
+//! Everything above this layer (the audit log, two-phase operations, idempotency keys, used
+//! MRTR states) writes through a [`Tx`] from an [`OperationStore`]; the same statement text
+//! runs on SQLite and PostgreSQL, and engine errors are mapped once per engine into
+//! [`StoreError`].
+
+pub(crate) mod lock;
+pub(crate) mod migrate;
+#[cfg(feature = "postgres")]
+pub mod pg;
+mod schema;
+mod sql;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
+use std::sync::Arc;
+
+#[cfg(feature = "postgres")]
+pub use pg::PgStore;
+pub use sql::{BoxFuture, Dialect, Done, Row, SqlValue, Statement, StoreError, Tx, TxBackend};
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteStore;
+
+/// Where intents, results, rate counters and the audit log live. One method:
+/// begin a transaction that serialises with every other transaction touching the same
+/// intent. Implement [`TxBackend`] and this trait to add an engine.
+pub trait OperationStore: Send + Sync + 'static {
+    /// Begins a transaction.
+    fn begin(&self) -> BoxFuture<'_, Result<Tx, StoreError>>;
+}
+
+impl<T: OperationStore + ?Sized> OperationStore for Arc<T> {
+    fn begin(&self) -> BoxFuture<'_, Result<Tx, StoreError>> {
+        (**self).begin()
+    }
+}
+
+/// Milliseconds since the Unix epoch, the unit of every time guard stores (effects that
+/// store times beside guard's can use it too).
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
