@@ -15,7 +15,7 @@ pub struct Confirmed<F> {
     form: F,
     target: String,
     trace_id: String,
-    secret: Option<crate::Secret>,
+    secret: Option<crate::secret::Secret>,
 }
 
 impl<F: Form> Confirmed<F> {
@@ -23,7 +23,7 @@ impl<F: Form> Confirmed<F> {
         form: F,
         target: String,
         trace_id: String,
-        secret: Option<crate::Secret>,
+        secret: Option<crate::secret::Secret>,
     ) -> Self {
         Self {
             form,
@@ -52,8 +52,8 @@ impl<F> Confirmed<F> {
     }
 
     /// The secret the human gave on the approval page, for a tool with `secret = "..."`
-    /// (see [`crate::Secret`]); `None` for every other tool.
-    pub fn secret(&self) -> Option<&crate::Secret> {
+    /// (see [`crate::secret::Secret`]); `None` for every other tool.
+    pub fn secret(&self) -> Option<&crate::secret::Secret> {
         self.secret.as_ref()
     }
 

@@ -1,6 +1,6 @@
 //! Ready-made forms for the two common confirmations.
 
-use crate::Form;
+use rmcp_guard_macros::Form;
 
 /// A single box the human must tick.
 #[derive(Debug, Form)]

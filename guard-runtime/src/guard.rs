@@ -12,13 +12,12 @@ use std::{
     time::{Duration, Instant},
 };
 
-use rmcp::{handler::server::router::tool::ToolRouter, model::RequestStateCodec};
+use rmcp::model::RequestStateCodec;
 
-use crate::{
-    exposure::{Exposed, Exposure, Recorder},
-    outbox::Outbox,
-    used::UsedStates,
-};
+use crate::{allowlist::Exposure, audit::Recorder, outbox::Outbox, used::UsedStates};
+
+#[cfg(feature = "sqlite")]
+mod db;
 
 /// Environment variable holding the request-state key (at least 32 bytes). Replicas that
 /// share an operation store must share it too; without it each process makes its own. Without
@@ -325,67 +324,4 @@ impl std::fmt::Debug for Guard {
 pub trait Guarded {
     /// The server's guard.
     fn guard(&self) -> &Guard;
-}
-
-/// The server's tools as its [`Exposure`] allows: use it as rmcp's router,
-/// `#[tool_handler(router = rmcp_guard::exposed(self, Self::tool_router))]`.
-/// A guard without an exposure enables no tool (fail closed), and says so in the log.
-/// Calls of tools that are not published are audited (see [`Exposed`]).
-///
-/// Given the router's function (`Self::tool_router`), the filtered router is built once and
-/// shared by every call until a reload changes the listed tools; given a router already
-/// built (`Self::tool_router()`), it is filtered again on every call.
-pub fn exposed<S, R>(server: &S, routes: R) -> Arc<Exposed<S>>
-where
-    S: Guarded + Send + Sync + 'static,
-    R: Routes<S>,
-{
-    match server.guard().exposure() {
-        Some(exposure) => routes.exposed_by(exposure, server.guard()),
-        None => {
-            tracing::error!(
-                "no tool is enabled: this guard states no exposure; configure one with Guard::with_exposure(Exposure::allowlist(FILE)), or Exposure::all_tools() to publish every tool on purpose"
-            );
-            Arc::new(Exposed::new(None, routes.build()).audited(server.guard().recorder()))
-        }
-    }
-}
-
-/// What [`exposed`] takes: the router's function (built once per allowlist generation) or a
-/// router (filtered on every call).
-pub trait Routes<S>: routes::Sealed {
-    #[doc(hidden)]
-    fn exposed_by(self, exposure: &Exposure, guard: &Guard) -> Arc<Exposed<S>>;
-    #[doc(hidden)]
-    fn build(self) -> ToolRouter<S>;
-}
-
-mod routes {
-    pub trait Sealed {}
-    impl<S> Sealed for rmcp::handler::server::router::tool::ToolRouter<S> {}
-    impl<S, F: FnOnce() -> rmcp::handler::server::router::tool::ToolRouter<S>> Sealed for F {}
-}
-
-impl<S: Send + Sync + 'static> Routes<S> for ToolRouter<S> {
-    fn exposed_by(self, exposure: &Exposure, guard: &Guard) -> Arc<Exposed<S>> {
-        Arc::new(Exposed::new(Some(exposure), self).audited(guard.recorder()))
-    }
-
-    fn build(self) -> ToolRouter<S> {
-        self
-    }
-}
-
-impl<S, F> Routes<S> for F
-where
-    S: Send + Sync + 'static,
-    F: FnOnce() -> ToolRouter<S> + 'static,
-{
-    fn exposed_by(self, exposure: &Exposure, guard: &Guard) -> Arc<Exposed<S>> {
-        exposure.exposed(self, guard.recorder())
-    }
-
-    fn build(self) -> ToolRouter<S> {
-        self()
-    }
 }

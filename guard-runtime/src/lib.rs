@@ -57,6 +57,7 @@
 
 extern crate self as rmcp_guard;
 
+mod allowlist;
 #[cfg(feature = "approval")]
 pub mod approval;
 mod args;
@@ -67,7 +68,7 @@ mod confirmed;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub mod db;
-mod dispatch;
+mod entry;
 mod error;
 pub mod exposure;
 mod flow;
@@ -105,11 +106,12 @@ pub mod testing;
 pub use args::ToolArgs;
 pub use canonical::canonical_json;
 pub use confirmed::Confirmed;
+pub use entry::{Routes, exposed};
 pub use error::{ToolError, codes};
 pub use exposure::Exposure;
 pub use flow::INPUT_KEY;
 pub use form::{Form, FormEnum};
-pub use guard::{Guard, GuardError, Guarded, KEY_ENV, Routes, exposed};
+pub use guard::{Guard, GuardError, Guarded, KEY_ENV};
 #[cfg(feature = "jwt")]
 #[cfg_attr(docsrs, doc(cfg(feature = "jwt")))]
 pub use identity::BearerIdentity;

@@ -48,15 +48,6 @@ pub trait Sealed {}
 /// Pins `T` to [`ReadHandle`]; `#[read_only]` calls it at each parameter's span.
 pub const fn assert_read_handle<T: ReadHandle + ?Sized>() {}
 
-#[cfg(feature = "sqlite")]
-impl Sealed for crate::db::ReadDb {}
-#[cfg(feature = "sqlite")]
-impl ReadHandle for crate::db::ReadDb {}
-#[cfg(feature = "postgres")]
-impl Sealed for crate::db::PgReadDb {}
-#[cfg(feature = "postgres")]
-impl ReadHandle for crate::db::PgReadDb {}
-
 impl<T> Sealed for Parameters<T> {}
 impl<T> ReadHandle for Parameters<T> {}
 impl Sealed for JsonObject {}
@@ -79,10 +70,6 @@ impl Sealed for InputResponses {}
 impl ReadHandle for InputResponses {}
 // An `Extension` holds whatever a layer put in the request, so only the read handles
 // themselves count, never a wrapper such as `Parameters<T>` that can carry anything.
-#[cfg(feature = "sqlite")]
-impl Sealed for Extension<crate::db::ReadDb> {}
-#[cfg(feature = "sqlite")]
-impl ReadHandle for Extension<crate::db::ReadDb> {}
 impl Sealed for Extension<http::request::Parts> {}
 impl ReadHandle for Extension<http::request::Parts> {}
 /// The HTTP request parts rmcp's streamable HTTP server puts into the extensions.

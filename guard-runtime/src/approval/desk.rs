@@ -82,7 +82,7 @@ struct Record {
     given: Vec<Given>,
     status: Status,
     typed: Option<String>,
-    secret: Option<crate::Secret>,
+    secret: Option<crate::secret::Secret>,
     notify: watch::Sender<Status>,
 }
 
@@ -391,7 +391,7 @@ impl Desk {
                 });
                 if completes {
                     record.typed = typed;
-                    record.secret = secret.map(crate::Secret::new);
+                    record.secret = secret.map(crate::secret::Secret::new);
                     record.set(Status::Approved);
                 }
             }
@@ -438,7 +438,7 @@ impl Desk {
     pub fn take_answer(
         &self,
         id: &str,
-    ) -> Option<(Option<String>, Option<crate::Secret>, Vec<Given>)> {
+    ) -> Option<(Option<String>, Option<crate::secret::Secret>, Vec<Given>)> {
         let mut inner = self.lock();
         let record = inner.approvals.get_mut(id)?;
         if record.status != Status::Approved {

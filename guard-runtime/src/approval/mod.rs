@@ -9,7 +9,7 @@
 //! requester must approve, each through a one-time link of their own that guard hands to the
 //! deployment ([`ApprovalPageBuilder::deliver_links`]); the requester's page shows who has
 //! approved so far. With `secret = "..."` the page asks for a password or token that reaches
-//! the handler as a [`crate::Secret`], never the model.
+//! the handler as a [`crate::secret::Secret`], never the model.
 //!
 //! The page listens on loopback by default; behind a reverse proxy, bind where the proxy
 //! reaches it and set the public base URL the links carry ([`ApprovalPageBuilder::public_base`]).
@@ -70,7 +70,7 @@ pub(crate) struct Shared {
     base: Url,
 }
 
-/// A running approval page. Hand it to [`crate::Guard::with_approval_page`]; the page stops
+/// A running approval page. Hand it to [`Guard::with_approval_page`](crate::guard::Guard::with_approval_page); the page stops
 /// when the last handle to it is dropped.
 pub struct ApprovalPage {
     shared: Arc<Shared>,
@@ -234,7 +234,7 @@ impl Shared {
     pub(crate) fn identify(
         &self,
         request: &rmcp::service::RequestContext<rmcp::RoleServer>,
-    ) -> Result<Identity, crate::ToolError> {
+    ) -> Result<Identity, crate::error::ToolError> {
         self.identity.identify(request)
     }
 

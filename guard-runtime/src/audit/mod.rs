@@ -47,3 +47,24 @@ pub fn digest(value: &serde_json::Value) -> String {
     let text = crate::canonical::canonical_json(value).unwrap_or_else(|_| value.to_string());
     crate::canonical::sha256_hex(text.as_bytes())
 }
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use std::sync::Arc;
+
+/// Where guard records what the exposure refuses and what guarded calls did, besides the
+/// tracing mirror.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) type Recorder = Option<Arc<Pipeline>>;
+/// Without a store there is no audit log: only the tracing mirror.
+#[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+pub(crate) type Recorder = Option<std::convert::Infallible>;
+
+/// Which log a recorder writes to, as a router cache key.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn recorder_key(log: &Arc<Pipeline>) -> usize {
+    Arc::as_ptr(log) as *const () as usize
+}
+#[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+pub(crate) fn recorder_key(never: &std::convert::Infallible) -> usize {
+    match *never {}
+}

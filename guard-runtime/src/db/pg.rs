@@ -6,7 +6,10 @@
 use tokio::sync::Mutex;
 use tokio_postgres::{NoTls, Row, error::SqlState, types::ToSql};
 
-use crate::error::{ToolError, codes};
+use crate::{
+    error::{ToolError, codes},
+    read_handle::{ReadHandle, Sealed},
+};
 
 /// A read-only PostgreSQL connection for read tools.
 pub struct PgReadDb {
@@ -88,3 +91,6 @@ fn refusal(error: tokio_postgres::Error) -> ToolError {
         _ => ToolError::internal(error),
     }
 }
+
+impl Sealed for PgReadDb {}
+impl ReadHandle for PgReadDb {}

@@ -7,12 +7,13 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use rmcp::handler::server::{common::FromContextPart, tool::ToolCallContext};
 use rusqlite::{Connection, OpenFlags};
 
+use rmcp::handler::server::common::Extension;
+
 use crate::{
-    Guard, Guarded,
     error::{ToolError, codes},
+    read_handle::{ReadHandle, Sealed},
 };
 
 /// A connection the engine opened read-only. Take it in `#[read_only]` tools.
@@ -50,24 +51,9 @@ impl ReadDb {
 }
 
 impl WriteDb {
-    /// Opens the database configured with [`Guard::with_sqlite`] for writing. Refused in
-    /// read-only mode ([`crate::Exposure::read_only`]), before any file is touched, and when
-    /// the file does not exist (a write handle never creates one).
-    pub fn open(guard: &Guard) -> Result<Self, ToolError> {
-        if guard.exposure().is_some_and(|e| e.is_read_only()) {
-            tracing::warn!("read-only mode: a write handle was asked for and refused");
-            return Err(ToolError::new(
-                codes::READ_ONLY,
-                "The server runs in read-only mode, so no write handle is opened and nothing was changed. To write, restart the server without read-only mode (without --read-only and GUARD_READ_ONLY); a tool that only reads takes `ReadDb`.",
-            ));
-        }
-        let db = guard.sqlite().ok_or_else(|| {
-            ToolError::new(
-                codes::UNAVAILABLE,
-                "This server has no database configured; nothing was changed. Ask the operator to configure one (Guard::with_sqlite).",
-            )
-        })?;
-        let path = db.path();
+    /// Opens `path` read-write; a missing file is an error, never created. Tools get a
+    /// write handle through `WriteDb::open`, which refuses in read-only mode first.
+    pub(crate) fn open_path(path: &Path) -> Result<Self, ToolError> {
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -159,25 +145,9 @@ impl SqliteDatabase {
     }
 }
 
-fn database<S: Guarded>(server: &S) -> Result<&SqliteDatabase, rmcp::ErrorData> {
-    server.guard().sqlite().ok_or_else(|| {
-        rmcp::ErrorData::internal_error(
-            "this server gives tools no database handle: configure one with Guard::with_sqlite",
-            None,
-        )
-    })
-}
-
-impl<S: Guarded> FromContextPart<ToolCallContext<'_, S>> for ReadDb {
-    fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, rmcp::ErrorData> {
-        let db = database(context.service)?;
-        ReadDb::open(db.path()).map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))
-    }
-}
-
-impl<S: Guarded> FromContextPart<ToolCallContext<'_, S>> for WriteDb {
-    fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, rmcp::ErrorData> {
-        WriteDb::open(context.service.guard())
-            .map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))
-    }
-}
+// A read handle is a read handle wherever it comes from: a parameter or an extension a
+// layer put in the request.
+impl Sealed for ReadDb {}
+impl ReadHandle for ReadDb {}
+impl Sealed for Extension<ReadDb> {}
+impl ReadHandle for Extension<ReadDb> {}

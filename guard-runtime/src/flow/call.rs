@@ -15,7 +15,7 @@ use crate::{
 
 /// The parts of a `tools/call` the flow needs: the request context, the raw arguments (to
 /// bind MRTR state to them) and the MRTR echo. They come from the call rmcp dispatched
-/// through guard's exposure (see `crate::dispatch`), never from the context handed to the
+/// through guard's exposure (see `crate::entry::dispatch`), never from the context handed to the
 /// extractor, which code in the process can build; without a dispatched call for this tool
 /// the flow asks nobody and runs nothing.
 pub struct GuardCall {
@@ -31,7 +31,7 @@ impl<S> FromContextPart<ToolCallContext<'_, S>> for GuardCall {
     fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, rmcp::ErrorData> {
         let arguments = context.arguments.clone().unwrap_or_default();
         let tool = context.name().to_owned();
-        Ok(match crate::dispatch::take(&tool) {
+        Ok(match crate::entry::dispatch::take(&tool) {
             Some(incoming) => Self {
                 request: incoming.request,
                 arguments,

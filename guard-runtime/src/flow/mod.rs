@@ -91,7 +91,7 @@ pub struct ToolSpec {
 pub struct ApprovalSpec {
     /// How many people must approve; above one, none of them the requester.
     pub approvers: u8,
-    /// The label of a secret the page asks for, handed to the handler as a [`crate::Secret`].
+    /// The label of a secret the page asks for, handed to the handler as a [`crate::secret::Secret`].
     pub secret: Option<&'static str>,
 }
 
@@ -133,7 +133,7 @@ pub struct Accepted<F> {
     form: F,
     effect: Effect,
     spec: &'static ToolSpec,
-    secret: Option<crate::Secret>,
+    secret: Option<crate::secret::Secret>,
 }
 
 /// The author's business rules on an accepted form.

@@ -25,7 +25,7 @@ impl<F: Form> Flow<'_, F> {
         _effect: &Effect,
         _expected: Option<&str>,
         _approval: ApprovalSpec,
-    ) -> Step<(Value, Option<crate::Secret>)> {
+    ) -> Step<(Value, Option<crate::secret::Secret>)> {
         Err(self.no_page("rmcp-guard is built without its `approval` feature"))
     }
 
@@ -37,7 +37,7 @@ impl<F: Form> Flow<'_, F> {
         effect: &Effect,
         expected: Option<&str>,
         approval: ApprovalSpec,
-    ) -> Step<(Value, Option<crate::Secret>)> {
+    ) -> Step<(Value, Option<crate::secret::Secret>)> {
         use crate::approval::Status;
         use rmcp::model::{ClientResult, ElicitRequest, ElicitationAction, ServerRequest};
         use rmcp::service::PeerRequestOptions;
@@ -256,7 +256,7 @@ impl<F: Form> Flow<'_, F> {
         id: &str,
         status: crate::approval::Status,
         desk: &crate::approval::Desk,
-    ) -> Step<(Value, Option<crate::Secret>)> {
+    ) -> Step<(Value, Option<crate::secret::Secret>)> {
         use crate::approval::Status;
         match status {
             Status::Approved => {

@@ -41,7 +41,7 @@ impl<F: Form> Flow<'_, F> {
         effect: &Effect,
         expected: Option<&str>,
         approval: ApprovalSpec,
-    ) -> Step<(Value, Option<crate::Secret>)> {
+    ) -> Step<(Value, Option<crate::secret::Secret>)> {
         let ttl = self.guard.timeout(self.spec.timeout);
         let Some(sealed) = self.verified_state()? else {
             return Err(

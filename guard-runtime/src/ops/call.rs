@@ -78,8 +78,9 @@ impl Caller {
             ));
         };
         // The caller is read from the call rmcp dispatched to this tool, not from a context
-        // code in the process could have built (see `crate::dispatch`).
-        let Some(request) = crate::dispatch::take(tool).map(|incoming| incoming.request) else {
+        // code in the process could have built (see `crate::entry::dispatch`).
+        let Some(request) = crate::entry::dispatch::take(tool).map(|incoming| incoming.request)
+        else {
             tracing::error!(%trace_id, tool, "a two-phase tool was called outside a tools/call that guard's exposure dispatched to it (a server without #[tool_handler(router = rmcp_guard::exposed(self, Self::tool_router))], or code calling the tool's method itself); nothing was done");
             return Err(answer_error(
                 ToolError::new(

@@ -100,7 +100,7 @@ impl Keyed {
     /// Identifies the caller, checks the key and either claims it (the handler runs next)
     /// or ends the call with the stored result or a refusal.
     #[doc(hidden)]
-    pub async fn begin<A: crate::__private::KeyedArgs>(
+    pub async fn begin<A: KeyedArgs>(
         guard: &Guard,
         spec: &'static KeyedSpec,
         key: &str,
@@ -420,6 +420,22 @@ fn record(caller: &Caller, outcome: Outcome, key: Option<&str>) -> Event {
     caller
         .record(outcome, None, None, None)
         .field("idempotency_key", key)
+}
+
+/// A keyed tool's arguments as guard hashes them: serialized, then canonical JSON.
+#[diagnostic::on_unimplemented(
+    message = "the arguments `{Self}` of a keyed tool cannot be hashed",
+    label = "needs `#[derive(serde::Serialize)]`",
+    note = "guard binds an idempotency key to the SHA-256 of the canonical arguments, so a reused key with other arguments is refused: derive `Serialize` on `{Self}` next to `Deserialize`"
+)]
+pub trait KeyedArgs {
+    /// The arguments as a JSON value, before canonical encoding.
+    fn body(&self) -> Result<serde_json::Value, serde_json::Error>;
+}
+impl<A: serde::Serialize> KeyedArgs for A {
+    fn body(&self) -> Result<serde_json::Value, serde_json::Error> {
+        serde_json::to_value(self)
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ pub use crate::flow::{ApprovalSpec, ConfirmKind, Flow, GuardCall, Rules, ToolSpe
 pub use crate::ops::{
     call::{ConfirmSpec, PrepareSpec},
     drive::{RecheckHook, lock_and_recheck},
-    keyed::KeyedSpec,
+    keyed::{KeyedArgs, KeyedSpec},
     lookup::get_operation_result,
 };
 pub use crate::read_handle::{Sealed as ReadHandleSeal, assert_read_handle};
@@ -18,8 +18,8 @@ pub use rmcp;
 pub use serde_json;
 
 /// Pins a handler's form to `Form`.
-pub const fn assert_form<T: crate::Form>() {}
-pub const fn assert_guarded<T: crate::Guarded + ?Sized>() {}
+pub const fn assert_form<T: crate::form::Form>() {}
+pub const fn assert_guarded<T: crate::guard::Guarded + ?Sized>() {}
 
 /// Fails the build when `form`'s confirmation roles do not fit `kind`: evaluated in a
 /// `const` item, so the form's static description, not a marker, decides.
@@ -42,7 +42,7 @@ pub const fn rules<F>(rules: Rules<F>) -> Rules<F> {
 pub fn preview<'a, S: ?Sized, A, P, F>(preview: P, server: &'a S, args: &'a A) -> F
 where
     P: FnOnce(&'a S, &'a A) -> F,
-    F: core::future::Future<Output = Result<crate::Preview, crate::ToolError>>,
+    F: core::future::Future<Output = Result<crate::preview::Preview, crate::error::ToolError>>,
 {
     preview(server, args)
 }
@@ -51,7 +51,7 @@ where
 pub fn batch_preview<'a, S: ?Sized, A, P, F>(preview: P, server: &'a S, args: &'a A) -> F
 where
     P: FnOnce(&'a S, &'a A) -> F,
-    F: core::future::Future<Output = Result<crate::batch::Batch, crate::ToolError>>,
+    F: core::future::Future<Output = Result<crate::batch::Batch, crate::error::ToolError>>,
 {
     preview(server, args)
 }
@@ -61,7 +61,7 @@ where
 pub fn batch_preview_no_args<'a, S: ?Sized, P, F>(preview: P, server: &'a S) -> F
 where
     P: FnOnce(&'a S) -> F,
-    F: core::future::Future<Output = Result<crate::batch::Batch, crate::ToolError>>,
+    F: core::future::Future<Output = Result<crate::batch::Batch, crate::error::ToolError>>,
 {
     preview(server)
 }
@@ -90,24 +90,9 @@ impl BatchReport for crate::batch::Report {
 pub fn preview_no_args<'a, S: ?Sized, P, F>(preview: P, server: &'a S) -> F
 where
     P: FnOnce(&'a S) -> F,
-    F: core::future::Future<Output = Result<crate::Preview, crate::ToolError>>,
+    F: core::future::Future<Output = Result<crate::preview::Preview, crate::error::ToolError>>,
 {
     preview(server)
-}
-
-/// A keyed tool's arguments as guard hashes them: serialized, then canonical JSON.
-#[diagnostic::on_unimplemented(
-    message = "the arguments `{Self}` of a keyed tool cannot be hashed",
-    label = "needs `#[derive(serde::Serialize)]`",
-    note = "guard binds an idempotency key to the SHA-256 of the canonical arguments, so a reused key with other arguments is refused: derive `Serialize` on `{Self}` next to `Deserialize`"
-)]
-pub trait KeyedArgs {
-    fn body(&self) -> Result<serde_json::Value, serde_json::Error>;
-}
-impl<A: serde::Serialize> KeyedArgs for A {
-    fn body(&self) -> Result<serde_json::Value, serde_json::Error> {
-        serde_json::to_value(self)
-    }
 }
 
 /// The key field of a keyed tool's arguments, as text.
@@ -153,7 +138,7 @@ impl<T> SameForm<T> for T {}
 
 /// Pins a guarded tool's arguments to rmcp's `Parameters<T>` (by type, not by spelling)
 /// with `T: ToolArgs`.
-pub const fn assert_parameters<P: IsParameters<T>, T: crate::ToolArgs>() {}
+pub const fn assert_parameters<P: IsParameters<T>, T: crate::args::ToolArgs>() {}
 
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not rmcp's `Parameters<{T}>`",

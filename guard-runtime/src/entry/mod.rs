@@ -1,0 +1,180 @@
+//! Where a call enters: the router a server publishes ([`exposed`]), which keeps only the
+//! tools its [`Exposure`] allows, audits calls of the others, and hands each dispatched
+//! `tools/call` to the tool it names (see `dispatch`). Guarded tools, operation tools and
+//! keyed tools take their call from that hand-off, never from a context they were given.
+
+pub(crate) mod dispatch;
+
+use std::{any::TypeId, collections::BTreeSet, sync::Arc};
+
+use rmcp::{
+    handler::server::{router::tool::ToolRouter, tool::ToolCallContext},
+    model::CallToolResponse,
+};
+
+use crate::{
+    allowlist::Exposure,
+    audit::{Recorder, recorder_key},
+    guard::{Guard, Guarded},
+    outcome::Outcome,
+};
+
+/// The server's tools as its [`Exposure`] allows: use it as rmcp's router,
+/// `#[tool_handler(router = rmcp_guard::exposed(self, Self::tool_router))]`.
+/// A guard without an exposure enables no tool (fail closed), and says so in the log.
+/// Calls of tools that are not published are audited (see [`Exposed`]).
+///
+/// Given the router's function (`Self::tool_router`), the filtered router is built once and
+/// shared by every call until a reload changes the listed tools; given a router already
+/// built (`Self::tool_router()`), it is filtered again on every call.
+pub fn exposed<S, R>(server: &S, routes: R) -> Arc<Exposed<S>>
+where
+    S: Guarded + Send + Sync + 'static,
+    R: Routes<S>,
+{
+    match server.guard().exposure() {
+        Some(exposure) => routes.exposed_by(exposure, server.guard()),
+        None => {
+            tracing::error!(
+                "no tool is enabled: this guard states no exposure; configure one with Guard::with_exposure(Exposure::allowlist(FILE)), or Exposure::all_tools() to publish every tool on purpose"
+            );
+            Arc::new(Exposed::new(None, routes.build()).audited(server.guard().recorder()))
+        }
+    }
+}
+
+/// What [`exposed`] takes: the router's function (built once per allowlist generation) or a
+/// router (filtered on every call).
+pub trait Routes<S>: routes::Sealed {
+    #[doc(hidden)]
+    fn exposed_by(self, exposure: &Exposure, guard: &Guard) -> Arc<Exposed<S>>;
+    #[doc(hidden)]
+    fn build(self) -> ToolRouter<S>;
+}
+
+mod routes {
+    pub trait Sealed {}
+    impl<S> Sealed for rmcp::handler::server::router::tool::ToolRouter<S> {}
+    impl<S, F: FnOnce() -> rmcp::handler::server::router::tool::ToolRouter<S>> Sealed for F {}
+}
+
+impl<S: Send + Sync + 'static> Routes<S> for ToolRouter<S> {
+    fn exposed_by(self, exposure: &Exposure, guard: &Guard) -> Arc<Exposed<S>> {
+        Arc::new(Exposed::new(Some(exposure), self).audited(guard.recorder()))
+    }
+
+    fn build(self) -> ToolRouter<S> {
+        self
+    }
+}
+
+impl<S, F> Routes<S> for F
+where
+    S: Send + Sync + 'static,
+    F: FnOnce() -> ToolRouter<S> + 'static,
+{
+    fn exposed_by(self, exposure: &Exposure, guard: &Guard) -> Arc<Exposed<S>> {
+        let audit = guard.recorder();
+        // A shared exposure may serve guards with different audit logs: one router each.
+        let log = audit.as_ref().map_or(0, recorder_key);
+        let key = (TypeId::of::<S>(), TypeId::of::<F>(), log);
+        exposure.cached(key, |exposure| {
+            let exposed = Exposed::new(Some(exposure), self()).audited(audit);
+            let generation = exposed.generation;
+            (Arc::new(exposed), generation)
+        })
+    }
+
+    fn build(self) -> ToolRouter<S> {
+        self()
+    }
+}
+
+/// The tools a server publishes, as [`exposed`](crate::exposed) returns them: rmcp's
+/// router with only the enabled routes, used by `#[tool_handler(router = …)]` exactly like
+/// a [`ToolRouter`] (it dereferences to one). A call of a hidden or unknown tool gets
+/// rmcp's own answer for a name it never had, and leaves a `guard::audit` event.
+pub struct Exposed<S> {
+    router: ToolRouter<S>,
+    /// The tools the server defines but does not publish now.
+    hidden: BTreeSet<String>,
+    /// The generation of the listed tools this was built from.
+    generation: u64,
+    /// The guard's audit log, for calls of tools that are not published.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    audit: Recorder,
+}
+
+/// How much of a called name an audit event keeps: the model chooses it (control
+/// characters are replaced, so it cannot forge log lines).
+const AUDITED_NAME_CHARS: usize = 128;
+
+impl<S: Send + Sync + 'static> Exposed<S> {
+    /// The enabled routes of `all`, as `exposure` allows (`None`: no tool).
+    pub(crate) fn new(exposure: Option<&Exposure>, all: ToolRouter<S>) -> Self {
+        let defined: Vec<String> = all.list_all().into_iter().map(|t| t.name.into()).collect();
+        let (router, generation) = match exposure {
+            Some(exposure) => exposure.apply_at(all),
+            None => (ToolRouter::new(), 0),
+        };
+        let hidden = defined
+            .into_iter()
+            .filter(|name| !router.has_route(name))
+            .collect();
+        Self {
+            router,
+            hidden,
+            generation,
+            #[cfg(any(feature = "sqlite", feature = "postgres"))]
+            audit: None,
+        }
+    }
+
+    /// Records refused calls in `log` too.
+    #[cfg_attr(
+        not(any(feature = "sqlite", feature = "postgres")),
+        allow(unused_mut, unused_variables)
+    )]
+    pub(crate) fn audited(mut self, log: Recorder) -> Self {
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        {
+            self.audit = log;
+        }
+        self
+    }
+
+    /// rmcp's call, audited when the name is not published.
+    pub async fn call(
+        &self,
+        context: ToolCallContext<'_, S>,
+    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let name = context.name();
+        if !self.router.has_route(name) {
+            let outcome = if self.hidden.contains(name) {
+                Outcome::HiddenTool
+            } else {
+                Outcome::UnknownTool
+            };
+            let shown: String = name
+                .chars()
+                .take(AUDITED_NAME_CHARS)
+                .map(|c| if c.is_control() { '?' } else { c })
+                .collect();
+            let event = crate::audit::Event::new(shown, outcome, crate::trace::new_id());
+            event.mirror();
+            #[cfg(any(feature = "sqlite", feature = "postgres"))]
+            if let Some(log) = &self.audit {
+                log.send(event);
+            }
+        }
+        let incoming = dispatch::record(&context);
+        dispatch::within(incoming, self.router.call(context)).await
+    }
+}
+
+impl<S> std::ops::Deref for Exposed<S> {
+    type Target = ToolRouter<S>;
+    fn deref(&self) -> &ToolRouter<S> {
+        &self.router
+    }
+}
