@@ -132,7 +132,7 @@ impl Guard {
         self
     }
 
-    /// Which tools exist: the allowlist and read-only mode (see [`exposed`]).
+    /// Which tools exist: the allowlist and read-only mode (see [`exposed`](crate::exposed)).
     pub fn with_exposure(mut self, exposure: Exposure) -> Self {
         self.exposure = Some(Arc::new(exposure));
         self
@@ -324,4 +324,11 @@ impl std::fmt::Debug for Guard {
 pub trait Guarded {
     /// The server's guard.
     fn guard(&self) -> &Guard;
+}
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+impl crate::ops::Configured for Guard {
+    fn operations(&self) -> Option<&crate::ops::Operations> {
+        Guard::operations(self)
+    }
 }

@@ -89,7 +89,7 @@ pub use observe::{
 pub use proxy::{Gate, Link, Reaction};
 
 use crate::{
-    canonical_json,
+    canonical::canonical_json,
     testing::{Answer, ScriptedHuman},
 };
 

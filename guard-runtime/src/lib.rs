@@ -87,6 +87,8 @@ mod rfc3339;
 #[cfg(unix)]
 #[cfg_attr(docsrs, doc(cfg(unix)))]
 pub mod sandbox;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod schema;
 mod seal;
 mod secret;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -127,6 +129,9 @@ pub use rmcp_guard_macros::{
 };
 pub use secret::Secret;
 pub use validate::{validate, visible_len};
+
+#[cfg(test)]
+mod layering;
 
 #[doc(hidden)]
 #[path = "private/mod.rs"]

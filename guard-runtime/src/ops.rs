@@ -73,6 +73,14 @@ pub use crate::store::{
 pub use crate::store::{PgStore, pg};
 use crate::{audit::AuditLog, identity::IdentityProvider};
 
+/// Where an operation tool finds its server's two-phase configuration: the server's
+/// [`Guard`](crate::Guard), which the generated tools hand over. (A trait, so this layer
+/// needs nothing from the configuration above it.)
+pub trait Configured: Send + Sync {
+    /// The server's operations, if it configured any.
+    fn operations(&self) -> Option<&Operations>;
+}
+
 /// The name checkpoints give a log unless the deployment names it.
 pub const DEFAULT_ORIGIN: &str = "guard audit log";
 

@@ -10,7 +10,7 @@ use std::{
 
 use sha2::{Digest, Sha256};
 
-use crate::{Guard, Outbound, canonical_json};
+use crate::{canonical::canonical_json, guard::Guard, outbox::Outbound};
 
 /// What one observer (or several, merged) saw: key → description. Two snapshots are equal
 /// exactly when every key and every description is equal.

@@ -6,12 +6,11 @@ use std::time::Duration;
 use rmcp::model::{CallToolResponse, CallToolResult};
 use serde_json::Value;
 
-use super::{Operations, intent::OperationRef, rate::Rate};
+use super::{Configured, Operations, intent::OperationRef, rate::Rate};
 use crate::store::{Done, Statement, StoreError, Tx, now_ms};
 use crate::{
     audit::Event,
     error::{ToolError, codes},
-    guard::Guard,
     identity::{Identity, require_scopes_traced},
     outcome::{Outcome, Step, tag},
 };
@@ -59,7 +58,7 @@ impl Caller {
     /// Finds the store, identifies the caller and checks `scopes`. Every refusal is an
     /// answer for the model; a scope denial is also audited.
     pub async fn start(
-        guard: &Guard,
+        guard: &dyn Configured,
         tool: &'static str,
         op: &'static str,
         scopes: &[&str],

@@ -24,6 +24,7 @@ use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Value, json};
 
 use super::{
+    Configured,
     call::{Caller, ConfirmSpec},
     intent::{OperationRef, Status, Stored},
     rfc3339,
@@ -36,7 +37,6 @@ use crate::store::{
 };
 use crate::{
     error::{ToolError, codes},
-    guard::Guard,
     identity::Identity,
     outcome::{Outcome, Step},
 };
@@ -113,7 +113,7 @@ impl<P> std::ops::DerefMut for Approved<P> {
 impl<P: DeserializeOwned> Locked<P> {
     /// Steps 1–4: lock the intent and end the call unless it can go ahead.
     pub(crate) async fn begin(
-        guard: &Guard,
+        guard: &dyn Configured,
         spec: &'static ConfirmSpec,
         Parameters(reference): Parameters<OperationRef>,
     ) -> Step<Self> {

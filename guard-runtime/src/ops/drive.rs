@@ -6,12 +6,13 @@ use rmcp::handler::server::wrapper::Parameters;
 use serde::de::DeserializeOwned;
 
 use super::{
+    Configured,
     call::ConfirmSpec,
     confirm::{Approved, Locked, Recheck},
     intent::OperationRef,
 };
 use crate::store::BoxFuture;
-use crate::{error::ToolError, guard::Guard, outcome::Step};
+use crate::{error::ToolError, outcome::Step};
 
 /// The author's `recheck` hook, boxed so it can be called with any borrow of the intent.
 pub type RecheckHook<S, P> =
@@ -20,7 +21,7 @@ pub type RecheckHook<S, P> =
 /// Steps 1–6 of a confirm: lock and gate the intent, re-check its target through `hook`,
 /// and approve it, or end the call with the model's answer.
 pub async fn lock_and_recheck<S, P: DeserializeOwned>(
-    guard: &Guard,
+    guard: &dyn Configured,
     spec: &'static ConfirmSpec,
     reference: Parameters<OperationRef>,
     server: &S,

@@ -30,7 +30,7 @@ use rmcp::model::CallToolResponse;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{call::Caller, rfc3339};
+use super::{Configured, call::Caller, rfc3339};
 use crate::canonical::sha256_hex;
 use crate::store::{
     StoreError, Tx,
@@ -41,7 +41,6 @@ use crate::{
     audit::Event,
     canonical::canonical_json,
     error::{ToolError, codes},
-    guard::Guard,
     identity::Identity,
     outcome::{Outcome, Step},
 };
@@ -101,7 +100,7 @@ impl Keyed {
     /// or ends the call with the stored result or a refusal.
     #[doc(hidden)]
     pub async fn begin<A: KeyedArgs>(
-        guard: &Guard,
+        guard: &dyn Configured,
         spec: &'static KeyedSpec,
         key: &str,
         args: &A,

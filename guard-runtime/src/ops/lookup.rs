@@ -6,13 +6,14 @@ use rmcp::{handler::server::wrapper::Parameters, model::CallToolResponse};
 use serde_json::json;
 
 use super::{
+    Configured,
     call::Caller,
     confirm::not_found,
     intent::{OperationRef, Status, Stored},
     rfc3339,
 };
 use crate::store::now_ms;
-use crate::{error::codes, guard::Guard, outcome::Outcome};
+use crate::{error::codes, outcome::Outcome};
 
 /// The name of the generated tool.
 pub const TOOL: &str = "get_operation_result";
@@ -20,7 +21,7 @@ pub const TOOL: &str = "get_operation_result";
 /// Answers with the operation's status, preview and (once submitted) its result.
 /// `prepare_tools` name the server's prepare tools, for the not-found answer.
 pub async fn get_operation_result(
-    guard: &Guard,
+    guard: &dyn Configured,
     Parameters(reference): Parameters<OperationRef>,
     prepare_tools: &[&str],
 ) -> Result<CallToolResponse, rmcp::ErrorData> {

@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::{
+    Configured,
     call::{Caller, PrepareSpec},
     intent::Intent,
     rate::Rate,
@@ -20,7 +21,6 @@ use crate::store::{
 };
 use crate::{
     error::{ToolError, codes},
-    guard::Guard,
     identity::Identity,
     outcome::{Outcome, Step},
 };
@@ -80,7 +80,7 @@ impl Prepare {
     }
 
     #[doc(hidden)]
-    pub async fn begin(guard: &Guard, spec: &'static PrepareSpec) -> Step<Self> {
+    pub async fn begin(guard: &dyn Configured, spec: &'static PrepareSpec) -> Step<Self> {
         let caller = Caller::start(guard, spec.tool, spec.op, spec.scopes).await?;
         let now = now_ms();
         let mut tx = match caller.ops.store.begin().await {

@@ -8,36 +8,35 @@ use serde_json::Value;
 
 use super::{
     lock::{self, Lock},
-    sql::{StoreError, Tx},
+    schema::TABLES,
+    sql::{BoxFuture, StoreError, Tx},
 };
 use crate::canonical::canonical_payload;
 
-/// One step from the version before it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Step {
-    /// Version 1: the tables as guard created them before it versioned them (created only
-    /// where missing, so a store from then takes this step without change).
-    Tables,
-    /// Version 2: stored payloads re-encoded as RFC 8785 canonical JSON, with their digests.
-    CanonicalPayloads,
-    /// Version 3: the rows of the audit table from before the audit log (`guard_audit`), if
-    /// the store has one, appended to the log in their order; the old table dropped.
-    LegacyAudit,
-    /// Version 4: an index on `guard_redeemed_states (expires_at)`, so the purge every
-    /// redeemed MRTR state runs reads only what expired.
-    RedeemedExpiry,
+/// How a step changes a store, inside the migrating transaction.
+pub(crate) type Apply = for<'a> fn(&'a mut Tx) -> BoxFuture<'a, Result<(), StoreError>>;
+
+/// One step from the version before it. The module whose tables a step changes registers it
+/// (the list is `crate::schema::STEPS`); this module only applies them in order.
+#[derive(Clone, Copy)]
+pub(crate) struct Step {
+    /// What the step does, for messages and tests.
+    pub name: &'static str,
+    /// The change.
+    pub apply: Apply,
 }
 
-/// Every step, in order: step `i` brings a store to version `i + 1`.
-const STEPS: [Step; 4] = [
-    Step::Tables,
-    Step::CanonicalPayloads,
-    Step::LegacyAudit,
-    Step::RedeemedExpiry,
-];
+impl std::fmt::Debug for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
 
-/// The version this build writes.
-pub(crate) const CURRENT: i64 = STEPS.len() as i64;
+impl PartialEq for Step {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
 
 /// The version table. A single row (`id = 1`) holds the store's version.
 pub(crate) const VERSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS guard_schema_version (
@@ -53,61 +52,77 @@ pub(crate) const WRITE_VERSION: &str =
     "INSERT INTO guard_schema_version (id, version) VALUES (1, $1)
     ON CONFLICT (id) DO UPDATE SET version = excluded.version";
 
-/// Brings the store `tx` is on to [`CURRENT`], inside `tx`: `tables` is the backend's
-/// schema (step 1). Migrators take turns on [`Lock::Migrate`], so two processes opening one
-/// old store migrate it once; the caller commits.
-pub(crate) async fn run(tx: &mut Tx, tables: &str) -> Result<(), StoreError> {
+/// Brings the store `tx` is on to the last of `steps`, inside `tx`. Migrators take turns on
+/// [`Lock::Migrate`], so two processes opening one old store migrate it once; the caller
+/// commits.
+pub(crate) async fn run(tx: &mut Tx, steps: &[Step]) -> Result<(), StoreError> {
     lock::hold(tx, Lock::Migrate).await?;
     tx.batch(VERSION_TABLE).await?;
     let found = match tx.query_opt(READ_VERSION, &[]).await? {
         Some(row) => row.int("version")?,
         None => 0,
     };
-    let steps = pending(found)?;
-    if steps.is_empty() {
+    let pending = pending(found, steps)?;
+    if pending.is_empty() {
         return Ok(());
     }
-    for step in steps {
-        match step {
-            Step::Tables => tx.batch(tables).await?,
-            Step::CanonicalPayloads => {
-                let stored = tx
-                    .query("SELECT operation_id, payload FROM guard_operations", &[])
-                    .await?;
-                for row in stored {
-                    if let Some((text, digest)) = recanonical(row.text("payload")?) {
-                        tx.execute(
-                            "UPDATE guard_operations SET payload = $1, payload_sha256 = $2 \
-                             WHERE operation_id = $3",
-                            &[text.into(), digest.into(), row.text("operation_id")?.into()],
-                        )
-                        .await?;
-                    }
-                }
-            }
-            Step::LegacyAudit => crate::audit::migrate_legacy(tx).await?,
-            Step::RedeemedExpiry => {
-                tx.batch(
-                    "CREATE INDEX IF NOT EXISTS guard_redeemed_states_expiry \
-                     ON guard_redeemed_states (expires_at)",
-                )
-                .await?
-            }
-        }
+    for step in pending {
+        (step.apply)(tx).await?;
     }
-    tx.execute(WRITE_VERSION, &[CURRENT.into()]).await?;
+    tx.execute(WRITE_VERSION, &[version(steps).into()]).await?;
     Ok(())
 }
 
+/// The version a store is at after `steps`.
+pub(crate) fn version(steps: &[Step]) -> i64 {
+    i64::try_from(steps.len()).unwrap_or(i64::MAX)
+}
+
 /// The steps a store at version `found` still needs.
-pub(crate) fn pending(found: i64) -> Result<&'static [Step], StoreError> {
+pub(crate) fn pending(found: i64, steps: &[Step]) -> Result<&[Step], StoreError> {
     match usize::try_from(found) {
-        Ok(found) if found <= STEPS.len() => Ok(&STEPS[found..]),
+        Ok(found) if found <= steps.len() => Ok(&steps[found..]),
         _ => Err(StoreError::Other(format!(
             "guard's tables are at schema version {found}, newer than this build knows \
-             (version {CURRENT}); run the guard release that wrote them, or a newer one"
+             (version {}); run the guard release that wrote them, or a newer one",
+            version(steps)
         ))),
     }
+}
+
+/// The tables as guard created them before it versioned them (created only where missing,
+/// so a store from then takes this step without change).
+pub(crate) fn tables(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
+    Box::pin(tx.batch(TABLES))
+}
+
+/// Stored payloads re-encoded as RFC 8785 canonical JSON, with their digests.
+pub(crate) fn canonical_payloads(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
+    Box::pin(async move {
+        let stored = tx
+            .query("SELECT operation_id, payload FROM guard_operations", &[])
+            .await?;
+        for row in stored {
+            if let Some((text, digest)) = recanonical(row.text("payload")?) {
+                tx.execute(
+                    "UPDATE guard_operations SET payload = $1, payload_sha256 = $2 \
+                     WHERE operation_id = $3",
+                    &[text.into(), digest.into(), row.text("operation_id")?.into()],
+                )
+                .await?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// An index on `guard_redeemed_states (expires_at)`, so the purge every redeemed MRTR state
+/// runs reads only what expired.
+pub(crate) fn redeemed_expiry(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
+    Box::pin(tx.batch(
+        "CREATE INDEX IF NOT EXISTS guard_redeemed_states_expiry \
+         ON guard_redeemed_states (expires_at)",
+    ))
 }
 
 /// A stored payload's canonical text and digest, when they differ from what is stored.
@@ -122,28 +137,6 @@ pub(crate) fn recanonical(payload: &str) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_store_takes_only_the_steps_it_lacks() {
-        assert_eq!(pending(0).unwrap(), STEPS);
-        assert_eq!(
-            pending(1).unwrap(),
-            [
-                Step::CanonicalPayloads,
-                Step::LegacyAudit,
-                Step::RedeemedExpiry
-            ]
-        );
-        assert!(pending(CURRENT).unwrap().is_empty());
-    }
-
-    #[test]
-    fn a_newer_store_is_refused() {
-        for found in [CURRENT + 1, -1] {
-            let error = pending(found).unwrap_err().to_string();
-            assert!(error.contains("newer than this build"), "{error}");
-        }
-    }
 
     #[test]
     fn payloads_are_re_encoded_only_when_they_change() {

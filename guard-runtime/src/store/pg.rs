@@ -30,8 +30,9 @@ use tokio_postgres::{
 };
 
 use super::{
-    OperationStore, migrate,
-    schema::{POSTGRES_GUARDS, POSTGRES_SCHEMA},
+    OperationStore,
+    migrate::{self, Step},
+    schema::POSTGRES_GUARDS,
     sql::{BoxFuture, Dialect, Done, Row, SqlValue, Statement, StoreError, Tx, TxBackend},
 };
 
@@ -72,20 +73,11 @@ impl PgStore {
         Ok(Self { pool })
     }
 
-    /// Creates guard's tables and their triggers if they are missing, in the first schema of
-    /// the connection's `search_path`. Safe to run from several processes at once: an
-    /// advisory lock makes them take turns.
-    ///
-    /// Run it as the role that will own the tables, never as the server's role: the triggers
-    /// it adds (an intent's identity, payload and expiry are immutable; `SUBMITTED` needs its
-    /// effect row) hold for every role except the owner. Then grant the server's role
-    /// [`operation_grants_sql`].
-    ///
-    /// The tables carry a schema version: an older store is brought to this build's version
-    /// (see `guard_schema_version`), a store written by a newer guard is refused.
-    pub async fn migrate(&self) -> Result<(), StoreError> {
+    /// Brings the tables to the last of `steps` and (re)creates the triggers
+    /// (`PgStore::migrate` passes guard's schema).
+    pub(crate) async fn migrate_with(&self, steps: &[Step]) -> Result<(), StoreError> {
         let mut tx = self.begin().await?;
-        migrate::run(&mut tx, POSTGRES_SCHEMA).await?;
+        migrate::run(&mut tx, steps).await?;
         // The triggers are definitions, not steps: the latest ones replace older ones.
         tx.batch(POSTGRES_GUARDS).await?;
         tx.commit().await

@@ -22,7 +22,7 @@
 //! history behind guard's back; see [`POSTGRES_GUARDS`].
 
 /// The tables, the same on both engines.
-const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS guard_operations (
+pub(crate) const TABLES: &str = "CREATE TABLE IF NOT EXISTS guard_operations (
                 operation_id   TEXT PRIMARY KEY,
                 tenant         TEXT NOT NULL,
                 user_id        TEXT NOT NULL,
@@ -100,12 +100,6 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS guard_operations (
                 note TEXT NOT NULL,
                 at   BIGINT NOT NULL
             );";
-
-#[cfg(feature = "sqlite")]
-pub(crate) const SQLITE_SCHEMA: &str = SCHEMA;
-
-#[cfg(feature = "postgres")]
-pub(crate) const POSTGRES_SCHEMA: &str = SCHEMA;
 
 /// PostgreSQL only, created with the tables by `PgStore::migrate`: two triggers on
 /// `guard_operations` that hold for every role except the table's owner (and superusers),

@@ -18,8 +18,8 @@ use rusqlite::{Connection, ErrorCode, types::ValueRef};
 use tokio::sync::{Mutex, OwnedMutexGuard, oneshot};
 
 use super::{
-    OperationStore, migrate,
-    schema::SQLITE_SCHEMA,
+    OperationStore,
+    migrate::{self, Step},
     sql::{
         BoxFuture, Dialect, Done, Row, SqlValue, Statement, StoreError, Tx, TxBackend,
         numbered_for_sqlite,
@@ -39,10 +39,9 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
-    /// Opens (or creates) the store at `path`, in WAL mode, with guard's tables at the
-    /// current schema version (an older store is migrated; a newer one is refused).
-    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
-        let path = path.as_ref();
+    /// Opens (or creates) the store at `path`, in WAL mode, and brings it to the last of
+    /// `steps` (`SqliteStore::open` passes guard's schema).
+    pub(crate) fn open_with(path: &Path, steps: &[Step]) -> Result<Self, StoreError> {
         let connection = Connection::open(path).map_err(store_error)?;
         connection.busy_timeout(BUSY_TIMEOUT).map_err(store_error)?;
         let mode = switch_to_wal(&connection)?;
@@ -63,14 +62,14 @@ impl SqliteStore {
         // once.
         wait(async {
             let mut tx = store.begin().await?;
-            migrate::run(&mut tx, SQLITE_SCHEMA).await?;
+            migrate::run(&mut tx, steps).await?;
             tx.commit().await
         })
         .map_err(|e| {
             StoreError::Other(format!(
                 "cannot bring guard's tables in {} to schema version {}: {e}",
                 path.display(),
-                migrate::CURRENT
+                migrate::version(steps)
             ))
         })?;
         Ok(store)

@@ -1,0 +1,97 @@
+//! Guard's schema: the versioned steps of its tables, each registered here by the module
+//! whose tables it changes, and the public openers that apply them. A later change to
+//! guard's tables is a new step at the end, never an edit of an earlier one.
+//!
+//! The storage layer (`store`) applies steps without knowing their owners, so the audit log's
+//! own step (moving a pre-log audit table into the log) is named here, above both.
+
+#[cfg(feature = "postgres")]
+use crate::store::PgStore;
+#[cfg(feature = "sqlite")]
+use crate::store::SqliteStore;
+use crate::store::{
+    BoxFuture, StoreError, Tx,
+    migrate::{self, Step},
+};
+
+/// Every step, in order: step `i` brings a store to version `i + 1`.
+pub(crate) const STEPS: [Step; 4] = [
+    // Version 1: the tables as guard created them before it versioned them.
+    Step {
+        name: "tables",
+        apply: migrate::tables,
+    },
+    // Version 2: stored payloads as RFC 8785 canonical JSON, with their digests.
+    Step {
+        name: "canonical payloads",
+        apply: migrate::canonical_payloads,
+    },
+    // Version 3: the rows of the audit table from before the audit log (`guard_audit`), if
+    // the store has one, appended to the log in their order; the old table dropped.
+    Step {
+        name: "legacy audit",
+        apply: legacy_audit,
+    },
+    // Version 4: an index on `guard_redeemed_states (expires_at)`.
+    Step {
+        name: "redeemed expiry",
+        apply: migrate::redeemed_expiry,
+    },
+];
+
+fn legacy_audit(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
+    Box::pin(crate::audit::migrate_legacy(tx))
+}
+
+#[cfg(feature = "sqlite")]
+impl SqliteStore {
+    /// Opens (or creates) the store at `path`, in WAL mode, with guard's tables at the
+    /// current schema version (an older store is migrated; a newer one is refused).
+    pub fn open(path: impl AsRef<std::path::Path>) -> Result<Self, StoreError> {
+        Self::open_with(path.as_ref(), &STEPS)
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl PgStore {
+    /// Creates guard's tables and their triggers if they are missing, in the first schema of
+    /// the connection's `search_path`. Safe to run from several processes at once: an
+    /// advisory lock makes them take turns.
+    ///
+    /// Run it as the role that will own the tables, never as the server's role: the triggers
+    /// it adds (an intent's identity, payload and expiry are immutable; `SUBMITTED` needs its
+    /// effect row) hold for every role except the owner. Then grant the server's role
+    /// [`operation_grants_sql`](crate::ops::pg::operation_grants_sql).
+    ///
+    /// The tables carry a schema version: an older store is brought to this build's version
+    /// (see `guard_schema_version`), a store written by a newer guard is refused.
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        self.migrate_with(&STEPS).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::STEPS;
+    use crate::store::migrate::{pending, version};
+
+    #[test]
+    fn a_store_takes_only_the_steps_it_lacks() {
+        assert_eq!(pending(0, &STEPS).unwrap(), STEPS);
+        let names: Vec<&str> = pending(1, &STEPS).unwrap().iter().map(|s| s.name).collect();
+        assert_eq!(
+            names,
+            ["canonical payloads", "legacy audit", "redeemed expiry"]
+        );
+        assert!(pending(version(&STEPS), &STEPS).unwrap().is_empty());
+        assert_eq!(version(&STEPS), 4);
+    }
+
+    #[test]
+    fn a_newer_store_is_refused() {
+        for found in [version(&STEPS) + 1, -1] {
+            let error = pending(found, &STEPS).unwrap_err().to_string();
+            assert!(error.contains("newer than this build"), "{error}");
+        }
+    }
+}
