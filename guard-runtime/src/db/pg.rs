@@ -4,11 +4,12 @@
 //! transaction to read-write and then write.
 
 use tokio::sync::Mutex;
-use tokio_postgres::{NoTls, Row, error::SqlState, types::ToSql};
+use tokio_postgres::{NoTls, Row, types::ToSql};
 
 use crate::{
     error::{ToolError, codes},
     read_handle::{ReadHandle, Sealed},
+    store::Kind,
 };
 
 /// A read-only PostgreSQL connection for read tools.
@@ -70,24 +71,17 @@ impl PgReadDb {
 /// The server's refusal to write gets the stable `READ_ONLY` code; several statements in
 /// one call are refused as bad input; anything else is internal.
 fn refusal(error: tokio_postgres::Error) -> ToolError {
-    match error.code() {
-        Some(code) if *code == SqlState::READ_ONLY_SQL_TRANSACTION => {
+    match crate::store::pg::kind(&error) {
+        Kind::ReadOnly => {
             tracing::warn!(%error, "write refused by a read-only PostgreSQL transaction");
             ToolError::new(
                 codes::READ_ONLY,
                 "The database refused to write: this tool's connection is read-only, so nothing was changed.",
             )
         }
-        Some(code)
-            if *code == SqlState::SYNTAX_ERROR
-                && error
-                    .as_db_error()
-                    .is_some_and(|e| e.message().contains("multiple commands")) =>
-        {
-            ToolError::invalid_input(
-                "A read handle runs one statement per call; send the statements separately.",
-            )
-        }
+        Kind::MultipleStatements => ToolError::invalid_input(
+            "A read handle runs one statement per call; send the statements separately.",
+        ),
         _ => ToolError::internal(error),
     }
 }

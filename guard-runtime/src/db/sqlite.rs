@@ -14,6 +14,7 @@ use rmcp::handler::server::common::Extension;
 use crate::{
     error::{ToolError, codes},
     read_handle::{ReadHandle, Sealed},
+    store::Kind,
 };
 
 /// A connection the engine opened read-only. Take it in `#[read_only]` tools.
@@ -106,16 +107,7 @@ impl From<rusqlite::Error> for ToolError {
     /// The engine's refusal to write through a read-only handle gets a stable code; any
     /// other database error is internal (logged with a trace id, not shown).
     fn from(error: rusqlite::Error) -> Self {
-        let read_only = matches!(
-            &error,
-            rusqlite::Error::SqliteFailure(e, _)
-                if e.code == rusqlite::ErrorCode::ReadOnly
-                    || e.extended_code == rusqlite::ffi::SQLITE_READONLY
-        ) || {
-            let text = error.to_string();
-            text.contains("readonly") || text.contains("too many attached databases")
-        };
-        if read_only {
+        if crate::store::sqlite::kind(&error) == Kind::ReadOnly {
             tracing::warn!(%error, "write refused by a read-only database handle");
             ToolError::new(
                 codes::READ_ONLY,

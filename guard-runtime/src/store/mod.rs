@@ -13,12 +13,13 @@ pub mod pg;
 mod schema;
 mod sql;
 #[cfg(feature = "sqlite")]
-mod sqlite;
+pub(crate) mod sqlite;
 
 use std::sync::Arc;
 
 #[cfg(feature = "postgres")]
 pub use pg::PgStore;
+pub(crate) use sql::Kind;
 pub use sql::{BoxFuture, Dialect, Done, Row, SqlValue, Statement, StoreError, Tx, TxBackend};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;

@@ -33,7 +33,7 @@ use super::{
     OperationStore,
     migrate::{self, Step},
     schema::POSTGRES_GUARDS,
-    sql::{BoxFuture, Dialect, Done, Row, SqlValue, Statement, StoreError, Tx, TxBackend},
+    sql::{BoxFuture, Dialect, Done, Kind, Row, SqlValue, Statement, StoreError, Tx, TxBackend},
 };
 
 /// The PostgreSQL operation store: a pool of connections to one database.
@@ -616,22 +616,46 @@ fn from_pg(row: &tokio_postgres::Row, i: usize) -> Result<SqlValue, StoreError> 
     })
 }
 
-fn pg_error(error: tokio_postgres::Error) -> StoreError {
-    match error.code() {
-        Some(code) if *code == SqlState::UNIQUE_VIOLATION => StoreError::Unique(error.to_string()),
+/// What a PostgreSQL error means: the one reading of its SQLSTATEs, for the store and for
+/// the tools' read handle.
+pub(crate) fn kind(error: &tokio_postgres::Error) -> Kind {
+    let Some(code) = error.code() else {
+        return Kind::Other;
+    };
+    if *code == SqlState::UNIQUE_VIOLATION {
+        Kind::Unique
+    } else if code.code().starts_with("23") {
         // Class 23: integrity constraint violation (foreign key, check, not null, exclusion).
-        Some(code) if code.code().starts_with("23") => StoreError::Constraint(error.to_string()),
-        Some(code)
-            if *code == SqlState::T_R_SERIALIZATION_FAILURE
-                || *code == SqlState::T_R_DEADLOCK_DETECTED
-                || *code == SqlState::LOCK_NOT_AVAILABLE =>
-        {
-            StoreError::Busy(error.to_string())
+        Kind::Constraint
+    } else if *code == SqlState::T_R_SERIALIZATION_FAILURE
+        || *code == SqlState::T_R_DEADLOCK_DETECTED
+        || *code == SqlState::LOCK_NOT_AVAILABLE
+    {
+        Kind::Busy
+    } else if *code == SqlState::READ_ONLY_SQL_TRANSACTION {
+        Kind::ReadOnly
+    } else if *code == SqlState::SYNTAX_ERROR
+        && error
+            .as_db_error()
+            .is_some_and(|e| e.message().contains("multiple commands"))
+    {
+        Kind::MultipleStatements
+    } else {
+        Kind::Other
+    }
+}
+
+fn pg_error(error: tokio_postgres::Error) -> StoreError {
+    match kind(&error) {
+        Kind::Unique => StoreError::Unique(error.to_string()),
+        Kind::Constraint => StoreError::Constraint(error.to_string()),
+        Kind::Busy => StoreError::Busy(error.to_string()),
+        Kind::ReadOnly | Kind::MultipleStatements | Kind::Other => {
+            StoreError::Other(match error.as_db_error() {
+                Some(db) => format!("{}: {}", db.code().code(), db.message()),
+                None => error.to_string(),
+            })
         }
-        _ => StoreError::Other(match error.as_db_error() {
-            Some(db) => format!("{}: {}", db.code().code(), db.message()),
-            None => error.to_string(),
-        }),
     }
 }
 

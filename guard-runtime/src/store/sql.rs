@@ -156,6 +156,26 @@ pub enum StoreError {
     Other(String),
 }
 
+/// What an engine's error means, decided once per engine (`sqlite::kind`, `pg::kind`) for
+/// the operation store and the tools' database handles alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A unique or primary-key constraint refused a second row.
+    Unique,
+    /// Another integrity constraint refused the statement.
+    Constraint,
+    /// A lock could not be taken in time, or a deadlock was broken.
+    Busy,
+    /// The connection or transaction is read-only and the statement would write.
+    ReadOnly,
+    /// Several statements were sent where one is allowed (PostgreSQL's extended protocol
+    /// says so; SQLite never does).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    MultipleStatements,
+    /// Anything else.
+    Other,
+}
+
 impl StoreError {
     /// Whether a unique constraint refused the statement.
     pub fn is_unique(&self) -> bool {

@@ -21,7 +21,7 @@ use super::{
     OperationStore,
     migrate::{self, Step},
     sql::{
-        BoxFuture, Dialect, Done, Row, SqlValue, Statement, StoreError, Tx, TxBackend,
+        BoxFuture, Dialect, Done, Kind, Row, SqlValue, Statement, StoreError, Tx, TxBackend,
         numbered_for_sqlite,
     },
 };
@@ -436,9 +436,12 @@ fn from_sqlite(value: ValueRef<'_>) -> SqlValue {
     }
 }
 
-fn store_error(error: rusqlite::Error) -> StoreError {
-    match &error {
-        rusqlite::Error::SqliteFailure(e, _) => match e.code {
+/// What a SQLite error means: the one reading of SQLite's errors, for the store and for
+/// the tools' handles. Result codes first; the text only where SQLite reports a refused
+/// write without one (a `query_only` connection, an `ATTACH` past the limit of zero).
+pub(crate) fn kind(error: &rusqlite::Error) -> Kind {
+    if let rusqlite::Error::SqliteFailure(e, _) = error {
+        match e.code {
             ErrorCode::ConstraintViolation
                 if matches!(
                     e.extended_code,
@@ -446,14 +449,30 @@ fn store_error(error: rusqlite::Error) -> StoreError {
                         | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
                 ) =>
             {
-                StoreError::Unique(error.to_string())
+                return Kind::Unique;
             }
-            ErrorCode::ConstraintViolation => StoreError::Constraint(error.to_string()),
-            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {
-                StoreError::Busy(error.to_string())
-            }
-            _ => StoreError::Other(error.to_string()),
-        },
-        _ => StoreError::Other(error.to_string()),
+            ErrorCode::ConstraintViolation => return Kind::Constraint,
+            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => return Kind::Busy,
+            ErrorCode::ReadOnly => return Kind::ReadOnly,
+            _ if e.extended_code == rusqlite::ffi::SQLITE_READONLY => return Kind::ReadOnly,
+            _ => {}
+        }
+    }
+    let text = error.to_string();
+    if text.contains("readonly") || text.contains("too many attached databases") {
+        Kind::ReadOnly
+    } else {
+        Kind::Other
+    }
+}
+
+fn store_error(error: rusqlite::Error) -> StoreError {
+    match kind(&error) {
+        Kind::Unique => StoreError::Unique(error.to_string()),
+        Kind::Constraint => StoreError::Constraint(error.to_string()),
+        Kind::Busy => StoreError::Busy(error.to_string()),
+        Kind::ReadOnly | Kind::MultipleStatements | Kind::Other => {
+            StoreError::Other(error.to_string())
+        }
     }
 }
