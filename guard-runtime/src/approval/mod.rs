@@ -20,7 +20,7 @@
 //! process does not hold is refused the same way.
 
 mod desk;
-mod page;
+mod http;
 
 use std::{
     net::{Ipv4Addr, SocketAddr},
@@ -215,7 +215,7 @@ impl ApprovalPageBuilder {
             deliver: self.deliver,
             base,
         });
-        let app = page::router(shared.clone());
+        let app = http::router(shared.clone());
         let server = tokio::spawn(async move {
             if let Err(error) = axum::serve(listener, app).await {
                 tracing::error!(%error, "the approval page stopped");

@@ -3,7 +3,7 @@
 //! Every step that ends the call returns the model's result; nothing after it runs.
 //!
 //! The steps form a chain of values that only this module can build: [`Flow::begin`] gives a
-//! [`Shown`] effect, only [`Flow::ask`] (which really asks the human) turns it into an
+//! [`Previewed`] effect, only [`Flow::ask`] (which really asks the human) turns it into an
 //! [`Accepted`] answer, and only [`Flow::recheck`] turns that into the [`Confirmed`] proof.
 //! No step takes a form value from its caller, so no code can mint a proof without a human.
 //!
@@ -41,7 +41,7 @@ pub use accept::roles_problem;
 pub use call::GuardCall;
 use finish::state_changed;
 pub use mrtr::INPUT_KEY;
-use mrtr::{Sealed, binding};
+use mrtr::{SealedState, binding};
 
 /// What the human is asked to do besides filling the form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,7 +104,7 @@ pub struct Flow<'g, F> {
     form_name: &'static str,
     trace_id: String,
     /// The echoed MRTR state, opened (verified) once when the call arrives.
-    opened: Option<Result<Sealed, RequestStateError>>,
+    opened: Option<Result<SealedState, RequestStateError>>,
     /// What the audit record says the human saw and answered (redacted), once known.
     seen: std::sync::Mutex<Seen>,
     form: PhantomData<fn() -> F>,
@@ -123,7 +123,7 @@ struct Seen {
 
 /// The effect the preview found, about to be shown to the human. Only [`Flow::begin`]
 /// builds one.
-pub struct Shown {
+pub struct Previewed {
     effect: Effect,
 }
 
@@ -146,12 +146,12 @@ impl<'g, F: Form> Flow<'g, F> {
     }
 
     /// Step 4: a failed precondition or a preview error ends the call without asking.
-    pub fn begin(&self, preview: Result<Preview, ToolError>) -> Step<Shown> {
+    pub fn begin(&self, preview: Result<Preview, ToolError>) -> Step<Previewed> {
         match preview {
             Ok(Preview::Effect(effect)) => {
                 self.seen().effect =
                     Some((effect.target().to_owned(), effect.summary().to_owned()));
-                Ok(Shown { effect })
+                Ok(Previewed { effect })
             }
             Ok(Preview::Nothing(text)) => Err(self.natural(Outcome::PreconditionFailed, text)),
             Err(error) => Err(self.refuse(Outcome::PreviewFailed, error)),
@@ -162,7 +162,7 @@ impl<'g, F: Form> Flow<'g, F> {
     /// `expected` is the text a type-to-confirm answer must equal.
     pub async fn ask(
         &self,
-        shown: Shown,
+        shown: Previewed,
         expected: Option<&str>,
         rules: Option<Rules<F>>,
     ) -> Step<Accepted<F>> {
@@ -255,7 +255,7 @@ impl<'g, F> Flow<'g, F> {
             // Arguments with no canonical form were never sealed, so nothing can open here.
             let binding = binding(form_name, spec, &call.arguments)
                 .map_err(|_| RequestStateError::IntegrityCheckFailed)?;
-            guard.codec().open_json_with::<Sealed>(state, &binding)
+            guard.codec().open_json_with::<SealedState>(state, &binding)
         });
         // An answering round continues the asking round's trace.
         let trace_id = match &opened {

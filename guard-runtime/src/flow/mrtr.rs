@@ -26,7 +26,7 @@ pub const INPUT_KEY: &str = "guard_confirm";
 
 /// The sealed MRTR state: which question was asked, and what the human was shown.
 #[derive(Serialize, Deserialize)]
-pub(super) struct Sealed {
+pub(super) struct SealedState {
     pub(super) nonce: String,
     pub(super) fingerprint: String,
     /// Carried across rounds so the asking and answering calls share one trace id.
@@ -102,7 +102,7 @@ impl<F> Flow<'_, F> {
                 ToolError::new(codes::INVALID_INPUT, format!("Nothing was changed: {e}.")),
             )
         })?;
-        let sealed = Sealed {
+        let sealed = SealedState {
             nonce: crate::trace::new_nonce(),
             fingerprint,
             trace_id: self.trace_id.clone(),
@@ -132,7 +132,7 @@ impl<F> Flow<'_, F> {
     /// The echoed state of an answering round, verified: sealed by this guard for this call's
     /// tool and arguments, unexpired, and from this boot when used states live in memory.
     /// `None` on a first round.
-    pub(super) fn verified_state(&self) -> Step<Option<&Sealed>> {
+    pub(super) fn verified_state(&self) -> Step<Option<&SealedState>> {
         let sealed = match &self.opened {
             None => return Ok(None),
             Some(Ok(sealed)) => sealed,
@@ -177,7 +177,7 @@ impl<F> Flow<'_, F> {
     }
 
     /// Marks the state used; a second round with it is a replay.
-    pub(super) async fn redeem_state(&self, sealed: &Sealed, ttl: Duration) -> Step<()> {
+    pub(super) async fn redeem_state(&self, sealed: &SealedState, ttl: Duration) -> Step<()> {
         let redeemed = self.guard.redeem(&sealed.nonce, ttl).await.map_err(|error| {
             tracing::error!(trace_id = %self.trace_id, %error, "could not record a used request state");
             self.refuse(
