@@ -8,7 +8,12 @@ use rustix::{
     io::Errno,
 };
 
-use super::{Entry, RelativePath, Sandbox, SandboxError, regular_file};
+use super::{
+    error::SandboxError,
+    identity::{Entry, regular_file},
+    path::{RelativePath, hidden},
+    root::Sandbox,
+};
 
 impl Sandbox {
     /// The regular files `pattern` (relative to the root) matches, sorted by path. In each
@@ -96,7 +101,7 @@ fn list(dir: &OwnedFd, pattern: &RelativePath) -> Result<Vec<String>, SandboxErr
         let Ok(name) = entry.file_name().to_str() else {
             continue;
         };
-        if name != "." && name != ".." && !name.chars().any(super::hidden) {
+        if name != "." && name != ".." && !name.chars().any(hidden) {
             names.push(name.to_owned());
         }
     }

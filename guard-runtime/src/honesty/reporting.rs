@@ -1,0 +1,232 @@
+//! The report a test prints and asserts on, in the seed's format: the tool's claims, one
+//! block per case, and a verdict; and how requests and answers are written in it.
+
+use std::fmt;
+
+use rmcp::model::{ProtocolVersion, ToolAnnotations};
+use serde_json::Value;
+
+use super::session::CallOutcome;
+use crate::canonical_json;
+
+/// The claims a tool makes in `tools/list`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Claims {
+    /// `readOnlyHint`, if set.
+    pub read_only: Option<bool>,
+    /// `destructiveHint`, if set.
+    pub destructive: Option<bool>,
+    /// `idempotentHint`, if set.
+    pub idempotent: Option<bool>,
+}
+
+impl Claims {
+    /// The claims as `tools/list` annotated the tool; unset where it said nothing.
+    pub(super) fn from(annotations: Option<&ToolAnnotations>) -> Self {
+        annotations.map_or_else(Self::default, |a| Self {
+            read_only: a.read_only_hint,
+            destructive: a.destructive_hint,
+            idempotent: a.idempotent_hint,
+        })
+    }
+}
+
+impl fmt::Display for Claims {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let hint = |v: Option<bool>| v.map_or("unset".to_owned(), |b| b.to_string());
+        write!(
+            f,
+            "readOnlyHint: {}, destructiveHint: {}, idempotentHint: {}",
+            hint(self.read_only),
+            hint(self.destructive),
+            hint(self.idempotent)
+        )
+    }
+}
+
+/// How one case came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// What was observed agrees with the tool's claim.
+    Consistent,
+    /// What was observed contradicts the tool's claim.
+    Contradicts,
+    /// The tool claims nothing this case could check: reported, not judged.
+    Reported,
+    /// The case could not be run.
+    Error,
+}
+
+/// One case, in the seed's format.
+#[derive(Debug, Clone)]
+pub struct CaseReport {
+    /// Which case ran.
+    pub case: String,
+    /// The calls made.
+    pub request: String,
+    /// What the first call answered.
+    pub first_call: String,
+    /// What the later calls answered.
+    pub second_call: String,
+    /// The observed changes (and, for cases compared with one call, the differences).
+    pub remote_records: Vec<String>,
+    /// The judgement in words.
+    pub result: String,
+    /// The judgement.
+    pub verdict: Verdict,
+}
+
+impl fmt::Display for CaseReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let records = if self.remote_records.is_empty() {
+            "none (nothing observed changed)".to_owned()
+        } else {
+            serde_json::to_string(&self.remote_records).unwrap_or_default()
+        };
+        writeln!(f, "case: {}", self.case)?;
+        writeln!(f, "request: {}", self.request)?;
+        writeln!(f, "first call: {}", self.first_call)?;
+        writeln!(f, "second call: {}", self.second_call)?;
+        writeln!(f, "remote records: {records}")?;
+        writeln!(f, "result: {}", self.result)
+    }
+}
+
+/// Everything the kit found about one tool.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The tool checked.
+    pub tool: String,
+    /// The protocol version the calls used.
+    pub protocol: ProtocolVersion,
+    /// `None` if the tool is not in `tools/list`.
+    pub claims: Option<Claims>,
+    /// One report per case.
+    pub cases: Vec<CaseReport>,
+}
+
+impl Report {
+    /// No case contradicts the tool's claims and every case ran.
+    pub fn passed(&self) -> bool {
+        self.claims.is_some()
+            && self
+                .cases
+                .iter()
+                .all(|c| matches!(c.verdict, Verdict::Consistent | Verdict::Reported))
+    }
+
+    /// The result lines of the cases that contradict a claim or could not run.
+    pub fn failures(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .cases
+            .iter()
+            .filter(|c| matches!(c.verdict, Verdict::Contradicts | Verdict::Error))
+            .map(|c| format!("{}: {}", c.case, c.result))
+            .collect();
+        if self.claims.is_none() {
+            out.insert(0, format!("{} is not in tools/list", self.tool));
+        }
+        out
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let claims = self
+            .claims
+            .as_ref()
+            .map_or("not listed".to_owned(), ToString::to_string);
+        writeln!(
+            f,
+            "tool: {} ({claims}) on protocol {}",
+            self.tool, self.protocol
+        )?;
+        for case in &self.cases {
+            writeln!(f)?;
+            write!(f, "{case}")?;
+        }
+        writeln!(f)?;
+        let failures = self.failures();
+        if failures.is_empty() {
+            writeln!(f, "verdict: PASS ({} cases)", self.cases.len())
+        } else {
+            writeln!(
+                f,
+                "verdict: FAIL ({} of {} cases)",
+                failures.len(),
+                self.cases.len()
+            )
+        }
+    }
+}
+
+/// How much of an answer's text a report quotes.
+const MAX_TEXT: usize = 200;
+
+/// The request as a report shows it: canonical where it has a canonical form, as sent where
+/// it does not (the server is then the one to refuse it).
+pub(super) fn canonical_text(args: &Value) -> String {
+    canonical_json(args).unwrap_or_else(|_| args.to_string())
+}
+
+/// At most [`MAX_TEXT`] characters of `text`, quoted as JSON so a report stays one line
+/// per field.
+fn clip(text: &str) -> String {
+    let mut out: String = text.chars().take(MAX_TEXT).collect();
+    if out.len() < text.len() {
+        out.push('…');
+    }
+    serde_json::to_string(&out).unwrap_or(out)
+}
+
+/// `ok "text"`, `isError "text"` or the protocol error.
+pub(super) fn summarize(outcome: &CallOutcome) -> String {
+    match outcome {
+        Ok(result) => {
+            let text = result
+                .content
+                .iter()
+                .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+                .collect::<Vec<_>>()
+                .join("\n");
+            if result.is_error == Some(true) {
+                format!("isError {}", clip(&text))
+            } else {
+                format!("ok {}", clip(&text))
+            }
+        }
+        Err(e) => format!("protocol error: {e}"),
+    }
+}
+
+/// A response as it crossed the wire, for answers the client never saw.
+pub(super) fn summarize_wire(answer: &Value) -> String {
+    if let Some(content) = answer.get("content").and_then(Value::as_array) {
+        let text = content
+            .iter()
+            .filter_map(|c| c.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let error = answer.get("isError").and_then(Value::as_bool) == Some(true);
+        format!("{} {}", if error { "isError" } else { "ok" }, clip(&text))
+    } else if answer.get("resultType").and_then(Value::as_str) == Some("input_required") {
+        "input required (a question for the human)".to_owned()
+    } else if let Some(message) = answer.get("message").and_then(Value::as_str) {
+        format!("JSON-RPC error {}", clip(message))
+    } else {
+        clip(&answer.to_string())
+    }
+}
+
+/// A case that could not run: reported as such, never as consistent.
+pub(super) fn error_case(case: &str, request: &str, error: String) -> CaseReport {
+    CaseReport {
+        case: case.to_owned(),
+        request: request.to_owned(),
+        first_call: "not run".into(),
+        second_call: "not run".into(),
+        remote_records: Vec::new(),
+        result: format!("could not run: {error}"),
+        verdict: Verdict::Error,
+    }
+}
