@@ -27,7 +27,8 @@
 //!
 //! Features: `sqlite` (default: database handles for tools and the embedded operation store),
 //! `postgres` (the PostgreSQL store and a read-only handle), `jwt` (identity from a verified
-//! bearer token over HTTP), `testing` (scripted humans and the honesty kit).
+//! bearer token over HTTP), `approval` (the approval page for `approve = "url"`), `testing`
+//! (scripted humans and the honesty kit).
 //!
 //! # A complete server
 //!
@@ -37,6 +38,22 @@
 //! the file). It serves a client on stdin and stdout, so it is compiled here, not run:
 //!
 #![doc = concat!("```rust,no_run\n", include_str!("../doc/minimal.rs"), "```")]
+//!
+//! # Guide
+//!
+//! The reference, one page per topic, in [`guide`]:
+//!
+//! - writing guarded tools: [`#[destructive]`](guide::destructive),
+//!   [the call flow](guide::call_flow), [forms and arguments](guide::forms),
+//!   [what fails to compile](guide::compile_errors), [honest annotations](guide::annotations);
+//! - other kinds of write: [two-phase operations](guide::two_phase),
+//!   [idempotency keys](guide::idempotency), [batches](guide::batches),
+//!   [the approval page](guide::approval_page);
+//! - around the tools: [the allowlist and read-only mode](guide::exposure),
+//!   [identity and scopes](guide::identity), [the file sandbox](guide::sandbox),
+//!   [the audit log](guide::audit_log), [protocol eras](guide::protocol_eras),
+//!   [installing a server in a client](guide::installing);
+//! - and the [threat model](guide::threat_model).
 //!
 //! # Where things are
 //!
@@ -75,6 +92,7 @@ mod flow;
 pub mod form;
 pub mod forms;
 mod guard;
+pub mod guide;
 pub mod identity;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]

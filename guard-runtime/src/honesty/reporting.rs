@@ -7,7 +7,7 @@ use rmcp::model::{ProtocolVersion, ToolAnnotations};
 use serde_json::Value;
 
 use super::session::CallOutcome;
-use crate::canonical_json;
+use crate::canonical::canonical_json;
 
 /// The claims a tool makes in `tools/list`.
 #[derive(Debug, Clone, Default, PartialEq)]
