@@ -646,17 +646,12 @@ pub(crate) fn kind(error: &tokio_postgres::Error) -> Kind {
 }
 
 fn pg_error(error: tokio_postgres::Error) -> StoreError {
-    match kind(&error) {
-        Kind::Unique => StoreError::Unique(error.to_string()),
-        Kind::Constraint => StoreError::Constraint(error.to_string()),
-        Kind::Busy => StoreError::Busy(error.to_string()),
-        Kind::ReadOnly | Kind::MultipleStatements | Kind::Other => {
-            StoreError::Other(match error.as_db_error() {
-                Some(db) => format!("{}: {}", db.code().code(), db.message()),
-                None => error.to_string(),
-            })
-        }
-    }
+    let kind = kind(&error);
+    let text = match (kind, error.as_db_error()) {
+        (Kind::Unique | Kind::Constraint | Kind::Busy, _) | (_, None) => error.to_string(),
+        (_, Some(db)) => format!("{}: {}", db.code().code(), db.message()),
+    };
+    kind.store_error(text)
 }
 
 #[cfg(test)]

@@ -176,6 +176,18 @@ pub(crate) enum Kind {
     Other,
 }
 
+impl Kind {
+    /// The store's error for an engine error of this kind, described by `text`.
+    pub(crate) fn store_error(self, text: String) -> StoreError {
+        match self {
+            Kind::Unique => StoreError::Unique(text),
+            Kind::Constraint => StoreError::Constraint(text),
+            Kind::Busy => StoreError::Busy(text),
+            Kind::ReadOnly | Kind::MultipleStatements | Kind::Other => StoreError::Other(text),
+        }
+    }
+}
+
 impl StoreError {
     /// Whether a unique constraint refused the statement.
     pub fn is_unique(&self) -> bool {

@@ -467,12 +467,5 @@ pub(crate) fn kind(error: &rusqlite::Error) -> Kind {
 }
 
 fn store_error(error: rusqlite::Error) -> StoreError {
-    match kind(&error) {
-        Kind::Unique => StoreError::Unique(error.to_string()),
-        Kind::Constraint => StoreError::Constraint(error.to_string()),
-        Kind::Busy => StoreError::Busy(error.to_string()),
-        Kind::ReadOnly | Kind::MultipleStatements | Kind::Other => {
-            StoreError::Other(error.to_string())
-        }
-    }
+    kind(&error).store_error(error.to_string())
 }
