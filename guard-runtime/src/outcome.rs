@@ -235,6 +235,13 @@ impl Outcome {
         }
     }
 
+    /// The outcome guard's `_meta.guard` tag on `result` names, if it carries one: what a
+    /// test or a client matches on instead of the spelling.
+    pub fn of(result: &CallToolResult) -> Option<Self> {
+        let tag = result.meta.as_ref()?.0.get("guard")?;
+        Self::parse(tag.get("outcome")?.as_str()?)
+    }
+
     /// The outcome a tag or an audit record spells `text`, if guard writes it.
     pub fn parse(text: &str) -> Option<Self> {
         NAMED.into_iter().find(|o| o.as_str() == text).or_else(|| {
@@ -290,6 +297,25 @@ mod tests {
         }
         assert_eq!(Outcome::parse("Declined"), None);
         assert_eq!(Outcome::parse("declined "), None);
+    }
+
+    #[test]
+    fn a_tagged_result_names_its_outcome() {
+        use rmcp::model::{CallToolResult, ContentBlock};
+        let plain = CallToolResult::success(vec![ContentBlock::text("ok")]);
+        assert_eq!(Outcome::of(&plain), None);
+        let tagged = super::tag(plain.clone(), Outcome::Declined, "t-1", None);
+        assert_eq!(Outcome::of(&tagged), Some(Outcome::Declined));
+        let refused = super::tag(plain, Outcome::Refused("STATE_CHANGED"), "t-2", Some("op"));
+        assert_eq!(
+            Outcome::of(&refused),
+            Some(Outcome::Refused(crate::error::codes::STATE_CHANGED))
+        );
+        let meta = refused.meta.unwrap();
+        assert_eq!(
+            meta.0["guard"],
+            serde_json::json!({"outcome": "STATE_CHANGED", "traceId": "t-2", "operationId": "op"})
+        );
     }
 
     #[test]
