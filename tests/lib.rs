@@ -53,8 +53,8 @@ pub fn pg_url(what: &str) -> Option<String> {
             None
         }
         Postgres::Fail => panic!(
-            "{what} needs PostgreSQL, and {CI_ENV} is set, so it fails rather than pass by \
-             skipping: set {PG_URL_ENV} to a database the tests may create schemas in (e.g. \
+            "{what} did not run on PostgreSQL, and {CI_ENV} is set, so this fails rather than \
+             pass by skipping: set {PG_URL_ENV} to a database the tests may create schemas in (e.g. \
              {PG_URL_ENV}=postgres://postgres@127.0.0.1:5432/test, as .ci/run does)"
         ),
     }
