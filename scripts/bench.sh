@@ -8,7 +8,8 @@
 #   BENCH=e2e scripts/bench.sh       # only some: any of e2e,inprocess,twophase,audit
 #
 # The PostgreSQL half of the two-phase bench needs GUARD_TEST_PG_URL (for example
-# postgres://postgres@127.0.0.1:5432/test); without it that half is skipped, loudly.
+# postgres://postgres@127.0.0.1:5432/test); without it that half is skipped, loudly (and fails
+# when CI is set).
 # Other knobs: BENCH_ROUNDS, BENCH_CALLS, BENCH_CLIENTS (end-to-end bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."

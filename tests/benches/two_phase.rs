@@ -27,7 +27,8 @@
 //! Stores: SQLite in a file under the system's temp dir (WAL, `synchronous = FULL`, as
 //! `SqliteStore` opens it); PostgreSQL at `GUARD_TEST_PG_URL` in a fresh schema set up by
 //! `order_cancel::stores::setup_postgres` and used as order-cancel's restricted role (pool of
-//! 16). Without `GUARD_TEST_PG_URL` the PostgreSQL benches are skipped, loudly.
+//! 16). Without `GUARD_TEST_PG_URL` the PostgreSQL benches are skipped, loudly (and fail when
+//! `CI` is set).
 //!
 //! Run with `cargo bench -p guard-tests --bench two_phase`.
 
@@ -58,7 +59,6 @@ use rmcp_guard::{
 use serde_json::{Value, json};
 use tokio::task::JoinSet;
 
-const URL_ENV: &str = "GUARD_TEST_PG_URL";
 const SCOPE: &str = "order.cancel.request";
 const TENANT: &str = "tenant_bench";
 /// Client connections (and concurrent tasks) in the concurrent benches.
@@ -402,13 +402,7 @@ fn two_phase(c: &mut Criterion) {
         sqlite.close().await;
     });
 
-    let Ok(url) = std::env::var(URL_ENV) else {
-        eprintln!();
-        eprintln!("==================================================================");
-        eprintln!("SKIPPED: {URL_ENV} is not set, so the PostgreSQL benches did not run.");
-        eprintln!("Set it (e.g. {URL_ENV}=postgres://postgres@127.0.0.1:5432/test) to run them.");
-        eprintln!("==================================================================");
-        eprintln!();
+    let Some(url) = guard_tests::pg_url("the PostgreSQL half of the two-phase bench") else {
         return;
     };
     let postgres = rt.block_on(Bed::postgres(&url));

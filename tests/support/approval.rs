@@ -5,7 +5,6 @@
 //!
 //! The server counts the deploys its handler really ran: a page that says "approved" proves
 //! nothing unless the effect ran exactly then, and never otherwise.
-#![allow(dead_code)]
 
 use std::{
     os::unix::process::CommandExt,

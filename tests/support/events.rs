@@ -5,7 +5,10 @@
 //! is installed before anything logs, and it hands each event to the layer the current
 //! thread installed, if any (the tests run their tokio runtime on their own thread).
 
-use std::{cell::RefCell, sync::Once};
+use std::{
+    cell::RefCell,
+    sync::{Once, OnceLock},
+};
 
 use tracing_subscriber::{Layer, Registry, layer::Context, layer::SubscriberExt};
 
@@ -18,8 +21,15 @@ thread_local! {
 /// Routes every event to the current thread's layer.
 struct ThisThread;
 
+/// The layer that sees the events of every thread, for tests of servers that log from their
+/// own tasks (set once per process by [`capture_every_thread`]).
+static EVERY_THREAD: OnceLock<Boxed> = OnceLock::new();
+
 impl Layer<Registry> for ThisThread {
     fn on_event(&self, event: &tracing::Event<'_>, ctx: Context<'_, Registry>) {
+        if let Some(layer) = EVERY_THREAD.get() {
+            layer.on_event(event, ctx.clone());
+        }
         LAYER.with(|layer| {
             if let Some(layer) = layer.borrow().as_ref() {
                 layer.on_event(event, ctx);
@@ -36,6 +46,13 @@ pub fn install() {
         tracing::subscriber::set_global_default(Registry::default().with(ThisThread))
             .expect("no other subscriber is installed in this test binary");
     });
+}
+
+/// Hands the events of every thread to `layer` from now on, for the rest of the process; the
+/// first call wins and later ones change nothing.
+pub fn capture_every_thread(layer: impl Layer<Registry> + Send + Sync + 'static) {
+    install();
+    let _ = EVERY_THREAD.set(Box::new(layer));
 }
 
 /// Hands this thread's events to `layer` until the returned value is dropped.

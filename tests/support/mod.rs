@@ -1,8 +1,8 @@
 //! Shared helpers for the in-process tests: a throwaway safe-ops world (sandbox directory and
 //! SQLite database), an in-process client over `tokio::io::duplex`, and readers for what a
 //! tool result carries.
-#![allow(dead_code)]
 
+pub mod approval;
 pub mod events;
 pub mod external;
 pub mod orders;
@@ -32,14 +32,13 @@ pub const PUSH: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 pub const MRTR: ProtocolVersion = ProtocolVersion::V_2026_07_28;
 
 /// Runs each listed `async fn name(era: ProtocolVersion)` once per protocol era.
-#[allow(unused_macros)]
 macro_rules! both_eras {
     ($($name:ident),* $(,)?) => {
         mod push {
             $(
                 #[tokio::test]
                 async fn $name() {
-                    super::$name(super::support::PUSH).await;
+                    super::$name(crate::support::PUSH).await;
                 }
             )*
         }
@@ -47,7 +46,7 @@ macro_rules! both_eras {
             $(
                 #[tokio::test]
                 async fn $name() {
-                    super::$name(super::support::MRTR).await;
+                    super::$name(crate::support::MRTR).await;
                 }
             )*
         }

@@ -7,6 +7,7 @@ use std::sync::{
     atomic::{AtomicU64, Ordering},
 };
 
+use guard_tests::pg_url;
 use order_cancel::{OrderCancel, schema, stores};
 use rmcp::{RoleClient, ServiceExt, model::CallToolResult, service::RunningService};
 use rmcp_guard::{
@@ -18,7 +19,6 @@ use sha2::Digest;
 
 use super::call;
 
-pub const URL_ENV: &str = "GUARD_TEST_PG_URL";
 pub const SCOPE: &str = "order.cancel.request";
 
 /// Which store a world runs on.
@@ -47,17 +47,6 @@ pub fn seed_rows(orders: &[(i64, String)]) -> Vec<schema::SeedOrder<'_>> {
             total_cents: 100,
         })
         .collect()
-}
-
-/// The PostgreSQL test URL, or `None` after saying loudly that `what` is skipped.
-pub fn pg_url(what: &str) -> Option<String> {
-    match std::env::var(URL_ENV) {
-        Ok(url) => Some(url),
-        Err(_) => {
-            eprintln!("SKIPPED: {URL_ENV} is not set, so {what} did not run on PostgreSQL");
-            None
-        }
-    }
 }
 
 pub struct World {
@@ -305,7 +294,8 @@ impl World {
 impl Drop for World {
     /// A PostgreSQL world drops its schema (on a thread of its own: `drop` cannot await).
     fn drop(&mut self) {
-        let (Some(schema), Ok(url)) = (self.schema.take(), std::env::var(URL_ENV)) else {
+        let (Some(schema), Some(url)) = (self.schema.take(), guard_tests::configured_pg_url())
+        else {
             return;
         };
         let dropped = std::thread::spawn(move || {

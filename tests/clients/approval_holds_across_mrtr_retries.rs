@@ -1,0 +1,345 @@
+//! The approval page on protocol 2026-07-28 (MRTR): the first round opens the approval and
+//! answers with a URL-mode input request; the retry waits for the page's decision. Driven
+//! with a real rmcp client in the 2026-07-28 era, and headless Chromium where a person
+//! decides on the page; every test counts the deploys the handler really ran.
+
+use crate::support::approval as bench;
+
+use std::{sync::Arc, time::Duration};
+
+use bench::*;
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ElicitRequestParams, InputRequest};
+use rmcp_guard::{INPUT_KEY, ops::SqliteStore};
+use safe_ops::visit;
+
+/// The first round: the input request must be guard's one URL-mode elicitation. Returns the
+/// sealed state, the URL, the elicitation id and the message.
+async fn first_round(
+    h: &Harness,
+    tool: &str,
+    environment: &str,
+) -> (String, String, String, String) {
+    let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments(environment));
+    let CallToolResponse::InputRequired(required) = h.round(params).await else {
+        panic!("{tool}: the first round must ask for input");
+    };
+    let mut requests = required.input_requests.expect("input requests");
+    assert_eq!(requests.len(), 1, "one input request");
+    let Some(InputRequest::Elicitation(request)) = requests.remove(INPUT_KEY) else {
+        panic!("{tool}: guard's input request is an elicitation under {INPUT_KEY}");
+    };
+    let ElicitRequestParams::UrlElicitationParams {
+        message,
+        url,
+        elicitation_id,
+        ..
+    } = request.params
+    else {
+        panic!("{tool}: a URL-mode elicitation");
+    };
+    assert!(url.starts_with(&h.base), "{url} is on the page {}", h.base);
+    let state = required.request_state.expect("a sealed requestState");
+    (state, url, elicitation_id, message)
+}
+
+/// Approves at `link` with the CSRF token its page carried before: as a person whose page
+/// was still open when the approval closed.
+async fn approve_with(link: &str, csrf: &str, typed: &str) -> visit::Page {
+    visit::post(
+        link,
+        &[("csrf", csrf), ("decision", "approve"), ("typed", typed)],
+    )
+    .await
+    .unwrap()
+}
+
+/// Waits until a spawned retry is in its wait (it has not answered yet).
+async fn waiting(retry: &tokio::task::JoinHandle<rmcp::model::CallToolResult>) {
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!retry.is_finished(), "the retry waits for the page");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_other_people_approve_on_the_page_then_the_retry_runs_the_deploy_once() {
+    let mut h = Setup::new(MRTR).start().await;
+    // rmcp's client drives the rounds: it shows the URL (the handler accepts) and retries.
+    let call = h.call("deploy", "production");
+    let (url, elicitation_id, message) = h.requester_url().await;
+    assert!(url.starts_with(&h.base), "{url}");
+    assert!(
+        message.contains("Deploy release 2.4.1 to production.")
+            && message.contains("2 people other than you"),
+        "{message}"
+    );
+    let users: Vec<String> = h
+        .links
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|l| l.approver.user.clone())
+        .collect();
+    assert_eq!(
+        users,
+        ["bob", "carol"],
+        "never the requester, never another tenant"
+    );
+
+    let browser = Browser::start().await;
+    let page = browser.open(&url).await;
+    assert!(page.contains("Approvals: 0 of 2"), "{page}");
+    assert!(
+        !browser.has("#approve").await,
+        "the requester cannot approve"
+    );
+    let page = browser.approve(&h.link("bob"), "production", None).await;
+    assert!(page.contains("Approvals: 1 of 2"), "{page}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(h.deployed().is_empty(), "one approval runs nothing");
+    assert!(!call.is_finished(), "the retry still waits");
+    let page = browser
+        .approve(&h.link("carol"), "production", Some(TOKEN))
+        .await;
+    assert!(page.contains("Approved: the action runs now."), "{page}");
+
+    let result = call.await.unwrap();
+    assert_eq!(outcome(&result), "executed", "{result:?}");
+    assert_eq!(h.deployed(), [("production".to_owned(), TOKEN.len())]);
+    assert!(
+        !format!("{result:?}").contains(TOKEN),
+        "the secret never reaches the model"
+    );
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        *h.completed.lock().unwrap(),
+        [elicitation_id],
+        "the retry's stream carries notifications/elicitation/complete"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_sent_before_anyone_approved_ends_with_the_rejection() {
+    let h = Setup::new(MRTR).start().await;
+    let (state, _, elicitation_id, _) = first_round(&h, "deploy", "production").await;
+    assert!(h.deployed().is_empty(), "asking runs nothing");
+    let retry = h.retry("deploy", "production", &state, "accept");
+    waiting(&retry).await;
+
+    bob_approves_then_carol_rejects(&h).await;
+    assert_rejected_by_carol(&h, &retry.await.unwrap());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(*h.completed.lock().unwrap(), [elicitation_id]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replayed_retry_is_refused_and_the_first_one_still_decides() {
+    let h = Setup::new(MRTR).start().await;
+    let (state, _, _, _) = first_round(&h, "deploy", "production").await;
+    let first = h.retry("deploy", "production", &state, "accept");
+    waiting(&first).await;
+
+    let replay = h
+        .retry("deploy", "production", &state, "accept")
+        .await
+        .unwrap();
+    assert_eq!(outcome(&replay), "replayed", "{replay:?}");
+    assert!(replay.is_error.unwrap_or(false));
+    assert!(
+        text(&replay).contains("[INVALID_STATE]"),
+        "{}",
+        text(&replay)
+    );
+    assert!(
+        !first.is_finished(),
+        "a replay leaves the waiting retry alone"
+    );
+
+    let browser = Browser::start().await;
+    browser.approve(&h.link("bob"), "production", None).await;
+    browser
+        .approve(&h.link("carol"), "production", Some(TOKEN))
+        .await;
+    let result = first.await.unwrap();
+    assert_eq!(outcome(&result), "executed", "{result:?}");
+
+    let again = h
+        .retry("deploy", "production", &state, "accept")
+        .await
+        .unwrap();
+    assert_eq!(outcome(&again), "replayed", "{again:?}");
+    assert_eq!(
+        h.deployed(),
+        [("production".to_owned(), TOKEN.len())],
+        "exactly one deploy"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_with_altered_arguments_runs_nothing_and_decline_withdraws_the_approval() {
+    let h = Setup::new(MRTR).start().await;
+    let (state, _, _, _) = first_round(&h, "deploy", "production").await;
+    for altered in ["staging", "Production", "production "] {
+        let result = h.retry("deploy", altered, &state, "accept").await.unwrap();
+        assert_eq!(outcome(&result), "bad_state", "{altered}: {result:?}");
+        assert!(
+            text(&result).contains("[INVALID_STATE]"),
+            "{}",
+            text(&result)
+        );
+    }
+    let bob = h.link("bob");
+    let csrf = visit::get(&bob).await.unwrap().field("csrf").unwrap();
+    // The genuine state was not used up by the altered ones: its decline still counts.
+    let result = h
+        .retry("deploy", "production", &state, "decline")
+        .await
+        .unwrap();
+    assert_eq!(outcome(&result), "declined", "{result:?}");
+    assert!(!result.is_error.unwrap_or(false));
+    let page = visit::get(&bob).await.unwrap().text();
+    assert!(page.contains("Withdrawn by the client"), "{page}");
+    let refused = approve_with(&bob, &csrf, "production").await;
+    assert_eq!(refused.status, 409, "{}", refused.text());
+    assert!(
+        refused.text().contains("already decided"),
+        "{}",
+        refused.text()
+    );
+    assert!(h.deployed().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_on_the_retry_withdraws_the_approval() {
+    let h = Setup::new(MRTR).start().await;
+    let (state, url, _, _) = first_round(&h, "restart", "web").await;
+    let csrf = visit::get(&url).await.unwrap().field("csrf").unwrap();
+    let result = h.retry("restart", "web", &state, "cancel").await.unwrap();
+    assert_eq!(outcome(&result), "cancelled", "{result:?}");
+    let refused = approve_with(&url, &csrf, "").await;
+    assert_eq!(refused.status, 409, "{}", refused.text());
+    assert!(h.deployed().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_from_another_person_is_refused_and_leaves_the_requesters_approval() {
+    let h = Setup::new(MRTR).start().await;
+    let (state, url, _, _) = first_round(&h, "restart", "web").await;
+    // Dave, on the same server, sends alice's state with alice's arguments: he would run
+    // the restart on her approval.
+    h.as_user("dave");
+    let result = h.retry("restart", "web", &state, "accept").await.unwrap();
+    assert_eq!(outcome(&result), "approval_mismatch", "{result:?}");
+    assert!(
+        text(&result).contains("[PERMISSION_DENIED]"),
+        "{}",
+        text(&result)
+    );
+    assert!(
+        text(&result).contains("names an approval opened for another call"),
+        "{}",
+        text(&result)
+    );
+    // Checked before the state is used: alice's own retry still works.
+    h.as_user("alice");
+    let retry = h.retry("restart", "web", &state, "accept");
+    waiting(&retry).await;
+    let page = visit::approve(&url, "").await.unwrap();
+    assert!(
+        page.text().contains("Approved: the action runs now."),
+        "{}",
+        page.text()
+    );
+    let result = retry.await.unwrap();
+    assert_eq!(outcome(&result), "executed", "{result:?}");
+    assert_eq!(h.deployed(), [("restart web".to_owned(), 0)]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_approval_then_the_deadline_ends_the_waiting_retry() {
+    let h = Setup {
+        timeout: Duration::from_secs(3),
+        ..Setup::new(MRTR)
+    }
+    .start()
+    .await;
+    let (state, _, _, _) = first_round(&h, "deploy", "production").await;
+    let retry = h.retry("deploy", "production", &state, "accept");
+    let page = visit::approve(&h.link("bob"), "production").await.unwrap();
+    assert!(page.text().contains("Approvals: 1 of 2"), "{}", page.text());
+    let result = retry.await.unwrap();
+    assert_eq!(outcome(&result), "expired", "{result:?}");
+    assert!(
+        h.deployed().is_empty(),
+        "nothing runs without two approvals"
+    );
+}
+
+const KEY: &[u8] = b"one key shared by the process before and after the restart";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_after_a_restart_is_refused_and_runs_nothing() {
+    // Used states in memory: the state carries the boot epoch of the process that sealed it.
+    let keyed = || Setup {
+        key: Some(KEY.to_vec()),
+        ..Setup::new(MRTR)
+    };
+    let before = keyed().start().await;
+    let (state, url, _, _) = first_round(&before, "restart", "web").await;
+    visit::approve(&url, "").await.unwrap();
+    let after = keyed().start().await;
+    let result = after
+        .retry("restart", "web", &state, "accept")
+        .await
+        .unwrap();
+    assert_eq!(outcome(&result), "restarted", "{result:?}");
+    assert!(text(&result).contains("[INVALID_STATE]"));
+
+    // Used states in a store that survives restarts: the state opens, but the approval it
+    // names lived in the process that is gone, even though it was approved there.
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(SqliteStore::open(dir.path().join("guard.db")).unwrap());
+    let stored = || Setup {
+        key: Some(KEY.to_vec()),
+        store: Some(store.clone()),
+        ..Setup::new(MRTR)
+    };
+    let before = stored().start().await;
+    let (state, url, _, _) = first_round(&before, "restart", "web").await;
+    let page = visit::approve(&url, "").await.unwrap();
+    assert!(page.text().contains("Approved"), "{}", page.text());
+    let after = stored().start().await;
+    let result = after
+        .retry("restart", "web", &state, "accept")
+        .await
+        .unwrap();
+    assert_eq!(outcome(&result), "approval_unknown", "{result:?}");
+    assert!(
+        text(&result).contains("[INVALID_STATE]"),
+        "{}",
+        text(&result)
+    );
+    assert!(
+        text(&result).contains("not open on this server (it restarted since"),
+        "{}",
+        text(&result)
+    );
+    assert!(before.deployed().is_empty() && after.deployed().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_without_url_elicitation_gets_the_natural_fail_closed_answer() {
+    let h = Setup {
+        url_mode: false,
+        ..Setup::new(MRTR)
+    }
+    .start()
+    .await;
+    let params = CallToolRequestParams::new("deploy").with_arguments(arguments("production"));
+    let CallToolResponse::Complete(result) = h.round(params).await else {
+        panic!("no input request for a client that cannot open URLs");
+    };
+    assert_eq!(outcome(&result), "unsupported_client", "{result:?}");
+    assert!(!result.is_error.unwrap_or(false));
+    assert!(text(&result).contains("did not declare URL elicitation"));
+    assert!(h.links.lock().unwrap().is_empty(), "no approval was opened");
+    assert!(h.deployed().is_empty());
+}

@@ -1,0 +1,200 @@
+//! safe-ops' production deploys: `deploy` never deploys to production and names
+//! `deploy_production`, which runs only after two people other than the requester approved
+//! on safe-ops' approval page. Both protocol eras, with a real rmcp client that declares URL
+//! elicitation; the page is read and decided over HTTP as a person's browser would.
+
+use crate::support;
+
+use crate::support::approval as bench;
+
+use std::{
+    net::SocketAddr,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use crate::support::{World, assert_natural, assert_refused, call, text};
+use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+use rmcp_guard::{
+    Guard, Identity,
+    approval::ApproverLink,
+    testing::{Answer, ScriptedHuman},
+};
+use safe_ops::{SafeOps, visit};
+use serde_json::json;
+
+/// safe-ops on `world` with its approval page: alice requests, `approvers` approve.
+async fn with_page(world: &World, approvers: &[&str]) -> (SafeOps, Arc<Mutex<Vec<ApproverLink>>>) {
+    let links = Arc::new(Mutex::new(Vec::new()));
+    let delivered = links.clone();
+    let approvers: Vec<String> = approvers.iter().map(|a| (*a).to_owned()).collect();
+    let page = safe_ops::approval::start(
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        Identity::new("local", "alice", Vec::<String>::new()),
+        &approvers,
+        move |link| delivered.lock().unwrap().push(link),
+    )
+    .await
+    .expect("the approval page starts");
+    let guard = Guard::ephemeral().unwrap().with_approval_page(page);
+    (world.server_with(guard), links)
+}
+
+async fn deploy_names_deploy_production_for_any_spelling_of_production(era: ProtocolVersion) {
+    let world = World::new();
+    let human = ScriptedHuman::new(era);
+    let client = support::connect(world.server(), human.clone()).await;
+    for environment in [
+        "production",
+        "Production",
+        " PROD ",
+        "prod-eu",
+        "pro\u{200b}duction",
+    ] {
+        let result = call(
+            &client,
+            "deploy",
+            json!({"service": "billing", "environment": environment}),
+        )
+        .await;
+        assert_natural(&result, "precondition_failed");
+        assert!(
+            text(&result).contains("call deploy_production with service `billing`"),
+            "{environment:?}: {}",
+            text(&result)
+        );
+    }
+    let result = call(
+        &client,
+        "deploy",
+        json!({"service": "billing", "environment": "qa"}),
+    )
+    .await;
+    assert_refused(&result, "INVALID_INPUT", "preview_failed");
+    assert!(
+        text(&result).contains("deploy_production"),
+        "{}",
+        text(&result)
+    );
+    assert!(human.shown().is_empty(), "nobody was asked");
+    assert!(world.deployments().is_empty());
+    // Staging, named or by default, is deploy's: the form is shown.
+    for args in [
+        json!({"service": "billing", "environment": "staging"}),
+        json!({"service": "billing"}),
+    ] {
+        human.will(Answer::Decline);
+        assert_natural(&call(&client, "deploy", args).await, "declined");
+    }
+    assert_eq!(human.shown().len(), 2);
+    let _ = client.cancel().await;
+}
+
+async fn deploy_production_runs_once_after_two_approvals_on_the_page(era: ProtocolVersion) {
+    let world = World::new();
+    let (server, links) = with_page(&world, &["alice", "bob", "carol"]).await;
+    let (client, mut urls) = bench::url_client(era, true);
+    let client = Arc::new(bench::connect(server, client).await);
+    let calling = client.clone();
+    let call = tokio::spawn(async move {
+        calling
+            .call_tool(
+                CallToolRequestParams::new("deploy_production")
+                    .with_arguments(json!({"service": "billing"}).as_object().unwrap().clone()),
+            )
+            .await
+            .expect("tools/call")
+    });
+    let (url, _, message) = tokio::time::timeout(Duration::from_secs(30), urls.recv())
+        .await
+        .expect("the client is sent to the page")
+        .unwrap();
+    assert!(
+        message.contains("Production deploy: two people other than the requester must approve."),
+        "{message}"
+    );
+    assert!(
+        message.contains("Deploy service `billing` to production"),
+        "{message}"
+    );
+    let page = visit::get(&url).await.unwrap().text();
+    assert!(page.contains("Approve deploy_production?"), "{page}");
+    assert!(page.contains("Approvals: 0 of 2"), "{page}");
+    assert!(page.contains("alice (local)"), "{page}");
+    assert!(
+        !page.contains("[Approve]"),
+        "the requester cannot approve: {page}"
+    );
+
+    let link = |user: &str| {
+        links
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|l| l.approver.user == user)
+            .map(|l| l.url.to_string())
+            .unwrap_or_else(|| panic!("no link for {user}"))
+    };
+    assert_eq!(links.lock().unwrap().len(), 2, "bob and carol, never alice");
+    let wrong = visit::approve(&link("bob"), "Billing").await.unwrap();
+    assert_eq!(wrong.status, 422, "{}", wrong.text());
+    let page = visit::approve(&link("bob"), "billing")
+        .await
+        .unwrap()
+        .text();
+    assert!(page.contains("Approvals: 1 of 2"), "{page}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        world.deployments().is_empty(),
+        "one approval deploys nothing"
+    );
+    let page = visit::approve(&link("carol"), "billing")
+        .await
+        .unwrap()
+        .text();
+    assert!(page.contains("Approved: the action runs now."), "{page}");
+
+    let result = call.await.unwrap();
+    assert_natural(&result, "executed");
+    assert!(text(&result).contains("Deployment of billing to production submitted"));
+    assert_eq!(
+        world.deployments(),
+        [(
+            "billing".to_owned(),
+            "production (two approvers)".to_owned(),
+            String::new()
+        )]
+    );
+}
+
+async fn deploy_production_without_two_approvers_refuses_and_says_why(era: ProtocolVersion) {
+    let world = World::new();
+    let (server, links) = with_page(&world, &["bob"]).await;
+    let (client, _urls) = bench::url_client(era, true);
+    let client = bench::connect(server, client).await;
+    let result = call(&client, "deploy_production", json!({"service": "billing"})).await;
+    assert_refused(&result, "INVALID_STATE", "misconfigured");
+    assert!(
+        text(&result).contains("Tell the operator"),
+        "{}",
+        text(&result)
+    );
+    assert!(links.lock().unwrap().is_empty());
+    assert!(world.deployments().is_empty());
+}
+
+async fn deploy_production_from_a_client_without_url_mode_fails_closed(era: ProtocolVersion) {
+    let world = World::new();
+    let (server, _links) = with_page(&world, &["bob", "carol"]).await;
+    let client = support::connect(server, ScriptedHuman::new(era)).await;
+    let result = call(&client, "deploy_production", json!({"service": "billing"})).await;
+    assert_natural(&result, "unsupported_client");
+    assert!(world.deployments().is_empty());
+}
+
+both_eras!(
+    deploy_names_deploy_production_for_any_spelling_of_production,
+    deploy_production_runs_once_after_two_approvals_on_the_page,
+    deploy_production_without_two_approvers_refuses_and_says_why,
+    deploy_production_from_a_client_without_url_mode_fails_closed,
+);

@@ -1,0 +1,63 @@
+//! The README's first command, `cargo run -p safe-ops -- demo`: the binary plays every scene
+//! on both protocol eras and ends by verifying its own audit log against the checkpoint it
+//! signed. Run twice in one directory, as a user re-running the quickstart would: the demo
+//! recreates its workspace, so the second run tells the same story.
+
+use std::process::Command;
+
+use crate::support::external::{example_bin, workspace_root};
+
+fn run_demo(cwd: &std::path::Path) -> String {
+    let output = Command::new(example_bin(&workspace_root(), "safe-ops", "SAFE_OPS_BIN"))
+        .arg("demo")
+        .current_dir(cwd)
+        // The user's own allowlist and data must not decide what the demo shows.
+        .env("XDG_CONFIG_HOME", cwd.join("config"))
+        .env("XDG_DATA_HOME", cwd.join("data"))
+        .env_remove("GUARD_ALLOWLIST")
+        .output()
+        .expect("safe-ops demo runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "safe-ops demo failed ({}):\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn the_demo_plays_both_eras_and_verifies_its_own_audit_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = run_demo(dir.path());
+    for heading in [
+        "══ Protocol 2025-11-25: push elicitation (elicitation/create) ══",
+        "══ Protocol 2026-07-28: MRTR (InputRequiredResult + sealed requestState) ══",
+        "══ Audit ══",
+    ] {
+        assert!(first.contains(heading), "no `{heading}` in:\n{first}");
+    }
+    assert_eq!(
+        first
+            .matches("── deploy_production · two people approve on the approval page")
+            .count(),
+        2,
+        "the page approval plays on both eras:\n{first}"
+    );
+    assert!(
+        first.contains("── delete_files · batch:"),
+        "no batch scene:\n{first}"
+    );
+    let last = first.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("OK: ") && last.contains("match the signed checkpoint"),
+        "the demo does not end with a verified log: {last}"
+    );
+    let second = run_demo(dir.path());
+    assert_eq!(
+        second.lines().last(),
+        Some(last),
+        "a second run starts afresh and verifies the same-sized log"
+    );
+}

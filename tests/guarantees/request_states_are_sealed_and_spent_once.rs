@@ -1,0 +1,680 @@
+//! MRTR (2026-07-28) driven round by round: the `InputRequiredResult`, the sealed
+//! `requestState`, and every way a retry can be wrong.
+
+use std::{sync::Arc, time::Duration};
+
+use crate::support::*;
+use rmcp::{
+    RoleClient,
+    model::{
+        CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequestParams, InputRequest,
+        InputResponses,
+    },
+    service::RunningService,
+};
+use rmcp_guard::{
+    EnvIdentity, Guard, INPUT_KEY, Identity,
+    ops::{Operations, SqliteStore},
+    testing::ScriptedHuman,
+};
+use serde_json::{Value, json};
+
+type Client = RunningService<RoleClient, ScriptedHuman>;
+
+async fn client_for(world: &World, guard: Guard) -> (Client, ScriptedHuman) {
+    let human = ScriptedHuman::new(MRTR);
+    let client = connect(world.server_with(guard), human.clone()).await;
+    (client, human)
+}
+
+fn guard() -> Guard {
+    Guard::ephemeral().expect("guard key")
+}
+
+/// The first round: asserts an `InputRequiredResult` with guard's single form question and
+/// returns its sealed state and the question.
+async fn first_round(client: &Client, tool: &str, args: Value) -> (String, ElicitRequestParams) {
+    let response = call_once(client, params(tool, args)).await;
+    let CallToolResponse::InputRequired(required) = response else {
+        panic!("{tool}: expected InputRequired, got {response:?}");
+    };
+    let requests = required.input_requests.expect("input requests");
+    assert_eq!(
+        requests.keys().collect::<Vec<_>>(),
+        [INPUT_KEY],
+        "one request under guard_confirm"
+    );
+    assert_eq!(INPUT_KEY, "guard_confirm");
+    let Some(InputRequest::Elicitation(request)) = requests.into_values().next() else {
+        panic!("{tool}: the input request is not an elicitation");
+    };
+    assert!(
+        matches!(
+            request.params,
+            ElicitRequestParams::FormElicitationParams { .. }
+        ),
+        "{tool}: a form elicitation"
+    );
+    let state = required.request_state.expect("requestState");
+    assert!(!state.is_empty());
+    (state, request.params)
+}
+
+fn answer(action: &str, content: Option<Value>) -> Value {
+    match content {
+        Some(content) => json!({"action": action, "content": content}),
+        None => json!({"action": action}),
+    }
+}
+
+fn retry(tool: &str, args: Value, state: &str, response: Option<Value>) -> CallToolRequestParams {
+    let mut params = params(tool, args).with_request_state(state);
+    if let Some(response) = response {
+        params =
+            params.with_input_responses(InputResponses::from([(INPUT_KEY.to_owned(), response)]));
+    }
+    params
+}
+
+async fn send(
+    client: &Client,
+    tool: &str,
+    args: Value,
+    state: &str,
+    response: Option<Value>,
+) -> CallToolResult {
+    complete(call_once(client, retry(tool, args, state, response)).await)
+}
+
+fn accept_delete() -> Option<Value> {
+    Some(answer("accept", Some(json!({"confirm": true}))))
+}
+
+// ── (a) the happy path ─────────────────────────────────────────────────────────────────
+
+#[tokio::test]
+async fn accepted_retry_runs_each_tool() {
+    let world = World::new();
+    let (client, human) = client_for(&world, guard()).await;
+
+    let (state, question) = first_round(&client, "delete_file", json!({"path": "old.log"})).await;
+    let ElicitRequestParams::FormElicitationParams { message, .. } = question else {
+        unreachable!()
+    };
+    assert!(message.contains("Delete file"), "{message}");
+    assert_eq!(
+        world.file("old.log").as_deref(),
+        Some(OLD_LOG),
+        "asking changes nothing"
+    );
+    let result = send(
+        &client,
+        "delete_file",
+        json!({"path": "old.log"}),
+        &state,
+        accept_delete(),
+    )
+    .await;
+    assert_natural(&result, "executed");
+    assert_eq!(world.file("old.log"), None);
+
+    let (state, _) = first_round(&client, "drop_table", json!({"table": "orders"})).await;
+    assert_eq!(world.rows("orders"), Some(4));
+    let result = send(
+        &client,
+        "drop_table",
+        json!({"table": "orders"}),
+        &state,
+        Some(answer(
+            "accept",
+            Some(json!({"typed_name": "orders", "approver": "ada"})),
+        )),
+    )
+    .await;
+    assert_natural(&result, "executed");
+    assert_eq!(world.rows("orders"), None);
+
+    let (state, _) = first_round(&client, "deploy", json!({"service": "billing"})).await;
+    assert!(world.deployments().is_empty());
+    let result = send(
+        &client,
+        "deploy",
+        json!({"service": "billing"}),
+        &state,
+        Some(answer("accept", Some(json!({"rollback_plan": "revert"})))),
+    )
+    .await;
+    assert_natural(&result, "executed");
+    assert_eq!(
+        world.deployments(),
+        [(
+            "billing".to_owned(),
+            "standard".to_owned(),
+            "revert".to_owned()
+        )]
+    );
+
+    assert!(
+        human.shown().is_empty(),
+        "manual rounds never reach the client handler"
+    );
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn decline_and_cancel_rounds_change_nothing() {
+    let world = World::new();
+    let (client, _human) = client_for(&world, guard()).await;
+    for (action, outcome) in [("decline", "declined"), ("cancel", "cancelled")] {
+        let (state, _) = first_round(&client, "delete_file", json!({"path": "old.log"})).await;
+        let result = send(
+            &client,
+            "delete_file",
+            json!({"path": "old.log"}),
+            &state,
+            Some(answer(action, None)),
+        )
+        .await;
+        assert_natural(&result, outcome);
+        assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+    }
+    let _ = client.cancel().await;
+}
+
+// ── (b) tampered state ─────────────────────────────────────────────────────────────────
+
+/// `state` with one character of segment `segment` (split on '.') changed to another
+/// base64url character. The last character of a segment is never touched, since its low
+/// bits may be padding.
+fn flip(state: &str, segment: usize) -> String {
+    let mut parts: Vec<String> = state.split('.').map(str::to_owned).collect();
+    let part = &mut parts[segment];
+    let chars: Vec<char> = part.chars().collect();
+    assert!(chars.len() > 2, "segment {segment} of {state} is too short");
+    let at = chars.len() / 2;
+    let replacement = if chars[at] == 'A' { 'B' } else { 'A' };
+    *part = chars
+        .iter()
+        .enumerate()
+        .map(|(i, c)| if i == at { replacement } else { *c })
+        .collect();
+    parts.join(".")
+}
+
+#[tokio::test]
+async fn tampered_state_is_rejected() {
+    let world = World::new();
+    let (client, _human) = client_for(&world, guard()).await;
+    let args = json!({"path": "old.log"});
+    let (state, _) = first_round(&client, "delete_file", args.clone()).await;
+    let segments = state.split('.').count();
+    assert!(
+        segments >= 3,
+        "sealed state has a version, body and tag: {state}"
+    );
+    for segment in 1..segments {
+        let forged = flip(&state, segment);
+        assert_ne!(forged, state);
+        let result = send(
+            &client,
+            "delete_file",
+            args.clone(),
+            &forged,
+            accept_delete(),
+        )
+        .await;
+        assert_refused(&result, "INVALID_STATE", "bad_state");
+        assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+    }
+    for forged in [String::new(), "garbage".to_owned(), format!("{state}x")] {
+        let result = send(
+            &client,
+            "delete_file",
+            args.clone(),
+            &forged,
+            accept_delete(),
+        )
+        .await;
+        assert_refused(&result, "INVALID_STATE", "bad_state");
+        assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+    }
+    // The genuine state was never redeemed by the forgeries, so it still works.
+    let result = send(&client, "delete_file", args, &state, accept_delete()).await;
+    assert_natural(&result, "executed");
+    assert_eq!(world.file("old.log"), None);
+    let _ = client.cancel().await;
+}
+
+// ── (c) state bound to other arguments ────────────────────────────────────────────────
+
+#[tokio::test]
+async fn state_for_other_arguments_is_rejected() {
+    let world = World::new();
+    let (client, _human) = client_for(&world, guard()).await;
+
+    let (state, _) = first_round(&client, "delete_file", json!({"path": "old.log"})).await;
+    let result = send(
+        &client,
+        "delete_file",
+        json!({"path": "report.csv"}),
+        &state,
+        accept_delete(),
+    )
+    .await;
+    assert_refused(&result, "INVALID_STATE", "bad_state");
+    assert_eq!(world.file("report.csv").as_deref(), Some(REPORT));
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+
+    let (state, _) = first_round(&client, "drop_table", json!({"table": "customers"})).await;
+    let result = send(
+        &client,
+        "drop_table",
+        json!({"table": "orders"}),
+        &state,
+        Some(answer(
+            "accept",
+            Some(json!({"typed_name": "orders", "approver": "ada"})),
+        )),
+    )
+    .await;
+    assert_refused(&result, "INVALID_STATE", "bad_state");
+    assert_eq!(world.rows("orders"), Some(4));
+    assert_eq!(world.rows("customers"), Some(3));
+
+    // A delete_file state replayed on drop_table (another tool, another form).
+    let (state, _) = first_round(&client, "delete_file", json!({"path": "old.log"})).await;
+    let result = send(
+        &client,
+        "drop_table",
+        json!({"table": "orders"}),
+        &state,
+        Some(answer(
+            "accept",
+            Some(json!({"typed_name": "orders", "approver": "ada"})),
+        )),
+    )
+    .await;
+    assert_refused(&result, "INVALID_STATE", "bad_state");
+    assert_eq!(world.rows("orders"), Some(4));
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+    let _ = client.cancel().await;
+}
+
+// ── (d) replay ─────────────────────────────────────────────────────────────────────────
+
+/// Recreates `orders` with the four seeded rows, so a drop preview matches the one the
+/// human saw before the first drop exactly.
+fn restore_orders(world: &World) {
+    let conn = rusqlite::Connection::open(&world.db).expect("writable connection");
+    conn.execute_batch(
+        "CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL, \
+         total_cents INTEGER NOT NULL, status TEXT NOT NULL);
+         INSERT INTO orders (customer_id, total_cents, status) VALUES \
+         (1, 1, 'paid'), (2, 2, 'paid'), (3, 3, 'paid'), (1, 4, 'paid');",
+    )
+    .expect("restore orders");
+}
+
+fn accept_drop() -> Option<Value> {
+    Some(answer(
+        "accept",
+        Some(json!({"typed_name": "orders", "approver": "ada"})),
+    ))
+}
+
+#[tokio::test]
+async fn replayed_accept_runs_once() {
+    let world = World::new();
+    let (client, _human) = client_for(&world, guard()).await;
+    let args = json!({"table": "orders"});
+    let (state, _) = first_round(&client, "drop_table", args.clone()).await;
+    let result = send(&client, "drop_table", args.clone(), &state, accept_drop()).await;
+    assert_natural(&result, "executed");
+    assert_eq!(world.rows("orders"), None);
+
+    // The same table with the same number of rows again, so the preview matches the sealed
+    // one exactly: only the single-use rule can stop the replay.
+    restore_orders(&world);
+    let result = send(&client, "drop_table", args, &state, accept_drop()).await;
+    assert_refused(&result, "INVALID_STATE", "replayed");
+    assert!(text(&result).contains("already used"), "{}", text(&result));
+    assert_eq!(world.rows("orders"), Some(4), "the replay dropped nothing");
+    let _ = client.cancel().await;
+}
+
+/// A deleted file put back with the same bytes and the same mtime is another file (another
+/// inode, another change time): the replayed answer cannot delete it.
+#[tokio::test]
+async fn replayed_delete_of_a_restored_file_is_refused() {
+    let world = World::new();
+    let (client, _human) = client_for(&world, guard()).await;
+    let args = json!({"path": "old.log"});
+    let path = world.path("old.log");
+    let modified = std::fs::metadata(&path)
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    let (state, _) = first_round(&client, "delete_file", args.clone()).await;
+    let result = send(
+        &client,
+        "delete_file",
+        args.clone(),
+        &state,
+        accept_delete(),
+    )
+    .await;
+    assert_natural(&result, "executed");
+    assert_eq!(world.file("old.log"), None);
+
+    std::fs::write(&path, OLD_LOG).expect("restore");
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .and_then(|f| f.set_modified(modified))
+        .expect("restore mtime");
+    let result = send(&client, "delete_file", args, &state, accept_delete()).await;
+    assert_refused(&result, "STATE_CHANGED", "state_changed");
+    assert_eq!(
+        world.file("old.log").as_deref(),
+        Some(OLD_LOG),
+        "the replay deleted nothing"
+    );
+    let _ = client.cancel().await;
+}
+
+/// Guards of replicas sharing one SQLite operation store under `world`, each with a key.
+fn sharing_a_store(world: &World) -> impl Fn(&[u8]) -> Guard {
+    let store = Arc::new(SqliteStore::open(world.base.join("guard.db")).expect("store opens"));
+    move |key| {
+        let identity = EnvIdentity::new(Identity::new("t", "u", Vec::<String>::new()));
+        Guard::with_key(key.to_vec())
+            .expect("guard key")
+            .with_operations(Operations::new(store.clone(), identity))
+    }
+}
+
+/// Two replicas with one key and one operation store: a state answered on one is refused
+/// on the other, because the used nonce is kept in the shared store.
+#[tokio::test]
+async fn replay_on_another_replica_sharing_the_store_is_refused() {
+    let world = World::new();
+    let with_store = sharing_a_store(&world);
+    let replica = || with_store(&[7u8; 32]);
+    let (first, _) = client_for(&world, replica()).await;
+    let (second, _) = client_for(&world, replica()).await;
+    let args = json!({"table": "orders"});
+    let (state, _) = first_round(&first, "drop_table", args.clone()).await;
+    let result = send(&first, "drop_table", args.clone(), &state, accept_drop()).await;
+    assert_natural(&result, "executed");
+
+    // The same table and row count again, so only the single-use rule can stop the replay.
+    restore_orders(&world);
+    let result = send(&second, "drop_table", args, &state, accept_drop()).await;
+    assert_refused(&result, "INVALID_STATE", "replayed");
+    assert_eq!(world.rows("orders"), Some(4));
+    let _ = first.cancel().await;
+    let _ = second.cancel().await;
+}
+
+/// A guard without an operation store remembers used states in memory only, so a restart
+/// (a new guard with the same key) must refuse every state sealed before it, used or not.
+#[tokio::test]
+async fn states_from_before_a_restart_are_refused_without_a_store() {
+    let world = World::new();
+    let key = [9u8; 32];
+    let boot = || Guard::with_key(key.to_vec()).expect("guard key");
+    let (before, _) = client_for(&world, boot()).await;
+    let args = json!({"table": "orders"});
+    let (accepted, _) = first_round(&before, "drop_table", args.clone()).await;
+    let result = send(
+        &before,
+        "drop_table",
+        args.clone(),
+        &accepted,
+        accept_drop(),
+    )
+    .await;
+    assert_natural(&result, "executed");
+    let (declined, _) = first_round(&before, "delete_file", json!({"path": "old.log"})).await;
+    let result = send(
+        &before,
+        "delete_file",
+        json!({"path": "old.log"}),
+        &declined,
+        Some(answer("decline", None)),
+    )
+    .await;
+    assert_natural(&result, "declined");
+    let (unanswered, _) = first_round(&before, "delete_file", json!({"path": "report.csv"})).await;
+    let _ = before.cancel().await;
+
+    restore_orders(&world);
+    let (after, _) = client_for(&world, boot()).await;
+    let result = send(&after, "drop_table", args, &accepted, accept_drop()).await;
+    assert_refused(&result, "INVALID_STATE", "restarted");
+    assert!(text(&result).contains("restarted"), "{}", text(&result));
+    assert_eq!(world.rows("orders"), Some(4), "the replay dropped nothing");
+    let result = send(
+        &after,
+        "delete_file",
+        json!({"path": "old.log"}),
+        &declined,
+        accept_delete(),
+    )
+    .await;
+    assert_refused(&result, "INVALID_STATE", "restarted");
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+    // Never answered before the restart: the new process cannot know that, so it asks again.
+    let result = send(
+        &after,
+        "delete_file",
+        json!({"path": "report.csv"}),
+        &unanswered,
+        accept_delete(),
+    )
+    .await;
+    assert_refused(&result, "INVALID_STATE", "restarted");
+    assert_eq!(world.file("report.csv").as_deref(), Some(REPORT));
+    let _ = after.cancel().await;
+}
+
+/// With a shared operation store the used states live in the store, so a state asked on one
+/// replica (or before a restart) is still answerable on another, exactly once.
+#[tokio::test]
+async fn replicas_sharing_a_store_answer_each_others_states_once() {
+    let world = World::new();
+    let with_store = sharing_a_store(&world);
+    let replica = || with_store(&[8u8; 32]);
+    let (first, _) = client_for(&world, replica()).await;
+    let args = json!({"table": "orders"});
+    let (state, _) = first_round(&first, "drop_table", args.clone()).await;
+    let _ = first.cancel().await;
+
+    let (second, _) = client_for(&world, replica()).await;
+    let result = send(&second, "drop_table", args.clone(), &state, accept_drop()).await;
+    assert_natural(&result, "executed");
+    assert_eq!(world.rows("orders"), None);
+    restore_orders(&world);
+    let (third, _) = client_for(&world, replica()).await;
+    let result = send(&third, "drop_table", args, &state, accept_drop()).await;
+    assert_refused(&result, "INVALID_STATE", "replayed");
+    assert_eq!(world.rows("orders"), Some(4));
+    let _ = second.cancel().await;
+    let _ = third.cancel().await;
+}
+
+#[tokio::test]
+async fn replayed_deploy_records_one_row() {
+    let world = World::new();
+    let (client, _human) = client_for(&world, guard()).await;
+    let args = json!({"service": "billing"});
+    let response = Some(answer(
+        "accept",
+        Some(json!({"approval_level": "urgent", "rollback_plan": "redeploy v41 now"})),
+    ));
+    let (state, _) = first_round(&client, "deploy", args.clone()).await;
+    let first = send(&client, "deploy", args.clone(), &state, response.clone()).await;
+    assert_natural(&first, "executed");
+    let second = send(&client, "deploy", args, &state, response).await;
+    assert!(is_error(&second), "{}", text(&second));
+    assert_ne!(outcome(&second).as_deref(), Some("executed"));
+    assert_eq!(world.deployments().len(), 1, "the effect ran once");
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn state_is_spent_by_any_answer() {
+    let world = World::new();
+    let (client, _human) = client_for(&world, guard()).await;
+    let args = json!({"path": "old.log"});
+    for spent_by in [
+        answer("decline", None),
+        answer("cancel", None),
+        answer("accept", Some(json!({"confirm": false}))),
+        answer("accept", Some(json!({"confirm": "true"}))),
+    ] {
+        let (state, _) = first_round(&client, "delete_file", args.clone()).await;
+        let first = send(
+            &client,
+            "delete_file",
+            args.clone(),
+            &state,
+            Some(spent_by.clone()),
+        )
+        .await;
+        assert_ne!(outcome(&first).as_deref(), Some("executed"), "{spent_by}");
+        let second = send(
+            &client,
+            "delete_file",
+            args.clone(),
+            &state,
+            accept_delete(),
+        )
+        .await;
+        assert_refused(&second, "INVALID_STATE", "replayed");
+        assert_eq!(
+            world.file("old.log").as_deref(),
+            Some(OLD_LOG),
+            "{spent_by}"
+        );
+    }
+    let _ = client.cancel().await;
+}
+
+// ── (e) expiry ─────────────────────────────────────────────────────────────────────────
+
+#[tokio::test]
+async fn expired_state_is_rejected() {
+    let world = World::new();
+    let (client, _human) =
+        client_for(&world, guard().answer_timeout(Duration::from_millis(1))).await;
+    let args = json!({"path": "old.log"});
+    let (state, _) = first_round(&client, "delete_file", args.clone()).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let result = send(&client, "delete_file", args, &state, accept_delete()).await;
+    assert_refused(&result, "CONFIRMATION_EXPIRED", "expired");
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+    let _ = client.cancel().await;
+}
+
+// ── (f) no answer in the retry ─────────────────────────────────────────────────────────
+
+#[tokio::test]
+async fn retry_without_an_answer_is_rejected() {
+    let world = World::new();
+    let (client, _human) = client_for(&world, guard()).await;
+    let args = json!({"path": "old.log"});
+
+    let (state, _) = first_round(&client, "delete_file", args.clone()).await;
+    let result = send(&client, "delete_file", args.clone(), &state, None).await;
+    assert_refused(&result, "INVALID_CONFIRMATION", "no_answer");
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+
+    // An answer under another key, or one that is not an elicitation result.
+    let (state, _) = first_round(&client, "delete_file", args.clone()).await;
+    let wrong_key = retry("delete_file", args.clone(), &state, None).with_input_responses(
+        InputResponses::from([(
+            "other".to_owned(),
+            answer("accept", Some(json!({"confirm": true}))),
+        )]),
+    );
+    let result = complete(call_once(&client, wrong_key).await);
+    assert_refused(&result, "INVALID_CONFIRMATION", "no_answer");
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+
+    let (state, _) = first_round(&client, "delete_file", args.clone()).await;
+    let result = send(
+        &client,
+        "delete_file",
+        args,
+        &state,
+        Some(json!({"confirm": true})),
+    )
+    .await;
+    assert_refused(&result, "INVALID_CONFIRMATION", "no_answer");
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+    let _ = client.cancel().await;
+}
+
+// ── (g) another server's key ───────────────────────────────────────────────────────────
+
+#[tokio::test]
+async fn state_from_another_key_is_rejected() {
+    let world = World::new();
+    let key_a = vec![7u8; 32];
+    let key_b = vec![9u8; 32];
+    // Replicas open each other's states only with a shared store (without one, states are
+    // bound to the process that sealed them).
+    let with_store = sharing_a_store(&world);
+    let (a, _) = client_for(&world, with_store(&key_a)).await;
+    let (b, _) = client_for(&world, with_store(&key_b)).await;
+    let args = json!({"path": "old.log"});
+
+    let (state, _) = first_round(&a, "delete_file", args.clone()).await;
+    let result = send(&b, "delete_file", args.clone(), &state, accept_delete()).await;
+    assert_refused(&result, "INVALID_STATE", "bad_state");
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+
+    // A replica sharing key A opens it: the rejection above is about the key.
+    let (a2, _) = client_for(&world, with_store(&key_a)).await;
+    let result = send(&a2, "delete_file", args, &state, accept_delete()).await;
+    assert_natural(&result, "executed");
+    assert_eq!(world.file("old.log"), None);
+    for client in [a, b, a2] {
+        let _ = client.cancel().await;
+    }
+}
+
+// ── (h) arguments the state cannot be bound to ─────────────────────────────────────────
+
+/// The state is bound to the arguments' RFC 8785 form; an integer beyond ±2^53 has none
+/// (two different numbers would bind alike), so such a call is refused before anyone is
+/// asked, and nothing runs.
+#[tokio::test]
+async fn arguments_without_a_canonical_form_are_refused_before_asking() {
+    let world = World::new();
+    let (client, _human) = client_for(&world, guard()).await;
+    for big in [
+        "9007199254740993",
+        "-9007199254740993",
+        "18446744073709551615",
+    ] {
+        let args: Value =
+            serde_json::from_str(&format!(r#"{{"path": "old.log", "copies": {big}}}"#)).unwrap();
+        let result = complete(call_once(&client, params("delete_file", args)).await);
+        assert_refused(&result, "INVALID_INPUT", "invalid_arguments");
+        let text = text(&result);
+        assert!(
+            text.contains("Nothing was changed") && text.contains("as strings"),
+            "{big}: {text}"
+        );
+    }
+    // Within the exact range the same call asks as usual.
+    let (_state, _question) = first_round(
+        &client,
+        "delete_file",
+        json!({"path": "old.log", "copies": 9007199254740991_i64}),
+    )
+    .await;
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+    let _ = client.cancel().await;
+}
