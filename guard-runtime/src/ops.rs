@@ -167,7 +167,7 @@ impl Operations {
     }
 
     /// The operation store.
-    pub fn store(&self) -> &Arc<dyn OperationStore> {
+    pub(crate) fn store(&self) -> &Arc<dyn OperationStore> {
         &self.store
     }
 }
