@@ -16,6 +16,9 @@ mod read_only;
 mod tool_args;
 mod tool_attr;
 
+#[cfg(test)]
+mod snapshots;
+
 use proc_macro::TokenStream;
 use syn::{DeriveInput, ImplItemFn, ItemImpl, parse_macro_input};
 
