@@ -233,7 +233,10 @@ mod tests {
     #[test]
     fn names_of_the_authors_own_called_rmcp_guard_compile() {
         let router = Shadowed::tool_router();
-        let hints = router.get("tag_file").and_then(|t| t.annotations.clone()).unwrap();
+        let hints = router
+            .get("tag_file")
+            .and_then(|t| t.annotations.clone())
+            .unwrap();
         assert_eq!(hints.destructive_hint, Some(true));
         assert_eq!(TagNote::SPEC.fields[0].name, "rmcp_guard");
     }
