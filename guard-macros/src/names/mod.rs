@@ -22,7 +22,6 @@ mod table;
 
 pub use table::{Class, Place, TABLE};
 
-
 /// The words the table is written in; a word made wholly of them is split into them.
 fn vocabulary() -> &'static BTreeSet<String> {
     static VOCABULARY: OnceLock<BTreeSet<String>> = OnceLock::new();
