@@ -3,7 +3,9 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
-use syn::{Expr, FnArg, Ident, ImplItemFn, Pat, PathArguments, Type, spanned::Spanned};
+use syn::{
+    Expr, FnArg, Ident, ImplItemFn, Pat, PathArguments, Type, ext::IdentExt, spanned::Spanned,
+};
 
 mod batch;
 
@@ -104,14 +106,18 @@ pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
         "destructive",
         tool_attr::destructive_hints(options.idempotent),
     );
-    let out = match cx.check() {
-        Ok(()) => generate(&options, &shape, tool_fn),
+    match cx.check() {
+        Ok(()) => generate(
+            &options,
+            &shape,
+            tool_fn,
+            &krate::path(options.krate.as_ref()),
+        ),
         Err(errors) => {
             let fallback = fallback(f);
             quote!(#errors #fallback)
         }
-    };
-    krate::finish(out, options.krate.as_ref())
+    }
 }
 
 /// `#[destructive]` twice, or on something that is not a method taking `self`; and
@@ -332,6 +338,13 @@ fn check(cx: &Ctxt, o: &Options, f: &ImplItemFn) -> Shape {
     };
     for (i, arg) in f.sig.inputs.iter().enumerate() {
         let FnArg::Typed(pt) = arg else { continue };
+        if let Type::ImplTrait(_) = &*pt.ty {
+            cx.error_spanned_by(
+                &pt.ty,
+                "a `#[destructive]` tool names the type of each parameter, so guard can tell the arguments (`Parameters<YourArgs>`), the proof (`Confirmed<YourForm>`) and rmcp's extractors apart; write the type instead of `impl ...`",
+            );
+            continue;
+        }
         if let Some(inner) = last_segment(&pt.ty, "Parameters") {
             if shape.params.is_some() {
                 cx.error_spanned_by(&pt.ty, "take the tool's arguments once: one `Parameters<YourArgs>` holds every field the model fills in");
@@ -378,8 +391,7 @@ fn check(cx: &Ctxt, o: &Options, f: &ImplItemFn) -> Shape {
 
 /// The expansion: one rmcp tool method that runs guard's flow and then the author's body,
 /// inlined. There is no separate body method, so no other code can hand the body a proof.
-fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream {
-    let rt = quote!(::rmcp_guard);
+fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn, rt: &TokenStream) -> TokenStream {
     let private = quote!(#rt::__private);
     let rmcp = quote!(#private::rmcp);
     let (confirmed_at, confirmed_ty) = match (&shape.confirmed, &shape.picked) {
@@ -399,7 +411,8 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
         let (pat, ty) = (&pt.pat, &pt.ty);
         if i == confirmed_at {
             // Spanned at the author's type: a `Confirmed` that is not guard's is refused there.
-            rebind.push(quote_spanned!(ty.span()=> let #pat: #ty = __guard_confirmed;));
+            let confirmed = krate::local("__guard_confirmed");
+            rebind.push(quote_spanned!(ty.span()=> let #pat: #ty = #confirmed;));
             continue;
         }
         let binding = format_ident!("__guard_p{}", i);
@@ -427,10 +440,12 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
     };
     let with_args = Ident::new(with_args, preview.span());
     let no_args = Ident::new(no_args, preview.span());
+    let at_preview = krate::respan(private.clone(), preview.span());
+    let args = krate::local("__guard_args");
     let preview_call = if shape.params.is_some() {
-        quote_spanned!(preview.span()=> ::rmcp_guard::__private::#with_args(#preview, self, &__guard_args).await)
+        quote_spanned!(preview.span()=> #at_preview::#with_args(#preview, self, &#args).await)
     } else {
-        quote_spanned!(preview.span()=> ::rmcp_guard::__private::#no_args(#preview, self).await)
+        quote_spanned!(preview.span()=> #at_preview::#no_args(#preview, self).await)
     };
     let confirm_kind = match o.confirm.map(|c| c.0).unwrap_or(ConfirmBy::Form) {
         _ if o.batch.is_some() => quote!(Pick),
@@ -440,16 +455,19 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
     };
     let expected = match &o.target {
         Some(target) => quote_spanned! {target.span()=>
-            ::core::option::Option::Some(#private::TargetText::target_text(&__guard_args.#target))
+            ::core::option::Option::Some(#private::TargetText::target_text(&#args.#target))
         },
         None => quote!(::core::option::Option::None),
     };
     // A function argument, not an `as` cast: a wrong signature is a type mismatch that
     // names the expected `fn(&Form) -> Result<(), String>`.
     let rules = match (&o.validate, &shape.confirmed) {
-        (Some(v), Some((_, _, form_ty))) => quote_spanned! {v.span()=>
-            ::core::option::Option::Some(::rmcp_guard::__private::rules::<#form_ty>(#v))
-        },
+        (Some(v), Some((_, _, form_ty))) => {
+            let at_validate = krate::respan(private.clone(), v.span());
+            quote_spanned! {v.span()=>
+                ::core::option::Option::Some(#at_validate::rules::<#form_ty>(#v))
+            }
+        }
         _ => quote!(::core::option::Option::None),
     };
     let opt_str = |s: &Option<String>| match s {
@@ -479,6 +497,17 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
     if let Some((_, params_ty, args_ty)) = &shape.params {
         asserts.push(quote_spanned!(params_ty.span()=> #private::assert_parameters::<#params_ty, #args_ty>();));
     }
+    if let (Some(target), Some((_, _, args_ty))) = (&o.target, &shape.params) {
+        // The model must send the target: one it may leave out is `""` and matches `""`.
+        let at_target = krate::respan(private.clone(), target.span());
+        let name = target.unraw().to_string();
+        asserts.push(quote_spanned! {target.span()=>
+            const _: () = #at_target::assert_target_required(
+                <#args_ty as #at_target::ToolArgsDerived>::DEFAULTED,
+                #name,
+            );
+        });
+    }
     if let (Some(form), Some((_, _, form_ty))) = (&o.form, &shape.confirmed) {
         asserts
             .push(quote_spanned!(form.span()=> #private::assert_same_form::<#form, #form_ty>();));
@@ -502,10 +531,11 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
             asserts
                 .push(quote_spanned!(confirmed_ty.span()=> #private::assert_form::<#form_ty>();));
             // The form's description decides its roles, at compile time, in a `const` item.
+            let at_proof = krate::respan(rt.clone(), confirmed_ty.span());
             let roles = quote_spanned! {confirmed_ty.span()=>
-                const _: () = ::rmcp_guard::__private::assert_roles(
-                    <#form_ty as ::rmcp_guard::Form>::SPEC,
-                    ::rmcp_guard::__private::ConfirmKind::#confirm_kind,
+                const _: () = #at_proof::__private::assert_roles(
+                    <#form_ty as #at_proof::Form>::SPEC,
+                    #at_proof::__private::ConfirmKind::#confirm_kind,
                 );
             };
             quote! {
@@ -532,7 +562,7 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn) -> TokenStream 
                 __guard_flow.finish(#body)
             }
         }
-        _ => batch::steps(o, &tool_fn, &asserts, &unpack, &preview_call, &body),
+        _ => batch::steps(o, &tool_fn, &asserts, &unpack, &preview_call, &body, rt),
     };
 
     let receiver = tool_fn.sig.inputs.first().cloned();

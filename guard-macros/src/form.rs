@@ -10,7 +10,7 @@ use syn::{
 use crate::{
     attr::{self, Opt},
     ctxt::Ctxt,
-    names,
+    krate, names,
 };
 
 const FIELD_OPTIONS: &[&str] = &[
@@ -69,9 +69,9 @@ pub fn derive(input: DeriveInput) -> TokenStream {
         check(&cx, fields);
     }
     match (cx.check(), fields) {
-        (Ok(()), Some(fields)) => expand(&input.ident, &fields),
+        (Ok(()), Some(fields)) => expand(&input.ident, &fields, &krate::path(None)),
         (Err(errors), _) => {
-            let fallback = fallback(&input);
+            let fallback = fallback(&input, &krate::path(None));
             quote!(#errors #fallback)
         }
         (Ok(()), None) => unreachable!("parse failures are reported"),
@@ -80,23 +80,23 @@ pub fn derive(input: DeriveInput) -> TokenStream {
 
 /// On error: still implement the traits, so uses of the form do not each report that it
 /// is not a form. The build fails on the reported errors; this code never runs.
-fn fallback(input: &DeriveInput) -> TokenStream {
+fn fallback(input: &DeriveInput, rt: &TokenStream) -> TokenStream {
     let ident = &input.ident;
     let name = ident.to_string();
     let (impl_generics, ty_generics, _) = input.generics.split_for_impl();
     let bound = quote!(where Self: ::core::marker::Send + 'static);
     quote! {
-        impl #impl_generics ::rmcp_guard::__private::FormDerived for #ident #ty_generics #bound {}
-        impl #impl_generics ::rmcp_guard::Form for #ident #ty_generics #bound {
-            const SPEC: &'static ::rmcp_guard::form::FormSpec = &::rmcp_guard::form::FormSpec { name: #name, fields: &[], fallback: true };
+        impl #impl_generics #rt::__private::FormDerived for #ident #ty_generics #bound {}
+        impl #impl_generics #rt::Form for #ident #ty_generics #bound {
+            const SPEC: &'static #rt::form::FormSpec = &#rt::form::FormSpec { name: #name, fields: &[], fallback: true };
 
             fn from_valid(
-                _: &::rmcp_guard::__private::serde_json::Map<::std::string::String, ::rmcp_guard::__private::serde_json::Value>,
+                _: &#rt::__private::serde_json::Map<::std::string::String, #rt::__private::serde_json::Value>,
             ) -> ::core::result::Result<Self, ::std::string::String> {
                 ::core::unreachable!("guard reported a compile error for this form")
             }
 
-            fn to_content(&self) -> ::rmcp_guard::__private::serde_json::Map<::std::string::String, ::rmcp_guard::__private::serde_json::Value> {
+            fn to_content(&self) -> #rt::__private::serde_json::Map<::std::string::String, #rt::__private::serde_json::Value> {
                 ::core::unreachable!("guard reported a compile error for this form")
             }
         }
@@ -137,6 +137,7 @@ fn parse_field(cx: &Ctxt, field: &syn::Field) -> Option<Field> {
     let ident = field.ident.clone()?;
     // The wire name: a raw identifier's `r#` is not part of it.
     let name = ident.unraw().to_string();
+    let name_refused = names::non_ascii(&name).is_some() || names::is_secret(&name);
     if let Some(c) = names::non_ascii(&name) {
         cx.error_spanned_by(
             &ident,
@@ -196,7 +197,48 @@ fn parse_field(cx: &Ctxt, field: &syn::Field) -> Option<Field> {
             apply(cx, &mut out, &opt);
         }
     }
+    if !name_refused {
+        check_secret_text(cx, &name, &out, &field.attrs);
+    }
     Some(out)
+}
+
+/// The words the human reads next to the field: its title and description (from
+/// `#[form(...)]`, the doc comment, or `#[schemars(title/description)]`), checked for
+/// secrets as its name is, since a field called `code` titled "Password" asks for one.
+fn check_secret_text(cx: &Ctxt, name: &str, f: &Field, attrs: &[syn::Attribute]) {
+    let mut texts: Vec<(&str, String)> = Vec::new();
+    texts.extend(f.title.clone().map(|t| ("titled", t)));
+    texts.extend(f.description.clone().map(|d| ("described as", d)));
+    for a in attrs.iter().filter(|a| a.path().is_ident("schemars")) {
+        // schemars reports its own malformed attributes; only what reads is checked here.
+        let _ = a.parse_nested_meta(|meta| {
+            let what = if meta.path.is_ident("title") {
+                "titled"
+            } else if meta.path.is_ident("description") {
+                "described as"
+            } else {
+                if meta.input.peek(syn::Token![=]) {
+                    meta.value()?.parse::<Expr>()?;
+                } else if meta.input.peek(syn::token::Paren) {
+                    meta.input.parse::<proc_macro2::TokenTree>()?;
+                }
+                return Ok(());
+            };
+            let text: syn::LitStr = meta.value()?.parse()?;
+            texts.push((what, text.value()));
+            Ok(())
+        });
+    }
+    if let Some((what, text)) = texts.into_iter().find(|(_, text)| names::is_secret(text)) {
+        cx.error_spanned_by(
+            &f.ident,
+            format!(
+                "form field `{name}` is {what} \"{}\", which asks for a secret; the MCP spec says servers MUST NOT use form-mode elicitation to request sensitive information (passwords, API keys, tokens). Remove it and collect the secret through URL-mode elicitation, where the user enters it on a page you control",
+                text.escape_debug()
+            ),
+        );
+    }
 }
 
 fn apply(cx: &Ctxt, f: &mut Field, opt: &Opt) {
@@ -477,15 +519,17 @@ fn check(cx: &Ctxt, fields: &[Field]) {
     }
 }
 
-fn expand(ident: &Ident, fields: &[Field]) -> TokenStream {
+fn expand(ident: &Ident, fields: &[Field], rt: &TokenStream) -> TokenStream {
     let name = ident.to_string();
-    let specs = fields.iter().map(field_spec);
+    let (content, fields_at) = (krate::local("content"), krate::local("fields"));
+    let specs = fields.iter().map(|f| field_spec(f, rt));
     let extracts = fields.iter().enumerate().map(|(i, f)| {
         let field = &f.ident;
         let key = field.unraw().to_string();
         let ty = &f.ty;
+        let at_ty = krate::respan(rt.clone(), ty.span());
         quote_spanned! {ty.span()=>
-            #field: <#ty as ::rmcp_guard::form::FieldValue>::from_field(content.get(#key), &fields[#i])?
+            #field: <#ty as #at_ty::form::FieldValue>::from_field(#content.get(#key), &#fields_at[#i])?
         }
     });
     let to_json = fields.iter().map(|f| {
@@ -493,27 +537,27 @@ fn expand(ident: &Ident, fields: &[Field]) -> TokenStream {
         let key = field.unraw().to_string();
         let ty = &f.ty;
         quote! {
-            content.insert(<::std::string::String as ::core::convert::From<&str>>::from(#key), <#ty as ::rmcp_guard::form::FieldValue>::to_json(&self.#field));
+            content.insert(<::std::string::String as ::core::convert::From<&str>>::from(#key), <#ty as #rt::form::FieldValue>::to_json(&self.#field));
         }
     });
     quote! {
-        impl ::rmcp_guard::__private::FormDerived for #ident {}
-        impl ::rmcp_guard::Form for #ident {
-            const SPEC: &'static ::rmcp_guard::form::FormSpec = &::rmcp_guard::form::FormSpec {
+        impl #rt::__private::FormDerived for #ident {}
+        impl #rt::Form for #ident {
+            const SPEC: &'static #rt::form::FormSpec = &#rt::form::FormSpec {
                 name: #name,
                 fields: &[#(#specs),*],
                 fallback: false,
             };
 
             fn from_valid(
-                content: &::rmcp_guard::__private::serde_json::Map<::std::string::String, ::rmcp_guard::__private::serde_json::Value>,
+                #content: &#rt::__private::serde_json::Map<::std::string::String, #rt::__private::serde_json::Value>,
             ) -> ::core::result::Result<Self, ::std::string::String> {
-                let fields = <Self as ::rmcp_guard::Form>::SPEC.fields;
+                let #fields_at = <Self as #rt::Form>::SPEC.fields;
                 ::core::result::Result::Ok(Self { #(#extracts),* })
             }
 
-            fn to_content(&self) -> ::rmcp_guard::__private::serde_json::Map<::std::string::String, ::rmcp_guard::__private::serde_json::Value> {
-                let mut content = ::rmcp_guard::__private::serde_json::Map::new();
+            fn to_content(&self) -> #rt::__private::serde_json::Map<::std::string::String, #rt::__private::serde_json::Value> {
+                let mut content = #rt::__private::serde_json::Map::new();
                 #(#to_json)*
                 content
             }
@@ -535,7 +579,7 @@ fn opt_num<T: quote::ToTokens>(value: Option<T>) -> TokenStream {
     }
 }
 
-fn field_spec(f: &Field) -> TokenStream {
+fn field_spec(f: &Field, rt: &TokenStream) -> TokenStream {
     let name = f.ident.unraw().to_string();
     let title = opt_str(&f.title);
     let description = opt_str(&f.description);
@@ -547,28 +591,28 @@ fn field_spec(f: &Field) -> TokenStream {
             let format = match f.format {
                 Some("email") => {
                     quote!(::core::option::Option::Some(
-                        ::rmcp_guard::form::Format::Email
+                        #rt::form::Format::Email
                     ))
                 }
                 Some("uri") => quote!(::core::option::Option::Some(
-                    ::rmcp_guard::form::Format::Uri
+                    #rt::form::Format::Uri
                 )),
                 Some("date") => quote!(::core::option::Option::Some(
-                    ::rmcp_guard::form::Format::Date
+                    #rt::form::Format::Date
                 )),
                 Some(_) => quote!(::core::option::Option::Some(
-                    ::rmcp_guard::form::Format::DateTime
+                    #rt::form::Format::DateTime
                 )),
                 None => quote!(::core::option::Option::None),
             };
-            quote!(::rmcp_guard::form::FieldKind::String { min_length: #min, max_length: #max, format: #format })
+            quote!(#rt::form::FieldKind::String { min_length: #min, max_length: #max, format: #format })
         }
-        Kind::Bool => quote!(::rmcp_guard::form::FieldKind::Boolean),
+        Kind::Bool => quote!(#rt::form::FieldKind::Boolean),
         Kind::Integer(rust_type) => {
             let ty = Ident::new(rust_type, Span::call_site());
             let min = opt_num(f.minimum.map(|n| n as i64));
             let max = opt_num(f.maximum.map(|n| n as i64));
-            quote!(::rmcp_guard::form::FieldKind::Integer {
+            quote!(#rt::form::FieldKind::Integer {
                 minimum: #min,
                 maximum: #max,
                 type_min: #ty::MIN as i128,
@@ -579,51 +623,52 @@ fn field_spec(f: &Field) -> TokenStream {
         Kind::Number => {
             let min = opt_num(f.minimum);
             let max = opt_num(f.maximum);
-            quote!(::rmcp_guard::form::FieldKind::Number { minimum: #min, maximum: #max })
+            quote!(#rt::form::FieldKind::Number { minimum: #min, maximum: #max })
         }
         // Spanned and bounded like the field's extraction, so a non-flat type is one error.
         Kind::Enum => {
             let ty = &f.ty;
+            let at_ty = krate::respan(rt.clone(), ty.span());
             quote_spanned! {ty.span()=>
-                ::rmcp_guard::form::FieldKind::Enum { values: <#ty as ::rmcp_guard::form::FieldValue>::CHOICES }
+                #at_ty::form::FieldKind::Enum { values: <#ty as #at_ty::form::FieldValue>::CHOICES }
             }
         }
     };
     let default = match &f.default {
         None => quote!(::core::option::Option::None),
         Some(Lit::Str(s)) => {
-            quote!(::core::option::Option::Some(::rmcp_guard::form::DefaultValue::Str(#s)))
+            quote!(::core::option::Option::Some(#rt::form::DefaultValue::Str(#s)))
         }
         Some(Lit::Bool(b)) => {
-            quote!(::core::option::Option::Some(::rmcp_guard::form::DefaultValue::Bool(#b)))
+            quote!(::core::option::Option::Some(#rt::form::DefaultValue::Bool(#b)))
         }
         Some(Lit::Int(i)) if matches!(f.kind, Kind::Number) => {
             let n: f64 = i.base10_parse().unwrap_or_default();
-            quote!(::core::option::Option::Some(::rmcp_guard::form::DefaultValue::Num(#n)))
+            quote!(::core::option::Option::Some(#rt::form::DefaultValue::Num(#n)))
         }
         Some(Lit::Int(i)) => {
             let n: i64 = i.base10_parse().unwrap_or_default();
-            quote!(::core::option::Option::Some(::rmcp_guard::form::DefaultValue::Int(#n)))
+            quote!(::core::option::Option::Some(#rt::form::DefaultValue::Int(#n)))
         }
         Some(Lit::Float(x)) => {
             let n: f64 = x.base10_parse().unwrap_or_default();
-            quote!(::core::option::Option::Some(::rmcp_guard::form::DefaultValue::Num(#n)))
+            quote!(::core::option::Option::Some(#rt::form::DefaultValue::Num(#n)))
         }
         Some(_) => quote!(::core::option::Option::None),
     };
     let role = if f.checkbox {
-        quote!(::rmcp_guard::form::FieldRole::Checkbox)
+        quote!(#rt::form::FieldRole::Checkbox)
     } else if f.confirm_text {
-        quote!(::rmcp_guard::form::FieldRole::ConfirmText)
+        quote!(#rt::form::FieldRole::ConfirmText)
     } else {
-        quote!(::rmcp_guard::form::FieldRole::Plain)
+        quote!(#rt::form::FieldRole::Plain)
     };
     // Free text (a string that is not the retyped target and has no format) can hold
     // anything the human wrote, so the audit record keeps it only when asked to.
     let free_text = matches!(f.kind, Kind::String) && !f.confirm_text && f.format.is_none();
     let redact = f.redact.unwrap_or(free_text);
     quote! {
-        ::rmcp_guard::form::FieldSpec {
+        #rt::form::FieldSpec {
             name: #name,
             title: #title,
             description: #description,

@@ -15,17 +15,18 @@ struct Variant {
 pub fn derive(input: DeriveInput) -> TokenStream {
     let cx = Ctxt::new();
     let variants = parse(&cx, &input);
+    let rt = crate::krate::path(None);
     match cx.check() {
-        Ok(()) => expand(&input.ident, &variants),
+        Ok(()) => expand(&input.ident, &variants, &rt),
         // Still implement the trait (for a non-generic enum), so forms using it do not
         // each report a non-flat field. The build fails on the errors; this never runs.
         Err(errors) if input.generics.params.is_empty() && matches!(input.data, Data::Enum(_)) => {
             let ident = &input.ident;
             quote! {
                 #errors
-                impl ::rmcp_guard::__private::FormEnumDerived for #ident {}
-                impl ::rmcp_guard::FormEnum for #ident {
-                    const VALUES: &'static [::rmcp_guard::form::EnumValue] = &[];
+                impl #rt::__private::FormEnumDerived for #ident {}
+                impl #rt::FormEnum for #ident {
+                    const VALUES: &'static [#rt::form::EnumValue] = &[];
                     fn from_wire(_: &str) -> ::core::option::Option<Self> {
                         ::core::unreachable!("guard reported a compile error for this enum")
                     }
@@ -118,14 +119,14 @@ fn snake_case(name: &str) -> String {
     out
 }
 
-fn expand(ident: &syn::Ident, variants: &[Variant]) -> TokenStream {
+fn expand(ident: &syn::Ident, variants: &[Variant], rt: &TokenStream) -> TokenStream {
     let values = variants.iter().map(|v| {
         let value = &v.value;
         let title = match &v.title {
             Some(t) => quote!(::core::option::Option::Some(#t)),
             None => quote!(::core::option::Option::None),
         };
-        quote!(::rmcp_guard::form::EnumValue { value: #value, title: #title })
+        quote!(#rt::form::EnumValue { value: #value, title: #title })
     });
     let from = variants.iter().map(|v| {
         let (value, var) = (&v.value, &v.ident);
@@ -136,9 +137,9 @@ fn expand(ident: &syn::Ident, variants: &[Variant]) -> TokenStream {
         quote!(Self::#var => #value)
     });
     quote! {
-        impl ::rmcp_guard::__private::FormEnumDerived for #ident {}
-        impl ::rmcp_guard::FormEnum for #ident {
-            const VALUES: &'static [::rmcp_guard::form::EnumValue] = &[#(#values),*];
+        impl #rt::__private::FormEnumDerived for #ident {}
+        impl #rt::FormEnum for #ident {
+            const VALUES: &'static [#rt::form::EnumValue] = &[#(#values),*];
 
             fn from_wire(value: &str) -> ::core::option::Option<Self> {
                 match value {

@@ -42,12 +42,12 @@ pub fn expand(attr: TokenStream, mut f: ImplItemFn) -> TokenStream {
     }
     match cx.check() {
         Ok(()) => {
-            let tokens = generate(&f, &opts);
-            krate::finish(quote!(#(#tokens)*), opts.krate.as_ref())
+            let tokens = generate(&f, &opts, &krate::path(opts.krate.as_ref()));
+            quote!(#(#tokens)*)
         }
         Err(errors) => {
             let [body, stand_in] = fallback(f);
-            krate::finish(quote!(#errors #body #stand_in), opts.krate.as_ref())
+            quote!(#errors #body #stand_in)
         }
     }
 }
@@ -143,8 +143,9 @@ fn check(cx: &Ctxt, f: &ImplItemFn) {
     if params != 1 {
         cx.error_spanned_by(&f.sig, "an `#[idempotent(key = ...)]` handler takes its arguments as one `Parameters<Args>`, the struct with the key field");
     }
+    // A `Result` written out is read here; an alias is read by the compiler (`KeyedReturn`).
     let returns_result = match &f.sig.output {
-        syn::ReturnType::Type(_, ty) => type_arg(ty, "Result").is_some(),
+        syn::ReturnType::Type(_, ty) => !is_named(ty, "Result") || type_arg(ty, "Result").is_some(),
         syn::ReturnType::Default => false,
     };
     if !returns_result {
@@ -152,9 +153,8 @@ fn check(cx: &Ctxt, f: &ImplItemFn) {
     }
 }
 
-fn generate(f: &ImplItemFn, opts: &Opts) -> Vec<ImplItem> {
-    let rt = quote!(::rmcp_guard);
-    let rmcp = quote!(::rmcp_guard::__private::rmcp);
+fn generate(f: &ImplItemFn, opts: &Opts, rt: &TokenStream) -> Vec<ImplItem> {
+    let rmcp = quote!(#rt::__private::rmcp);
     let key = opts.key.as_ref().expect("checked");
     let key_name = key.to_string();
     let ttl = opts.ttl_secs.expect("checked");
@@ -180,6 +180,23 @@ fn generate(f: &ImplItemFn, opts: &Opts) -> Vec<ImplItem> {
         forward.push(quote!(#binding));
     }
     let (args, args_span) = args.expect("checked");
+    if let syn::ReturnType::Type(_, ret) = &f.sig.output {
+        let at_ret = krate::respan(quote!(#rt::__private), ret.span());
+        asserts.push(quote_spanned!(ret.span()=> #at_ret::assert_keyed_return::<#ret>();));
+    }
+    // The key must reach the handler, and the hash must cover every argument.
+    let args_ty = typed_args(f)
+        .find_map(|(_, pt)| type_arg(&pt.ty, "Parameters"))
+        .expect("checked");
+    let at_key = krate::respan(quote!(#rt::__private), key.span());
+    let field = syn::ext::IdentExt::unraw(key).to_string();
+    asserts.push(quote_spanned! {key.span()=>
+        const _: () = #at_key::assert_key_hashed(
+            <#args_ty as #at_key::ToolArgsDerived>::SKIPPED,
+            <#args_ty as #at_key::ToolArgsDerived>::UNHASHED,
+            #field,
+        );
+    });
     // Spanned at the arguments' type: arguments that cannot be hashed are reported there.
     let body = quote_spanned!(args_span=> &(#args).0);
     // Spanned at `key = field`: a missing field or one that is not a `String` is reported

@@ -16,6 +16,9 @@ mod read_only;
 mod tool_args;
 mod tool_attr;
 
+#[cfg(test)]
+mod snapshots;
+
 use proc_macro::TokenStream;
 use syn::{DeriveInput, ImplItemFn, ItemImpl, parse_macro_input};
 
@@ -117,7 +120,7 @@ pub fn destructive(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn read_only(attr: TokenStream, item: TokenStream) -> TokenStream {
     let f = parse_macro_input!(item as ImplItemFn);
-    krate::finish(read_only::expand(attr.into(), f), None).into()
+    read_only::expand(attr.into(), f).into()
 }
 
 /// Claims that an identical repeat of this tool changes nothing (`idempotentHint: true`).
@@ -151,10 +154,7 @@ pub fn read_only(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn idempotent(attr: TokenStream, item: TokenStream) -> TokenStream {
     let f = parse_macro_input!(item as ImplItemFn);
-    if !attr.is_empty() {
-        return read_only::expand_idempotent(attr.into(), f).into();
-    }
-    krate::finish(read_only::expand_idempotent(attr.into(), f), None).into()
+    read_only::expand_idempotent(attr.into(), f).into()
 }
 
 /// A flat elicitation form. Field options go in `#[form(...)]`: `title`, `description`,
@@ -185,7 +185,7 @@ pub fn idempotent(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// ```
 #[proc_macro_derive(Form, attributes(form))]
 pub fn derive_form(input: TokenStream) -> TokenStream {
-    krate::finish(form::derive(parse_macro_input!(input as DeriveInput)), None).into()
+    form::derive(parse_macro_input!(input as DeriveInput)).into()
 }
 
 /// A unit-only enum offered as one choice; `#[form(title = "...", value = "...")]` per variant.
@@ -218,11 +218,7 @@ pub fn derive_form(input: TokenStream) -> TokenStream {
 /// ```
 #[proc_macro_derive(FormEnum, attributes(form))]
 pub fn derive_form_enum(input: TokenStream) -> TokenStream {
-    krate::finish(
-        form_enum::derive(parse_macro_input!(input as DeriveInput)),
-        None,
-    )
-    .into()
+    form_enum::derive(parse_macro_input!(input as DeriveInput)).into()
 }
 
 /// Model-visible arguments of a guarded tool, checked for consent and identity fields.
@@ -256,11 +252,7 @@ pub fn derive_form_enum(input: TokenStream) -> TokenStream {
 /// ```
 #[proc_macro_derive(ToolArgs)]
 pub fn derive_tool_args(input: TokenStream) -> TokenStream {
-    krate::finish(
-        tool_args::derive(parse_macro_input!(input as DeriveInput)),
-        None,
-    )
-    .into()
+    tool_args::derive(parse_macro_input!(input as DeriveInput)).into()
 }
 
 /// Two-phase operations on an rmcp tool impl. Put it above `#[tool_router]`. It pairs each
@@ -344,7 +336,7 @@ pub fn operations(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn prepare(_attr: TokenStream, item: TokenStream) -> TokenStream {
     let f = parse_macro_input!(item as ImplItemFn);
-    krate::finish(operations::standalone("prepare", f), None).into()
+    operations::standalone("prepare", f).into()
 }
 
 /// Carries out a prepared intent once: `op = "..."`, `recheck = Self::fn`. Read by
@@ -352,5 +344,5 @@ pub fn prepare(_attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn confirm(_attr: TokenStream, item: TokenStream) -> TokenStream {
     let f = parse_macro_input!(item as ImplItemFn);
-    krate::finish(operations::standalone("confirm", f), None).into()
+    operations::standalone("confirm", f).into()
 }

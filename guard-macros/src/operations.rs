@@ -2,11 +2,9 @@
 //! `#[confirm(op = ...)]` tool of the same op, checks both handlers' shapes, expands them into
 //! guard's two-phase flow, and adds the read-only `get_operation_result` tool.
 
-use proc_macro2::{Group, Span, TokenStream, TokenTree};
+use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
-use syn::{
-    Expr, FnArg, Ident, ImplItem, ImplItemFn, ItemImpl, LitStr, Pat, Type, spanned::Spanned,
-};
+use syn::{Expr, FnArg, ImplItem, ImplItemFn, ItemImpl, LitStr, Pat, Type, spanned::Spanned};
 
 use crate::{
     attr::{self, Opt},
@@ -53,6 +51,7 @@ pub fn expand(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
         .into_iter()
         .flatten()
         .find_map(|opt| attr::crate_path(&cx, &opt));
+    let rt = krate::path(krate.as_ref());
     let mut prepares = Vec::new();
     let mut confirms = Vec::new();
     let mut kept = Vec::new();
@@ -68,7 +67,7 @@ pub fn expand(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
         {
             let a = f.attrs.remove(at);
             let opts = prepare_opts(&cx, &a);
-            let payload = check_prepare(&cx, &f);
+            let payload = check_prepare(&cx, &f, &rt);
             set_hints(&cx, &mut f, "prepare", tool_attr::prepare_hints());
             prepares.push(PrepareFn { f, opts, payload });
         } else if let Some(at) = f
@@ -97,10 +96,17 @@ pub fn expand(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
     }
     match cx.check() {
         Ok(()) => {
-            let expanded = generate(&prepares, &confirms);
+            let expanded = generate(&prepares, &confirms, &rt);
             item.items = kept;
             item.items.extend(expanded);
-            krate::finish(quote!(#item), krate.as_ref())
+            // One `get_operation_result` answers for a server's two-phase tools, so they all
+            // go in one `#[operations]` impl; a second one is refused by this impl's name.
+            let (impl_generics, _, where_clause) = item.generics.split_for_impl();
+            let self_ty = &item.self_ty;
+            quote! {
+                #item
+                impl #impl_generics #rt::__private::EveryTwoPhaseToolOfAServerGoesInOneOperationsImpl for #self_ty #where_clause {}
+            }
         }
         Err(errors) => {
             item.items = kept;
@@ -111,7 +117,7 @@ pub fn expand(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
             {
                 item.items.extend(fallback(f));
             }
-            krate::finish(quote!(#errors #item), krate.as_ref())
+            quote!(#errors #item)
         }
     }
 }
@@ -374,7 +380,7 @@ pub(crate) fn typed_args(f: &ImplItemFn) -> impl Iterator<Item = (usize, &syn::P
 
 /// A prepare takes `&mut Prepare` and its `Parameters<Args>`, and returns
 /// `Result<Intent<P>, ToolError>`. Returns `P`.
-fn check_prepare(cx: &Ctxt, f: &ImplItemFn) -> Option<Type> {
+fn check_prepare(cx: &Ctxt, f: &ImplItemFn, rt: &TokenStream) -> Option<Type> {
     check_common(cx, f, "prepare");
     let mut prepare = 0;
     let mut params = 0;
@@ -399,16 +405,25 @@ fn check_prepare(cx: &Ctxt, f: &ImplItemFn) -> Option<Type> {
             "take the tool's arguments as one `Parameters<Args>`",
         );
     }
+    // Written out, the payload is read from the tokens (a mismatch is reported here); any
+    // other return type, such as an alias of `Result`, is read by the compiler through
+    // `PrepareReturn`, which names the expected type if it is not one.
     let payload = match &f.sig.output {
+        syn::ReturnType::Type(_, ty) if is_named(ty, "Result") => type_arg(ty, "Result")
+            .and_then(|ok| type_arg(ok, "Intent"))
+            .cloned(),
         syn::ReturnType::Type(_, ty) => {
-            type_arg(ty, "Result").and_then(|ok| type_arg(ok, "Intent"))
+            let at_ty = krate::respan(rt.clone(), ty.span());
+            Some(syn::parse_quote_spanned! {ty.span()=>
+                <#ty as #at_ty::__private::PrepareReturn>::Payload
+            })
         }
         syn::ReturnType::Default => None,
     };
     if payload.is_none() {
         cx.error_spanned_by(&f.sig, "a `#[prepare]` handler returns `Result<Intent<Payload>, ToolError>`: the intent guard stores for the confirm, or the refusal the model sees");
     }
-    payload.cloned()
+    payload
 }
 
 /// A confirm takes only `&mut Approved<P>`: its one model-visible argument, `operation_id`,
@@ -499,9 +514,8 @@ fn pair(cx: &Ctxt, prepares: &[PrepareFn], confirms: &[ConfirmFn]) {
     }
 }
 
-fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
-    let rt = quote!(::rmcp_guard);
-    let rmcp = quote!(::rmcp_guard::__private::rmcp);
+fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) -> Vec<ImplItem> {
+    let rmcp = quote!(#rt::__private::rmcp);
     let mut out: Vec<ImplItem> = Vec::new();
     for p in prepares {
         let op = p.opts.op.as_ref().expect("checked").value();
@@ -524,8 +538,9 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
         let mut params = Vec::new();
         let mut forward = Vec::new();
         let payload = p.payload.as_ref().expect("checked");
+        let at_payload = krate::respan(rt.clone(), payload.span());
         let mut asserts = vec![
-            quote_spanned!(payload.span()=> ::rmcp_guard::__private::assert_payload::<#payload>();),
+            quote_spanned!(payload.span()=> #at_payload::__private::assert_payload::<#payload>();),
         ];
         for (i, pt) in typed_args(&p.f) {
             if is_named(&pt.ty, "Prepare") {
@@ -581,8 +596,9 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
         let prepared = prepare.payload.as_ref().expect("checked");
         // Spanned at the confirm's `Approved<_>`: a mismatch is reported there.
         let approved = {
-            let prepared = respan(quote!(#prepared), payload.span());
-            quote_spanned!(payload.span()=> #rt::__private::same_payload::<#prepared, #payload>(&mut __guard_approved))
+            let prepared = krate::respan(quote!(#prepared), payload.span());
+            let approved = krate::local("__guard_approved");
+            quote_spanned!(payload.span()=> #rt::__private::same_payload::<#prepared, #payload>(&mut #approved))
         };
         let hook = quote_spanned! {recheck.span()=>
             |__guard_server, __guard_locked| ::std::boxed::Box::pin(#recheck(__guard_server, __guard_locked))
@@ -629,7 +645,15 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
         });
         out.push(ImplItem::Fn(tool_fn));
     }
-    let result_tool = Ident::new(RESULT_TOOL, Span::call_site());
+    // The method is named after this impl's first two-phase tool, so a second
+    // `#[operations]` impl on the server is reported once, by the trait impl below, rather
+    // than as a duplicate method; the tool keeps its name.
+    let first = prepares
+        .first()
+        .map(|p| &p.f.sig.ident)
+        .or_else(|| confirms.first().map(|c| &c.f.sig.ident))
+        .expect("checked: at least one two-phase tool");
+    let result_fn = format_ident!("__guard_{}_of_{}", RESULT_TOOL, first);
     let prepare_tools: Vec<String> = prepares
         .iter()
         .map(|p| tool_attr::routed_name(&p.f))
@@ -637,10 +661,11 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
     let hints = tool_attr::read_only_hints();
     out.push(syn::parse_quote! {
         #[#rmcp::tool(
+            name = #RESULT_TOOL,
             description = "Did a prepared operation happen? Returns its status (PREPARED, SUBMITTED, EXPIRED or REJECTED), its preview and, once submitted, its result. Call it after a confirm timed out or failed with an unknown result, before retrying.",
             annotations(#hints)
         )]
-        async fn #result_tool(
+        async fn #result_fn(
             &self,
             __guard_operation: #rmcp::handler::server::wrapper::Parameters<#rt::ops::OperationRef>,
         ) -> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData> {
@@ -649,23 +674,6 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn]) -> Vec<ImplItem> {
         }
     });
     out
-}
-
-/// `tokens`, every one at `span`.
-fn respan(tokens: TokenStream, span: Span) -> TokenStream {
-    tokens
-        .into_iter()
-        .map(|mut tree| {
-            if let TokenTree::Group(g) = &tree {
-                let mut group = Group::new(g.delimiter(), respan(g.stream(), span));
-                group.set_span(span);
-                tree = TokenTree::Group(group);
-            } else {
-                tree.set_span(span);
-            }
-            tree
-        })
-        .collect()
 }
 
 /// `#[prepare]` or `#[confirm]` expanded on its own: the impl lacks `#[operations]`.

@@ -17,7 +17,7 @@ pub fn expand(attr: TokenStream, mut f: ImplItemFn) -> TokenStream {
         cx.error_spanned_by(other, "a tool cannot be both `#[read_only]` and `#[destructive]`: remove `#[read_only]` if it changes anything, or `#[destructive]` if it only reads");
         return finish(cx, f);
     }
-    let checks = read_handle_checks(&cx, &f);
+    let checks = read_handle_checks(&cx, &f, &crate::krate::path(None));
     f.block.stmts.splice(0..0, checks);
     if let Some(other) = conflicting(&f, &["idempotent"]) {
         cx.error_spanned_by(other, "a `#[read_only]` tool changes nothing, so it needs no `#[idempotent]` claim: remove `#[idempotent]`, or `#[read_only]` if the tool writes");
@@ -50,7 +50,7 @@ fn conflicting<'f>(f: &'f ImplItemFn, names: &[&str]) -> Option<&'f syn::Attribu
 /// One statement per typed parameter asserting that its type is a
 /// `rmcp_guard::ReadHandle`, spanned at the type. The check is on the type the compiler
 /// resolves, so an alias, a renamed import or a full path of a write handle fails there too.
-fn read_handle_checks(cx: &Ctxt, f: &ImplItemFn) -> Vec<Stmt> {
+fn read_handle_checks(cx: &Ctxt, f: &ImplItemFn, rt: &proc_macro2::TokenStream) -> Vec<Stmt> {
     let mut checks = Vec::new();
     for arg in &f.sig.inputs {
         let FnArg::Typed(pt) = arg else { continue };
@@ -62,8 +62,9 @@ fn read_handle_checks(cx: &Ctxt, f: &ImplItemFn) -> Vec<Stmt> {
             );
             continue;
         }
+        let at_ty = crate::krate::respan(rt.clone(), ty.span());
         checks.push(syn::parse_quote_spanned! {ty.span()=>
-            ::rmcp_guard::__private::assert_read_handle::<#ty>();
+            #at_ty::__private::assert_read_handle::<#ty>();
         });
     }
     checks

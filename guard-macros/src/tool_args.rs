@@ -224,6 +224,8 @@ fn names_of(meta: &ParseNestedMeta) -> syn::Result<Vec<LitStr>> {
 #[derive(Default)]
 struct Container {
     rules: Vec<(Rule, String)>,
+    /// `#[serde(default)]` on the container: every field may be left out.
+    default: bool,
     /// `tag = "..."` and `content = "..."`: names the model sends next to the fields.
     names: Vec<WireName>,
 }
@@ -267,6 +269,10 @@ fn parse_container(cx: &Ctxt, input: &DeriveInput) -> Container {
             });
             Ok(())
         }
+        "default" if source == Source::Serde => {
+            container.default = true;
+            skip_item(meta)
+        }
         "from" | "try_from" | "remote" if source == Source::Serde => {
             cx.error_spanned_by(
                 &meta.path,
@@ -292,10 +298,19 @@ fn parse_container(cx: &Ctxt, input: &DeriveInput) -> Container {
 }
 
 struct ArgField<'a> {
+    /// The field's Rust name, as `target = ...` and `key = ...` name it.
+    ident: String,
     ty: &'a Type,
     names: Vec<WireName>,
     /// Refused already; its type is not checked too, so one mistake is one error.
     flatten: bool,
+    /// serde fills it in when the model leaves it out (`default` here or on the container).
+    defaulted: bool,
+    /// The model cannot send it (`skip`, `skip_deserializing`): its names are not checked.
+    skipped: bool,
+    /// Left out when the arguments are serialized (`skip`, `skip_serializing`,
+    /// `skip_serializing_if`), so a hash of the serialized arguments does not cover it.
+    unhashed: bool,
 }
 
 const FIELD_KEYS: &[&str] = &[
@@ -314,8 +329,7 @@ const FIELD_KEYS: &[&str] = &[
     "getter",
 ];
 
-/// A field's wire names, or `None` when the model cannot send it (`skip`,
-/// `skip_deserializing`): serde fills such a field with its default.
+/// A field's wire names and what serde does with it.
 fn parse_field<'a>(
     cx: &Ctxt,
     container: &Container,
@@ -337,6 +351,8 @@ fn parse_field<'a>(
     }
     let mut skipped = false;
     let mut flatten = false;
+    let mut defaulted = container.default;
+    let mut unhashed = false;
     each_item(cx, &field.attrs, |meta, source, key| match key {
         "rename" | "alias" => {
             for lit in names_of(meta)? {
@@ -358,7 +374,16 @@ fn parse_field<'a>(
         }
         "skip" | "skip_deserializing" if source == Source::Serde => {
             skipped = true;
+            unhashed |= key == "skip";
             Ok(())
+        }
+        "skip_serializing" | "skip_serializing_if" if source == Source::Serde => {
+            unhashed = true;
+            skip_item(meta)
+        }
+        "default" if source == Source::Serde => {
+            defaulted = true;
+            skip_item(meta)
         }
         _ if source == Source::Serde && !FIELD_KEYS.contains(&key) => {
             cx.error_spanned_by(
@@ -372,10 +397,14 @@ fn parse_field<'a>(
         }
         _ => skip_item(meta),
     });
-    (!skipped).then_some(ArgField {
+    Some(ArgField {
+        ident: own,
         ty: &field.ty,
         names,
         flatten,
+        defaulted,
+        skipped,
+        unhashed,
     })
 }
 
@@ -438,7 +467,7 @@ fn check(cx: &Ctxt, parsed: &Parsed) {
     for name in &parsed.container.names {
         check_names(cx, std::slice::from_ref(name));
     }
-    for field in &parsed.fields {
+    for field in parsed.fields.iter().filter(|f| !f.skipped) {
         check_names(cx, &field.names);
     }
 }
@@ -500,16 +529,30 @@ fn shown(name: &WireName) -> String {
 // Expansion.
 
 fn expand(input: &DeriveInput, parsed: Option<&Parsed>) -> TokenStream {
+    let rt = crate::krate::path(None);
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let mut checked: Vec<String> = Vec::new();
     let mut asserts = Vec::new();
-    if let Some(parsed) = parsed {
-        let all = parsed
-            .container
-            .names
+    let idents = |keep: fn(&ArgField) -> bool| -> Vec<String> {
+        parsed
             .iter()
-            .chain(parsed.fields.iter().flat_map(|f| &f.names));
+            .flat_map(|p| &p.fields)
+            .filter(|f| keep(f))
+            .map(|f| f.ident.clone())
+            .collect()
+    };
+    let defaulted = idents(|f| f.defaulted);
+    let skipped = idents(|f| f.skipped);
+    let unhashed = idents(|f| f.unhashed);
+    if let Some(parsed) = parsed {
+        let all = parsed.container.names.iter().chain(
+            parsed
+                .fields
+                .iter()
+                .filter(|f| !f.skipped)
+                .flat_map(|f| &f.names),
+        );
         for name in all {
             if !checked.contains(&name.text) {
                 checked.push(name.text.clone());
@@ -519,20 +562,24 @@ fn expand(input: &DeriveInput, parsed: Option<&Parsed>) -> TokenStream {
             asserts = parsed
                 .fields
                 .iter()
-                .filter(|f| !f.flatten)
+                .filter(|f| !f.flatten && !f.skipped)
                 .map(|f| {
                     let ty = f.ty;
-                    quote_spanned!(ty.span()=> ::rmcp_guard::__private::assert_tool_arg_field::<#ty>();)
+                    let at_ty = crate::krate::respan(rt.clone(), ty.span());
+                    quote_spanned!(ty.span()=> #at_ty::__private::assert_tool_arg_field::<#ty>();)
                 })
                 .collect();
         }
     }
     quote! {
-        impl #impl_generics ::rmcp_guard::__private::ToolArgsDerived for #ident #ty_generics #where_clause {
+        impl #impl_generics #rt::__private::ToolArgsDerived for #ident #ty_generics #where_clause {
             const CHECKED_NAMES: &'static [&'static str] = &[#(#checked),*];
+            const DEFAULTED: &'static [&'static str] = &[#(#defaulted),*];
+            const SKIPPED: &'static [&'static str] = &[#(#skipped),*];
+            const UNHASHED: &'static [&'static str] = &[#(#unhashed),*];
         }
-        impl #impl_generics ::rmcp_guard::ToolArgs for #ident #ty_generics #where_clause {}
-        impl #impl_generics ::rmcp_guard::__private::ToolArgField for #ident #ty_generics #where_clause {}
+        impl #impl_generics #rt::ToolArgs for #ident #ty_generics #where_clause {}
+        impl #impl_generics #rt::__private::ToolArgField for #ident #ty_generics #where_clause {}
         const _: () = {
             #(#asserts)*
         };

@@ -38,6 +38,13 @@ pub trait ToolArgs: ToolArgsDerived {}
 pub trait ToolArgsDerived {
     /// Every wire name the derive checked for this type's own fields.
     const CHECKED_NAMES: &'static [&'static str];
+    /// Fields serde fills in when the model leaves them out (`#[serde(default)]`).
+    const DEFAULTED: &'static [&'static str] = &[];
+    /// Fields the model cannot send (`#[serde(skip)]`, `skip_deserializing`).
+    const SKIPPED: &'static [&'static str] = &[];
+    /// Fields serde leaves out when it serializes the arguments (`skip`,
+    /// `skip_serializing`, `skip_serializing_if`).
+    const UNHASHED: &'static [&'static str] = &[];
 }
 
 /// A type a guarded tool's argument struct may hold: guard knows every name the model can

@@ -214,15 +214,20 @@ impl Picked {
         Report {
             items,
             offered: self.offered,
+            trace_id: self.trace_id,
         }
     }
 }
 
-/// What happened to each picked item. Only [`Picked::act`] builds one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What happened to each picked item. Only [`Picked::act`] builds one, and it belongs to
+/// the call whose `Picked` built it: it cannot be cloned, and guard refuses a report of
+/// another call, so the audit records the items this call acted on.
+#[derive(Debug, PartialEq, Eq)]
 pub struct Report {
     items: Vec<ItemReport>,
     offered: usize,
+    /// The call whose `Picked` built this report.
+    trace_id: String,
 }
 
 /// What happened to one picked item.
@@ -291,6 +296,11 @@ impl Report {
     /// Each picked item's outcome.
     pub fn items(&self) -> &[ItemReport] {
         &self.items
+    }
+
+    /// Whether this report was built by the call with `trace_id`.
+    pub(crate) fn is_of_call(&self, trace_id: &str) -> bool {
+        self.trace_id == trace_id
     }
 
     fn count(&self, outcome: ItemOutcome) -> usize {

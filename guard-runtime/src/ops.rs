@@ -155,7 +155,7 @@ impl Operations {
     }
 
     /// The operation store.
-    pub fn store(&self) -> &Arc<dyn OperationStore> {
+    pub(crate) fn store(&self) -> &Arc<dyn OperationStore> {
         &self.store
     }
 }

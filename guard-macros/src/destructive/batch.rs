@@ -76,8 +76,8 @@ pub(super) fn steps(
     unpack: &TokenStream,
     preview_call: &TokenStream,
     body: &TokenStream,
+    rt: &TokenStream,
 ) -> TokenStream {
-    let rt = quote!(::rmcp_guard);
     let private = quote!(#rt::__private);
     let max_items = match o.max_items {
         Some((n, _)) => {
@@ -87,11 +87,12 @@ pub(super) fn steps(
         None => quote!(#rt::batch::DEFAULT_MAX_ITEMS),
     };
     // Spanned at the handler's return type: anything but the report is refused there.
+    let report = crate::krate::local("__guard_report");
     let report = match &tool_fn.sig.output {
         syn::ReturnType::Type(_, ty) => {
-            quote_spanned!(ty.span()=> #private::batch_report(__guard_report))
+            quote_spanned!(ty.span()=> #private::batch_report(#report))
         }
-        syn::ReturnType::Default => quote!(#private::batch_report(__guard_report)),
+        syn::ReturnType::Default => quote!(#private::batch_report(#report)),
     };
     quote! {
         #(#asserts)*

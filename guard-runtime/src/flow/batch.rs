@@ -190,6 +190,9 @@ impl<'g> Flow<'g, Picked> {
     /// Step 10: one audit record per picked item, then the call's record with the counts;
     /// the model gets the report as text and as `structuredContent`.
     pub fn finish_batch(&self, report: Report) -> Result<CallToolResponse, rmcp::ErrorData> {
+        if !report.is_of_call(self.trace_id.as_str()) {
+            return Ok(self.foreign_report());
+        }
         for item in report.items() {
             let event = crate::audit::Event::new(
                 self.spec.name,
@@ -212,6 +215,19 @@ impl<'g> Flow<'g, Picked> {
         let digest = serde_json::to_value(&result).ok();
         self.record(outcome, "", digest.as_ref());
         Ok(self.tag(result, outcome).into())
+    }
+
+    /// The handler returned a report another call built (kept from an earlier call): its
+    /// items are not what this call acted on, so none of them is recorded as this call's.
+    fn foreign_report(&self) -> CallToolResponse {
+        tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, "a batch handler returned a report built by another call");
+        let result = CallToolResult::error(vec![ContentBlock::text(format!(
+            "{} returned a report of another call, so what this call did is unknown (trace_id {}). Tell the operator: a batch handler must return the report its own `picked.act(...)` built.",
+            self.spec.name, self.trace_id
+        ))]);
+        let digest = serde_json::to_value(&result).ok();
+        self.record("handler_error", "", digest.as_ref());
+        self.tag(result, "handler_error").into()
     }
 
     fn batch_question(&self, shown: &ShownBatch) -> ElicitRequestParams {

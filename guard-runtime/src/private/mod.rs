@@ -32,6 +32,58 @@ pub const fn assert_roles(form: &crate::form::FormSpec, kind: ConfirmKind) {
     }
 }
 
+/// Fails the build when the `type_to_confirm` target `target` is a field the model may
+/// leave out: serde would fill it with `""`, and an empty answer would then match it.
+pub const fn assert_target_required(defaulted: &[&str], target: &str) {
+    if contains(defaulted, target) {
+        panic!(
+            "the `type_to_confirm` target has `#[serde(default)]` in the tool's arguments, so the model could leave it out and an empty answer would match it: remove `default` from that field (and from the arguments struct) so the target is always sent"
+        );
+    }
+}
+
+/// Fails the build when a keyed tool's key or arguments escape the key's record: a key
+/// field the model cannot send, or a field the hash of the serialized arguments leaves out.
+pub const fn assert_key_hashed(skipped: &[&str], unhashed: &[&str], key: &str) {
+    if contains(skipped, key) {
+        panic!(
+            "the idempotency key field has `#[serde(skip)]` or `skip_deserializing`, so the model cannot send it and every call would share one default key: remove the `skip` from the key field"
+        );
+    }
+    if !unhashed.is_empty() {
+        panic!(
+            "a keyed tool's arguments have a field with `#[serde(skip)]`, `skip_serializing` or `skip_serializing_if`: guard binds the key to a hash of the serialized arguments, which would leave that field out, so the key reused with another value of it would pass. Remove the `skip...` attribute, or move the field out of the keyed tool's arguments"
+        );
+    }
+}
+
+/// `needle` is one of `names`, in a `const` context.
+const fn contains(names: &[&str], needle: &str) -> bool {
+    let mut i = 0;
+    while i < names.len() {
+        if str_eq(names[i], needle) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// The author's `validate` rules, coerced to the one signature the flow calls.
 pub const fn rules<F>(rules: Rules<F>) -> Rules<F> {
     rules
@@ -124,6 +176,38 @@ pub const fn assert_payload<P: Payload>() {}
 )]
 pub trait Payload {}
 impl<P: serde::Serialize + serde::de::DeserializeOwned> Payload for P {}
+
+/// What a `#[prepare]` handler returns, read by type rather than by spelling, so an alias
+/// of `Result` works: `Result<Intent<P>, ToolError>`, whose payload is `P`.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[diagnostic::on_unimplemented(
+    message = "a `#[prepare]` handler returns `Result<Intent<Payload>, ToolError>`, not `{Self}`",
+    label = "not `Result<Intent<_>, ToolError>`",
+    note = "return the intent guard stores for the confirm, or the refusal the model sees: `Result<Intent<Payload>, ToolError>` (a type alias of it is fine)"
+)]
+pub trait PrepareReturn {
+    type Payload;
+}
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+impl<P> PrepareReturn for Result<crate::ops::Intent<P>, crate::ToolError> {
+    type Payload = P;
+}
+
+/// Implemented by `#[operations]` for its server: one `get_operation_result` tool answers
+/// for every two-phase tool, so a second `#[operations]` impl on the same server is a
+/// conflicting implementation of this trait. Move its `#[prepare]`/`#[confirm]` tools into
+/// the first one.
+pub trait EveryTwoPhaseToolOfAServerGoesInOneOperationsImpl {}
+
+/// What a keyed handler returns, read by type: `Result<T, ToolError>`.
+#[diagnostic::on_unimplemented(
+    message = "an `#[idempotent(key = ...)]` handler returns `Result<T, ToolError>`, not `{Self}`",
+    label = "not `Result<_, ToolError>`",
+    note = "guard stores `T` under the key and answers a repeat with it: return `Result<T, ToolError>` with `T: Serialize` (a type alias of it is fine)"
+)]
+pub trait KeyedReturn {}
+impl<T> KeyedReturn for Result<T, crate::ToolError> {}
+pub const fn assert_keyed_return<R: KeyedReturn>() {}
 
 /// Pins `form = X` and the handler's `Confirmed<Y>` to one type (however each is spelled).
 pub const fn assert_same_form<Declared: SameForm<Taken>, Taken>() {}

@@ -146,6 +146,50 @@ impl Renamed {
     }
 }
 
+/// Names of the author's own that happen to be `rmcp_guard`: guard quotes its crate path
+/// into what it generates and leaves the author's code alone, so these compile under a
+/// renamed dependency.
+pub struct Shadowed {
+    guard: Arc<Guard>,
+}
+
+impl Guarded for Shadowed {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+pub struct TagArgs {
+    pub rmcp_guard: String,
+}
+
+#[derive(Form)]
+pub struct TagNote {
+    #[form(title = "Note")]
+    pub rmcp_guard: String,
+}
+
+#[tool_router(vis = "pub")]
+impl Shadowed {
+    /// Tag a file.
+    #[destructive(form = TagNote, preview = Self::preview_tag)]
+    #[tool]
+    async fn tag_file(
+        &self,
+        Parameters(args): Parameters<TagArgs>,
+        confirmed: Confirmed<TagNote>,
+    ) -> Result<String, ToolError> {
+        let rmcp_guard = format!("{}: {}", args.rmcp_guard, confirmed.rmcp_guard);
+        Ok(rmcp_guard)
+    }
+
+    async fn preview_tag(&self, args: &TagArgs) -> Result<Preview, ToolError> {
+        let rmcp_guard = &args.rmcp_guard;
+        Ok(Preview::effect(rmcp_guard, format!("Tag {rmcp_guard}.")))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,5 +228,16 @@ mod tests {
         assert_eq!(hints("confirm_cancel").destructive_hint, Some(true));
         assert_eq!(Reason::SPEC.fields.len(), 2);
         assert_eq!(<Level as FormEnum>::VALUES.len(), 2);
+    }
+
+    #[test]
+    fn names_of_the_authors_own_called_rmcp_guard_compile() {
+        let router = Shadowed::tool_router();
+        let hints = router
+            .get("tag_file")
+            .and_then(|t| t.annotations.clone())
+            .unwrap();
+        assert_eq!(hints.destructive_hint, Some(true));
+        assert_eq!(TagNote::SPEC.fields[0].name, "rmcp_guard");
     }
 }
