@@ -226,8 +226,8 @@ impl<'g> Flow<'g, Picked> {
             self.spec.name, self.trace_id
         ))]);
         let digest = serde_json::to_value(&result).ok();
-        self.record("handler_error", "", digest.as_ref());
-        self.tag(result, "handler_error").into()
+        self.record(Outcome::HandlerError, "", digest.as_ref());
+        self.tag(result, Outcome::HandlerError).into()
     }
 
     fn batch_question(&self, shown: &ShownBatch) -> ElicitRequestParams {

@@ -189,7 +189,7 @@ pub trait PrepareReturn {
     type Payload;
 }
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-impl<P> PrepareReturn for Result<crate::ops::Intent<P>, crate::ToolError> {
+impl<P> PrepareReturn for Result<crate::ops::Intent<P>, crate::error::ToolError> {
     type Payload = P;
 }
 
@@ -206,7 +206,7 @@ pub trait EveryTwoPhaseToolOfAServerGoesInOneOperationsImpl {}
     note = "guard stores `T` under the key and answers a repeat with it: return `Result<T, ToolError>` with `T: Serialize` (a type alias of it is fine)"
 )]
 pub trait KeyedReturn {}
-impl<T> KeyedReturn for Result<T, crate::ToolError> {}
+impl<T> KeyedReturn for Result<T, crate::error::ToolError> {}
 pub const fn assert_keyed_return<R: KeyedReturn>() {}
 
 /// Pins `form = X` and the handler's `Confirmed<Y>` to one type (however each is spelled).
