@@ -411,7 +411,7 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn, rt: &TokenStrea
         let (pat, ty) = (&pt.pat, &pt.ty);
         if i == confirmed_at {
             // Spanned at the author's type: a `Confirmed` that is not guard's is refused there.
-            let confirmed = krate::local("__guard_confirmed");
+            let confirmed = krate::local_at("__guard_confirmed", ty.span());
             rebind.push(quote_spanned!(ty.span()=> let #pat: #ty = #confirmed;));
             continue;
         }
@@ -441,8 +441,8 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn, rt: &TokenStrea
     let with_args = Ident::new(with_args, preview.span());
     let no_args = Ident::new(no_args, preview.span());
     let at_preview = krate::respan(private.clone(), preview.span());
-    let args = krate::local("__guard_args");
     let preview_call = if shape.params.is_some() {
+        let args = krate::local_at("__guard_args", preview.span());
         quote_spanned!(preview.span()=> #at_preview::#with_args(#preview, self, &#args).await)
     } else {
         quote_spanned!(preview.span()=> #at_preview::#no_args(#preview, self).await)
@@ -454,9 +454,13 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn, rt: &TokenStrea
         ConfirmBy::TypeToConfirm => quote!(TypeToConfirm),
     };
     let expected = match &o.target {
-        Some(target) => quote_spanned! {target.span()=>
-            ::core::option::Option::Some(#private::TargetText::target_text(&#args.#target))
-        },
+        Some(target) => {
+            let at_target = krate::respan(private.clone(), target.span());
+            let args = krate::local_at("__guard_args", target.span());
+            quote_spanned! {target.span()=>
+                ::core::option::Option::Some(#at_target::TargetText::target_text(&#args.#target))
+            }
+        }
         None => quote!(::core::option::Option::None),
     };
     // A function argument, not an `as` cast: a wrong signature is a type mismatch that

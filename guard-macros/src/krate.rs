@@ -70,6 +70,12 @@ pub fn local(name: &str) -> Ident {
     Ident::new(name, Span::call_site())
 }
 
+/// [`local`], reported at `at`: the name still resolves at the call site, but an error about
+/// the expression it stands in points at the author's tokens, not at the whole attribute.
+pub fn local_at(name: &str, at: Span) -> Ident {
+    Ident::new(name, Span::call_site().located_at(at))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -87,12 +87,16 @@ pub(super) fn steps(
         None => quote!(#rt::batch::DEFAULT_MAX_ITEMS),
     };
     // Spanned at the handler's return type: anything but the report is refused there.
-    let report = crate::krate::local("__guard_report");
     let report = match &tool_fn.sig.output {
         syn::ReturnType::Type(_, ty) => {
-            quote_spanned!(ty.span()=> #private::batch_report(#report))
+            let at_ty = crate::krate::respan(private.clone(), ty.span());
+            let report = crate::krate::local_at("__guard_report", ty.span());
+            quote_spanned!(ty.span()=> #at_ty::batch_report(#report))
         }
-        syn::ReturnType::Default => quote!(#private::batch_report(#report)),
+        syn::ReturnType::Default => {
+            let report = crate::krate::local("__guard_report");
+            quote!(#private::batch_report(#report))
+        }
     };
     quote! {
         #(#asserts)*
