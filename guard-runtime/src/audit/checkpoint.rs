@@ -16,12 +16,11 @@
 
 use base64::{Engine, engine::general_purpose::STANDARD as B64};
 use ed25519_dalek::{Signature, Signer as _, SigningKey, VerifyingKey};
-use sha2::{Digest, Sha256};
 
-use super::merkle::Hash;
-
-/// Ed25519's algorithm byte in signed-note keys.
-const ED25519: u8 = 1;
+use super::{
+    merkle::Hash,
+    note::{self, ED25519, KnownKey, key_id, key_text, parse_key, valid_name},
+};
 
 /// Why a key or a checkpoint was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -32,7 +31,7 @@ pub enum CheckpointError {
     /// The checkpoint text is not a signed checkpoint.
     #[error("not a signed checkpoint ({0}); write one with `guard-audit checkpoint`")]
     Malformed(&'static str),
-    /// No signature line is by the given key, or its signature does not verify.
+    /// No signature line is by the given key, or a signature by it does not verify.
     #[error(
         "the checkpoint is not signed by key {0}: it was altered or signed by another key; use the checkpoint as it was published and that log's verifier key"
     )]
@@ -52,87 +51,66 @@ pub struct CheckpointVerifier {
     key: VerifyingKey,
 }
 
-fn key_id(name: &str, public: &[u8; 32]) -> [u8; 4] {
-    let mut h = Sha256::new();
-    h.update(name.as_bytes());
-    h.update(b"\n");
-    h.update([ED25519]);
-    h.update(public);
-    let digest = h.finalize();
-    [digest[0], digest[1], digest[2], digest[3]]
-}
-
-fn valid_name(name: &str) -> bool {
-    !name.is_empty() && !name.contains('+') && !name.chars().any(char::is_whitespace)
-}
-
-fn key_text(name: &str, public: &[u8; 32], material: &[u8; 32]) -> String {
-    let mut bytes = vec![ED25519];
-    bytes.extend_from_slice(material);
-    format!(
-        "{name}+{}+{}",
-        crate::canonical::hex(&key_id(name, public)),
-        B64.encode(bytes)
-    )
-}
-
-/// Reads `<name>+<id>+<base64(0x01 || 32 bytes)>`.
-fn parse_key(text: &str) -> Result<(String, [u8; 4], [u8; 32]), CheckpointError> {
-    let mut parts = text.trim().splitn(3, '+');
-    let (Some(name), Some(id), Some(material)) = (parts.next(), parts.next(), parts.next()) else {
-        return Err(CheckpointError::BadKey("expected NAME+ID+KEY"));
-    };
+/// A fresh Ed25519 key named `name` (no spaces, no `+`).
+pub(crate) fn generate_key(name: &str) -> Result<SigningKey, CheckpointError> {
     if !valid_name(name) {
         return Err(CheckpointError::BadKey(
             "the name is empty or has spaces or +",
         ));
     }
-    let id = u32::from_str_radix(id, 16)
-        .ok()
-        .filter(|_| id.len() == 8)
-        .ok_or(CheckpointError::BadKey("the key id is not 8 hex digits"))?
-        .to_be_bytes();
-    let bytes = B64
-        .decode(material)
-        .map_err(|_| CheckpointError::BadKey("the key is not base64"))?;
-    match bytes.split_first() {
-        Some((&ED25519, rest)) if rest.len() == 32 => {
-            Ok((name.to_owned(), id, rest.try_into().expect("32 bytes")))
-        }
-        _ => Err(CheckpointError::BadKey("not an Ed25519 key")),
+    let mut seed = [0u8; 32];
+    getrandom::fill(&mut seed)
+        .map_err(|_| CheckpointError::BadKey("the system random source failed"))?;
+    Ok(SigningKey::from_bytes(&seed))
+}
+
+/// Reads a `PRIVATE+KEY+…` text of signature type `kind`.
+pub(crate) fn parse_signer(text: &str, kind: u8) -> Result<(String, SigningKey), CheckpointError> {
+    let rest = text
+        .trim()
+        .strip_prefix("PRIVATE+KEY+")
+        .ok_or(CheckpointError::BadKey(
+            "a signer key starts with PRIVATE+KEY+",
+        ))?;
+    let (name, id, seed) = parse_key(rest, kind)?;
+    let key = SigningKey::from_bytes(&seed);
+    if key_id(&name, kind, key.verifying_key().as_bytes()) != id {
+        return Err(CheckpointError::BadKey("the key id does not match the key"));
     }
+    Ok((name, key))
+}
+
+/// Reads a verifier key text of signature type `kind`.
+pub(crate) fn parse_verifier(
+    text: &str,
+    kind: u8,
+) -> Result<(String, VerifyingKey), CheckpointError> {
+    let (name, id, public) = parse_key(text, kind)?;
+    if key_id(&name, kind, &public) != id {
+        return Err(CheckpointError::BadKey("the key id does not match the key"));
+    }
+    let key = VerifyingKey::from_bytes(&public)
+        .map_err(|_| CheckpointError::BadKey("not a valid Ed25519 public key"))?;
+    Ok((name, key))
+}
+
+/// Whether `signature` is `key`'s strict Ed25519 signature of `message`.
+pub(crate) fn ed25519_signs(key: &VerifyingKey, message: &[u8], signature: &[u8]) -> bool {
+    Signature::from_slice(signature).is_ok_and(|sig| key.verify_strict(message, &sig).is_ok())
 }
 
 impl CheckpointSigner {
     /// A fresh key named `name` (no spaces, no `+`).
     pub fn generate(name: &str) -> Result<Self, CheckpointError> {
-        if !valid_name(name) {
-            return Err(CheckpointError::BadKey(
-                "the name is empty or has spaces or +",
-            ));
-        }
-        let mut seed = [0u8; 32];
-        getrandom::fill(&mut seed)
-            .map_err(|_| CheckpointError::BadKey("the system random source failed"))?;
         Ok(Self {
             name: name.to_owned(),
-            key: SigningKey::from_bytes(&seed),
+            key: generate_key(name)?,
         })
     }
 
     /// Reads a `PRIVATE+KEY+…` text.
     pub fn parse(text: &str) -> Result<Self, CheckpointError> {
-        let rest = text
-            .trim()
-            .strip_prefix("PRIVATE+KEY+")
-            .ok_or(CheckpointError::BadKey(
-                "a signer key starts with PRIVATE+KEY+",
-            ))?;
-        let (name, id, seed) = parse_key(rest)?;
-        let key = SigningKey::from_bytes(&seed);
-        if key_id(&name, key.verifying_key().as_bytes()) != id {
-            return Err(CheckpointError::BadKey("the key id does not match the key"));
-        }
+        let (name, key) = parse_signer(text, ED25519)?;
         Ok(Self { name, key })
     }
 
@@ -141,7 +119,7 @@ impl CheckpointSigner {
         let public = self.key.verifying_key().to_bytes();
         format!(
             "PRIVATE+KEY+{}",
-            key_text(&self.name, &public, self.key.as_bytes())
+            key_text(&self.name, ED25519, &public, self.key.as_bytes())
         )
     }
 
@@ -157,9 +135,11 @@ impl CheckpointSigner {
     pub fn sign(&self, origin: &str, size: u64, root: &Hash) -> String {
         let body = Checkpoint::body(origin, size, root);
         let signature = self.key.sign(body.as_bytes()).to_bytes();
-        let mut blob = key_id(&self.name, self.key.verifying_key().as_bytes()).to_vec();
-        blob.extend_from_slice(&signature);
-        format!("{body}\n\u{2014} {} {}\n", self.name, B64.encode(blob))
+        let id = key_id(&self.name, ED25519, self.key.verifying_key().as_bytes());
+        format!(
+            "{body}\n{}",
+            note::signature_line(&self.name, id, &signature)
+        )
     }
 }
 
@@ -174,48 +154,49 @@ impl std::fmt::Debug for CheckpointSigner {
 impl CheckpointVerifier {
     /// Reads a `<name>+<id>+<base64>` text.
     pub fn parse(text: &str) -> Result<Self, CheckpointError> {
-        let (name, id, public) = parse_key(text)?;
-        if key_id(&name, &public) != id {
-            return Err(CheckpointError::BadKey("the key id does not match the key"));
-        }
-        let key = VerifyingKey::from_bytes(&public)
-            .map_err(|_| CheckpointError::BadKey("not a valid Ed25519 public key"))?;
+        let (name, key) = parse_verifier(text, ED25519)?;
         Ok(Self { name, key })
     }
 
     /// The text form, `<name>+<id>+<base64>`.
     pub fn to_text(&self) -> String {
         let public = self.key.to_bytes();
-        key_text(&self.name, &public, &public)
+        key_text(&self.name, ED25519, &public, &public)
     }
 
-    /// The checkpoint in `text`, if this key signed it as it stands.
+    /// The key's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The Ed25519 public key.
+    pub(crate) fn public(&self) -> [u8; 32] {
+        self.key.to_bytes()
+    }
+
+    /// The checkpoint in `text`, if this key signed it as it stands. Signatures by other
+    /// keys (a witness's cosignature) are ignored; a second signature by this key that
+    /// fails refuses the note.
     pub fn open(&self, text: &str) -> Result<Checkpoint, CheckpointError> {
-        let (body, signatures) = text.split_once("\n\n").ok_or(CheckpointError::Malformed(
-            "no blank line before the signatures",
-        ))?;
-        let body = format!("{body}\n");
-        let id = key_id(&self.name, self.key.as_bytes());
-        let signed = signatures.lines().any(|line| {
-            let Some(rest) = line.strip_prefix("\u{2014} ") else {
-                return false;
-            };
-            let Some((name, blob)) = rest.split_once(' ') else {
-                return false;
-            };
-            let Ok(blob) = B64.decode(blob) else {
-                return false;
-            };
-            name == self.name
-                && blob.len() == 68
-                && blob[..4] == id
-                && Signature::from_slice(&blob[4..])
-                    .is_ok_and(|sig| self.key.verify_strict(body.as_bytes(), &sig).is_ok())
-        });
-        if !signed {
+        let note = note::parse(text)?;
+        if note.verify(&[self])? != [true] {
             return Err(CheckpointError::BadSignature(self.name.clone()));
         }
-        Checkpoint::parse_body(&body)
+        Checkpoint::parse_body(note.text)
+    }
+}
+
+impl KnownKey for CheckpointVerifier {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn id(&self) -> [u8; 4] {
+        key_id(&self.name, ED25519, self.key.as_bytes())
+    }
+
+    fn signs(&self, text: &str, signature: &[u8]) -> bool {
+        ed25519_signs(&self.key, text.as_bytes(), signature)
     }
 }
 
@@ -235,8 +216,15 @@ impl Checkpoint {
         format!("{origin}\n{size}\n{}\n", B64.encode(root))
     }
 
-    fn parse_body(body: &str) -> Result<Self, CheckpointError> {
-        let mut lines = body.lines();
+    /// Reads a checkpoint's note text: origin, tree size, root, then extension lines (which
+    /// must not be empty).
+    pub(crate) fn parse_body(body: &str) -> Result<Self, CheckpointError> {
+        let mut lines = body
+            .strip_suffix('\n')
+            .ok_or(CheckpointError::Malformed(
+                "the text does not end in a newline",
+            ))?
+            .split('\n');
         let origin = lines
             .next()
             .filter(|o| !o.is_empty())
@@ -249,11 +237,14 @@ impl Checkpoint {
             ))?;
         let root = lines
             .next()
-            .and_then(|r| B64.decode(r).ok())
+            .and_then(|r| B64.decode(r).ok().filter(|d| B64.encode(d) == r))
             .and_then(|r| <Hash>::try_from(r.as_slice()).ok())
             .ok_or(CheckpointError::Malformed(
                 "the third line is not a base64 root hash",
             ))?;
+        if lines.any(str::is_empty) {
+            return Err(CheckpointError::Malformed("an extension line is empty"));
+        }
         Ok(Self {
             origin: origin.to_owned(),
             size,
@@ -302,5 +293,50 @@ mod tests {
         assert!(CheckpointVerifier::parse(&format!("{name}+00000000+{material}")).is_err());
         assert!(CheckpointSigner::generate("has space").is_err());
         assert!(CheckpointSigner::parse(&text).is_err());
+    }
+
+    #[test]
+    fn a_note_is_read_as_c2sp_signed_note_says() {
+        let signer = CheckpointSigner::generate("audit-test").unwrap();
+        let verifier = signer.verifier();
+        let text = signer.sign("guard audit log", 3, &[1; 32]);
+        // Another key's signature line is ignored.
+        let other = CheckpointSigner::generate("other").unwrap();
+        let other_line = other.sign("guard audit log", 3, &[1; 32]);
+        let other_line = other_line.rsplit_once("\n\n").unwrap().1;
+        let cosigned = format!("{text}{other_line}");
+        assert_eq!(verifier.open(&cosigned).unwrap().size, 3);
+        // A carriage return anywhere refuses the note.
+        assert!(verifier.open(&text.replace('\n', "\r\n")).is_err());
+        assert!(verifier.open(&format!("{}\r\n", text.trim_end())).is_err());
+        // A second signature by the known key that fails refuses the note, even after a
+        // good one.
+        let forged = signer.sign("guard audit log", 4, &[1; 32]);
+        let forged_line = forged.rsplit_once("\n\n").unwrap().1;
+        assert!(matches!(
+            verifier.open(&format!("{text}{forged_line}")),
+            Err(CheckpointError::BadSignature(_))
+        ));
+        // The text ends at the last blank line: a signature line smuggled into the text
+        // is text, and then the note is not a checkpoint (its extension line is empty).
+        let body = Checkpoint::body("guard audit log", 3, &[1; 32]);
+        let smuggled = format!("{body}\n{}", text.rsplit_once("\n\n").unwrap().1);
+        let id = key_id("audit-test", ED25519, signer.key.verifying_key().as_bytes());
+        let line = note::signature_line(
+            "audit-test",
+            id,
+            &signer.key.sign(smuggled.as_bytes()).to_bytes(),
+        );
+        let smuggled = format!("{smuggled}\n{line}");
+        assert!(verifier.open(&smuggled).is_err());
+        // A root with trailing base64 bits set is not the root's one spelling.
+        let root_line = text.lines().nth(2).unwrap().to_owned();
+        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut bytes = root_line.clone().into_bytes();
+        let last = bytes.len() - 2;
+        let value = ALPHABET.iter().position(|&c| c == bytes[last]).unwrap();
+        bytes[last] = ALPHABET[value ^ 1];
+        let respelled = String::from_utf8(bytes).unwrap();
+        assert!(Checkpoint::parse_body(&body.replace(&root_line, &respelled)).is_err());
     }
 }

@@ -19,10 +19,13 @@
 //! the database until the next one.
 
 pub mod checkpoint;
+mod cosignature;
 mod event;
 pub mod merkle;
+mod note;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod pipeline;
+mod policy;
 mod proof;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod store;
@@ -30,9 +33,11 @@ mod story;
 pub mod verify;
 
 pub use checkpoint::{Checkpoint, CheckpointError, CheckpointSigner, CheckpointVerifier};
+pub use cosignature::{WitnessSigner, WitnessVerifier};
 pub use event::{Event, Place, place, split_line};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use pipeline::Pipeline;
+pub use policy::{Policy, PolicyError, Witness, Witnessed};
 pub use proof::{ConsistencyProof, InclusionProof, ProofError};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use store::{AuditLog, Record, VerifyError, export};
