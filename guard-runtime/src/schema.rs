@@ -15,7 +15,7 @@ use crate::store::{
 };
 
 /// Every step, in order: step `i` brings a store to version `i + 1`.
-pub(crate) const STEPS: [Step; 4] = [
+pub(crate) const STEPS: [Step; 5] = [
     // Version 1: the tables as guard created them before it versioned them.
     Step {
         name: "tables",
@@ -37,10 +37,20 @@ pub(crate) const STEPS: [Step; 4] = [
         name: "redeemed expiry",
         apply: migrate::redeemed_expiry,
     },
+    // Version 5: `guard_audit_cosignatures`, the witnesses' cosignatures of stored
+    // checkpoints.
+    Step {
+        name: "audit cosignatures",
+        apply: audit_cosignatures,
+    },
 ];
 
 fn legacy_audit(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
     Box::pin(crate::audit::migrate_legacy(tx))
+}
+
+fn audit_cosignatures(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
+    Box::pin(tx.batch(crate::audit::COSIGNATURES_TABLE))
 }
 
 #[cfg(feature = "sqlite")]
@@ -81,10 +91,15 @@ mod tests {
         let names: Vec<&str> = pending(1, &STEPS).unwrap().iter().map(|s| s.name).collect();
         assert_eq!(
             names,
-            ["canonical payloads", "legacy audit", "redeemed expiry"]
+            [
+                "canonical payloads",
+                "legacy audit",
+                "redeemed expiry",
+                "audit cosignatures"
+            ]
         );
         assert!(pending(version(&STEPS), &STEPS).unwrap().is_empty());
-        assert_eq!(version(&STEPS), 4);
+        assert_eq!(version(&STEPS), 5);
     }
 
     #[test]

@@ -31,20 +31,22 @@ mod proof;
 mod store;
 mod story;
 pub mod verify;
+mod witness;
 
 pub use checkpoint::{Checkpoint, CheckpointError, CheckpointSigner, CheckpointVerifier};
 pub use cosignature::{WitnessSigner, WitnessVerifier};
 pub use event::{Event, Place, place, split_line};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use pipeline::Pipeline;
-pub use policy::{Policy, PolicyError, Witness, Witnessed};
+pub use policy::{Policy, PolicyError, PolicyWitness, Witnessed};
 pub use proof::{ConsistencyProof, InclusionProof, ProofError};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use store::{AuditLog, Record, VerifyError, export};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) use store::{commit_at, lock_after, migrate_legacy};
+pub(crate) use store::{COSIGNATURES_TABLE, commit_at, lock_after, migrate_legacy};
 pub use story::story;
 pub use verify::{Fault, FaultKind, Item, Verified, verify, verify_export};
+pub use witness::{AddCheckpoint, Refusal, Witness};
 
 /// The SHA-256 a record keeps of `value`'s canonical JSON (arguments, results), in hex; of
 /// its plain JSON text where it has no canonical form (an integer beyond ±2^53).

@@ -26,14 +26,14 @@ use super::{
 #[derive(Debug, Clone)]
 pub struct Policy {
     logs: Vec<CheckpointVerifier>,
-    witnesses: Vec<Witness>,
+    witnesses: Vec<PolicyWitness>,
     groups: Vec<Group>,
     quorum: Option<Member>,
 }
 
 /// A witness the policy names.
 #[derive(Debug, Clone)]
-pub struct Witness {
+pub struct PolicyWitness {
     /// Its name in the policy.
     pub name: String,
     /// Its cosignature key.
@@ -150,7 +150,7 @@ impl Policy {
                     {
                         return Err(bad("this witness key is listed twice"));
                     }
-                    policy.witnesses.push(Witness {
+                    policy.witnesses.push(PolicyWitness {
                         name: (*name).to_owned(),
                         key,
                         url: rest.first().map(|u| (*u).to_owned()),
@@ -244,7 +244,7 @@ impl Policy {
     }
 
     /// The witnesses the policy names.
-    pub fn witnesses(&self) -> &[Witness] {
+    pub fn witnesses(&self) -> &[PolicyWitness] {
         &self.witnesses
     }
 

@@ -1,5 +1,6 @@
-//! The log in the operation store: `guard_audit_log`, one row per entry, and
-//! `guard_audit_checkpoints`, the checkpoints signed so far.
+//! The log in the operation store: `guard_audit_log`, one row per entry,
+//! `guard_audit_checkpoints`, the checkpoints signed so far, and `guard_audit_cosignatures`,
+//! the witnesses' cosignature lines of those checkpoints.
 //!
 //! An entry's sequence number is assigned inside the writing transaction, after taking the
 //! log's lock: SQLite's transactions begin with `BEGIN IMMEDIATE` (the database's write
@@ -25,6 +26,14 @@ use crate::{
         now_ms,
     },
 };
+
+/// The table of witness cosignatures: one row per cosignature line of a stored checkpoint.
+pub(crate) const COSIGNATURES_TABLE: &str = "CREATE TABLE IF NOT EXISTS guard_audit_cosignatures (
+    size      BIGINT NOT NULL,
+    signature TEXT NOT NULL,
+    at        BIGINT NOT NULL,
+    PRIMARY KEY (size, signature)
+)";
 
 /// The audit log in an operation store.
 #[derive(Clone)]
@@ -182,11 +191,51 @@ impl AuditLog {
             .collect()
     }
 
+    /// The same log under another name: `origin` is what its checkpoints carry.
+    pub fn named(&self, origin: &str) -> Self {
+        Self::shared(self.store.clone(), origin)
+    }
+
+    /// The origin the stored checkpoints carry (the largest one's), if any is stored: the
+    /// name every later checkpoint of this log must carry too.
+    pub async fn stored_origin(&self) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .latest_checkpoint()
+            .await?
+            .and_then(|note| note.split('\n').next().map(str::to_owned)))
+    }
+
     /// Signs the log as it stands, stores the checkpoint with the others and returns its
     /// text. Publish the text somewhere the database's writers cannot reach.
+    ///
+    /// A log has one name: a checkpoint is refused when the stored ones carry another
+    /// origin, so that every checkpoint of the log extends the ones before it.
     pub async fn checkpoint(&self, signer: &CheckpointSigner) -> Result<String, StoreError> {
+        Ok(self.sign_checkpoint(signer).await?.0)
+    }
+
+    /// [`checkpoint`](Self::checkpoint), with the leaf hashes it signed.
+    pub(crate) async fn sign_checkpoint(
+        &self,
+        signer: &CheckpointSigner,
+    ) -> Result<(String, Vec<Hash>), StoreError> {
         let mut tx = self.store.begin().await?;
         lock::hold(&mut tx, Lock::AuditAppend).await?;
+        let latest = tx
+            .query_opt(
+                "SELECT note FROM guard_audit_checkpoints ORDER BY size DESC LIMIT 1",
+                &[],
+            )
+            .await?;
+        if let Some(row) = latest {
+            let stored = row.text("note")?.split('\n').next().unwrap_or_default();
+            if stored != &*self.origin {
+                return Err(StoreError::Other(format!(
+                    "this log's checkpoints are named `{stored}`, not `{}`: name the log `{stored}` (Operations::audit_origin, AuditLog::new) so its checkpoints extend each other",
+                    self.origin
+                )));
+            }
+        }
         let rows = tx
             .query("SELECT hash FROM guard_audit_log ORDER BY seq", &[])
             .await?;
@@ -210,20 +259,68 @@ impl AuditLog {
         )
         .await?;
         tx.commit().await?;
-        Ok(text)
+        Ok((text, leaves))
     }
 
-    /// The text of the largest checkpoint stored, if any.
-    pub async fn latest_checkpoint(&self) -> Result<Option<String>, StoreError> {
+    /// Stores witness cosignature lines of the stored checkpoint of `size` (lines already
+    /// checked against the witness's key; a repeated line is kept once).
+    pub(crate) async fn add_cosignatures(
+        &self,
+        size: u64,
+        lines: &[String],
+    ) -> Result<(), StoreError> {
         let mut tx = self.store.begin().await?;
-        let row = tx
-            .query_opt(
-                "SELECT note FROM guard_audit_checkpoints ORDER BY size DESC LIMIT 1",
+        for line in lines {
+            tx.execute(
+                "INSERT INTO guard_audit_cosignatures (size, signature, at) VALUES ($1, $2, $3)
+                 ON CONFLICT (size, signature) DO NOTHING",
+                &[(size as i64).into(), line.as_str().into(), now_ms().into()],
+            )
+            .await?;
+        }
+        tx.commit().await
+    }
+
+    /// Every stored checkpoint, smallest first, each with the witness cosignatures stored
+    /// for it appended to its note.
+    pub async fn checkpoints(&self) -> Result<Vec<String>, StoreError> {
+        self.notes("").await
+    }
+
+    /// The largest checkpoint stored, with its cosignatures, if any.
+    pub async fn latest_checkpoint(&self) -> Result<Option<String>, StoreError> {
+        Ok(self.notes(" DESC LIMIT 1").await?.pop())
+    }
+
+    async fn notes(&self, order: &str) -> Result<Vec<String>, StoreError> {
+        let mut tx = self.store.begin().await?;
+        let notes = tx
+            .query(
+                &format!("SELECT size, note FROM guard_audit_checkpoints ORDER BY size{order}"),
+                &[],
+            )
+            .await;
+        let cosignatures = tx
+            .query(
+                "SELECT size, signature FROM guard_audit_cosignatures ORDER BY size, at, signature",
                 &[],
             )
             .await;
         tx.rollback().await?;
-        row?.map(|r| r.text("note").map(str::to_owned)).transpose()
+        let cosignatures = cosignatures?;
+        notes?
+            .iter()
+            .map(|row| {
+                let size = row.int("size")?;
+                let mut note = row.text("note")?.to_owned();
+                for cosignature in &cosignatures {
+                    if cosignature.int("size")? == size {
+                        note.push_str(cosignature.text("signature")?);
+                    }
+                }
+                Ok(note)
+            })
+            .collect()
     }
 
     /// Verifies the stored log (against `checkpoint` when given): each row's indexed

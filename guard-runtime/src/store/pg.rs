@@ -155,8 +155,9 @@ fn type_name<'a>(what: &str, ty: &'a str) -> Result<&'a str, StoreError> {
 ///
 /// - `guard_operations`: `SELECT`, `INSERT`, and `UPDATE` of [`OPERATION_UPDATE_COLUMNS`]
 ///   only (which also lets guard lock an intent with `FOR UPDATE`);
-/// - `guard_operation_effects`, `guard_audit_log` and `guard_audit_checkpoints`: `SELECT`
-///   and `INSERT`, never `UPDATE`, `DELETE` or `TRUNCATE`;
+/// - `guard_operation_effects`, `guard_audit_log`, `guard_audit_checkpoints` and
+///   `guard_audit_cosignatures`: `SELECT` and `INSERT`, never `UPDATE`, `DELETE` or
+///   `TRUNCATE`;
 /// - `guard_rate_buckets`: `SELECT`, `INSERT`, and `UPDATE` of `tool` only (the bucket row is
 ///   locked with `FOR UPDATE`, which needs `UPDATE` on some column);
 /// - `guard_rate_events` and `guard_redeemed_states`: `SELECT`, `INSERT`, `DELETE` (guard
@@ -175,7 +176,8 @@ pub fn operation_grants_sql(schema: &str, role: &str) -> Result<String, StoreErr
          REVOKE ALL ON {schema}.guard_operations, {schema}.guard_operation_effects,
              {schema}.guard_rate_buckets, {schema}.guard_rate_events,
              {schema}.guard_redeemed_states, {schema}.guard_idempotency,
-             {schema}.guard_audit_log, {schema}.guard_audit_checkpoints FROM {role};
+             {schema}.guard_audit_log, {schema}.guard_audit_checkpoints,
+             {schema}.guard_audit_cosignatures FROM {role};
          GRANT SELECT, INSERT ON {schema}.guard_operations TO {role};
          GRANT UPDATE ({columns}) ON {schema}.guard_operations TO {role};
          GRANT SELECT, INSERT ON {schema}.guard_operation_effects TO {role};
@@ -186,7 +188,8 @@ pub fn operation_grants_sql(schema: &str, role: &str) -> Result<String, StoreErr
          GRANT SELECT, INSERT, DELETE ON {schema}.guard_idempotency TO {role};
          GRANT UPDATE (status, result, completed_at) ON {schema}.guard_idempotency TO {role};
          GRANT SELECT, INSERT ON {schema}.guard_audit_log TO {role};
-         GRANT SELECT, INSERT ON {schema}.guard_audit_checkpoints TO {role};"
+         GRANT SELECT, INSERT ON {schema}.guard_audit_checkpoints TO {role};
+         GRANT SELECT, INSERT ON {schema}.guard_audit_cosignatures TO {role};"
     ))
 }
 

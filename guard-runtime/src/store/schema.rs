@@ -14,7 +14,8 @@
 //!   `RUNNING` inside the call's own transaction and commits only as `COMPLETED`, with the
 //!   result, in the same commit as the effect.
 //! - `guard_audit_log` and `guard_audit_checkpoints`: the audit log and its signed
-//!   checkpoints (see [`crate::audit`]). The log's `seq` is its primary key, so two
+//!   checkpoints (see [`crate::audit`]); `guard_audit_cosignatures`, added by a later schema
+//!   step, the witnesses' cosignatures of those checkpoints. The log's `seq` is its primary key, so two
 //!   entries never share a place.
 //!
 //! On PostgreSQL the database itself also holds an intent to what guard does with it, so a
