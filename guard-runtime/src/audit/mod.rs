@@ -18,6 +18,8 @@
 //! honest, and records written after the newest checkpoint you kept are only as safe as
 //! the database until the next one.
 
+#[cfg(all(feature = "witness", any(feature = "sqlite", feature = "postgres")))]
+mod anchor;
 pub mod checkpoint;
 mod cosignature;
 mod event;
@@ -27,12 +29,17 @@ mod note;
 mod pipeline;
 mod policy;
 mod proof;
+mod receipt;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod store;
 mod story;
 pub mod verify;
 mod witness;
+#[cfg(feature = "witness")]
+mod witness_client;
 
+#[cfg(all(feature = "witness", any(feature = "sqlite", feature = "postgres")))]
+pub use anchor::{Anchor, Anchored, WitnessStatus};
 pub use checkpoint::{Checkpoint, CheckpointError, CheckpointSigner, CheckpointVerifier};
 pub use cosignature::{WitnessSigner, WitnessVerifier};
 pub use event::{Event, Place, place, split_line};
@@ -40,6 +47,7 @@ pub use event::{Event, Place, place, split_line};
 pub(crate) use pipeline::Pipeline;
 pub use policy::{Policy, PolicyError, PolicyWitness, Witnessed};
 pub use proof::{ConsistencyProof, InclusionProof, ProofError};
+pub use receipt::{Receipt, ReceiptError};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use store::{AuditLog, Record, VerifyError, export};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -47,6 +55,8 @@ pub(crate) use store::{COSIGNATURES_TABLE, commit_at, lock_after, migrate_legacy
 pub use story::story;
 pub use verify::{Fault, FaultKind, Item, Verified, verify, verify_export};
 pub use witness::{AddCheckpoint, Refusal, Witness};
+#[cfg(feature = "witness")]
+pub use witness_client::fetch_checkpoint;
 
 /// The SHA-256 a record keeps of `value`'s canonical JSON (arguments, results), in hex; of
 /// its plain JSON text where it has no canonical form (an integer beyond ±2^53).

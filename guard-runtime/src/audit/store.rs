@@ -191,6 +191,17 @@ impl AuditLog {
             .collect()
     }
 
+    /// How many records the log holds.
+    pub async fn size(&self) -> Result<u64, StoreError> {
+        let mut tx = self.store.begin().await?;
+        let last = tx.query_opt(LAST, &[]).await;
+        tx.rollback().await?;
+        Ok(last?
+            .map(|row| row.int("seq"))
+            .transpose()?
+            .map_or(0, |seq| seq as u64 + 1))
+    }
+
     /// The same log under another name: `origin` is what its checkpoints carry.
     pub fn named(&self, origin: &str) -> Self {
         Self::shared(self.store.clone(), origin)

@@ -1,0 +1,101 @@
+//! `guard-audit witness`: a C2SP tlog-witness over HTTP, as its own process with its own key
+//! and state file. `POST /add-checkpoint` cosigns a checkpoint that extends the last one it
+//! cosigned for that log; `GET /<sha256(origin)>/checkpoint` serves that last one.
+
+use std::{path::Path, sync::Arc};
+
+use axum::{
+    Router,
+    extract::{DefaultBodyLimit, Path as UrlPath, State},
+    http::{StatusCode, header},
+    response::{IntoResponse, Response},
+    routing::{get, post},
+};
+use rmcp_guard::audit::{CheckpointVerifier, Witness, WitnessSigner};
+
+use crate::{Args, Outcome, read};
+
+/// The address a witness listens on unless `--listen` says otherwise: loopback only.
+const LISTEN: &str = "127.0.0.1:7380";
+
+/// Reads the logs file: one `VKEY ORIGIN` per line (the origin is the rest of the line, as
+/// the log's checkpoints carry it); `#` starts a comment.
+pub(crate) fn logs(text: &str) -> Result<Vec<(String, CheckpointVerifier)>, String> {
+    let mut logs = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (key, origin) = line.split_once([' ', '\t']).ok_or_else(|| {
+            format!("logs line {}: expected `VKEY ORIGIN` (the log's verifier key, then the origin its checkpoints carry)", i + 1)
+        })?;
+        let key =
+            CheckpointVerifier::parse(key).map_err(|e| format!("logs line {}: {e}", i + 1))?;
+        logs.push((origin.trim().to_owned(), key));
+    }
+    if logs.is_empty() {
+        return Err("the logs file lists no log: add a line `VKEY ORIGIN` for each log this witness follows".into());
+    }
+    Ok(logs)
+}
+
+pub(crate) async fn serve(args: &Args<'_>) -> Result<Outcome, String> {
+    let signer = WitnessSigner::parse(&read(args.need("key")?, "witness key")?)
+        .map_err(|e| format!("--key: {e}; make one with `guard-audit keygen NAME --for witness`"))?;
+    let logs = logs(&read(args.need("logs")?, "logs file")?)?;
+    let witness = Arc::new(Witness::open(
+        signer,
+        logs,
+        Path::new(args.need("state")?),
+    )?);
+    let listen = args.get("listen").unwrap_or(LISTEN);
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|e| format!("cannot listen on {listen}: {e}; give another --listen ADDRESS:PORT"))?;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    // The first line a supervisor (or a test) reads: where to submit.
+    println!("witness listening on http://{address}");
+    let app = Router::new()
+        .route("/add-checkpoint", post(add_checkpoint))
+        .route("/{origin}/checkpoint", get(latest))
+        .layer(DefaultBodyLimit::max(64 * 1024))
+        .with_state(witness);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .map_err(|e| format!("the witness stopped: {e}"))?;
+    Ok(Outcome::Good(String::new()))
+}
+
+async fn add_checkpoint(State(witness): State<Arc<Witness>>, body: String) -> Response {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    match witness.add_checkpoint(&body, now) {
+        Ok(line) => (StatusCode::OK, line).into_response(),
+        Err(refusal) => {
+            let status =
+                StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let kind = if refusal.status == 409 {
+                "text/x.tlog.size"
+            } else {
+                "text/plain; charset=utf-8"
+            };
+            (status, [(header::CONTENT_TYPE, kind)], refusal.body).into_response()
+        }
+    }
+}
+
+async fn latest(State(witness): State<Arc<Witness>>, UrlPath(origin): UrlPath<String>) -> Response {
+    match witness.latest(&origin) {
+        Some(note) => (StatusCode::OK, note).into_response(),
+        None => (
+            StatusCode::NOT_FOUND,
+            "this witness has cosigned no checkpoint of that log\n",
+        )
+            .into_response(),
+    }
+}
