@@ -5,13 +5,17 @@
 //! Checkpoints are the signed notes `checkpoint` prints; `--key` is the verifier key
 //! `keygen` printed (the text, or a file holding it).
 
+mod anchoring;
+mod receipt;
+mod witness;
+
 use std::{path::Path, process::ExitCode};
 
 use rmcp_guard::{
     audit::{
         AuditLog, Checkpoint, CheckpointSigner, CheckpointVerifier, ConsistencyProof,
-        InclusionProof, Verified, VerifyError, export, merkle::Hash, split_line, story,
-        verify_export,
+        InclusionProof, Verified, VerifyError, WitnessSigner, export, merkle::Hash, split_line,
+        story, verify_export,
     },
     ops::{DEFAULT_ORIGIN, PgStore, SqliteStore},
 };
@@ -20,18 +24,24 @@ const USAGE: &str = "\
 guard-audit: verify and read guard's tamper-evident audit log
 
 USAGE:
-  guard-audit keygen NAME
-  guard-audit checkpoint SOURCE --signer FILE
-  guard-audit verify SOURCE [--checkpoint FILE] [--key KEY] [--inclusion TRACE_ID]
+  guard-audit keygen NAME [--for log|witness]
+  guard-audit checkpoint STORE --signer FILE [--origin ORIGIN] [--policy FILE]
+  guard-audit verify SOURCE [--policy FILE | --key KEY] [--checkpoint FILE]... [--inclusion TRACE_ID]
   guard-audit prove SOURCE --trace TRACE_ID --checkpoint FILE --key KEY
-  guard-audit prove SOURCE --from OLD_CHECKPOINT --to NEW_CHECKPOINT --key KEY
+  guard-audit prove SOURCE --from OLD_CHECKPOINT --to NEW_CHECKPOINT --key KEY [--out FILE]
+  guard-audit receipt STORE TRACE_ID (--policy FILE | --key KEY) [--seq N] [--out FILE]
+  guard-audit verify-proof --proof FILE (--policy FILE | --key KEY) [--trace TRACE_ID]
+  guard-audit verify-proof --from OLD --to NEW --consistency FILE (--policy FILE | --key KEY)
+  guard-audit witness --key FILE --logs FILE --state FILE [--listen ADDRESS:PORT]
   guard-audit export STORE [--since TIME] [--trace TRACE_ID]
   guard-audit show STORE TRACE_ID
 
 SOURCE is a STORE or --file EXPORT.JSONL; STORE is --db FILE (SQLite) or --pg URL.
-KEY is a verifier key (NAME+ID+BASE64) or a file holding one.
-Without --checkpoint, verify uses the latest checkpoint stored in the database and checks
-its signature with --key; keep your own copies of checkpoints and pass them to be sure.
+KEY is a verifier key (NAME+ID+BASE64) or a file holding one. A policy is a C2SP
+tlog-policy file: the log's key, the witnesses' keys and URLs, and the quorum.
+With --policy or --key, verify fails unless the log holds every checkpoint its key signed
+(given, stored, or served by the policy's witnesses) and ends at one meeting the policy.
+Without either, only the chain is checked.
 TIME is RFC 3339 (2026-01-31T12:00:00Z) or milliseconds since the Unix epoch.";
 
 fn main() -> ExitCode {
@@ -118,6 +128,15 @@ impl<'a> Args<'a> {
             .map(|(_, v)| *v)
     }
 
+    /// Every value of a repeatable option, in order.
+    fn all(&self, name: &str) -> Vec<&'a str> {
+        self.options
+            .iter()
+            .filter(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
+            .collect()
+    }
+
     fn need(&self, name: &str) -> Result<&'a str, String> {
         self.get(name)
             .ok_or_else(|| format!("--{name} is required here. See guard-audit --help"))
@@ -127,15 +146,49 @@ impl<'a> Args<'a> {
 async fn run(args: &[String]) -> Result<Outcome, String> {
     let (command, rest) = args.split_first().ok_or("no command")?;
     match command.as_str() {
-        "keygen" => keygen(&Args::parse(rest, &[])?),
-        "checkpoint" => checkpoint(&Args::parse(rest, &["db", "pg", "signer"])?).await,
-        "verify" => {
-            verify(&Args::parse(
+        "keygen" => keygen(&Args::parse(rest, &["for"])?),
+        "checkpoint" => {
+            anchoring::checkpoint(&Args::parse(
                 rest,
-                &["db", "pg", "file", "checkpoint", "key", "inclusion"],
+                &["db", "pg", "signer", "origin", "policy"],
             )?)
             .await
         }
+        "verify" => {
+            verify(&Args::parse(
+                rest,
+                &[
+                    "db",
+                    "pg",
+                    "file",
+                    "checkpoint",
+                    "key",
+                    "policy",
+                    "inclusion",
+                ],
+            )?)
+            .await
+        }
+        "receipt" => {
+            receipt::receipt(&Args::parse(
+                rest,
+                &["db", "pg", "policy", "key", "checkpoint", "seq", "out"],
+            )?)
+            .await
+        }
+        "verify-proof" => receipt::verify_proof(&Args::parse(
+            rest,
+            &[
+                "proof",
+                "policy",
+                "key",
+                "trace",
+                "consistency",
+                "from",
+                "to",
+            ],
+        )?),
+        "witness" => witness::serve(&Args::parse(rest, &["key", "logs", "state", "listen"])?).await,
         "prove" => {
             prove(&Args::parse(
                 rest,
@@ -148,6 +201,7 @@ async fn run(args: &[String]) -> Result<Outcome, String> {
                     "key",
                     "from",
                     "to",
+                    "out",
                 ],
             )?)
             .await
@@ -155,7 +209,7 @@ async fn run(args: &[String]) -> Result<Outcome, String> {
         "export" => export_cmd(&Args::parse(rest, &["db", "pg", "since", "trace"])?).await,
         "show" => show(&Args::parse(rest, &["db", "pg"])?).await,
         other => Err(format!(
-            "unknown command `{other}`; use keygen, checkpoint, verify, prove, export or show"
+            "unknown command `{other}`; use keygen, checkpoint, verify, prove, receipt, verify-proof, witness, export or show"
         )),
     }
 }
@@ -164,12 +218,18 @@ fn keygen(args: &Args<'_>) -> Result<Outcome, String> {
     let [name] = args.words[..] else {
         return Err("keygen takes one NAME (no spaces, no +)".into());
     };
-    let signer = CheckpointSigner::generate(name).map_err(|e| e.to_string())?;
-    Ok(Outcome::Good(format!(
-        "{}\n{}\n",
-        signer.to_text(),
-        signer.verifier().to_text()
-    )))
+    let (secret, public) = match args.get("for").unwrap_or("log") {
+        "log" => {
+            let signer = CheckpointSigner::generate(name).map_err(|e| e.to_string())?;
+            (signer.to_text(), signer.verifier().to_text())
+        }
+        "witness" => {
+            let signer = WitnessSigner::generate(name).map_err(|e| e.to_string())?;
+            (signer.to_text(), signer.verifier().to_text())
+        }
+        other => return Err(format!("--for {other}: give log or witness")),
+    };
+    Ok(Outcome::Good(format!("{secret}\n{public}\n")))
 }
 
 /// The store named by `--db` or `--pg`.
@@ -213,14 +273,6 @@ fn open_checkpoint(path: &str, verifier: &CheckpointVerifier) -> Result<Checkpoi
         .map_err(|e| format!("{path}: {e}"))
 }
 
-async fn checkpoint(args: &Args<'_>) -> Result<Outcome, String> {
-    let log = store(args).await?;
-    let signer = CheckpointSigner::parse(&read(args.need("signer")?, "signer key")?)
-        .map_err(|e| e.to_string())?;
-    let text = log.checkpoint(&signer).await.map_err(|e| e.to_string())?;
-    Ok(Outcome::Good(text))
-}
-
 /// The checkpoint to verify against: `--checkpoint`, else the latest stored one.
 async fn chosen_checkpoint(
     args: &Args<'_>,
@@ -248,6 +300,9 @@ async fn chosen_checkpoint(
 async fn verify(args: &Args<'_>) -> Result<Outcome, String> {
     if let Some(trace) = args.get("inclusion") {
         return inclusion(args, trace).await;
+    }
+    if let Some(policy) = anchoring::policy(args)? {
+        return anchoring::verify(args, &policy).await;
     }
     let (verified, cp) = verified_source(args).await?;
     let verified = match verified {
@@ -325,8 +380,10 @@ async fn inclusion(args: &Args<'_>, trace: &str) -> Result<Outcome, String> {
             )));
         }
         out.push_str(&format!(
-            "record {seq} (trace {trace}) is in the checkpointed log of {} records; audit path ({} hashes):\n",
+            "record {seq} (trace {trace}) is in the checkpointed log of {} records\n  leaf hash {}\n  root      {}\naudit path ({} hashes):\n",
             cp.size,
+            hex(&proof.leaf),
+            hex(&cp.root),
             proof.path.len()
         ));
         for hash in &proof.path {
@@ -351,6 +408,10 @@ async fn prove(args: &Args<'_>) -> Result<Outcome, String> {
     let new = open_checkpoint(args.need("to")?, &key)?;
     let leaves: Vec<Hash> = entries(args).await?.into_iter().map(|(h, _)| h).collect();
     let proof = ConsistencyProof::new(&leaves, old.size, new.size).map_err(|e| e.to_string())?;
+    if let Some(path) = args.get("out") {
+        let lines: String = proof.path.iter().map(|h| format!("{}\n", b64(h))).collect();
+        std::fs::write(path, lines).map_err(|e| format!("cannot write {path}: {e}"))?;
+    }
     if proof.verify(&old, &new) {
         Ok(Outcome::Good(format!(
             "the checkpoint of {} records extends the one of {}: nothing before record {} changed ({} hashes in the proof)\n",
@@ -404,6 +465,11 @@ async fn show(args: &Args<'_>) -> Result<Outcome, String> {
     Ok(Outcome::Good(story(
         records.iter().map(|r| r.entry.as_str()),
     )))
+}
+
+fn b64(bytes: &[u8]) -> String {
+    use base64::{Engine, engine::general_purpose::STANDARD};
+    STANDARD.encode(bytes)
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -41,18 +41,15 @@ pub(crate) fn logs(text: &str) -> Result<Vec<(String, CheckpointVerifier)>, Stri
 }
 
 pub(crate) async fn serve(args: &Args<'_>) -> Result<Outcome, String> {
-    let signer = WitnessSigner::parse(&read(args.need("key")?, "witness key")?)
-        .map_err(|e| format!("--key: {e}; make one with `guard-audit keygen NAME --for witness`"))?;
+    let signer = WitnessSigner::parse(&read(args.need("key")?, "witness key")?).map_err(|e| {
+        format!("--key: {e}; make one with `guard-audit keygen NAME --for witness`")
+    })?;
     let logs = logs(&read(args.need("logs")?, "logs file")?)?;
-    let witness = Arc::new(Witness::open(
-        signer,
-        logs,
-        Path::new(args.need("state")?),
-    )?);
+    let witness = Arc::new(Witness::open(signer, logs, Path::new(args.need("state")?))?);
     let listen = args.get("listen").unwrap_or(LISTEN);
-    let listener = tokio::net::TcpListener::bind(listen)
-        .await
-        .map_err(|e| format!("cannot listen on {listen}: {e}; give another --listen ADDRESS:PORT"))?;
+    let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| {
+        format!("cannot listen on {listen}: {e}; give another --listen ADDRESS:PORT")
+    })?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     // The first line a supervisor (or a test) reads: where to submit.
     println!("witness listening on http://{address}");

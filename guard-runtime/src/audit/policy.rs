@@ -260,6 +260,24 @@ impl Policy {
 
     /// The checkpoint in `note`, if it meets the policy.
     pub fn open(&self, note: &str) -> Result<Witnessed, PolicyError> {
+        let (witnessed, quorum) = self.check(note)?;
+        if !quorum {
+            return Err(PolicyError::Quorum {
+                size: witnessed.checkpoint.size,
+                found: if witnessed.cosigned_by.is_empty() {
+                    "no witness of the policy".into()
+                } else {
+                    witnessed.cosigned_by.join(", ")
+                },
+            });
+        }
+        Ok(witnessed)
+    }
+
+    /// The checkpoint in `note` if a listed log signed it (and no listed key's signature
+    /// fails), and whether its cosignatures meet the quorum. A log-signed checkpoint short
+    /// of the quorum still proves the log once had its records.
+    pub fn check(&self, note: &str) -> Result<(Witnessed, bool), PolicyError> {
         let parsed = note::parse(note)?;
         let mut known: Vec<&dyn KnownKey> = Vec::new();
         known.extend(self.logs.iter().map(|k| k as &dyn KnownKey));
@@ -271,29 +289,21 @@ impl Policy {
             return Err(CheckpointError::BadSignature(names.join(" or ")).into());
         }
         let checkpoint = Checkpoint::parse_body(parsed.text)?;
-        let cosigned_by: Vec<String> = self
+        let cosigned_by = self
             .witnesses
             .iter()
             .zip(by_witness)
             .filter(|(_, signed)| **signed)
             .map(|(w, _)| w.name.clone())
             .collect();
-        if let Some(quorum) = self.quorum
-            && !self.holds(quorum, by_witness)
-        {
-            return Err(PolicyError::Quorum {
-                size: checkpoint.size,
-                found: if cosigned_by.is_empty() {
-                    "no witness of the policy".into()
-                } else {
-                    cosigned_by.join(", ")
-                },
-            });
-        }
-        Ok(Witnessed {
-            checkpoint,
-            cosigned_by,
-        })
+        let quorum = self.quorum.is_none_or(|q| self.holds(q, by_witness));
+        Ok((
+            Witnessed {
+                checkpoint,
+                cosigned_by,
+            },
+            quorum,
+        ))
     }
 
     fn holds(&self, member: Member, cosigned: &[bool]) -> bool {

@@ -87,9 +87,9 @@ impl Receipt {
 
     /// Reads a tlog-proof text (every value in its one spelling).
     pub fn parse(text: &str) -> Result<Self, ReceiptError> {
-        let (head, checkpoint) = text
-            .split_once("\n\n")
-            .ok_or(ReceiptError::Malformed("no blank line before the checkpoint"))?;
+        let (head, checkpoint) = text.split_once("\n\n").ok_or(ReceiptError::Malformed(
+            "no blank line before the checkpoint",
+        ))?;
         let mut lines = head.split('\n');
         if lines.next() != Some(HEADER) {
             return Err(ReceiptError::Malformed(
@@ -166,7 +166,10 @@ mod tests {
                 continue;
             };
             let held = Receipt::parse(&changed).and_then(|r| r.verify(&policy));
-            assert!(held.is_err(), "byte {i} changed and the receipt still holds");
+            assert!(
+                held.is_err(),
+                "byte {i} changed and the receipt still holds"
+            );
         }
     }
 }

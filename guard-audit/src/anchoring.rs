@@ -1,0 +1,210 @@
+//! Checkpoints against a trust policy: signing and witnessing one (`checkpoint --policy`),
+//! and verifying that the log is anchored (`verify --policy` or `--key`).
+//!
+//! A log verified against a policy must
+//! - contain every checkpoint its key signed that the verifier can see: the ones given with
+//!   `--checkpoint`, the ones stored with the log, and the latest one each witness of the
+//!   policy serves (so a log truncated or rolled back below what a witness cosigned fails,
+//!   whatever the database still holds);
+//! - end at a checkpoint that meets the policy's quorum: records after it are not anchored,
+//!   and whoever holds the database could change or drop them without trace.
+
+use rmcp_guard::audit::{
+    Anchor, AuditLog, CheckpointSigner, Policy, VerifyError, Witnessed, fetch_checkpoint, merkle,
+    verify_export,
+};
+
+use crate::{Args, Outcome, entries, read, store, verifier};
+
+/// A checkpoint the policy's log key signed, where it came from, and whether its
+/// cosignatures meet the quorum.
+pub(crate) struct Seen {
+    pub witnessed: Witnessed,
+    pub note: String,
+    pub from: String,
+    pub quorum: bool,
+}
+
+/// The policy of `--policy FILE`, else one trusting the `--key` alone; `None` without both.
+pub(crate) fn policy(args: &Args<'_>) -> Result<Option<Policy>, String> {
+    if let Some(path) = args.get("policy") {
+        return Policy::parse(&read(path, "policy")?)
+            .map(Some)
+            .map_err(|e| format!("{path}: {e}"));
+    }
+    if args.get("key").is_some() {
+        return Ok(Some(Policy::log_only(verifier(args)?)));
+    }
+    Ok(None)
+}
+
+/// Every checkpoint signed by the policy's log key that can be seen: `--checkpoint` files,
+/// those stored with the log, and each witness's latest. A given or stored checkpoint that
+/// fails its signature is an error; a witness that cannot be reached is reported on stderr.
+pub(crate) async fn seen(
+    args: &Args<'_>,
+    policy: &Policy,
+    log: Option<&AuditLog>,
+) -> Result<Vec<Seen>, String> {
+    let mut seen = Vec::new();
+    let add = |seen: &mut Vec<Seen>, note: String, from: String| -> Result<(), String> {
+        let (witnessed, quorum) = policy.check(&note).map_err(|e| format!("{from}: {e}"))?;
+        seen.push(Seen {
+            witnessed,
+            note,
+            from,
+            quorum,
+        });
+        Ok(())
+    };
+    for path in args.all("checkpoint") {
+        add(&mut seen, read(path, "checkpoint")?, path.to_owned())?;
+    }
+    let mut origin = None;
+    if let Some(log) = log {
+        for note in log.checkpoints().await.map_err(|e| e.to_string())? {
+            let size = note.split('\n').nth(1).unwrap_or("?").to_owned();
+            add(
+                &mut seen,
+                note,
+                format!("the checkpoint of {size} records stored in the database"),
+            )?;
+        }
+        origin = log.stored_origin().await.map_err(|e| e.to_string())?;
+    }
+    let origin = origin.or_else(|| seen.first().map(|s| s.witnessed.checkpoint.origin.clone()));
+    if let Some(origin) = origin {
+        for witness in policy.witnesses() {
+            let Some(url) = &witness.url else { continue };
+            match fetch_checkpoint(url, &origin).await {
+                Ok(Some(note)) => add(
+                    &mut seen,
+                    note,
+                    format!("witness {}'s latest checkpoint", witness.name),
+                )?,
+                Ok(None) => {}
+                Err(e) => eprintln!(
+                    "guard-audit: could not ask witness {} for its latest checkpoint ({e}); verifying with the checkpoints at hand",
+                    witness.name
+                ),
+            }
+        }
+    }
+    seen.sort_by_key(|s| s.witnessed.checkpoint.size);
+    Ok(seen)
+}
+
+pub(crate) async fn verify(args: &Args<'_>, policy: &Policy) -> Result<Outcome, String> {
+    let log = match args.get("file") {
+        Some(_) => None,
+        None => Some(store(args).await?),
+    };
+    let seen = seen(args, policy, log.as_ref()).await?;
+    let (Some(largest), Some(anchor)) = (seen.last(), seen.iter().rev().find(|s| s.quorum)) else {
+        return Ok(Outcome::Bad(format!(
+            "FAILED: no checkpoint {}: the log is not anchored, so whoever holds the database could have rewritten or truncated any of it; sign and witness one with `guard-audit checkpoint --policy`, or give the witness's checkpoint with --checkpoint\n",
+            if policy.needs_witnesses() {
+                "is cosigned as the policy requires"
+            } else {
+                "is signed by the key"
+            }
+        )));
+    };
+    let head = &largest.witnessed.checkpoint;
+    let checked = match &log {
+        Some(log) => match log.verify(Some(head)).await {
+            Err(VerifyError::Store(e)) => return Err(e.to_string()),
+            other => other.map_err(|e| e.to_string()),
+        },
+        None => {
+            let path = args.need("file")?;
+            let bytes = std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+            verify_export(&bytes, Some(head)).map_err(|fault| fault.to_string())
+        }
+    };
+    let verified = match checked {
+        Ok(verified) => verified,
+        Err(fault) => {
+            return Ok(Outcome::Bad(format!(
+                "FAILED: {fault} (checked against {})\n",
+                largest.from
+            )));
+        }
+    };
+    let leaves: Vec<merkle::Hash> = entries(args).await?.into_iter().map(|(h, _)| h).collect();
+    for other in &seen {
+        let cp = &other.witnessed.checkpoint;
+        let size = usize::try_from(cp.size)
+            .unwrap_or(usize::MAX)
+            .min(leaves.len());
+        if cp.origin != head.origin || merkle::root(&leaves[..size]) != cp.root {
+            return Ok(Outcome::Bad(format!(
+                "FAILED: the log does not extend {} (tree size {}): history before it was rewritten, or it belongs to another log\n",
+                other.from, cp.size
+            )));
+        }
+    }
+    let covered = anchor.witnessed.checkpoint.size;
+    if verified.records > covered {
+        return Ok(Outcome::Bad(format!(
+            "FAILED: records {covered} to {} come after the last anchored checkpoint ({}, tree size {covered}): whoever holds the database could change or drop them without trace; checkpoint the log again (`guard-audit checkpoint --policy`, or the server's Anchor) and verify then\n",
+            verified.records - 1,
+            anchor.from
+        )));
+    }
+    let cosigned = if anchor.witnessed.cosigned_by.is_empty() {
+        String::new()
+    } else {
+        format!(", cosigned by {}", anchor.witnessed.cosigned_by.join(", "))
+    };
+    Ok(Outcome::Good(format!(
+        "OK: {verified} (checkpoint: {}, tree size {covered}{cosigned})\n",
+        anchor.from
+    )))
+}
+
+/// `checkpoint`: signs the log under its stored origin (or `--origin` for its first
+/// checkpoint) and, with `--policy`, has the policy's witnesses cosign it.
+pub(crate) async fn checkpoint(args: &Args<'_>) -> Result<Outcome, String> {
+    let log = store(args).await?;
+    let signer = CheckpointSigner::parse(&read(args.need("signer")?, "signer key")?)
+        .map_err(|e| e.to_string())?;
+    let stored = log.stored_origin().await.map_err(|e| e.to_string())?;
+    let origin = match (stored, args.get("origin")) {
+        (Some(stored), Some(given)) if stored != given => {
+            return Err(format!(
+                "this log's checkpoints are named `{stored}`, not `{given}`: drop --origin (a log keeps one name, so its checkpoints extend each other)"
+            ));
+        }
+        (Some(stored), _) => stored,
+        (None, Some(given)) => given.to_owned(),
+        (None, None) => {
+            return Err(
+                "this log has no checkpoint yet, so its name is not stored: give --origin with the name the server gives the log (Operations::audit_origin or AuditLog::new; `guard audit log` by default)".into(),
+            );
+        }
+    };
+    let log = log.named(&origin);
+    let Some(path) = args.get("policy") else {
+        return log
+            .checkpoint(&signer)
+            .await
+            .map(Outcome::Good)
+            .map_err(|e| e.to_string());
+    };
+    let policy = Policy::parse(&read(path, "policy")?).map_err(|e| format!("{path}: {e}"))?;
+    let anchor = Anchor::new(log, signer, &policy)?;
+    let anchored = anchor.checkpoint().await.map_err(|e| e.to_string())?;
+    for status in anchor.status() {
+        if let Some(error) = status.error {
+            eprintln!(
+                "guard-audit: witness {} ({}) did not cosign: {error}",
+                status.witness, status.url
+            );
+        }
+    }
+    match policy.open(&anchored.note) {
+        Ok(_) => Ok(Outcome::Good(anchored.note)),
+        Err(e) => Ok(Outcome::Bad(format!("{}FAILED: {e}\n", anchored.note))),
+    }
+}
