@@ -60,7 +60,7 @@ pub(crate) async fn seen(
     for path in args.all("checkpoint") {
         add(&mut seen, read(path, "checkpoint")?, path.to_owned())?;
     }
-    let mut origin = None;
+    let mut origin = args.get("origin").map(str::to_owned);
     if let Some(log) = log {
         for note in log.checkpoints().await.map_err(|e| e.to_string())? {
             let size = note.split('\n').nth(1).unwrap_or("?").to_owned();
@@ -70,7 +70,9 @@ pub(crate) async fn seen(
                 format!("the checkpoint of {size} records stored in the database"),
             )?;
         }
-        origin = log.stored_origin().await.map_err(|e| e.to_string())?;
+        if origin.is_none() {
+            origin = log.stored_origin().await.map_err(|e| e.to_string())?;
+        }
     }
     let origin = origin.or_else(|| seen.first().map(|s| s.witnessed.checkpoint.origin.clone()));
     if let Some(origin) = origin {

@@ -26,7 +26,8 @@ guard-audit: verify and read guard's tamper-evident audit log
 USAGE:
   guard-audit keygen NAME [--for log|witness]
   guard-audit checkpoint STORE --signer FILE [--origin ORIGIN] [--policy FILE]
-  guard-audit verify SOURCE [--policy FILE | --key KEY] [--checkpoint FILE]... [--inclusion TRACE_ID]
+  guard-audit verify SOURCE [--policy FILE | --key KEY] [--checkpoint FILE]... [--origin ORIGIN]
+                     [--inclusion TRACE_ID]
   guard-audit prove SOURCE --trace TRACE_ID --checkpoint FILE --key KEY
   guard-audit prove SOURCE --from OLD_CHECKPOINT --to NEW_CHECKPOINT --key KEY [--out FILE]
   guard-audit receipt STORE TRACE_ID (--policy FILE | --key KEY) [--seq N] [--out FILE]
@@ -40,7 +41,8 @@ SOURCE is a STORE or --file EXPORT.JSONL; STORE is --db FILE (SQLite) or --pg UR
 KEY is a verifier key (NAME+ID+BASE64) or a file holding one. A policy is a C2SP
 tlog-policy file: the log's key, the witnesses' keys and URLs, and the quorum.
 With --policy or --key, verify fails unless the log holds every checkpoint its key signed
-(given, stored, or served by the policy's witnesses) and ends at one meeting the policy.
+(given, stored, or served by the policy's witnesses for the log's stored origin or
+--origin) and ends at one meeting the policy.
 Without either, only the chain is checked.
 TIME is RFC 3339 (2026-01-31T12:00:00Z) or milliseconds since the Unix epoch.";
 
@@ -164,6 +166,7 @@ async fn run(args: &[String]) -> Result<Outcome, String> {
                     "checkpoint",
                     "key",
                     "policy",
+                    "origin",
                     "inclusion",
                 ],
             )?)

@@ -50,8 +50,20 @@ async fn keys_checkpoints_verify_prove_export_and_show() {
     std::fs::write(at("signer.key"), signer).unwrap();
     std::fs::write(at("verifier.key"), verifier).unwrap();
 
-    let (code, old, err) = guard_audit(&["checkpoint", "--db", &db, "--signer", &at("signer.key")]);
+    let (code, _, err) = guard_audit(&["checkpoint", "--db", &db, "--signer", &at("signer.key")]);
+    assert_eq!(code, 2, "the first checkpoint needs the log's name");
+    assert!(err.contains("--origin"), "{err}");
+    let (code, old, err) = guard_audit(&[
+        "checkpoint",
+        "--db",
+        &db,
+        "--signer",
+        &at("signer.key"),
+        "--origin",
+        "cli test",
+    ]);
     assert_eq!(code, 0, "{err}");
+    assert!(old.starts_with("cli test\n"), "{old}");
     assert!(old.contains("\n6\n"), "{old}");
     std::fs::write(at("old.txt"), &old).unwrap();
 
@@ -77,7 +89,20 @@ async fn keys_checkpoints_verify_prove_export_and_show() {
     assert!(err.contains("--key"), "{err}");
 
     append(Path::new(&db), 6..9).await;
+    // Later checkpoints keep the stored name, and another one is refused.
+    let (code, _, err) = guard_audit(&[
+        "checkpoint",
+        "--db",
+        &db,
+        "--signer",
+        &at("signer.key"),
+        "--origin",
+        "guard audit log",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("named `cli test`"), "{err}");
     let (_, new, _) = guard_audit(&["checkpoint", "--db", &db, "--signer", &at("signer.key")]);
+    assert!(new.starts_with("cli test\n9\n"), "{new}");
     std::fs::write(at("new.txt"), &new).unwrap();
     let (code, out, err) = guard_audit(&[
         "prove",

@@ -1,0 +1,321 @@
+//! Anchoring with a witness running as its own process: checkpoints cosigned as the log
+//! grows, a log truncated or rolled back past what the witness cosigned fails verification
+//! whatever the database still holds, the witness refuses a fork and a rewrite (also after a
+//! restart), and a receipt verifies offline and fails after any changed byte.
+
+use std::{
+    io::{BufRead, BufReader},
+    path::Path,
+    process::{Child, Command, Stdio},
+};
+
+use rmcp_guard::{
+    audit::{AuditLog, Event},
+    ops::SqliteStore,
+};
+
+fn guard_audit(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_guard-audit"))
+        .args(args)
+        .output()
+        .expect("guard-audit runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+async fn append(db: &Path, range: std::ops::Range<usize>) {
+    let log = AuditLog::new(SqliteStore::open(db).unwrap(), "witnessed log");
+    for i in range {
+        let event = Event::new("delete_file", "executed", format!("trace-{i}"))
+            .identity("acme", "alice")
+            .field("target", format!("file-{i}.log"));
+        log.append(None, &event).await.unwrap();
+    }
+}
+
+/// A `guard-audit witness` process, stopped when dropped.
+struct WitnessProcess {
+    child: Child,
+    url: String,
+}
+
+impl WitnessProcess {
+    fn start(dir: &Path) -> Self {
+        let at = |name: &str| dir.join(name).to_str().unwrap().to_owned();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_guard-audit"))
+            .args([
+                "witness",
+                "--key",
+                &at("witness.key"),
+                "--logs",
+                &at("logs.txt"),
+                "--state",
+                &at("witness-state.json"),
+                "--listen",
+                "127.0.0.1:0",
+            ])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the witness starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("witness listening on ")
+            .unwrap_or_else(|| panic!("no address from the witness: {line:?}"))
+            .to_owned();
+        Self { child, url }
+    }
+}
+
+impl Drop for WitnessProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Setup {
+    dir: tempfile::TempDir,
+}
+
+impl Setup {
+    fn at(&self, name: &str) -> String {
+        self.dir.path().join(name).to_str().unwrap().to_owned()
+    }
+
+    fn keys(&self, name: &str, kind: &str) -> String {
+        let (code, keys, err) = guard_audit(&["keygen", name, "--for", kind]);
+        assert_eq!(code, 0, "{err}");
+        let mut lines = keys.lines();
+        let secret = format!("{kind}.key");
+        std::fs::write(self.at(&secret), lines.next().unwrap()).unwrap();
+        lines.next().unwrap().to_owned()
+    }
+
+    fn policy(&self, log_key: &str, witness_key: &str, url: &str) -> String {
+        let path = self.at("policy.txt");
+        std::fs::write(
+            &path,
+            format!("log {log_key}\nwitness w1 {witness_key} {url}\nquorum w1\n"),
+        )
+        .unwrap();
+        path
+    }
+
+    fn checkpoint(&self, db: &str) -> (i32, String, String) {
+        guard_audit(&[
+            "checkpoint",
+            "--db",
+            db,
+            "--signer",
+            &self.at("log.key"),
+            "--origin",
+            "witnessed log",
+            "--policy",
+            &self.at("policy.txt"),
+        ])
+    }
+
+    fn verify(&self, db: &str, extra: &[&str]) -> (i32, String, String) {
+        let mut args = vec!["verify", "--db", db];
+        args.extend_from_slice(extra);
+        guard_audit(&args)
+    }
+}
+
+fn copy(from: &str, to: &str) -> String {
+    std::fs::copy(from, to).unwrap();
+    to.to_owned()
+}
+
+fn sql(db: &str, statements: &str) {
+    rusqlite::Connection::open(db)
+        .unwrap()
+        .execute_batch(statements)
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_witnessed_log_cannot_be_truncated_or_rolled_back_and_its_receipts_hold() {
+    let s = Setup {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let log_key = s.keys("ops-audit", "log");
+    let witness_key = s.keys("witness.example/w1", "witness");
+    std::fs::write(s.at("logs.txt"), format!("{log_key} witnessed log\n")).unwrap();
+    let witness = WitnessProcess::start(s.dir.path());
+    let policy = s.policy(&log_key, &witness_key, &witness.url);
+    let db = s.at("audit.db");
+
+    // Unanchored: with a policy (or the key alone) that is a failure, not an OK.
+    append(Path::new(&db), 0..5).await;
+    let (code, out, _) = s.verify(&db, &["--policy", &policy]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("not anchored"), "{out}");
+    let (code, out, _) = s.verify(&db, &["--key", &log_key]);
+    assert_eq!(code, 1, "{out}");
+
+    let (code, note, err) = s.checkpoint(&db);
+    assert_eq!(code, 0, "{note}{err}");
+    assert!(note.contains("\u{2014} witness.example/w1 "), "{note}");
+    let (code, out, err) = s.verify(&db, &["--policy", &policy]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.starts_with("OK: 5 records form one chain") && out.contains("cosigned by w1"),
+        "{out}"
+    );
+
+    // Records after the last witnessed checkpoint are reported, until the next one.
+    append(Path::new(&db), 5..9).await;
+    let (code, out, _) = s.verify(&db, &["--policy", &policy]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("records 5 to 8 come after"), "{out}");
+    let (code, kept, err) = s.checkpoint(&db);
+    assert_eq!(code, 0, "{err}");
+    // The cosigned checkpoint, as an auditor keeps it.
+    std::fs::write(s.at("kept.txt"), &kept).unwrap();
+    let (code, out, err) = s.verify(&db, &["--policy", &policy]);
+    assert_eq!(code, 0, "{out}{err}");
+
+    // Truncation: the checkpoints deleted and the log cut back to 5 records.
+    let cut = copy(&db, &s.at("cut.db"));
+    sql(
+        &cut,
+        "DELETE FROM guard_audit_checkpoints; DELETE FROM guard_audit_cosignatures;
+         DELETE FROM guard_audit_log WHERE seq >= 5;",
+    );
+    let (code, out, _) = s.verify(&cut, &["--policy", &policy]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("not anchored"), "{out}");
+    // Asked by the log's name, the witness serves what it cosigned; so does a kept copy.
+    for extra in [
+        ["--origin", "witnessed log"],
+        ["--checkpoint", &s.at("kept.txt")],
+    ] {
+        let mut args = vec!["--policy", &policy];
+        args.extend(extra);
+        let (code, out, err) = s.verify(&cut, &args);
+        assert_eq!(code, 1, "{out}{err}");
+        assert!(
+            out.contains("record 5") && out.contains("truncated"),
+            "{out}"
+        );
+    }
+    // Rollback: the stored checkpoint rolled back to the older genuine, witnessed one.
+    let back = copy(&db, &s.at("back.db"));
+    sql(
+        &back,
+        "DELETE FROM guard_audit_checkpoints WHERE size > 5;
+         DELETE FROM guard_audit_cosignatures WHERE size > 5;
+         DELETE FROM guard_audit_log WHERE seq >= 5;",
+    );
+    let (code, out, _) = s.verify(&back, &["--policy", &policy]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("truncated"), "{out}");
+
+    // A receipt for a call, checked offline.
+    let receipt = s.at("trace-3.tlog-proof");
+    let (code, out, err) = guard_audit(&[
+        "receipt", "--db", &db, "trace-3", "--policy", &policy, "--out", &receipt,
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    drop(witness);
+    let verify_receipt = |path: &str| {
+        guard_audit(&[
+            "verify-proof",
+            "--proof",
+            path,
+            "--policy",
+            &policy,
+            "--trace",
+            "trace-3",
+        ])
+    };
+    let (code, out, err) = verify_receipt(&receipt);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.starts_with("OK: record 3 (delete_file executed, trace trace-3)")
+            && out.contains("cosigned by w1"),
+        "{out}"
+    );
+    let text = std::fs::read(&receipt).unwrap();
+    assert!(text.starts_with(b"c2sp.org/tlog-proof@v1\nextra "));
+    // Every section: each line's first and last byte, and every fifth byte between.
+    let mut positions: Vec<usize> = (0..text.len()).step_by(5).collect();
+    for (i, &b) in text.iter().enumerate() {
+        if b == b'\n' {
+            positions.extend([i, i + 1, i.saturating_sub(1)]);
+        }
+    }
+    positions.retain(|&p| p < text.len());
+    positions.sort_unstable();
+    positions.dedup();
+    let changed = s.at("changed.tlog-proof");
+    for p in positions {
+        let mut bytes = text.clone();
+        bytes[p] ^= 0x01;
+        std::fs::write(&changed, &bytes).unwrap();
+        let (code, out, _) = verify_receipt(&changed);
+        assert_ne!(
+            code, 0,
+            "byte {p} changed and the receipt still verifies: {out}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_witness_refuses_a_fork_and_a_rewrite_also_after_a_restart() {
+    let s = Setup {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let log_key = s.keys("ops-audit", "log");
+    let witness_key = s.keys("witness.example/w1", "witness");
+    std::fs::write(s.at("logs.txt"), format!("{log_key} witnessed log\n")).unwrap();
+    let witness = WitnessProcess::start(s.dir.path());
+    s.policy(&log_key, &witness_key, &witness.url);
+    let db = s.at("audit.db");
+    append(Path::new(&db), 0..4).await;
+    assert_eq!(s.checkpoint(&db).0, 0);
+
+    // Another history under the same name and key: the witness will not cosign it.
+    let fork = s.at("fork.db");
+    append(Path::new(&fork), 10..14).await;
+    let (code, out, err) = s.checkpoint(&fork);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("refused") && err.contains("422"), "{err}");
+
+    // A rewrite of the first records, recomputed and extended: refused too.
+    let rewritten = s.at("rewritten.db");
+    append(Path::new(&rewritten), 20..30).await;
+    assert_eq!(s.checkpoint(&rewritten).0, 1);
+
+    // After a restart the witness still knows the log: it extends, and still refuses.
+    drop(witness);
+    let witness = WitnessProcess::start(s.dir.path());
+    s.policy(&log_key, &witness_key, &witness.url);
+    assert_eq!(s.checkpoint(&fork).0, 1);
+    append(Path::new(&db), 4..6).await;
+    let (code, out, err) = s.checkpoint(&db);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = s.verify(&db, &["--policy", &s.at("policy.txt")]);
+    assert_eq!(code, 0, "{out}{err}");
+
+    // A witness that is down: the checkpoint stands, the failure is said, verify fails.
+    drop(witness);
+    append(Path::new(&db), 6..7).await;
+    let (code, out, err) = s.checkpoint(&db);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("did not cosign") && err.contains("cannot reach"),
+        "{err}"
+    );
+    let (code, out, _) = s.verify(&db, &["--policy", &s.at("policy.txt")]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("records 6 to 6 come after"), "{out}");
+}
