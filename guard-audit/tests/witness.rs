@@ -44,6 +44,10 @@ struct WitnessProcess {
 
 impl WitnessProcess {
     fn start(dir: &Path) -> Self {
+        Self::start_on(dir, "127.0.0.1:0")
+    }
+
+    fn start_on(dir: &Path, listen: &str) -> Self {
         let at = |name: &str| dir.join(name).to_str().unwrap().to_owned();
         let mut child = Command::new(env!("CARGO_BIN_EXE_guard-audit"))
             .args([
@@ -55,7 +59,7 @@ impl WitnessProcess {
                 "--state",
                 &at("witness-state.json"),
                 "--listen",
-                "127.0.0.1:0",
+                listen,
             ])
             .stdout(Stdio::piped())
             .spawn()
@@ -318,4 +322,63 @@ async fn the_witness_refuses_a_fork_and_a_rewrite_also_after_a_restart() {
     let (code, out, _) = s.verify(&db, &["--policy", &s.at("policy.txt")]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("records 6 to 6 come after"), "{out}");
+}
+
+#[tokio::test]
+async fn the_server_side_anchor_keeps_going_through_a_witness_outage() {
+    use rmcp_guard::audit::{Anchor, CheckpointSigner, Policy};
+
+    let s = Setup {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let log_key = s.keys("ops-audit", "log");
+    let witness_key = s.keys("witness.example/w1", "witness");
+    std::fs::write(s.at("logs.txt"), format!("{log_key} witnessed log\n")).unwrap();
+    // Learn a free port, then leave the witness down.
+    let url = WitnessProcess::start(s.dir.path()).url.clone();
+    let policy_path = s.policy(&log_key, &witness_key, &url);
+    let policy = Policy::parse(&std::fs::read_to_string(&policy_path).unwrap()).unwrap();
+    let signer =
+        CheckpointSigner::parse(&std::fs::read_to_string(s.at("log.key")).unwrap()).unwrap();
+    let db = s.at("audit.db");
+    let log = AuditLog::new(SqliteStore::open(&db).unwrap(), "witnessed log");
+    let anchor = Anchor::new(log.clone(), signer, &policy).unwrap();
+    let running = anchor.spawn(std::time::Duration::from_millis(50));
+
+    append(Path::new(&db), 0..3).await;
+    let down = wait_for(&anchor, |s| s.failures > 0).await;
+    assert!(
+        down.error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("cannot reach"),
+        "{down:?}"
+    );
+    assert_eq!(down.cosigned, None);
+    // The log takes records all the while.
+    append(Path::new(&db), 3..5).await;
+
+    let witness = WitnessProcess::start_on(s.dir.path(), url.trim_start_matches("http://"));
+    let up = wait_for(&anchor, |s| s.cosigned == Some(5)).await;
+    assert_eq!((up.error, up.failures), (None, 0));
+    running.abort();
+    let latest = log.latest_checkpoint().await.unwrap().unwrap();
+    assert_eq!(policy.open(&latest).unwrap().cosigned_by, ["w1".to_owned()]);
+    let (code, out, err) = s.verify(&db, &["--policy", &policy_path]);
+    assert_eq!(code, 0, "{out}{err}");
+    drop(witness);
+}
+
+/// The first witness status that satisfies `done`, polled for up to 20 s.
+async fn wait_for(
+    anchor: &rmcp_guard::audit::Anchor,
+    done: impl Fn(&rmcp_guard::audit::WitnessStatus) -> bool,
+) -> rmcp_guard::audit::WitnessStatus {
+    for _ in 0..400 {
+        if let Some(status) = anchor.status().into_iter().find(&done) {
+            return status;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the anchor never got there: {:?}", anchor.status());
 }
