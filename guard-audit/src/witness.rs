@@ -4,14 +4,7 @@
 
 use std::{path::Path, sync::Arc};
 
-use axum::{
-    Router,
-    extract::{DefaultBodyLimit, Path as UrlPath, State},
-    http::{StatusCode, header},
-    response::{IntoResponse, Response},
-    routing::{get, post},
-};
-use rmcp_guard::audit::{CheckpointVerifier, Witness, WitnessSigner};
+use rmcp_guard::audit::{CheckpointVerifier, Witness, WitnessSigner, serve_witness};
 
 use crate::{Args, Outcome, read};
 
@@ -53,46 +46,9 @@ pub(crate) async fn serve(args: &Args<'_>) -> Result<Outcome, String> {
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     // The first line a supervisor (or a test) reads: where to submit.
     println!("witness listening on http://{address}");
-    let app = Router::new()
-        .route("/add-checkpoint", post(add_checkpoint))
-        .route("/{origin}/checkpoint", get(latest))
-        .layer(DefaultBodyLimit::max(64 * 1024))
-        .with_state(witness);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await
-        .map_err(|e| format!("the witness stopped: {e}"))?;
+    serve_witness(witness, listener, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await;
     Ok(Outcome::Good(String::new()))
-}
-
-async fn add_checkpoint(State(witness): State<Arc<Witness>>, body: String) -> Response {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    match witness.add_checkpoint(&body, now) {
-        Ok(line) => (StatusCode::OK, line).into_response(),
-        Err(refusal) => {
-            let status =
-                StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            let kind = if refusal.status == 409 {
-                "text/x.tlog.size"
-            } else {
-                "text/plain; charset=utf-8"
-            };
-            (status, [(header::CONTENT_TYPE, kind)], refusal.body).into_response()
-        }
-    }
-}
-
-async fn latest(State(witness): State<Arc<Witness>>, UrlPath(origin): UrlPath<String>) -> Response {
-    match witness.latest(&origin) {
-        Some(note) => (StatusCode::OK, note).into_response(),
-        None => (
-            StatusCode::NOT_FOUND,
-            "this witness has cosigned no checkpoint of that log\n",
-        )
-            .into_response(),
-    }
 }

@@ -133,15 +133,24 @@ impl Anchor {
                 (i, result)
             });
         }
-        let mut lines = Vec::new();
-        let mut cosigned_by = Vec::new();
+        let mut results = Vec::with_capacity(self.inner.witnesses.len());
         while let Some(joined) = tasks.join_next().await {
-            let Ok((i, result)) = joined else { continue };
-            let mut status = self.inner.status.lock().unwrap_or_else(|p| p.into_inner());
+            results.extend(joined.ok());
+        }
+        let lines: Vec<String> = results
+            .iter()
+            .filter_map(|(_, result)| result.as_ref().ok())
+            .flatten()
+            .cloned()
+            .collect();
+        // Stored before the status says so, so a reader who sees the status finds them.
+        self.inner.log.add_cosignatures(size, &lines).await?;
+        let mut cosigned_by = Vec::new();
+        let mut status = self.inner.status.lock().unwrap_or_else(|p| p.into_inner());
+        for (i, result) in results {
             let entry = &mut status[i];
             match result {
-                Ok(received) => {
-                    lines.extend(received);
+                Ok(_) => {
                     cosigned_by.push(entry.witness.clone());
                     entry.cosigned = Some(size);
                     entry.last_cosigned_at = Some(now_ms());
@@ -163,7 +172,7 @@ impl Anchor {
                 }
             }
         }
-        self.inner.log.add_cosignatures(size, &lines).await?;
+        drop(status);
         Ok(Anchored {
             note: format!("{note}{}", lines.concat()),
             size,

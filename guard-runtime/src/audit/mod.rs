@@ -37,6 +37,8 @@ pub mod verify;
 mod witness;
 #[cfg(feature = "witness")]
 mod witness_client;
+#[cfg(feature = "witness")]
+mod witness_server;
 
 #[cfg(all(feature = "witness", any(feature = "sqlite", feature = "postgres")))]
 pub use anchor::{Anchor, Anchored, WitnessStatus};
@@ -57,6 +59,8 @@ pub use verify::{Fault, FaultKind, Item, Verified, verify, verify_export};
 pub use witness::{AddCheckpoint, Refusal, Witness};
 #[cfg(feature = "witness")]
 pub use witness_client::fetch_checkpoint;
+#[cfg(feature = "witness")]
+pub use witness_server::serve_witness;
 
 /// The SHA-256 a record keeps of `value`'s canonical JSON (arguments, results), in hex; of
 /// its plain JSON text where it has no canonical form (an integer beyond ±2^53).
