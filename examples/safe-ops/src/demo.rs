@@ -24,7 +24,7 @@ use rmcp::{
 use rmcp_guard::{
     Guard, Identity,
     approval::ApproverLink,
-    audit::{AuditLog, CheckpointSigner},
+    audit::AuditLog,
     ops::SqliteStore,
     testing::{Answer, ScriptedHuman},
 };
@@ -109,7 +109,7 @@ pub async fn run() -> Result<(), String> {
         "safe-ops demo — workspace {WORKSPACE} (files/, safe-ops.db, audit.db), recreated on every run\n"
     );
     let store = SqliteStore::open(workspace.join("audit.db")).map_err(|e| e.to_string())?;
-    let log = AuditLog::new(store, "safe-ops demo");
+    let log = AuditLog::new(store, crate::witnessed::ORIGIN);
 
     for (era, protocol) in [
         (
@@ -127,42 +127,7 @@ pub async fn run() -> Result<(), String> {
         }
         production(&root, &db_path, &log, &protocol).await?;
     }
-    verify_log(workspace, &log).await
-}
-
-/// Signs a checkpoint of the demo's audit log and verifies the log against it, as
-/// `guard-audit verify` does.
-async fn verify_log(workspace: &Path, log: &AuditLog) -> Result<(), String> {
-    let signer = CheckpointSigner::generate("safe-ops-demo").map_err(|e| e.to_string())?;
-    let key = workspace.join("audit.key");
-    let checkpoint = workspace.join("checkpoint.txt");
-    let note = log.checkpoint(&signer).await.map_err(|e| e.to_string())?;
-    std::fs::write(&key, signer.verifier().to_text()).map_err(|e| e.to_string())?;
-    std::fs::write(&checkpoint, &note).map_err(|e| e.to_string())?;
-    println!("══ Audit ══\n");
-    println!(
-        "Every outcome above, and each confirmation before its effect ran, is one record of a"
-    );
-    println!("tamper-evident log (audit.db); a checkpoint of it was signed into checkpoint.txt.");
-    println!("Anyone holding both can check it offline:\n");
-    println!(
-        "$ guard-audit verify --db {} --checkpoint {} --key {}",
-        workspace.join("audit.db").display(),
-        checkpoint.display(),
-        key.display()
-    );
-    let opened = signer.verifier().open(&note).map_err(|e| e.to_string())?;
-    match log.verify(Some(&opened)).await {
-        Ok(verified) => {
-            println!(
-                "OK: {verified} (checkpoint: {}, tree size {})",
-                checkpoint.display(),
-                opened.size
-            );
-            Ok(())
-        }
-        Err(error) => Err(format!("FAILED: {error}")),
-    }
+    crate::witnessed::verify_log(workspace, &log).await
 }
 
 fn scenes(protocol: &ProtocolVersion) -> Vec<Scene<'static>> {

@@ -11,5 +11,7 @@ pub mod sandbox;
 pub mod server;
 #[cfg(feature = "demo")]
 pub mod visit;
+#[cfg(feature = "demo")]
+pub mod witnessed;
 
 pub use server::SafeOps;
