@@ -6,6 +6,7 @@
 //! `keygen` printed (the text, or a file holding it).
 
 mod anchoring;
+mod export_proof;
 mod receipt;
 mod witness;
 
@@ -34,7 +35,8 @@ USAGE:
   guard-audit verify-proof --proof FILE (--policy FILE | --key KEY) [--trace TRACE_ID]
   guard-audit verify-proof --from OLD --to NEW --consistency FILE (--policy FILE | --key KEY)
   guard-audit witness --key FILE --logs FILE --state FILE [--listen ADDRESS:PORT]
-  guard-audit export STORE [--since TIME] [--trace TRACE_ID]
+  guard-audit export STORE [--since TIME] [--trace TRACE_ID] [--proofs FILE (--policy FILE | --key KEY)]
+  guard-audit verify --file EXPORT --proofs FILE (--policy FILE | --key KEY)
   guard-audit show STORE TRACE_ID
 
 SOURCE is a STORE or --file EXPORT.JSONL; STORE is --db FILE (SQLite) or --pg URL.
@@ -167,6 +169,7 @@ async fn run(args: &[String]) -> Result<Outcome, String> {
                     "key",
                     "policy",
                     "origin",
+                    "proofs",
                     "inclusion",
                 ],
             )?)
@@ -209,7 +212,22 @@ async fn run(args: &[String]) -> Result<Outcome, String> {
             )?)
             .await
         }
-        "export" => export_cmd(&Args::parse(rest, &["db", "pg", "since", "trace"])?).await,
+        "export" => {
+            export_cmd(&Args::parse(
+                rest,
+                &[
+                    "db",
+                    "pg",
+                    "since",
+                    "trace",
+                    "proofs",
+                    "policy",
+                    "key",
+                    "checkpoint",
+                ],
+            )?)
+            .await
+        }
         "show" => show(&Args::parse(rest, &["db", "pg"])?).await,
         other => Err(format!(
             "unknown command `{other}`; use keygen, checkpoint, verify, prove, receipt, verify-proof, witness, export or show"
@@ -305,6 +323,9 @@ async fn verify(args: &Args<'_>) -> Result<Outcome, String> {
         return inclusion(args, trace).await;
     }
     if let Some(policy) = anchoring::policy(args)? {
+        if let Some(proofs) = args.get("proofs") {
+            return export_proof::verify(args, &policy, proofs);
+        }
         return anchoring::verify(args, &policy).await;
     }
     let (verified, cp) = verified_source(args).await?;
@@ -452,6 +473,9 @@ async fn export_cmd(args: &Args<'_>) -> Result<Outcome, String> {
     if let Some(trace) = args.get("trace") {
         let of_trace = log.by_trace(trace).await.map_err(|e| e.to_string())?;
         records.retain(|r| of_trace.iter().any(|t| t.seq == r.seq));
+    }
+    if let Some(path) = args.get("proofs") {
+        export_proof::write(args, &log, &records, path).await?;
     }
     Ok(Outcome::Good(export(&records)))
 }

@@ -114,9 +114,42 @@ async fn keys_checkpoints_verify_prove_export_and_show() {
         &at("new.txt"),
         "--key",
         verifier,
+        "--out",
+        &at("consistency.txt"),
     ]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("extends the one of 6"), "{out}");
+    // The proof, checked offline with the two checkpoints alone.
+    let check = |from: &str, to: &str, proof: &str| {
+        guard_audit(&[
+            "verify-proof",
+            "--from",
+            &at(from),
+            "--to",
+            &at(to),
+            "--consistency",
+            &at(proof),
+            "--key",
+            verifier,
+        ])
+    };
+    let (code, out, err) = check("old.txt", "new.txt", "consistency.txt");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.starts_with("OK: the checkpoint of 9 records extends the one of 6"),
+        "{out}"
+    );
+    assert_eq!(check("new.txt", "old.txt", "consistency.txt").0, 1);
+    let proof = std::fs::read_to_string(at("consistency.txt")).unwrap();
+    let first = proof.lines().next().unwrap();
+    let changed = proof.replacen(
+        first,
+        &first.replace(&first[..1], if first.starts_with('A') { "B" } else { "A" }),
+        1,
+    );
+    std::fs::write(at("changed.txt"), changed).unwrap();
+    assert_eq!(check("old.txt", "new.txt", "changed.txt").0, 1);
+    // The leaf hash and the root a record's inclusion leads to.
     let (code, out, err) = guard_audit(&[
         "prove",
         "--db",
@@ -130,7 +163,9 @@ async fn keys_checkpoints_verify_prove_export_and_show() {
     ]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        out.contains("record 4 (trace trace-4) is in the checkpointed log of 6"),
+        out.contains("record 4 (trace trace-4) is in the checkpointed log of 6")
+            && out.contains("leaf hash ")
+            && out.contains("root "),
         "{out}"
     );
     let (code, out, _) = guard_audit(&[

@@ -43,8 +43,7 @@ impl Cosignature {
         Self {
             name: name.to_owned(),
             id: signed_note::key_id(name, &bytes),
-            key: ed25519_dalek::VerifyingKey::from_bytes(&bytes[1..].try_into().unwrap())
-                .unwrap(),
+            key: ed25519_dalek::VerifyingKey::from_bytes(&bytes[1..].try_into().unwrap()).unwrap(),
         }
     }
 }
@@ -108,8 +107,11 @@ fn guards_checkpoints_cosignatures_and_proofs_check_with_azul() {
     .expect("guard's inclusion proof");
     for old in 1..13 {
         let consistency = ConsistencyProof::new(&leaves, old, 13).unwrap();
-        let proof: Vec<tlog_tiles::Hash> =
-            consistency.path.iter().map(|h| tlog_tiles::Hash(*h)).collect();
+        let proof: Vec<tlog_tiles::Hash> = consistency
+            .path
+            .iter()
+            .map(|h| tlog_tiles::Hash(*h))
+            .collect();
         check_tree(
             &proof,
             13,
@@ -140,7 +142,11 @@ fn azuls_notes_trees_and_proofs_check_with_guard() {
     }
     let root = tlog_tiles::tree_hash(21, &stored).unwrap();
     let leaves: Vec<Hash> = entries.iter().map(|e| leaf_hash(e)).collect();
-    assert_eq!(root.0, merkle::root(&leaves), "one tree, two implementations");
+    assert_eq!(
+        root.0,
+        merkle::root(&leaves),
+        "one tree, two implementations"
+    );
 
     // A checkpoint formatted by tlog_tiles and signed by signed_note, with a key guard made.
     let signer = CheckpointSigner::generate("example.com/azul").unwrap();

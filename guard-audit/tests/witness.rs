@@ -229,6 +229,74 @@ async fn a_witnessed_log_cannot_be_truncated_or_rolled_back_and_its_receipts_hol
         "receipt", "--db", &db, "trace-3", "--policy", &policy, "--out", &receipt,
     ]);
     assert_eq!(code, 0, "{out}{err}");
+    // A filtered export comes with the proofs that tie it to the witnessed checkpoint.
+    let (code, export, err) = guard_audit(&[
+        "export",
+        "--db",
+        &db,
+        "--since",
+        "0",
+        "--trace",
+        "trace-6",
+        "--proofs",
+        &s.at("proofs.txt"),
+        "--policy",
+        &policy,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(export.lines().count(), 1);
+    let (_, range, _) = guard_audit(&["export", "--db", &db]);
+    let (code, _, err) = guard_audit(&[
+        "export",
+        "--db",
+        &db,
+        "--since",
+        "0",
+        "--proofs",
+        &s.at("all-proofs.txt"),
+        "--policy",
+        &policy,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    std::fs::write(s.at("one.jsonl"), &export).unwrap();
+    let verify_export = |file: &str, proofs: &str| {
+        guard_audit(&[
+            "verify", "--file", file, "--proofs", proofs, "--policy", &policy,
+        ])
+    };
+    let (code, out, err) = verify_export(&s.at("one.jsonl"), &s.at("proofs.txt"));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.starts_with("OK: the 1 records of the export are in the log `witnessed log` of 9"),
+        "{out}"
+    );
+    std::fs::write(s.at("all.jsonl"), &range).unwrap();
+    let (code, out, err) = verify_export(&s.at("all.jsonl"), &s.at("all-proofs.txt"));
+    assert_eq!(code, 0, "{out}{err}");
+    // Without its proofs, the filtered export is a chain with a gap.
+    let (code, out, _) = guard_audit(&["verify", "--file", &s.at("one.jsonl")]);
+    assert_eq!(code, 1, "{out}");
+    for forged in [
+        export.replace("file-6.log", "file-7.log"),
+        export.replace("trace-6", "trace-7"),
+        String::new(),
+        format!("{export}{export}"),
+    ] {
+        std::fs::write(s.at("forged.jsonl"), &forged).unwrap();
+        let (code, out, _) = verify_export(&s.at("forged.jsonl"), &s.at("proofs.txt"));
+        assert_eq!(code, 1, "{forged}: {out}");
+    }
+    // Another record under the proof of record 6: refused.
+    std::fs::write(
+        s.at("moved.jsonl"),
+        range.lines().nth(5).unwrap().to_owned() + "\n",
+    )
+    .unwrap();
+    assert_eq!(
+        verify_export(&s.at("moved.jsonl"), &s.at("proofs.txt")).0,
+        1
+    );
+
     drop(witness);
     let verify_receipt = |path: &str| {
         guard_audit(&[
