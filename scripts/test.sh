@@ -11,7 +11,7 @@ cargo fmt --all --check
 echo "== cargo clippy --all-targets -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 echo "== rmcp-guard with each feature alone (a workspace build unifies features, which hides a missing cfg)"
-for features in "" sqlite postgres testing jwt approval; do
+for features in "" sqlite postgres testing jwt approval witness "witness sqlite"; do
     echo "-- --no-default-features --features '$features'"
     cargo clippy --quiet -p rmcp-guard --no-default-features --features "$features" -- -D warnings
 done

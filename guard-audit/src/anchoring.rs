@@ -154,15 +154,20 @@ pub(crate) async fn verify(args: &Args<'_>, policy: &Policy) -> Result<Outcome, 
             anchor.from
         )));
     }
-    let cosigned = if anchor.witnessed.cosigned_by.is_empty() {
+    Ok(Outcome::Good(format!(
+        "OK: {verified} (checkpoint: {}, tree size {covered}{})\n",
+        anchor.from,
+        cosigned(&anchor.witnessed)
+    )))
+}
+
+/// `, cosigned by w1, w2` for a checkpoint with cosignatures, else nothing.
+pub(crate) fn cosigned(witnessed: &Witnessed) -> String {
+    if witnessed.cosigned_by.is_empty() {
         String::new()
     } else {
-        format!(", cosigned by {}", anchor.witnessed.cosigned_by.join(", "))
-    };
-    Ok(Outcome::Good(format!(
-        "OK: {verified} (checkpoint: {}, tree size {covered}{cosigned})\n",
-        anchor.from
-    )))
+        format!(", cosigned by {}", witnessed.cosigned_by.join(", "))
+    }
 }
 
 /// `checkpoint`: signs the log under its stored origin (or `--origin` for its first

@@ -16,7 +16,6 @@
 //!
 //! `verify --file EXPORT --proofs FILE` then checks every line of the export against it.
 
-use base64::{Engine, engine::general_purpose::STANDARD as B64};
 use rmcp_guard::audit::{
     AuditLog, Policy, Record,
     merkle::{self, Hash, leaf_hash},
@@ -25,7 +24,7 @@ use rmcp_guard::audit::{
 
 use crate::{
     Args, Outcome,
-    anchoring::{policy, seen},
+    anchoring::{cosigned, policy, seen},
     read,
 };
 
@@ -61,11 +60,12 @@ pub(crate) async fn write(
     }
     let mut out = format!("{HEADER}\n");
     for record in records {
-        out.push_str(&format!("index {}\n", record.seq));
-        for hash in merkle::inclusion_proof(record.seq as usize, tree).unwrap_or_default() {
-            out.push_str(&B64.encode(hash));
-            out.push('\n');
-        }
+        let path = merkle::inclusion_proof(record.seq as usize, tree).unwrap_or_default();
+        out.push_str(&format!(
+            "index {}\n{}",
+            record.seq,
+            merkle::hash_lines(&path)
+        ));
     }
     out.push('\n');
     out.push_str(&anchor.note);
@@ -86,11 +86,7 @@ fn parse(text: &str) -> Option<(Vec<(u64, Vec<Hash>)>, &str)> {
                 .filter(|i| i.to_string() == index)?;
             proofs.push((index, Vec::new()));
         } else {
-            let hash = B64.decode(line).ok().filter(|h| B64.encode(h) == line)?;
-            proofs
-                .last_mut()?
-                .1
-                .push(Hash::try_from(hash.as_slice()).ok()?);
+            proofs.last_mut()?.1.push(merkle::parse_hash_line(line)?);
         }
     }
     Some((proofs, checkpoint))
@@ -132,15 +128,11 @@ pub(crate) fn verify(args: &Args<'_>, policy: &Policy, path: &str) -> Result<Out
             )));
         }
     }
-    let cosigned = if witnessed.cosigned_by.is_empty() {
-        String::new()
-    } else {
-        format!(", cosigned by {}", witnessed.cosigned_by.join(", "))
-    };
     Ok(Outcome::Good(format!(
-        "OK: the {} records of the export are in the log `{}` of {} records{cosigned}\n",
+        "OK: the {} records of the export are in the log `{}` of {} records{}\n",
         lines.len(),
         head.origin,
-        head.size
+        head.size,
+        cosigned(&witnessed)
     )))
 }

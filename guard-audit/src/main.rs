@@ -433,8 +433,8 @@ async fn prove(args: &Args<'_>) -> Result<Outcome, String> {
     let leaves: Vec<Hash> = entries(args).await?.into_iter().map(|(h, _)| h).collect();
     let proof = ConsistencyProof::new(&leaves, old.size, new.size).map_err(|e| e.to_string())?;
     if let Some(path) = args.get("out") {
-        let lines: String = proof.path.iter().map(|h| format!("{}\n", b64(h))).collect();
-        std::fs::write(path, lines).map_err(|e| format!("cannot write {path}: {e}"))?;
+        std::fs::write(path, rmcp_guard::audit::merkle::hash_lines(&proof.path))
+            .map_err(|e| format!("cannot write {path}: {e}"))?;
     }
     if proof.verify(&old, &new) {
         Ok(Outcome::Good(format!(
@@ -492,11 +492,6 @@ async fn show(args: &Args<'_>) -> Result<Outcome, String> {
     Ok(Outcome::Good(story(
         records.iter().map(|r| r.entry.as_str()),
     )))
-}
-
-fn b64(bytes: &[u8]) -> String {
-    use base64::{Engine, engine::general_purpose::STANDARD};
-    STANDARD.encode(bytes)
 }
 
 fn hex(bytes: &[u8]) -> String {

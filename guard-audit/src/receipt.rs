@@ -1,12 +1,14 @@
 //! `receipt` writes a record's proof of inclusion as a C2SP tlog-proof; `verify-proof`
 //! checks one offline, or a consistency proof between two checkpoints.
 
-use base64::{Engine, engine::general_purpose::STANDARD as B64};
-use rmcp_guard::audit::{ConsistencyProof, Receipt, merkle::Hash};
+use rmcp_guard::audit::{
+    ConsistencyProof, Receipt,
+    merkle::{self, Hash},
+};
 
 use crate::{
     Args, Outcome,
-    anchoring::{policy, seen},
+    anchoring::{cosigned, policy, seen},
     read, store,
 };
 
@@ -99,19 +101,15 @@ pub(crate) fn verify_proof(args: &Args<'_>) -> Result<Outcome, String> {
             field("trace_id")
         )));
     }
-    let cosigned = if witnessed.cosigned_by.is_empty() {
-        String::new()
-    } else {
-        format!(", cosigned by {}", witnessed.cosigned_by.join(", "))
-    };
     Ok(Outcome::Good(format!(
-        "OK: record {} ({} {}, trace {}) is in the log `{}` of {} records{cosigned}\n",
+        "OK: record {} ({} {}, trace {}) is in the log `{}` of {} records{}\n",
         receipt.index,
         field("tool"),
         field("outcome"),
         field("trace_id"),
         witnessed.checkpoint.origin,
-        witnessed.checkpoint.size
+        witnessed.checkpoint.size,
+        cosigned(&witnessed)
     )))
 }
 
@@ -132,12 +130,7 @@ fn consistency(
     let (old, new) = (open("from")?, open("to")?);
     let hashes: Option<Vec<Hash>> = read(path, "consistency proof")?
         .lines()
-        .map(|line| {
-            B64.decode(line)
-                .ok()
-                .filter(|h| B64.encode(h) == line)
-                .and_then(|h| Hash::try_from(h.as_slice()).ok())
-        })
+        .map(merkle::parse_hash_line)
         .collect();
     let Some(hashes) = hashes else {
         return Ok(Outcome::Bad(format!(

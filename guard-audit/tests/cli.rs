@@ -1,35 +1,11 @@
 //! The `guard-audit` binary on a real store: keys, checkpoints, verification that names the
 //! first bad record, inclusion and consistency proofs, export and the story of one call.
 
-use std::{path::Path, process::Command};
+mod common;
 
-use rmcp_guard::{
-    audit::{AuditLog, Event},
-    ops::SqliteStore,
-};
+use std::path::Path;
 
-fn guard_audit(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_guard-audit"))
-        .args(args)
-        .output()
-        .expect("guard-audit runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-async fn append(db: &Path, range: std::ops::Range<usize>) {
-    let log = AuditLog::new(SqliteStore::open(db).unwrap(), "cli test");
-    for i in range {
-        let event = Event::new("delete_file", "executed", format!("trace-{i}"))
-            .identity("acme", "alice")
-            .field("target", format!("file-{i}.log"))
-            .field("preview", format!("Delete file-{i}.log (12 bytes)"));
-        log.append(None, &event).await.unwrap();
-    }
-}
+use common::{append, guard_audit};
 
 #[tokio::test]
 async fn keys_checkpoints_verify_prove_export_and_show() {
@@ -40,7 +16,7 @@ async fn keys_checkpoints_verify_prove_export_and_show() {
     let dir = tempfile::tempdir().unwrap();
     let at = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
     let db = at("audit.db");
-    append(Path::new(&db), 0..6).await;
+    append(Path::new(&db), "cli test", 0..6).await;
 
     let (code, keys, err) = guard_audit(&["keygen", "cli-test"]);
     assert_eq!(code, 0, "{err}");
@@ -88,7 +64,7 @@ async fn keys_checkpoints_verify_prove_export_and_show() {
     assert_eq!(code, 2, "a stored checkpoint needs the key to be trusted");
     assert!(err.contains("--key"), "{err}");
 
-    append(Path::new(&db), 6..9).await;
+    append(Path::new(&db), "cli test", 6..9).await;
     // Later checkpoints keep the stored name, and another one is refused.
     let (code, _, err) = guard_audit(&[
         "checkpoint",

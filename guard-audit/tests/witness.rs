@@ -9,32 +9,11 @@ use std::{
     process::{Child, Command, Stdio},
 };
 
-use rmcp_guard::{
-    audit::{AuditLog, Event},
-    ops::SqliteStore,
-};
+use rmcp_guard::{audit::AuditLog, ops::SqliteStore};
 
-fn guard_audit(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_guard-audit"))
-        .args(args)
-        .output()
-        .expect("guard-audit runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
 
-async fn append(db: &Path, range: std::ops::Range<usize>) {
-    let log = AuditLog::new(SqliteStore::open(db).unwrap(), "witnessed log");
-    for i in range {
-        let event = Event::new("delete_file", "executed", format!("trace-{i}"))
-            .identity("acme", "alice")
-            .field("target", format!("file-{i}.log"));
-        log.append(None, &event).await.unwrap();
-    }
-}
+use common::{append, guard_audit};
 
 /// A `guard-audit witness` process, stopped when dropped.
 struct WitnessProcess {
@@ -89,6 +68,18 @@ struct Setup {
 }
 
 impl Setup {
+    /// A directory with a log key, a witness key and the witness's logs file: the keys'
+    /// public halves.
+    fn new() -> (Self, String, String) {
+        let s = Self {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        let log_key = s.keys("ops-audit", "log");
+        let witness_key = s.keys("witness.example/w1", "witness");
+        std::fs::write(s.at("logs.txt"), format!("{log_key} witnessed log\n")).unwrap();
+        (s, log_key, witness_key)
+    }
+
     fn at(&self, name: &str) -> String {
         self.dir.path().join(name).to_str().unwrap().to_owned()
     }
@@ -147,18 +138,13 @@ fn sql(db: &str, statements: &str) {
 
 #[tokio::test]
 async fn a_witnessed_log_cannot_be_truncated_or_rolled_back_and_its_receipts_hold() {
-    let s = Setup {
-        dir: tempfile::tempdir().unwrap(),
-    };
-    let log_key = s.keys("ops-audit", "log");
-    let witness_key = s.keys("witness.example/w1", "witness");
-    std::fs::write(s.at("logs.txt"), format!("{log_key} witnessed log\n")).unwrap();
+    let (s, log_key, witness_key) = Setup::new();
     let witness = WitnessProcess::start(s.dir.path());
     let policy = s.policy(&log_key, &witness_key, &witness.url);
     let db = s.at("audit.db");
 
     // Unanchored: with a policy (or the key alone) that is a failure, not an OK.
-    append(Path::new(&db), 0..5).await;
+    append(Path::new(&db), "witnessed log", 0..5).await;
     let (code, out, _) = s.verify(&db, &["--policy", &policy]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("not anchored"), "{out}");
@@ -176,7 +162,7 @@ async fn a_witnessed_log_cannot_be_truncated_or_rolled_back_and_its_receipts_hol
     );
 
     // Records after the last witnessed checkpoint are reported, until the next one.
-    append(Path::new(&db), 5..9).await;
+    append(Path::new(&db), "witnessed log", 5..9).await;
     let (code, out, _) = s.verify(&db, &["--policy", &policy]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("records 5 to 8 come after"), "{out}");
@@ -343,28 +329,23 @@ async fn a_witnessed_log_cannot_be_truncated_or_rolled_back_and_its_receipts_hol
 
 #[tokio::test]
 async fn the_witness_refuses_a_fork_and_a_rewrite_also_after_a_restart() {
-    let s = Setup {
-        dir: tempfile::tempdir().unwrap(),
-    };
-    let log_key = s.keys("ops-audit", "log");
-    let witness_key = s.keys("witness.example/w1", "witness");
-    std::fs::write(s.at("logs.txt"), format!("{log_key} witnessed log\n")).unwrap();
+    let (s, log_key, witness_key) = Setup::new();
     let witness = WitnessProcess::start(s.dir.path());
     s.policy(&log_key, &witness_key, &witness.url);
     let db = s.at("audit.db");
-    append(Path::new(&db), 0..4).await;
+    append(Path::new(&db), "witnessed log", 0..4).await;
     assert_eq!(s.checkpoint(&db).0, 0);
 
     // Another history under the same name and key: the witness will not cosign it.
     let fork = s.at("fork.db");
-    append(Path::new(&fork), 10..14).await;
+    append(Path::new(&fork), "witnessed log", 10..14).await;
     let (code, out, err) = s.checkpoint(&fork);
     assert_eq!(code, 1, "{out}{err}");
     assert!(err.contains("refused") && err.contains("422"), "{err}");
 
     // A rewrite of the first records, recomputed and extended: refused too.
     let rewritten = s.at("rewritten.db");
-    append(Path::new(&rewritten), 20..30).await;
+    append(Path::new(&rewritten), "witnessed log", 20..30).await;
     assert_eq!(s.checkpoint(&rewritten).0, 1);
 
     // After a restart the witness still knows the log: it extends, and still refuses.
@@ -372,7 +353,7 @@ async fn the_witness_refuses_a_fork_and_a_rewrite_also_after_a_restart() {
     let witness = WitnessProcess::start(s.dir.path());
     s.policy(&log_key, &witness_key, &witness.url);
     assert_eq!(s.checkpoint(&fork).0, 1);
-    append(Path::new(&db), 4..6).await;
+    append(Path::new(&db), "witnessed log", 4..6).await;
     let (code, out, err) = s.checkpoint(&db);
     assert_eq!(code, 0, "{out}{err}");
     let (code, out, err) = s.verify(&db, &["--policy", &s.at("policy.txt")]);
@@ -380,7 +361,7 @@ async fn the_witness_refuses_a_fork_and_a_rewrite_also_after_a_restart() {
 
     // A witness that is down: the checkpoint stands, the failure is said, verify fails.
     drop(witness);
-    append(Path::new(&db), 6..7).await;
+    append(Path::new(&db), "witnessed log", 6..7).await;
     let (code, out, err) = s.checkpoint(&db);
     assert_eq!(code, 1, "{out}{err}");
     assert!(
@@ -396,12 +377,7 @@ async fn the_witness_refuses_a_fork_and_a_rewrite_also_after_a_restart() {
 async fn the_server_side_anchor_keeps_going_through_a_witness_outage() {
     use rmcp_guard::audit::{Anchor, CheckpointSigner, Policy};
 
-    let s = Setup {
-        dir: tempfile::tempdir().unwrap(),
-    };
-    let log_key = s.keys("ops-audit", "log");
-    let witness_key = s.keys("witness.example/w1", "witness");
-    std::fs::write(s.at("logs.txt"), format!("{log_key} witnessed log\n")).unwrap();
+    let (s, log_key, witness_key) = Setup::new();
     // Learn a free port, then leave the witness down.
     let url = WitnessProcess::start(s.dir.path()).url.clone();
     let policy_path = s.policy(&log_key, &witness_key, &url);
@@ -413,7 +389,7 @@ async fn the_server_side_anchor_keeps_going_through_a_witness_outage() {
     let anchor = Anchor::new(log.clone(), signer, &policy).unwrap();
     let running = anchor.spawn(std::time::Duration::from_millis(50));
 
-    append(Path::new(&db), 0..3).await;
+    append(Path::new(&db), "witnessed log", 0..3).await;
     let down = wait_for(&anchor, |s| s.failures > 0).await;
     assert!(
         down.error
@@ -424,7 +400,7 @@ async fn the_server_side_anchor_keeps_going_through_a_witness_outage() {
     );
     assert_eq!(down.cosigned, None);
     // The log takes records all the while.
-    append(Path::new(&db), 3..5).await;
+    append(Path::new(&db), "witnessed log", 3..5).await;
 
     let witness = WitnessProcess::start_on(s.dir.path(), url.trim_start_matches("http://"));
     let up = wait_for(&anchor, |s| s.cosigned == Some(5)).await;

@@ -4,6 +4,7 @@
 //! inclusion proof shows one entry is under a head, a consistency proof that a later head
 //! only appended to an earlier one.
 
+use base64::{Engine, engine::general_purpose::STANDARD as B64};
 use sha2::{Digest, Sha256};
 
 /// A SHA-256 value: a leaf hash, a node hash or a root.
@@ -186,6 +187,22 @@ pub fn verify_consistency(
         s >>= 1;
     }
     fr == *first_root && sr == *second_root && s == 0
+}
+
+/// Proof hashes as the C2SP formats write them: base64, one a line, each ending in a newline.
+pub fn hash_lines(hashes: &[Hash]) -> String {
+    hashes
+        .iter()
+        .map(|h| format!("{}\n", B64.encode(h)))
+        .collect()
+}
+
+/// A proof line's hash, if the line is the one base64 spelling of 32 bytes.
+pub fn parse_hash_line(line: &str) -> Option<Hash> {
+    B64.decode(line)
+        .ok()
+        .filter(|h| B64.encode(h) == line)
+        .and_then(|h| Hash::try_from(h.as_slice()).ok())
 }
 
 #[cfg(test)]

@@ -14,9 +14,15 @@
 //! consistency proofs show a record is in a checkpointed log and that a newer checkpoint
 //! extends an older one. The `guard-audit` command is the offline viewer and verifier.
 //!
+//! Checkpoints leave the operator's reach through witnesses ([`Witness`], C2SP tlog-witness):
+//! each cosigns ([`WitnessSigner`]) only a checkpoint that extends the last one it cosigned.
+//! An [`Anchor`] (feature `witness`) has the server's checkpoints witnessed as the log grows;
+//! a [`Policy`] (C2SP tlog-policy) says which keys and how many cosignatures a verifier
+//! trusts; a [`Receipt`] (C2SP tlog-proof) proves one record is in the log, offline.
+//!
 //! The log records what guard saw. It does not make an annotation, a preview or a handler
-//! honest, and records written after the newest checkpoint you kept are only as safe as
-//! the database until the next one.
+//! honest, and records written after the last witnessed checkpoint are only as safe as the
+//! database until the next one.
 
 #[cfg(all(feature = "witness", any(feature = "sqlite", feature = "postgres")))]
 mod anchor;
@@ -41,6 +47,10 @@ mod witness_client;
 mod witness_server;
 
 #[cfg(all(feature = "witness", any(feature = "sqlite", feature = "postgres")))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(all(feature = "witness", any(feature = "sqlite", feature = "postgres"))))
+)]
 pub use anchor::{Anchor, Anchored, WitnessStatus};
 pub use checkpoint::{Checkpoint, CheckpointError, CheckpointSigner, CheckpointVerifier};
 pub use cosignature::{WitnessSigner, WitnessVerifier};
@@ -58,8 +68,10 @@ pub use story::story;
 pub use verify::{Fault, FaultKind, Item, Verified, verify, verify_export};
 pub use witness::{AddCheckpoint, Refusal, Witness};
 #[cfg(feature = "witness")]
+#[cfg_attr(docsrs, doc(cfg(feature = "witness")))]
 pub use witness_client::fetch_checkpoint;
 #[cfg(feature = "witness")]
+#[cfg_attr(docsrs, doc(cfg(feature = "witness")))]
 pub use witness_server::serve_witness;
 
 /// The SHA-256 a record keeps of `value`'s canonical JSON (arguments, results), in hex; of

@@ -71,18 +71,13 @@ impl Receipt {
 
     /// The tlog-proof text.
     pub fn encode(&self) -> String {
-        let mut out = format!(
-            "{HEADER}\nextra {}\nindex {}\n",
+        format!(
+            "{HEADER}\nextra {}\nindex {}\n{}\n{}",
             B64.encode(&self.entry),
-            self.index
-        );
-        for hash in &self.proof {
-            out.push_str(&B64.encode(hash));
-            out.push('\n');
-        }
-        out.push('\n');
-        out.push_str(&self.checkpoint);
-        out
+            self.index,
+            merkle::hash_lines(&self.proof),
+            self.checkpoint
+        )
     }
 
     /// Reads a tlog-proof text (every value in its one spelling).
@@ -99,7 +94,7 @@ impl Receipt {
         let entry = lines
             .next()
             .and_then(|l| l.strip_prefix("extra "))
-            .and_then(canonical_base64)
+            .and_then(|text| B64.decode(text).ok().filter(|b| B64.encode(b) == text))
             .ok_or(ReceiptError::Malformed(
                 "no `extra` line with the entry in base64",
             ))?;
@@ -109,7 +104,7 @@ impl Receipt {
             .and_then(|n| n.parse::<u64>().ok().filter(|v| v.to_string() == n))
             .ok_or(ReceiptError::Malformed("no `index N` line"))?;
         let proof = lines
-            .map(|line| canonical_base64(line).and_then(|h| Hash::try_from(h.as_slice()).ok()))
+            .map(merkle::parse_hash_line)
             .collect::<Option<Vec<Hash>>>()
             .ok_or(ReceiptError::Malformed(
                 "a proof line is not a base64 SHA-256 hash",
@@ -137,10 +132,6 @@ impl Receipt {
         }
         Ok(witnessed)
     }
-}
-
-fn canonical_base64(text: &str) -> Option<Vec<u8>> {
-    B64.decode(text).ok().filter(|b| B64.encode(b) == text)
 }
 
 #[cfg(test)]

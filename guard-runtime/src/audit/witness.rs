@@ -16,8 +16,6 @@ use std::{
     sync::Mutex,
 };
 
-use base64::{Engine, engine::general_purpose::STANDARD as B64};
-
 use super::{
     checkpoint::{Checkpoint, CheckpointVerifier},
     cosignature::WitnessSigner,
@@ -43,14 +41,12 @@ pub struct AddCheckpoint {
 impl AddCheckpoint {
     /// The request body.
     pub fn encode(&self) -> String {
-        let mut out = format!("old {}\n", self.old);
-        for hash in &self.proof {
-            out.push_str(&B64.encode(hash));
-            out.push('\n');
-        }
-        out.push('\n');
-        out.push_str(&self.checkpoint);
-        out
+        format!(
+            "old {}\n{}\n{}",
+            self.old,
+            merkle::hash_lines(&self.proof),
+            self.checkpoint
+        )
     }
 
     /// Reads a request body.
@@ -67,10 +63,7 @@ impl AddCheckpoint {
             .ok_or_else(|| bad("the first line must be `old SIZE`"))?;
         let proof = lines
             .map(|line| {
-                B64.decode(line)
-                    .ok()
-                    .filter(|h| B64.encode(h) == line)
-                    .and_then(|h| Hash::try_from(h.as_slice()).ok())
+                merkle::parse_hash_line(line)
                     .ok_or_else(|| bad("a proof line is not a base64 SHA-256 hash"))
             })
             .collect::<Result<Vec<Hash>, _>>()?;
@@ -301,6 +294,8 @@ fn save(path: &Path, state: &State) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    use base64::{Engine, engine::general_purpose::STANDARD as B64};
+
     use super::*;
     use crate::audit::{checkpoint::CheckpointSigner, merkle::leaf_hash};
 

@@ -13,6 +13,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::rt::TokioIo;
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 use super::{
     merkle::{self, Hash},
     policy::PolicyWitness,
@@ -26,8 +27,9 @@ pub(crate) const TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_BODY: usize = 64 * 1024;
 
 /// Sends `note` (of the tree over `leaves`) to `witness`, which last cosigned `known` records
-/// of this log as far as the client knows. Returns the size the witness now holds and its
-/// cosignature lines, each checked against its key.
+/// of this log as far as the client knows. Returns its cosignature lines, each checked
+/// against its key.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) async fn submit(
     witness: &PolicyWitness,
     url: &str,
