@@ -72,12 +72,15 @@ pub(crate) async fn write(
     std::fs::write(path, out).map_err(|e| format!("cannot write the proofs {path}: {e}"))
 }
 
+/// One exported record's place and inclusion proof.
+type Proof = (u64, Vec<Hash>);
+
 /// The proofs file: each record's index and path, and the checkpoint.
-fn parse(text: &str) -> Option<(Vec<(u64, Vec<Hash>)>, &str)> {
+fn parse(text: &str) -> Option<(Vec<Proof>, &str)> {
     let (head, checkpoint) = text.split_once("\n\n")?;
     let mut lines = head.split('\n');
     (lines.next()? == HEADER).then_some(())?;
-    let mut proofs: Vec<(u64, Vec<Hash>)> = Vec::new();
+    let mut proofs: Vec<Proof> = Vec::new();
     for line in lines {
         if let Some(index) = line.strip_prefix("index ") {
             let index = index

@@ -275,6 +275,7 @@ impl AuditLog {
 
     /// Stores witness cosignature lines of the stored checkpoint of `size` (lines already
     /// checked against the witness's key; a repeated line is kept once).
+    #[cfg(feature = "witness")]
     pub(crate) async fn add_cosignatures(
         &self,
         size: u64,
