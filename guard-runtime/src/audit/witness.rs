@@ -106,6 +106,10 @@ pub struct Witness {
     logs: Vec<(String, CheckpointVerifier)>,
     path: PathBuf,
     state: Mutex<State>,
+    /// Held while the witness lives: a second process on the same state could cosign a
+    /// fork of what this one cosigned.
+    #[cfg(unix)]
+    _lock: std::fs::File,
 }
 
 impl Witness {
@@ -117,6 +121,8 @@ impl Witness {
         logs: Vec<(String, CheckpointVerifier)>,
         path: &Path,
     ) -> Result<Self, String> {
+        #[cfg(unix)]
+        let lock = lock(path)?;
         let state: State = match std::fs::read(path) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
                 format!(
@@ -145,6 +151,8 @@ impl Witness {
             logs,
             path: path.to_owned(),
             state: Mutex::new(state),
+            #[cfg(unix)]
+            _lock: lock,
         })
     }
 
@@ -259,6 +267,27 @@ impl std::fmt::Debug for Witness {
             .field("path", &self.path)
             .finish_non_exhaustive()
     }
+}
+
+/// Takes the state's lock file (`<state>.lock`), or says which state another witness holds.
+#[cfg(unix)]
+fn lock(path: &Path) -> Result<std::fs::File, String> {
+    let lock = path.with_extension("lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock)
+        .map_err(|e| format!("cannot open {}: {e}", lock.display()))?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(
+        |_| {
+            format!(
+                "another witness uses the state {}: stop it first, or give this one a state of its own",
+                path.display()
+            )
+        },
+    )?;
+    Ok(file)
 }
 
 /// Replaces the state file with `state`: written beside it, synced, renamed over it, and the
@@ -448,8 +477,16 @@ mod tests {
         }
         let with_proof = good.replace("old 0\n", &format!("old 0\n{}\n", B64.encode([0u8; 32])));
         assert_eq!(w.add_checkpoint(&with_proof, 1).unwrap_err().status, 422);
-        // An edited state file stops the witness from starting.
+        // A second witness on the same state is refused while the first runs.
         assert!(w.add_checkpoint(&good, 1).is_ok());
+        let second = Witness::open(
+            WitnessSigner::parse(&key).unwrap(),
+            vec![(log.origin.to_owned(), log.signer.verifier())],
+            &dir.path().join("state.json"),
+        );
+        assert!(second.unwrap_err().contains("another witness"));
+        drop(w);
+        // An edited state file stops the witness from starting.
         let path = dir.path().join("state.json");
         let edited = std::fs::read_to_string(&path)
             .unwrap()
