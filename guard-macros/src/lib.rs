@@ -13,8 +13,10 @@ mod krate;
 mod names;
 mod operations;
 mod read_only;
+mod stand_in;
 mod tool_args;
 mod tool_attr;
+mod ty;
 
 #[cfg(test)]
 mod snapshots;

@@ -1,5 +1,6 @@
 //! Finds rmcp's `#[tool(...)]` on a method and writes guard's honest annotations into it.
 
+use proc_macro2::Span;
 use quote::quote;
 use syn::{Attribute, ImplItemFn, Meta, Token, parse_quote, punctuated::Punctuated};
 
@@ -8,12 +9,42 @@ use crate::ctxt::Ctxt;
 /// The hints guard owns; an author may still set `title` and `open_world_hint`.
 const OWNED_HINTS: &[&str] = &["read_only_hint", "destructive_hint", "idempotent_hint"];
 
+/// guard's attributes on a tool method: each makes it a guarded tool or states a claim
+/// about its effect.
+pub const GUARD_ATTRS: [&str; 5] = [
+    "destructive",
+    "read_only",
+    "idempotent",
+    "prepare",
+    "confirm",
+];
+
 pub fn is_attr(attr: &Attribute, name: &str) -> bool {
     attr.path().segments.last().is_some_and(|s| s.ident == name)
 }
 
+/// rmcp's `#[tool]` or one of guard's attributes: what makes a method a tool.
+pub fn is_tool_attr(attr: &Attribute) -> bool {
+    is_attr(attr, "tool") || GUARD_ATTRS.iter().any(|n| is_attr(attr, n))
+}
+
+/// The first attribute on `f` named one of `names`.
+pub fn find<'f>(f: &'f ImplItemFn, names: &[&str]) -> Option<&'f Attribute> {
+    f.attrs.iter().find(|a| names.iter().any(|n| is_attr(a, n)))
+}
+
+/// Whether rmcp's `#[tool]` is still on `f`: below guard's attribute, not yet expanded.
+pub fn has_tool(f: &ImplItemFn) -> bool {
+    find(f, &["tool"]).is_some()
+}
+
 /// The name rmcp routes the tool under: `#[tool(name = "...")]`, else the method's name.
 pub fn routed_name(f: &ImplItemFn) -> String {
+    route(f).0
+}
+
+/// [`routed_name`], and where it is written: the `name` literal, else the method's name.
+pub fn route(f: &ImplItemFn) -> (String, Span) {
     let named = f
         .attrs
         .iter()
@@ -28,12 +59,12 @@ pub fn routed_name(f: &ImplItemFn) -> String {
                 syn::Expr::Lit(syn::ExprLit {
                     lit: syn::Lit::Str(s),
                     ..
-                }) => Some(s.value()),
+                }) => Some((s.value(), s.span())),
                 _ => None,
             },
             _ => None,
         });
-    named.unwrap_or_else(|| f.sig.ident.to_string())
+    named.unwrap_or_else(|| (f.sig.ident.to_string(), f.sig.ident.span()))
 }
 
 /// Rewrites the method's `#[tool]` so its annotations carry `hints`
