@@ -42,8 +42,9 @@ pub fn expand_idempotent(attr: TokenStream, mut f: ImplItemFn) -> TokenStream {
 }
 
 /// One statement per typed parameter asserting that its type is a
-/// `rmcp_guard::ReadHandle`, spanned at the type. The check is on the type the compiler
-/// resolves, so an alias, a renamed import or a full path of a write handle fails there too.
+/// `rmcp_guard::read_handle::ReadHandle`, spanned at the type. The check is on the type the
+/// compiler resolves, so an alias, a renamed import or a full path of a write handle fails
+/// there too.
 fn read_handle_checks(cx: &Ctxt, f: &ImplItemFn, rt: &proc_macro2::TokenStream) -> Vec<Stmt> {
     let mut checks = Vec::new();
     for arg in &f.sig.inputs {

@@ -12,7 +12,7 @@ pub use crate::ops::{
     keyed::{KeyedArgs, KeyedSpec},
     lookup::get_operation_result,
 };
-pub use crate::read_handle::{Sealed as ReadHandleSeal, assert_read_handle};
+pub use crate::read_handle::{assert_read_handle, seal::Sealed as ReadHandleSeal};
 pub use crate::seal::{FormDerived, FormEnumDerived};
 pub use rmcp;
 pub use serde_json;
