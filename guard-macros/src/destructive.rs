@@ -553,5 +553,6 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn, rt: &TokenStrea
         };
         #steps
     });
+    tool_attr::claim(&mut tool_fn, rt);
     quote!(#tool_fn)
 }

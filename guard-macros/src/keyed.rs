@@ -224,5 +224,6 @@ fn generate(f: &ImplItemFn, opts: &Opts, rt: &TokenStream) -> Vec<ImplItem> {
         let __guard_outcome = Self::#inner(self, #(#forward),*).await;
         __guard_keyed.finish(__guard_outcome).await
     });
+    tool_attr::claim(&mut tool_fn, rt);
     vec![ImplItem::Fn(hidden(f.clone())), ImplItem::Fn(tool_fn)]
 }

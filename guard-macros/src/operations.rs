@@ -57,6 +57,7 @@ pub fn expand(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
     let rt = krate::path(krate.as_ref());
     let (prepares, confirms, kept) = split(&cx, std::mem::take(&mut item.items), &rt);
     pair(&cx, &prepares, &confirms);
+    check_names(&cx, &prepares, &confirms, &kept);
     if prepares.is_empty() && confirms.is_empty() {
         cx.error_spanned_by(&item.self_ty, "`#[operations]` found no `#[prepare]` or `#[confirm]` tool in this impl; remove it, or mark the two-phase tools");
     }
@@ -121,6 +122,67 @@ fn split(
         }
     }
     (prepares, confirms, kept)
+}
+
+/// One route per name: rmcp's router keeps the route added last, so a plain `#[tool]`
+/// named like a guarded tool of this impl (or a second guarded tool of that name) would
+/// replace it without a word, and the tool would run unguarded. Reported at the plain tool.
+fn check_names(cx: &Ctxt, prepares: &[PrepareFn], confirms: &[ConfirmFn], kept: &[ImplItem]) {
+    struct Routed<'f> {
+        name: String,
+        at: proc_macro2::Span,
+        method: &'f syn::Ident,
+        guarded: bool,
+    }
+    fn routed(f: &ImplItemFn, guarded: bool) -> Routed<'_> {
+        let (name, at) = tool_attr::route(f);
+        Routed {
+            name,
+            at,
+            method: &f.sig.ident,
+            guarded,
+        }
+    }
+    let mut tools: Vec<Routed> = prepares.iter().map(|p| routed(&p.f, true)).collect();
+    tools.extend(confirms.iter().map(|c| routed(&c.f, true)));
+    for item in kept {
+        let ImplItem::Fn(f) = item else { continue };
+        // `get_operation_result` as a method's name is reported by `split`.
+        if !tool_attr::has_tool(f) || f.sig.ident == RESULT_TOOL {
+            continue;
+        }
+        // A keyed `#[idempotent(key = ..)]` runs in guard's flow; a bare one is a claim.
+        let keyed = tool_attr::find(f, &["idempotent"])
+            .is_some_and(|a| matches!(a.meta, syn::Meta::List(_)));
+        let guarded = keyed || tool_attr::find(f, &["destructive"]).is_some();
+        if !guarded && tool_attr::route(f).0 == RESULT_TOOL {
+            cx.error_spanned_by(
+                &f.sig.ident,
+                format!("`{RESULT_TOOL}` is the tool `#[operations]` adds for two-phase operations; a tool of that name would replace it. Rename this tool"),
+            );
+            continue;
+        }
+        tools.push(routed(f, guarded));
+    }
+    for (i, tool) in tools.iter().enumerate() {
+        let others = tools
+            .iter()
+            .enumerate()
+            .filter(|(j, t)| *j != i && t.name == tool.name);
+        // At a plain tool, against the guarded one; between two guarded tools, at the later.
+        let guarded = others
+            .filter(|(j, t)| t.guarded && (!tool.guarded || *j < i))
+            .map(|(_, t)| t);
+        if let Some(other) = guarded.into_iter().next() {
+            cx.push(syn::Error::new(
+                tool.at,
+                format!(
+                    "`{}` is also the name of the guarded tool `{}` in this impl; rmcp's router keeps one route per name, so one would replace the other and the tool could run unguarded. Rename one of them",
+                    tool.name, other.method
+                ),
+            ));
+        }
+    }
 }
 
 /// Reports an author-set hint or a malformed `#[tool]`; a missing `#[tool]` is reported by
@@ -475,6 +537,7 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
             let __guard_checked = Self::#inner(self, #(#forward),*).await;
             __guard_prepare.finish(__guard_checked).await
         });
+        tool_attr::claim(&mut tool_fn, rt);
         out.push(ImplItem::Fn(hidden(p.f.clone())));
         out.push(ImplItem::Fn(tool_fn));
     }
@@ -539,6 +602,7 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
             .await;
             __guard_approved.finish(__guard_effect).await
         });
+        tool_attr::claim(&mut tool_fn, rt);
         out.push(ImplItem::Fn(tool_fn));
     }
     // The method is named after this impl's first two-phase tool, so a second
@@ -555,7 +619,7 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
         .map(|p| tool_attr::routed_name(&p.f))
         .collect();
     let hints = tool_attr::read_only_hints();
-    let result: ImplItemFn = syn::parse_quote! {
+    let mut result: ImplItemFn = syn::parse_quote! {
         #[#rmcp::tool(
             name = #RESULT_TOOL,
             description = "Did a prepared operation happen? Returns its status (PREPARED, SUBMITTED, EXPIRED or REJECTED), its preview and, once submitted, its result. Call it after a confirm timed out or failed with an unknown result, before retrying.",
@@ -569,6 +633,7 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
             #rt::__private::get_operation_result(#rt::Guarded::guard(self), __guard_operation, &[#(#prepare_tools),*]).await
         }
     };
+    tool_attr::claim(&mut result, rt);
     out.push(ImplItem::Fn(result));
     out
 }

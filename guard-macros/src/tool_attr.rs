@@ -1,10 +1,10 @@
 //! Finds rmcp's `#[tool(...)]` on a method and writes guard's honest annotations into it.
 
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream};
 use quote::quote;
-use syn::{Attribute, ImplItemFn, Meta, Token, parse_quote, punctuated::Punctuated};
+use syn::{Attribute, FnArg, ImplItemFn, Meta, Token, parse_quote, punctuated::Punctuated};
 
-use crate::ctxt::Ctxt;
+use crate::{ctxt::Ctxt, ty};
 
 /// The hints guard owns; an author may still set `title` and `open_world_hint`.
 const OWNED_HINTS: &[&str] = &["read_only_hint", "destructive_hint", "idempotent_hint"];
@@ -65,6 +65,44 @@ pub fn route(f: &ImplItemFn) -> (String, Span) {
             _ => None,
         });
     named.unwrap_or_else(|| (f.sig.ident.to_string(), f.sig.ident.span()))
+}
+
+/// Has rmcp build the guarded tool's input schema through `__private::claim`, which records
+/// the name as this guarded tool's for the server type and gives its route a schema no
+/// other route holds, so the exposure can refuse a router in which another tool took the
+/// name (see the runtime's `entry::claims`). The schema is the one `#[tool]` would build:
+/// an explicit `input_schema`, else the `Parameters<T>` parameter's, else an empty object.
+pub fn claim(f: &mut ImplItemFn, rt: &TokenStream) {
+    let name = routed_name(f);
+    let params = f.sig.inputs.iter().find_map(|arg| match arg {
+        FnArg::Typed(pt) if ty::arg_of(&pt.ty, "Parameters").is_some() => Some(pt.ty.clone()),
+        _ => None,
+    });
+    let Some(tool) = f.attrs.iter_mut().find(|a| is_attr(a, "tool")) else {
+        return;
+    };
+    let mut args: Punctuated<Meta, Token![,]> = match &tool.meta {
+        Meta::List(list) => list
+            .parse_args_with(Punctuated::parse_terminated)
+            .expect("checked by `set_hints`"),
+        _ => Punctuated::new(),
+    };
+    let explicit = args.iter().find_map(|meta| match meta {
+        Meta::NameValue(nv) if nv.path.is_ident("input_schema") => Some(nv.value.clone()),
+        _ => None,
+    });
+    let schema = match (explicit, params) {
+        (Some(expr), _) => quote!(#rt::__private::claim::<Self>(#name, #expr)),
+        (None, Some(ty)) => quote!(#rt::__private::claim_parameters::<Self, #ty>(#name)),
+        (None, None) => quote!(#rt::__private::claim_no_parameters::<Self>(#name)),
+    };
+    args = args
+        .into_iter()
+        .filter(|m| !m.path().is_ident("input_schema"))
+        .collect();
+    args.push(parse_quote!(input_schema = #schema));
+    let path = tool.path().clone();
+    *tool = parse_quote!(#[#path(#args)]);
 }
 
 /// Rewrites the method's `#[tool]` so its annotations carry `hints`
