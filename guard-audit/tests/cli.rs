@@ -3,6 +3,7 @@
 
 use std::{path::Path, process::Command};
 
+use rmcp_guard::outcome::Outcome;
 use rmcp_guard::{
     audit::{AuditLog, Event},
     ops::SqliteStore,
@@ -23,7 +24,7 @@ fn guard_audit(args: &[&str]) -> (i32, String, String) {
 async fn append(db: &Path, range: std::ops::Range<usize>) {
     let log = AuditLog::new(SqliteStore::open(db).unwrap(), "cli test");
     for i in range {
-        let event = Event::new("delete_file", "executed", format!("trace-{i}"))
+        let event = Event::new("delete_file", Outcome::Executed, format!("trace-{i}"))
             .identity("acme", "alice")
             .field("target", format!("file-{i}.log"))
             .field("preview", format!("Delete file-{i}.log (12 bytes)"));
