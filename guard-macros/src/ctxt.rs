@@ -39,6 +39,24 @@ impl Ctxt {
     }
 }
 
+impl Ctxt {
+    /// The last stage of every macro: `expand` when nothing was reported, else every error
+    /// beside what `fallback` re-emits, so one mistake does not cascade.
+    pub fn finish(
+        self,
+        expand: impl FnOnce() -> TokenStream,
+        fallback: impl FnOnce() -> TokenStream,
+    ) -> TokenStream {
+        match self.check() {
+            Ok(()) => expand(),
+            Err(errors) => {
+                let fallback = fallback();
+                quote::quote!(#errors #fallback)
+            }
+        }
+    }
+}
+
 impl Drop for Ctxt {
     fn drop(&mut self) {
         if !std::thread::panicking() && self.errors.borrow().is_some() {

@@ -3,16 +3,14 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
-use syn::{
-    Expr, FnArg, Ident, ImplItemFn, Pat, PathArguments, Type, ext::IdentExt, spanned::Spanned,
-};
+use syn::{Expr, FnArg, Ident, ImplItemFn, Pat, Type, ext::IdentExt, spanned::Spanned};
 
 mod batch;
 
 use crate::{
     attr::{self, Opt},
     ctxt::Ctxt,
-    krate, tool_attr,
+    krate, stand_in, tool_attr, ty,
 };
 
 const OPTIONS: &[&str] = &[
@@ -81,43 +79,27 @@ pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
         // Nothing else about this item can be judged: report the one mistake and keep it.
         let error = error.to_compile_error();
         if is_method {
-            let fallback = fallback(f);
-            return quote!(#error #fallback);
+            return stand_in::with_errors(error, f);
         }
         return quote!(#error #f);
     }
     let cx = Ctxt::new();
     let options = parse_options(&cx, attr);
-    // Without `#[tool]` below us (missing, or already expanded above) the signature is not
-    // the author's; the placement error that `set_hints` reports is the one to fix first.
-    let shape = if f.attrs.iter().any(|a| tool_attr::is_attr(a, "tool")) {
-        check(&cx, &options, &f)
-    } else {
-        Shape {
-            params: None,
-            confirmed: None,
-            picked: None,
-        }
-    };
+    let shape = check(&cx, &options, &f);
     let mut tool_fn = f.clone();
-    tool_attr::set_hints(
-        &cx,
-        &mut tool_fn,
-        "destructive",
-        tool_attr::destructive_hints(options.idempotent),
-    );
-    match cx.check() {
-        Ok(()) => generate(
-            &options,
-            &shape,
-            tool_fn,
-            &krate::path(options.krate.as_ref()),
-        ),
-        Err(errors) => {
-            let fallback = fallback(f);
-            quote!(#errors #fallback)
-        }
-    }
+    let hints = tool_attr::destructive_hints(options.idempotent);
+    tool_attr::set_hints(&cx, &mut tool_fn, "destructive", hints);
+    cx.finish(
+        || {
+            generate(
+                &options,
+                &shape,
+                tool_fn,
+                &krate::path(options.krate.as_ref()),
+            )
+        },
+        || stand_in::with_errors(TokenStream::new(), f),
+    )
 }
 
 /// `#[destructive]` twice, or on something that is not a method taking `self`; and
@@ -286,41 +268,27 @@ fn approvers_value(cx: &Ctxt, opt: &Opt) -> Option<(u8, Span)> {
     }
 }
 
-/// Whether `ty` is a path ending in `name` with no generic arguments.
-fn is_named(ty: &Type, name: &str) -> bool {
-    let Type::Path(p) = ty else { return false };
-    p.path
-        .segments
-        .last()
-        .is_some_and(|s| s.ident == name && s.arguments.is_none())
-}
-
-fn last_segment<'t>(ty: &'t Type, name: &str) -> Option<&'t Type> {
-    let Type::Path(p) = ty else { return None };
-    let last = p.path.segments.last()?;
-    if last.ident != name {
-        return None;
-    }
-    match &last.arguments {
-        PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
-            syn::GenericArgument::Type(t) => Some(t),
-            _ => None,
-        }),
-        _ => None,
-    }
-}
-
+/// The handler's shape, with every mistake in it reported. Without `#[tool]` below us
+/// (missing, or already expanded above) the signature is not the author's; the placement
+/// error that `set_hints` reports is the one to fix first.
 fn check(cx: &Ctxt, o: &Options, f: &ImplItemFn) -> Shape {
+    if !tool_attr::has_tool(f) {
+        return Shape {
+            params: None,
+            confirmed: None,
+            picked: None,
+        };
+    }
     if f.sig.asyncness.is_none() {
         cx.error_spanned_by(
             f.sig.fn_token,
             "a `#[destructive]` handler must be `async fn`: guard awaits the human's answer before the effect runs. Write `async fn`",
         );
     }
-    if let Some(other) = f.attrs.iter().find(|a| tool_attr::is_attr(a, "read_only")) {
+    if let Some(other) = tool_attr::find(f, &["read_only"]) {
         cx.error_spanned_by(other, "a tool cannot be both `#[read_only]` and `#[destructive]`: remove `#[read_only]` if it changes anything, or `#[destructive]` if it only reads");
     }
-    if let Some(other) = f.attrs.iter().find(|a| tool_attr::is_attr(a, "idempotent")) {
+    if let Some(other) = tool_attr::find(f, &["idempotent"]) {
         cx.error_spanned_by(other, "on a guarded tool, declare idempotency as an option: `#[destructive(idempotent, ...)]`");
     }
     if let Some(FnArg::Receiver(r)) = f.sig.inputs.first()
@@ -345,17 +313,17 @@ fn check(cx: &Ctxt, o: &Options, f: &ImplItemFn) -> Shape {
             );
             continue;
         }
-        if let Some(inner) = last_segment(&pt.ty, "Parameters") {
+        if let Some(inner) = ty::arg_of(&pt.ty, "Parameters") {
             if shape.params.is_some() {
                 cx.error_spanned_by(&pt.ty, "take the tool's arguments once: one `Parameters<YourArgs>` holds every field the model fills in");
             }
             shape.params = Some((i, (*pt.ty).clone(), inner.clone()));
-        } else if let Some(inner) = last_segment(&pt.ty, "Confirmed") {
+        } else if let Some(inner) = ty::arg_of(&pt.ty, "Confirmed") {
             if shape.confirmed.is_some() {
                 cx.error_spanned_by(&pt.ty, "take the `Confirmed<_>` proof once");
             }
             shape.confirmed = Some((i, (*pt.ty).clone(), inner.clone()));
-        } else if is_named(&pt.ty, "Picked") {
+        } else if ty::is_bare(&pt.ty, "Picked") {
             if shape.picked.is_some() {
                 cx.error_spanned_by(&pt.ty, "take the `Picked` proof once");
             }
@@ -585,51 +553,6 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn, rt: &TokenStrea
         };
         #steps
     });
+    tool_attr::claim(&mut tool_fn, rt);
     quote!(#tool_fn)
-}
-
-/// On error: keep the author's body (so its own errors still show) under the hidden name,
-/// and a tool method rmcp can route, so one mistake does not cascade into routing errors.
-fn fallback(original: ImplItemFn) -> TokenStream {
-    let name = original.sig.ident.clone();
-    let vis = original.vis.clone();
-    // `#[tool]` and `#[read_only]` stay on the stand-in, so their own expansions still run.
-    let tool_attrs: Vec<_> = original
-        .attrs
-        .iter()
-        .filter(|a| {
-            ["tool", "read_only", "idempotent"]
-                .iter()
-                .any(|n| tool_attr::is_attr(a, n))
-        })
-        .cloned()
-        .collect();
-    let mut inner = original;
-    inner.sig.ident = format_ident!("__guard_{}", name);
-    inner.attrs.retain(|a| {
-        !["tool", "read_only", "idempotent", "destructive"]
-            .iter()
-            .any(|n| tool_attr::is_attr(a, n))
-    });
-    inner.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
-    let stand_in = if tool_attrs.iter().any(|a| tool_attr::is_attr(a, "tool")) {
-        quote! {
-            #(#tool_attrs)*
-            #vis async fn #name(&self) -> ::std::string::String {
-                ::core::unreachable!("guard reported a compile error for this tool")
-            }
-        }
-    } else {
-        // `#[tool]` already ran above us (or is missing): rmcp routes a boxed-future method.
-        quote! {
-            #(#tool_attrs)*
-            #vis fn #name(&self) -> ::std::pin::Pin<::std::boxed::Box<dyn ::core::future::Future<Output = ::std::string::String> + ::core::marker::Send + '_>> {
-                ::core::unreachable!("guard reported a compile error for this tool")
-            }
-        }
-    };
-    quote! {
-        #inner
-        #stand_in
-    }
 }

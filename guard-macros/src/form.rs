@@ -68,14 +68,13 @@ pub fn derive(input: DeriveInput) -> TokenStream {
     if let Some(fields) = &fields {
         check(&cx, fields);
     }
-    match (cx.check(), fields) {
-        (Ok(()), Some(fields)) => expand(&input.ident, &fields, &krate::path(None)),
-        (Err(errors), _) => {
-            let fallback = fallback(&input, &krate::path(None));
-            quote!(#errors #fallback)
-        }
-        (Ok(()), None) => unreachable!("parse failures are reported"),
-    }
+    cx.finish(
+        || {
+            let fields = fields.expect("parse failures are reported");
+            expand(&input.ident, &fields, &krate::path(None))
+        },
+        || fallback(&input, &krate::path(None)),
+    )
 }
 
 /// On error: still implement the traits, so uses of the form do not each report that it

@@ -16,27 +16,30 @@ pub fn derive(input: DeriveInput) -> TokenStream {
     let cx = Ctxt::new();
     let variants = parse(&cx, &input);
     let rt = crate::krate::path(None);
-    match cx.check() {
-        Ok(()) => expand(&input.ident, &variants, &rt),
-        // Still implement the trait (for a non-generic enum), so forms using it do not
-        // each report a non-flat field. The build fails on the errors; this never runs.
-        Err(errors) if input.generics.params.is_empty() && matches!(input.data, Data::Enum(_)) => {
-            let ident = &input.ident;
-            quote! {
-                #errors
-                impl #rt::__private::FormEnumDerived for #ident {}
-                impl #rt::FormEnum for #ident {
-                    const VALUES: &'static [#rt::form::EnumValue] = &[];
-                    fn from_wire(_: &str) -> ::core::option::Option<Self> {
-                        ::core::unreachable!("guard reported a compile error for this enum")
-                    }
-                    fn as_wire(&self) -> &'static str {
-                        ::core::unreachable!("guard reported a compile error for this enum")
-                    }
-                }
+    cx.finish(
+        || expand(&input.ident, &variants, &rt),
+        || fallback(&input, &rt),
+    )
+}
+
+/// On error: still implement the trait (for a non-generic enum), so forms using it do not
+/// each report a non-flat field. The build fails on the errors; this never runs.
+fn fallback(input: &DeriveInput, rt: &TokenStream) -> TokenStream {
+    if !input.generics.params.is_empty() || !matches!(input.data, Data::Enum(_)) {
+        return TokenStream::new();
+    }
+    let ident = &input.ident;
+    quote! {
+        impl #rt::__private::FormEnumDerived for #ident {}
+        impl #rt::FormEnum for #ident {
+            const VALUES: &'static [#rt::form::EnumValue] = &[];
+            fn from_wire(_: &str) -> ::core::option::Option<Self> {
+                ::core::unreachable!("guard reported a compile error for this enum")
+            }
+            fn as_wire(&self) -> &'static str {
+                ::core::unreachable!("guard reported a compile error for this enum")
             }
         }
-        Err(errors) => errors,
     }
 }
 

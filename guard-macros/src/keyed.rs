@@ -10,8 +10,9 @@ use crate::{
     attr::{self, Opt},
     ctxt::Ctxt,
     krate,
-    operations::{fallback, hidden, is_mut_ref, is_named, type_arg, typed_args},
+    stand_in::{self, hidden},
     tool_attr,
+    ty::{is_mut_ref, is_named, type_arg, typed_args},
 };
 
 const OPTIONS: &[&str] = &["key", "ttl", "crate"];
@@ -37,19 +38,16 @@ pub fn expand(attr: TokenStream, mut f: ImplItemFn) -> TokenStream {
         ttl_secs: None,
         krate: None,
     });
-    if f.attrs.iter().any(|a| tool_attr::is_attr(a, "tool")) {
+    if tool_attr::has_tool(&f) {
         tool_attr::set_hints(&cx, &mut f, "idempotent", tool_attr::idempotent_hints());
     }
-    match cx.check() {
-        Ok(()) => {
+    cx.finish(
+        || {
             let tokens = generate(&f, &opts, &krate::path(opts.krate.as_ref()));
             quote!(#(#tokens)*)
-        }
-        Err(errors) => {
-            let [body, stand_in] = fallback(f);
-            quote!(#errors #body #stand_in)
-        }
-    }
+        },
+        || stand_in::with_errors(TokenStream::new(), f.clone()),
+    )
 }
 
 /// The options, or `None` when any of them was reported.
@@ -115,11 +113,11 @@ fn check(cx: &Ctxt, f: &ImplItemFn) {
             "an `#[idempotent(key = ...)]` tool is a method taking `&self`",
         );
     }
-    if !f.attrs.iter().any(|a| tool_attr::is_attr(a, "tool")) {
+    if !tool_attr::has_tool(f) {
         cx.error_spanned_by(&f.sig.ident, "`#[idempotent]` must sit directly above rmcp's `#[tool]` on a tool method; guard writes the tool's annotations into that `#[tool]`");
     }
     for other in ["destructive", "read_only", "prepare", "confirm"] {
-        if let Some(a) = f.attrs.iter().find(|a| tool_attr::is_attr(a, other)) {
+        if let Some(a) = tool_attr::find(f, &[other]) {
             cx.error_spanned_by(a, format!("a keyed `#[idempotent(...)]` tool cannot also be `#[{other}]`: a key makes one call's creation safe to retry; a destructive change asks the human first, and a two-phase op is already keyed by its operation_id"));
         }
     }
@@ -226,5 +224,6 @@ fn generate(f: &ImplItemFn, opts: &Opts, rt: &TokenStream) -> Vec<ImplItem> {
         let __guard_outcome = Self::#inner(self, #(#forward),*).await;
         __guard_keyed.finish(__guard_outcome).await
     });
+    tool_attr::claim(&mut tool_fn, rt);
     vec![ImplItem::Fn(hidden(f.clone())), ImplItem::Fn(tool_fn)]
 }

@@ -13,8 +13,10 @@ mod krate;
 mod names;
 mod operations;
 mod read_only;
+mod stand_in;
 mod tool_args;
 mod tool_attr;
+mod ty;
 
 #[cfg(test)]
 mod snapshots;
@@ -94,9 +96,9 @@ pub fn destructive(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 /// Marks an rmcp tool method as read-only (`readOnlyHint: true`). Put it above `#[tool]`.
 ///
-/// Every parameter must be a read handle (`rmcp_guard::ReadHandle`): rmcp's request data or
-/// guard's read-only database handles. A write handle, however it is spelled, does not
-/// compile, and in read-only mode only these tools stay published.
+/// Every parameter must be a read handle (`rmcp_guard::read_handle::ReadHandle`): rmcp's
+/// request data or guard's read-only database handles. A write handle, however it is
+/// spelled, does not compile, and in read-only mode only these tools stay published.
 ///
 /// ```
 /// use rmcp::{tool, tool_router};

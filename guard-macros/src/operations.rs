@@ -9,7 +9,10 @@ use syn::{Expr, FnArg, ImplItem, ImplItemFn, ItemImpl, LitStr, Pat, Type, spanne
 use crate::{
     attr::{self, Opt},
     ctxt::Ctxt,
-    krate, tool_attr,
+    krate,
+    stand_in::{self, hidden},
+    tool_attr::{self, is_attr},
+    ty::{is_mut_ref, is_named, type_arg, typed_args},
 };
 
 const PREPARE_OPTIONS: &[&str] = &["op", "ttl", "scope", "rate"];
@@ -52,33 +55,61 @@ pub fn expand(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
         .flatten()
         .find_map(|opt| attr::crate_path(&cx, &opt));
     let rt = krate::path(krate.as_ref());
+    let (prepares, confirms, kept) = split(&cx, std::mem::take(&mut item.items), &rt);
+    pair(&cx, &prepares, &confirms);
+    check_names(&cx, &prepares, &confirms, &kept);
+    if prepares.is_empty() && confirms.is_empty() {
+        cx.error_spanned_by(&item.self_ty, "`#[operations]` found no `#[prepare]` or `#[confirm]` tool in this impl; remove it, or mark the two-phase tools");
+    }
+    item.items = kept;
+    match cx.check() {
+        Ok(()) => {
+            item.items.extend(generate(&prepares, &confirms, &rt));
+            // One `get_operation_result` answers for a server's two-phase tools, so they all
+            // go in one `#[operations]` impl; a second one is refused by this impl's name.
+            let (impl_generics, _, where_clause) = item.generics.split_for_impl();
+            let self_ty = &item.self_ty;
+            quote! {
+                #item
+                impl #impl_generics #rt::__private::EveryTwoPhaseToolOfAServerGoesInOneOperationsImpl for #self_ty #where_clause {}
+            }
+        }
+        Err(errors) => {
+            let tools = prepares.into_iter().map(|p| p.f);
+            for f in tools.chain(confirms.into_iter().map(|c| c.f)) {
+                item.items.extend(stand_in::fallback(f));
+            }
+            quote!(#errors #item)
+        }
+    }
+}
+
+/// The impl's methods parsed and checked: the prepares, the confirms, and every other item
+/// as written.
+fn split(
+    cx: &Ctxt,
+    items: Vec<ImplItem>,
+    rt: &TokenStream,
+) -> (Vec<PrepareFn>, Vec<ConfirmFn>, Vec<ImplItem>) {
     let mut prepares = Vec::new();
     let mut confirms = Vec::new();
     let mut kept = Vec::new();
-    for impl_item in std::mem::take(&mut item.items) {
+    for impl_item in items {
         let ImplItem::Fn(mut f) = impl_item else {
             kept.push(impl_item);
             continue;
         };
-        if let Some(at) = f
-            .attrs
-            .iter()
-            .position(|a| tool_attr::is_attr(a, "prepare"))
-        {
+        if let Some(at) = f.attrs.iter().position(|a| is_attr(a, "prepare")) {
             let a = f.attrs.remove(at);
-            let opts = prepare_opts(&cx, &a);
-            let payload = check_prepare(&cx, &f, &rt);
-            set_hints(&cx, &mut f, "prepare", tool_attr::prepare_hints());
+            let opts = prepare_opts(cx, &a);
+            let payload = check_prepare(cx, &f, rt);
+            set_hints(cx, &mut f, "prepare", tool_attr::prepare_hints());
             prepares.push(PrepareFn { f, opts, payload });
-        } else if let Some(at) = f
-            .attrs
-            .iter()
-            .position(|a| tool_attr::is_attr(a, "confirm"))
-        {
+        } else if let Some(at) = f.attrs.iter().position(|a| is_attr(a, "confirm")) {
             let a = f.attrs.remove(at);
-            let opts = confirm_opts(&cx, &a);
-            let payload = check_confirm(&cx, &f);
-            set_hints(&cx, &mut f, "confirm", tool_attr::confirm_hints());
+            let opts = confirm_opts(cx, &a);
+            let payload = check_confirm(cx, &f);
+            set_hints(cx, &mut f, "confirm", tool_attr::confirm_hints());
             confirms.push(ConfirmFn { f, opts, payload });
         } else {
             if f.sig.ident == RESULT_TOOL {
@@ -90,34 +121,66 @@ pub fn expand(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
             kept.push(ImplItem::Fn(f));
         }
     }
-    pair(&cx, &prepares, &confirms);
-    if prepares.is_empty() && confirms.is_empty() {
-        cx.error_spanned_by(&item.self_ty, "`#[operations]` found no `#[prepare]` or `#[confirm]` tool in this impl; remove it, or mark the two-phase tools");
+    (prepares, confirms, kept)
+}
+
+/// One route per name: rmcp's router keeps the route added last, so a plain `#[tool]`
+/// named like a guarded tool of this impl (or a second guarded tool of that name) would
+/// replace it without a word, and the tool would run unguarded. Reported at the plain tool.
+fn check_names(cx: &Ctxt, prepares: &[PrepareFn], confirms: &[ConfirmFn], kept: &[ImplItem]) {
+    struct Routed<'f> {
+        name: String,
+        at: proc_macro2::Span,
+        method: &'f syn::Ident,
+        guarded: bool,
     }
-    match cx.check() {
-        Ok(()) => {
-            let expanded = generate(&prepares, &confirms, &rt);
-            item.items = kept;
-            item.items.extend(expanded);
-            // One `get_operation_result` answers for a server's two-phase tools, so they all
-            // go in one `#[operations]` impl; a second one is refused by this impl's name.
-            let (impl_generics, _, where_clause) = item.generics.split_for_impl();
-            let self_ty = &item.self_ty;
-            quote! {
-                #item
-                impl #impl_generics #rt::__private::EveryTwoPhaseToolOfAServerGoesInOneOperationsImpl for #self_ty #where_clause {}
-            }
+    fn routed(f: &ImplItemFn, guarded: bool) -> Routed<'_> {
+        let (name, at) = tool_attr::route(f);
+        Routed {
+            name,
+            at,
+            method: &f.sig.ident,
+            guarded,
         }
-        Err(errors) => {
-            item.items = kept;
-            for f in prepares
-                .into_iter()
-                .map(|p| p.f)
-                .chain(confirms.into_iter().map(|c| c.f))
-            {
-                item.items.extend(fallback(f));
-            }
-            quote!(#errors #item)
+    }
+    let mut tools: Vec<Routed> = prepares.iter().map(|p| routed(&p.f, true)).collect();
+    tools.extend(confirms.iter().map(|c| routed(&c.f, true)));
+    for item in kept {
+        let ImplItem::Fn(f) = item else { continue };
+        // `get_operation_result` as a method's name is reported by `split`.
+        if !tool_attr::has_tool(f) || f.sig.ident == RESULT_TOOL {
+            continue;
+        }
+        // A keyed `#[idempotent(key = ..)]` runs in guard's flow; a bare one is a claim.
+        let keyed = tool_attr::find(f, &["idempotent"])
+            .is_some_and(|a| matches!(a.meta, syn::Meta::List(_)));
+        let guarded = keyed || tool_attr::find(f, &["destructive"]).is_some();
+        if !guarded && tool_attr::route(f).0 == RESULT_TOOL {
+            cx.error_spanned_by(
+                &f.sig.ident,
+                format!("`{RESULT_TOOL}` is the tool `#[operations]` adds for two-phase operations; a tool of that name would replace it. Rename this tool"),
+            );
+            continue;
+        }
+        tools.push(routed(f, guarded));
+    }
+    for (i, tool) in tools.iter().enumerate() {
+        let others = tools
+            .iter()
+            .enumerate()
+            .filter(|(j, t)| *j != i && t.name == tool.name);
+        // At a plain tool, against the guarded one; between two guarded tools, at the later.
+        let guarded = others
+            .filter(|(j, t)| t.guarded && (!tool.guarded || *j < i))
+            .map(|(_, t)| t);
+        if let Some(other) = guarded.into_iter().next() {
+            cx.push(syn::Error::new(
+                tool.at,
+                format!(
+                    "`{}` is also the name of the guarded tool `{}` in this impl; rmcp's router keeps one route per name, so one would replace the other and the tool could run unguarded. Rename one of them",
+                    tool.name, other.method
+                ),
+            ));
         }
     }
 }
@@ -125,71 +188,9 @@ pub fn expand(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
 /// Reports an author-set hint or a malformed `#[tool]`; a missing `#[tool]` is reported by
 /// [`check_common`].
 fn set_hints(cx: &Ctxt, f: &mut ImplItemFn, what: &str, hints: TokenStream) {
-    if f.attrs.iter().any(|a| tool_attr::is_attr(a, "tool")) {
+    if tool_attr::has_tool(f) {
         tool_attr::set_hints(cx, f, what, hints);
     }
-}
-
-/// rmcp's and guard's attributes that make a method a tool; the hidden body keeps none.
-fn is_tool_attr(a: &syn::Attribute) -> bool {
-    ["tool", "destructive", "read_only", "idempotent"]
-        .iter()
-        .any(|n| tool_attr::is_attr(a, n))
-}
-
-/// The author's body under a hidden name, without the tool attributes.
-pub(crate) fn hidden(mut f: ImplItemFn) -> ImplItemFn {
-    f.sig.ident = format_ident!("__guard_{}", f.sig.ident);
-    f.attrs
-        .retain(|a| !is_tool_attr(a) && !a.path().is_ident("doc"));
-    f.attrs.push(syn::parse_quote!(#[doc(hidden)]));
-    f.vis = syn::Visibility::Inherited;
-    f
-}
-
-/// On error: the author's body under the hidden name (so its own errors still show), and a
-/// stand-in under the tool's name that keeps rmcp's `#[tool]`, so rmcp's router still finds
-/// the tool and one mistake does not cascade into routing errors or unused imports.
-pub(crate) fn fallback(f: ImplItemFn) -> [ImplItem; 2] {
-    let name = f.sig.ident.clone();
-    let vis = f.vis.clone();
-    let tool: Vec<_> = f
-        .attrs
-        .iter()
-        .filter(|a| tool_attr::is_attr(a, "tool"))
-        .collect();
-    // Guard attributes already reported on this tool are dropped, not expanded; their
-    // imports are still used.
-    let dropped: Vec<_> = f
-        .attrs
-        .iter()
-        .filter(|a| is_tool_attr(a) && !tool_attr::is_attr(a, "tool"))
-        .map(|a| a.path())
-        .collect();
-    let unreachable = quote! {
-        #(#[allow(unused_imports)] use #dropped as _;)*
-        ::core::unreachable!("guard reported a compile error for this tool")
-    };
-    let stand_in = if tool.is_empty() {
-        // `#[tool]` already ran above a standalone `#[prepare]`/`#[confirm]` (or is missing):
-        // rmcp routes a method returning a boxed future.
-        syn::parse_quote! {
-            #[allow(dead_code)]
-            #vis fn #name(&self) -> ::std::pin::Pin<::std::boxed::Box<dyn ::core::future::Future<Output = ::std::string::String> + ::core::marker::Send + '_>> {
-                #unreachable
-            }
-        }
-    } else {
-        syn::parse_quote! {
-            #(#tool)*
-            #vis async fn #name(&self) -> ::std::string::String {
-                #unreachable
-            }
-        }
-    };
-    let mut body = hidden(f);
-    body.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
-    [ImplItem::Fn(body), ImplItem::Fn(stand_in)]
 }
 
 /// The attribute's options and the keys it names; `None` if the list did not parse (that
@@ -301,38 +302,6 @@ fn confirm_opts(cx: &Ctxt, a: &syn::Attribute) -> ConfirmOpts {
     o
 }
 
-/// The type argument of the last path segment named `name`, looking through `&`/`&mut`.
-pub(crate) fn type_arg<'t>(ty: &'t Type, name: &str) -> Option<&'t Type> {
-    let ty = match ty {
-        Type::Reference(r) => &*r.elem,
-        other => other,
-    };
-    let Type::Path(p) = ty else { return None };
-    let last = p.path.segments.last()?;
-    if last.ident != name {
-        return None;
-    }
-    match &last.arguments {
-        syn::PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
-            syn::GenericArgument::Type(t) => Some(t),
-            _ => None,
-        }),
-        _ => None,
-    }
-}
-
-pub(crate) fn is_named(ty: &Type, name: &str) -> bool {
-    let ty = match ty {
-        Type::Reference(r) => &*r.elem,
-        other => other,
-    };
-    matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == name))
-}
-
-pub(crate) fn is_mut_ref(ty: &Type) -> bool {
-    matches!(ty, Type::Reference(r) if r.mutability.is_some())
-}
-
 /// Checks shared by both kinds: `async`, `&self`, a `#[tool]` below.
 fn check_common(cx: &Ctxt, f: &ImplItemFn, what: &str) {
     if f.sig.asyncness.is_none() {
@@ -348,11 +317,11 @@ fn check_common(cx: &Ctxt, f: &ImplItemFn, what: &str) {
             format!("a `#[{what}]` tool is a method taking `&self`"),
         );
     }
-    if !f.attrs.iter().any(|a| tool_attr::is_attr(a, "tool")) {
+    if !tool_attr::has_tool(f) {
         cx.error_spanned_by(&f.sig.ident, format!("`#[{what}]` must sit directly above rmcp's `#[tool]` on a tool method; guard writes the tool's annotations into that `#[tool]`"));
     }
     for other in ["destructive", "read_only", "idempotent"] {
-        if let Some(a) = f.attrs.iter().find(|a| tool_attr::is_attr(a, other)) {
+        if let Some(a) = tool_attr::find(f, &[other]) {
             cx.error_spanned_by(a, format!("a `#[{what}]` tool cannot also be `#[{other}]`: guard sets its annotations from the two-phase flow"));
         }
     }
@@ -365,17 +334,6 @@ fn transaction_of(what: &str) -> &'static str {
     } else {
         "the effect commits in"
     }
-}
-
-pub(crate) fn typed_args(f: &ImplItemFn) -> impl Iterator<Item = (usize, &syn::PatType)> {
-    f.sig
-        .inputs
-        .iter()
-        .enumerate()
-        .filter_map(|(i, a)| match a {
-            FnArg::Typed(pt) => Some((i, pt)),
-            FnArg::Receiver(_) => None,
-        })
 }
 
 /// A prepare takes `&mut Prepare` and its `Parameters<Args>`, and returns
@@ -579,6 +537,7 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
             let __guard_checked = Self::#inner(self, #(#forward),*).await;
             __guard_prepare.finish(__guard_checked).await
         });
+        tool_attr::claim(&mut tool_fn, rt);
         out.push(ImplItem::Fn(hidden(p.f.clone())));
         out.push(ImplItem::Fn(tool_fn));
     }
@@ -643,6 +602,7 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
             .await;
             __guard_approved.finish(__guard_effect).await
         });
+        tool_attr::claim(&mut tool_fn, rt);
         out.push(ImplItem::Fn(tool_fn));
     }
     // The method is named after this impl's first two-phase tool, so a second
@@ -659,7 +619,7 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
         .map(|p| tool_attr::routed_name(&p.f))
         .collect();
     let hints = tool_attr::read_only_hints();
-    out.push(syn::parse_quote! {
+    let mut result: ImplItemFn = syn::parse_quote! {
         #[#rmcp::tool(
             name = #RESULT_TOOL,
             description = "Did a prepared operation happen? Returns its status (PREPARED, SUBMITTED, EXPIRED or REJECTED), its preview and, once submitted, its result. Call it after a confirm timed out or failed with an unknown result, before retrying.",
@@ -672,7 +632,9 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
             #rt::__private::assert_guarded::<Self>();
             #rt::__private::get_operation_result(#rt::Guarded::guard(self), __guard_operation, &[#(#prepare_tools),*]).await
         }
-    });
+    };
+    tool_attr::claim(&mut result, rt);
+    out.push(ImplItem::Fn(result));
     out
 }
 
@@ -682,10 +644,5 @@ pub fn standalone(what: &str, f: ImplItemFn) -> TokenStream {
         "`#[{what}]` needs `#[rmcp_guard::operations]` on the impl block, above `#[tool_router]`: it pairs each prepare with its confirm and adds the `get_operation_result` tool"
     );
     let error = syn::Error::new(f.sig.ident.span(), message).to_compile_error();
-    let [body, stand_in] = fallback(f);
-    quote! {
-        #error
-        #body
-        #stand_in
-    }
+    stand_in::with_errors(error, f)
 }

@@ -12,14 +12,14 @@ pub fn expand(attr: TokenStream, mut f: ImplItemFn) -> TokenStream {
     if !attr.is_empty() {
         cx.error_spanned_by(&attr, "`#[read_only]` takes no options");
     }
-    if let Some(other) = conflicting(&f, &["destructive"]) {
+    if let Some(other) = tool_attr::find(&f, &["destructive"]) {
         // The handler takes its proof, which is no read handle: this error is the one to fix.
         cx.error_spanned_by(other, "a tool cannot be both `#[read_only]` and `#[destructive]`: remove `#[read_only]` if it changes anything, or `#[destructive]` if it only reads");
         return finish(cx, f);
     }
     let checks = read_handle_checks(&cx, &f, &crate::krate::path(None));
     f.block.stmts.splice(0..0, checks);
-    if let Some(other) = conflicting(&f, &["idempotent"]) {
+    if let Some(other) = tool_attr::find(&f, &["idempotent"]) {
         cx.error_spanned_by(other, "a `#[read_only]` tool changes nothing, so it needs no `#[idempotent]` claim: remove `#[idempotent]`, or `#[read_only]` if the tool writes");
     } else {
         tool_attr::set_hints(&cx, &mut f, "read_only", tool_attr::read_only_hints());
@@ -33,7 +33,7 @@ pub fn expand_idempotent(attr: TokenStream, mut f: ImplItemFn) -> TokenStream {
         return crate::keyed::expand(attr, f);
     }
     let cx = Ctxt::new();
-    if let Some(other) = conflicting(&f, &["destructive", "read_only"]) {
+    if let Some(other) = tool_attr::find(&f, &["destructive", "read_only"]) {
         cx.error_spanned_by(other, "`#[idempotent]` goes on a plain write tool; on a guarded tool write `#[destructive(idempotent)]`, and a `#[read_only]` tool needs no idempotency claim");
     } else {
         tool_attr::set_hints(&cx, &mut f, "idempotent", tool_attr::idempotent_hints());
@@ -41,15 +41,10 @@ pub fn expand_idempotent(attr: TokenStream, mut f: ImplItemFn) -> TokenStream {
     finish(cx, f)
 }
 
-fn conflicting<'f>(f: &'f ImplItemFn, names: &[&str]) -> Option<&'f syn::Attribute> {
-    f.attrs
-        .iter()
-        .find(|a| names.iter().any(|n| tool_attr::is_attr(a, n)))
-}
-
 /// One statement per typed parameter asserting that its type is a
-/// `rmcp_guard::ReadHandle`, spanned at the type. The check is on the type the compiler
-/// resolves, so an alias, a renamed import or a full path of a write handle fails there too.
+/// `rmcp_guard::read_handle::ReadHandle`, spanned at the type. The check is on the type the
+/// compiler resolves, so an alias, a renamed import or a full path of a write handle fails
+/// there too.
 fn read_handle_checks(cx: &Ctxt, f: &ImplItemFn, rt: &proc_macro2::TokenStream) -> Vec<Stmt> {
     let mut checks = Vec::new();
     for arg in &f.sig.inputs {
@@ -70,9 +65,8 @@ fn read_handle_checks(cx: &Ctxt, f: &ImplItemFn, rt: &proc_macro2::TokenStream) 
     checks
 }
 
+/// The method as written (with the checks and hints added), beside any error: a claim
+/// changes no signature, so the item itself is the fallback.
 fn finish(cx: Ctxt, f: ImplItemFn) -> TokenStream {
-    match cx.check() {
-        Ok(()) => quote!(#f),
-        Err(errors) => quote!(#errors #f),
-    }
+    cx.finish(|| quote!(#f), || quote!(#f))
 }

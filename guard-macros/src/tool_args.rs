@@ -26,11 +26,9 @@ pub fn derive(input: DeriveInput) -> TokenStream {
     if let Some(parsed) = &parsed {
         check(&cx, parsed);
     }
+    // The impls are emitted either way: on error, uses of the type report nothing more.
     let expanded = expand(&input, parsed.as_ref());
-    match cx.check() {
-        Ok(()) => expanded,
-        Err(errors) => quote!(#errors #expanded),
-    }
+    cx.finish(|| expanded.clone(), || expanded.clone())
 }
 
 // ---------------------------------------------------------------------------------------

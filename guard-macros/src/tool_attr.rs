@@ -1,19 +1,50 @@
 //! Finds rmcp's `#[tool(...)]` on a method and writes guard's honest annotations into it.
 
+use proc_macro2::{Span, TokenStream};
 use quote::quote;
-use syn::{Attribute, ImplItemFn, Meta, Token, parse_quote, punctuated::Punctuated};
+use syn::{Attribute, FnArg, ImplItemFn, Meta, Token, parse_quote, punctuated::Punctuated};
 
-use crate::ctxt::Ctxt;
+use crate::{ctxt::Ctxt, ty};
 
 /// The hints guard owns; an author may still set `title` and `open_world_hint`.
 const OWNED_HINTS: &[&str] = &["read_only_hint", "destructive_hint", "idempotent_hint"];
+
+/// guard's attributes on a tool method: each makes it a guarded tool or states a claim
+/// about its effect.
+pub const GUARD_ATTRS: [&str; 5] = [
+    "destructive",
+    "read_only",
+    "idempotent",
+    "prepare",
+    "confirm",
+];
 
 pub fn is_attr(attr: &Attribute, name: &str) -> bool {
     attr.path().segments.last().is_some_and(|s| s.ident == name)
 }
 
+/// rmcp's `#[tool]` or one of guard's attributes: what makes a method a tool.
+pub fn is_tool_attr(attr: &Attribute) -> bool {
+    is_attr(attr, "tool") || GUARD_ATTRS.iter().any(|n| is_attr(attr, n))
+}
+
+/// The first attribute on `f` named one of `names`.
+pub fn find<'f>(f: &'f ImplItemFn, names: &[&str]) -> Option<&'f Attribute> {
+    f.attrs.iter().find(|a| names.iter().any(|n| is_attr(a, n)))
+}
+
+/// Whether rmcp's `#[tool]` is still on `f`: below guard's attribute, not yet expanded.
+pub fn has_tool(f: &ImplItemFn) -> bool {
+    find(f, &["tool"]).is_some()
+}
+
 /// The name rmcp routes the tool under: `#[tool(name = "...")]`, else the method's name.
 pub fn routed_name(f: &ImplItemFn) -> String {
+    route(f).0
+}
+
+/// [`routed_name`], and where it is written: the `name` literal, else the method's name.
+pub fn route(f: &ImplItemFn) -> (String, Span) {
     let named = f
         .attrs
         .iter()
@@ -28,12 +59,50 @@ pub fn routed_name(f: &ImplItemFn) -> String {
                 syn::Expr::Lit(syn::ExprLit {
                     lit: syn::Lit::Str(s),
                     ..
-                }) => Some(s.value()),
+                }) => Some((s.value(), s.span())),
                 _ => None,
             },
             _ => None,
         });
-    named.unwrap_or_else(|| f.sig.ident.to_string())
+    named.unwrap_or_else(|| (f.sig.ident.to_string(), f.sig.ident.span()))
+}
+
+/// Has rmcp build the guarded tool's input schema through `__private::claim`, which records
+/// the name as this guarded tool's for the server type and gives its route a schema no
+/// other route holds, so the exposure can refuse a router in which another tool took the
+/// name (see the runtime's `entry::claims`). The schema is the one `#[tool]` would build:
+/// an explicit `input_schema`, else the `Parameters<T>` parameter's, else an empty object.
+pub fn claim(f: &mut ImplItemFn, rt: &TokenStream) {
+    let name = routed_name(f);
+    let params = f.sig.inputs.iter().find_map(|arg| match arg {
+        FnArg::Typed(pt) if ty::arg_of(&pt.ty, "Parameters").is_some() => Some(pt.ty.clone()),
+        _ => None,
+    });
+    let Some(tool) = f.attrs.iter_mut().find(|a| is_attr(a, "tool")) else {
+        return;
+    };
+    let mut args: Punctuated<Meta, Token![,]> = match &tool.meta {
+        Meta::List(list) => list
+            .parse_args_with(Punctuated::parse_terminated)
+            .expect("checked by `set_hints`"),
+        _ => Punctuated::new(),
+    };
+    let explicit = args.iter().find_map(|meta| match meta {
+        Meta::NameValue(nv) if nv.path.is_ident("input_schema") => Some(nv.value.clone()),
+        _ => None,
+    });
+    let schema = match (explicit, params) {
+        (Some(expr), _) => quote!(#rt::__private::claim::<Self>(#name, #expr)),
+        (None, Some(ty)) => quote!(#rt::__private::claim_parameters::<Self, #ty>(#name)),
+        (None, None) => quote!(#rt::__private::claim_no_parameters::<Self>(#name)),
+    };
+    args = args
+        .into_iter()
+        .filter(|m| !m.path().is_ident("input_schema"))
+        .collect();
+    args.push(parse_quote!(input_schema = #schema));
+    let path = tool.path().clone();
+    *tool = parse_quote!(#[#path(#args)]);
 }
 
 /// Rewrites the method's `#[tool]` so its annotations carry `hints`

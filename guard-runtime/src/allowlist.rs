@@ -14,6 +14,8 @@ use rmcp::{Peer, RoleServer, handler::server::router::tool::ToolRouter, model::T
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+use crate::entry::claims;
+
 /// Path of the allowlist file (TOML or JSON: `tools = ["a", "b"]`).
 pub const ALLOWLIST_ENV: &str = "GUARD_ALLOWLIST";
 /// `1` removes every tool that is not `#[read_only]`.
@@ -224,11 +226,19 @@ impl Exposure {
     ) -> (ToolRouter<S>, u64) {
         let tools = router.list_all();
         let known: BTreeSet<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        let mut state = self.lock_state();
+        let generation = state.generation;
+        if let Err(reason) = claims::check(&router) {
+            // The code, not the file, is wrong: no reload can fix it, so nothing is served.
+            if state.reported.as_ref() != Some(&reason) {
+                tracing::error!("no tool is enabled: {reason}");
+                state.reported = Some(reason);
+            }
+            return (ToolRouter::new(), generation);
+        }
         if self.all {
             return (self.keep(router, tools, |_| true), 0);
         }
-        let mut state = self.lock_state();
-        let generation = state.generation;
         let listed = match &state.loaded {
             Ok(listed) => {
                 let unknown: Vec<&str> = listed

@@ -20,4 +20,4 @@
 pub use crate::allowlist::{
     ALLOWLIST_ENV, Exposure, ExposureError, MAX_ALLOWLIST_BYTES, READ_ONLY_ENV, read_only_from_env,
 };
-pub use crate::entry::Exposed;
+pub use crate::entry::{Exposed, Routes};

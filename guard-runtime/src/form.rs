@@ -23,7 +23,7 @@ pub trait Form: crate::seal::FormDerived + Sized + Send + 'static {
     /// The fields, in declaration order.
     const SPEC: &'static FormSpec;
 
-    /// Builds the form from content that [`crate::validate`] has accepted against [`Self::SPEC`].
+    /// Builds the form from content that [`crate::validate::validate`] has accepted against [`Self::SPEC`].
     fn from_valid(content: &Map<String, Value>) -> Result<Self, String>;
 
     /// The accepted answer as JSON.

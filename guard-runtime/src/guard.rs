@@ -22,7 +22,7 @@ mod db;
 /// Environment variable holding the request-state key (at least 32 bytes). Replicas that
 /// share an operation store must share it too; without it each process makes its own. Without
 /// a store, request states never outlive the process that sealed them (see [`Guard`]).
-pub const KEY_ENV: &str = "GUARD_HMAC_KEY";
+pub(crate) const KEY_ENV: &str = "GUARD_HMAC_KEY";
 
 /// Configuration shared by every guarded tool of a server.
 ///
@@ -112,7 +112,7 @@ impl Guard {
         Self::with_key(key.to_vec())
     }
 
-    /// The key from [`KEY_ENV`], else a fresh random one (logged, since replicas then
+    /// The key from `GUARD_HMAC_KEY`, else a fresh random one (logged, since replicas then
     /// cannot open each other's request state).
     pub fn from_env() -> Result<Self, GuardError> {
         match std::env::var(KEY_ENV) {

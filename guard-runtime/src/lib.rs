@@ -80,7 +80,7 @@ pub mod approval;
 mod args;
 pub mod audit;
 pub mod batch;
-mod canonical;
+pub mod canonical;
 mod confirmed;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
@@ -97,10 +97,10 @@ pub mod identity;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub mod ops;
-mod outbox;
+pub mod outbox;
 pub mod outcome;
-mod preview;
-mod read_handle;
+pub mod preview;
+pub mod read_handle;
 mod rfc3339;
 #[cfg(unix)]
 #[cfg_attr(docsrs, doc(cfg(unix)))]
@@ -114,7 +114,7 @@ mod store;
 mod trace;
 mod used;
 pub mod user_dirs;
-mod validate;
+pub mod validate;
 
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
@@ -124,21 +124,18 @@ pub mod honesty;
 pub mod testing;
 
 pub use args::ToolArgs;
-pub use canonical::canonical_json;
 pub use confirmed::Confirmed;
-pub use entry::{Routes, exposed};
+pub use entry::exposed;
 pub use error::{ToolError, codes};
 pub use exposure::Exposure;
-pub use flow::INPUT_KEY;
 pub use form::{Form, FormEnum};
-pub use guard::{Guard, GuardError, Guarded, KEY_ENV};
+pub use guard::{Guard, GuardError, Guarded};
 #[cfg(feature = "jwt")]
 #[cfg_attr(docsrs, doc(cfg(feature = "jwt")))]
 pub use identity::BearerIdentity;
 pub use identity::{EnvIdentity, Identity, IdentityProvider, require_scopes};
-pub use outbox::{Outbound, Outbox};
-pub use preview::{Effect, Preview};
-pub use read_handle::ReadHandle;
+pub use outbox::Outbox;
+pub use preview::Preview;
 /// The rmcp this crate is built on, for naming its types at the version guard uses.
 #[doc(no_inline)]
 pub use rmcp;
@@ -146,7 +143,7 @@ pub use rmcp_guard_macros::{
     Form, FormEnum, ToolArgs, confirm, destructive, idempotent, operations, prepare, read_only,
 };
 pub use secret::Secret;
-pub use validate::{validate, visible_len};
+pub use validate::visible_len;
 
 #[cfg(test)]
 mod layering;

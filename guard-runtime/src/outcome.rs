@@ -328,4 +328,66 @@ mod tests {
             assert!(seen.insert(code), "{code}");
         }
     }
+
+    /// The wire spellings, byte for byte: clients, audit readers and the verifier match
+    /// these strings, so a renamed variant must not change what is written.
+    #[test]
+    fn every_outcome_is_spelled_as_the_wire_has_it() {
+        use crate::batch::ItemOutcome;
+        let spelled = [
+            (Outcome::Asked, "asked"),
+            (Outcome::Accepted, "accepted"),
+            (Outcome::Executed, "executed"),
+            (Outcome::HandlerError, "handler_error"),
+            (Outcome::HandlerFailed, "handler_failed"),
+            (Outcome::Declined, "declined"),
+            (Outcome::Cancelled, "cancelled"),
+            (Outcome::CancelledByClient, "cancelled_by_client"),
+            (Outcome::TimedOut, "timed_out"),
+            (Outcome::PreconditionFailed, "precondition_failed"),
+            (Outcome::PreviewFailed, "preview_failed"),
+            (Outcome::StateChanged, "state_changed"),
+            (Outcome::UnsupportedClient, "unsupported_client"),
+            (Outcome::InvalidAnswer, "invalid_answer"),
+            (Outcome::WrongTool, "wrong_tool"),
+            (Outcome::Misconfigured, "misconfigured"),
+            (Outcome::AuditFailed, "audit_failed"),
+            (Outcome::NotPublished, "not_published"),
+            (Outcome::ElicitationFailed, "elicitation_failed"),
+            (Outcome::InvalidArguments, "invalid_arguments"),
+            (Outcome::SealFailed, "seal_failed"),
+            (Outcome::Expired, "expired"),
+            (Outcome::Restarted, "restarted"),
+            (Outcome::BadState, "bad_state"),
+            (Outcome::StoreFailed, "store_failed"),
+            (Outcome::Replayed, "replayed"),
+            (Outcome::NoAnswer, "no_answer"),
+            (Outcome::PermissionDenied, "permission_denied"),
+            (Outcome::Rejected, "rejected"),
+            (Outcome::ApprovalUnknown, "approval_unknown"),
+            (Outcome::ApprovalMismatch, "approval_mismatch"),
+            (Outcome::NothingMatched, "nothing_matched"),
+            (Outcome::TooMany, "too_many"),
+            (Outcome::NothingPicked, "nothing_picked"),
+            (Outcome::Item(ItemOutcome::Done), "item_done"),
+            (Outcome::Item(ItemOutcome::Skipped), "item_skipped"),
+            (Outcome::Item(ItemOutcome::Failed), "item_failed"),
+            (Outcome::HiddenTool, "hidden_tool"),
+            (Outcome::UnknownTool, "unknown_tool"),
+            (Outcome::Prepared, "PREPARED"),
+            (Outcome::Submitted, "SUBMITTED"),
+            (Outcome::AlreadyProcessed, "ALREADY_PROCESSED"),
+            (Outcome::Completed, "COMPLETED"),
+            (Outcome::IntentExpired, "EXPIRED"),
+            (Outcome::IntentRejected, "REJECTED"),
+            (Outcome::LookedUp, "LOOKED_UP"),
+        ];
+        assert_eq!(spelled.len(), NAMED.len(), "one row per outcome");
+        for (outcome, wire) in spelled {
+            assert_eq!(outcome.as_str(), wire);
+            assert_eq!(outcome.to_string(), wire);
+            assert_eq!(String::from(outcome), wire);
+        }
+        assert_eq!(Outcome::Refused("STATE_CHANGED").as_str(), "STATE_CHANGED");
+    }
 }

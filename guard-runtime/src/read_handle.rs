@@ -37,15 +37,20 @@ use rmcp::{
 )]
 pub trait ReadHandle: Sealed {}
 
-/// The seal of [`ReadHandle`]; reachable only as `rmcp_guard::__private::ReadHandleSeal`.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be declared a read handle: `ReadHandle` is sealed",
-    label = "not one of guard's read handles",
-    note = "only handles the database engine keeps read-only (`rmcp_guard::db::ReadDb`, `rmcp_guard::db::PgReadDb`) and rmcp's request data are read handles; take one of those in the `#[read_only]` tool instead"
-)]
-pub trait Sealed {}
+/// The seal lives in a module of its own, so no public path of the runtime names it.
+pub(crate) mod seal {
+    /// The seal of [`ReadHandle`](super::ReadHandle); reachable only as `rmcp_guard::__private::ReadHandleSeal`.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be declared a read handle: `ReadHandle` is sealed",
+        label = "not one of guard's read handles",
+        note = "only handles the database engine keeps read-only (`rmcp_guard::db::ReadDb`, `rmcp_guard::db::PgReadDb`) and rmcp's request data are read handles; take one of those in the `#[read_only]` tool instead"
+    )]
+    pub trait Sealed {}
+}
+pub(crate) use seal::Sealed;
 
 /// Pins `T` to [`ReadHandle`]; `#[read_only]` calls it at each parameter's span.
+#[doc(hidden)]
 pub const fn assert_read_handle<T: ReadHandle + ?Sized>() {}
 
 impl<T> Sealed for Parameters<T> {}

@@ -19,6 +19,10 @@ use rmcp::{
 };
 use serde_json::Value;
 
+/// The key of guard's one input request in an `InputRequiredResult` (2026-07-28): a client
+/// answering by hand sends its answer back under it.
+pub use crate::flow::INPUT_KEY;
+
 /// What the scripted human does with the next form.
 #[derive(Debug, Clone)]
 pub enum Answer {

@@ -26,6 +26,7 @@ use criterion::{
     measurement::{Measurement, ValueFormatter, WallTime},
 };
 use harness::{Side, scratch_dir};
+use rmcp_guard::outcome::Outcome;
 use rmcp_guard::{
     Exposure, Guard,
     audit::{
@@ -46,7 +47,7 @@ fn generated(n: usize) -> (Vec<String>, Vec<Hash>, Checkpoint) {
     let mut hashes = Vec::with_capacity(n);
     let mut prev = [0u8; 32];
     for i in 0..n {
-        let event = Event::new("delete_file", "executed", format!("{i:032x}"))
+        let event = Event::new("delete_file", Outcome::Executed, format!("{i:032x}"))
             .identity("tenant_demo", "alice")
             .field("target", format!("logs/f{i:09}.log"))
             .field("preview", format!("Delete logs/f{i:09}.log (54 bytes)"))

@@ -274,8 +274,8 @@ fn parts(c: &mut Criterion) {
     });
     group.bench_function("answer/guard_validate_and_build", |b| {
         b.iter(|| {
-            let object =
-                rmcp_guard::validate(DeleteConfirmation::SPEC, Some(&answer)).expect("valid");
+            let object = rmcp_guard::validate::validate(DeleteConfirmation::SPEC, Some(&answer))
+                .expect("valid");
             DeleteConfirmation::from_valid(object).expect("builds")
         })
     });

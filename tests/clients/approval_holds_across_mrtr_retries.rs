@@ -9,7 +9,8 @@ use std::{sync::Arc, time::Duration};
 
 use bench::*;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, ElicitRequestParams, InputRequest};
-use rmcp_guard::{INPUT_KEY, ops::SqliteStore};
+use rmcp_guard::outcome::Outcome;
+use rmcp_guard::{ops::SqliteStore, testing::INPUT_KEY};
 use safe_ops::visit;
 
 /// The first round: the input request must be guard's one URL-mode elicitation. Returns the
@@ -102,7 +103,7 @@ async fn two_other_people_approve_on_the_page_then_the_retry_runs_the_deploy_onc
     assert!(page.contains("Approved: the action runs now."), "{page}");
 
     let result = call.await.unwrap();
-    assert_eq!(outcome(&result), "executed", "{result:?}");
+    assert_eq!(outcome(&result), Some(Outcome::Executed), "{result:?}");
     assert_eq!(h.deployed(), [("production".to_owned(), TOKEN.len())]);
     assert!(
         !format!("{result:?}").contains(TOKEN),
@@ -141,7 +142,7 @@ async fn a_replayed_retry_is_refused_and_the_first_one_still_decides() {
         .retry("deploy", "production", &state, "accept")
         .await
         .unwrap();
-    assert_eq!(outcome(&replay), "replayed", "{replay:?}");
+    assert_eq!(outcome(&replay), Some(Outcome::Replayed), "{replay:?}");
     assert!(replay.is_error.unwrap_or(false));
     assert!(
         text(&replay).contains("[INVALID_STATE]"),
@@ -159,13 +160,13 @@ async fn a_replayed_retry_is_refused_and_the_first_one_still_decides() {
         .approve(&h.link("carol"), "production", Some(TOKEN))
         .await;
     let result = first.await.unwrap();
-    assert_eq!(outcome(&result), "executed", "{result:?}");
+    assert_eq!(outcome(&result), Some(Outcome::Executed), "{result:?}");
 
     let again = h
         .retry("deploy", "production", &state, "accept")
         .await
         .unwrap();
-    assert_eq!(outcome(&again), "replayed", "{again:?}");
+    assert_eq!(outcome(&again), Some(Outcome::Replayed), "{again:?}");
     assert_eq!(
         h.deployed(),
         [("production".to_owned(), TOKEN.len())],
@@ -179,7 +180,11 @@ async fn a_retry_with_altered_arguments_runs_nothing_and_decline_withdraws_the_a
     let (state, _, _, _) = first_round(&h, "deploy", "production").await;
     for altered in ["staging", "Production", "production "] {
         let result = h.retry("deploy", altered, &state, "accept").await.unwrap();
-        assert_eq!(outcome(&result), "bad_state", "{altered}: {result:?}");
+        assert_eq!(
+            outcome(&result),
+            Some(Outcome::BadState),
+            "{altered}: {result:?}"
+        );
         assert!(
             text(&result).contains("[INVALID_STATE]"),
             "{}",
@@ -193,7 +198,7 @@ async fn a_retry_with_altered_arguments_runs_nothing_and_decline_withdraws_the_a
         .retry("deploy", "production", &state, "decline")
         .await
         .unwrap();
-    assert_eq!(outcome(&result), "declined", "{result:?}");
+    assert_eq!(outcome(&result), Some(Outcome::Declined), "{result:?}");
     assert!(!result.is_error.unwrap_or(false));
     let page = visit::get(&bob).await.unwrap().text();
     assert!(page.contains("Withdrawn by the client"), "{page}");
@@ -213,7 +218,7 @@ async fn cancel_on_the_retry_withdraws_the_approval() {
     let (state, url, _, _) = first_round(&h, "restart", "web").await;
     let csrf = visit::get(&url).await.unwrap().field("csrf").unwrap();
     let result = h.retry("restart", "web", &state, "cancel").await.unwrap();
-    assert_eq!(outcome(&result), "cancelled", "{result:?}");
+    assert_eq!(outcome(&result), Some(Outcome::Cancelled), "{result:?}");
     let refused = approve_with(&url, &csrf, "").await;
     assert_eq!(refused.status, 409, "{}", refused.text());
     assert!(h.deployed().is_empty());
@@ -227,7 +232,11 @@ async fn a_retry_from_another_person_is_refused_and_leaves_the_requesters_approv
     // the restart on her approval.
     h.as_user("dave");
     let result = h.retry("restart", "web", &state, "accept").await.unwrap();
-    assert_eq!(outcome(&result), "approval_mismatch", "{result:?}");
+    assert_eq!(
+        outcome(&result),
+        Some(Outcome::ApprovalMismatch),
+        "{result:?}"
+    );
     assert!(
         text(&result).contains("[PERMISSION_DENIED]"),
         "{}",
@@ -249,7 +258,7 @@ async fn a_retry_from_another_person_is_refused_and_leaves_the_requesters_approv
         page.text()
     );
     let result = retry.await.unwrap();
-    assert_eq!(outcome(&result), "executed", "{result:?}");
+    assert_eq!(outcome(&result), Some(Outcome::Executed), "{result:?}");
     assert_eq!(h.deployed(), [("restart web".to_owned(), 0)]);
 }
 
@@ -266,7 +275,7 @@ async fn one_approval_then_the_deadline_ends_the_waiting_retry() {
     let page = visit::approve(&h.link("bob"), "production").await.unwrap();
     assert!(page.text().contains("Approvals: 1 of 2"), "{}", page.text());
     let result = retry.await.unwrap();
-    assert_eq!(outcome(&result), "expired", "{result:?}");
+    assert_eq!(outcome(&result), Some(Outcome::Expired), "{result:?}");
     assert!(
         h.deployed().is_empty(),
         "nothing runs without two approvals"
@@ -290,7 +299,7 @@ async fn a_retry_after_a_restart_is_refused_and_runs_nothing() {
         .retry("restart", "web", &state, "accept")
         .await
         .unwrap();
-    assert_eq!(outcome(&result), "restarted", "{result:?}");
+    assert_eq!(outcome(&result), Some(Outcome::Restarted), "{result:?}");
     assert!(text(&result).contains("[INVALID_STATE]"));
 
     // Used states in a store that survives restarts: the state opens, but the approval it
@@ -311,7 +320,11 @@ async fn a_retry_after_a_restart_is_refused_and_runs_nothing() {
         .retry("restart", "web", &state, "accept")
         .await
         .unwrap();
-    assert_eq!(outcome(&result), "approval_unknown", "{result:?}");
+    assert_eq!(
+        outcome(&result),
+        Some(Outcome::ApprovalUnknown),
+        "{result:?}"
+    );
     assert!(
         text(&result).contains("[INVALID_STATE]"),
         "{}",
@@ -337,7 +350,11 @@ async fn a_client_without_url_elicitation_gets_the_natural_fail_closed_answer() 
     let CallToolResponse::Complete(result) = h.round(params).await else {
         panic!("no input request for a client that cannot open URLs");
     };
-    assert_eq!(outcome(&result), "unsupported_client", "{result:?}");
+    assert_eq!(
+        outcome(&result),
+        Some(Outcome::UnsupportedClient),
+        "{result:?}"
+    );
     assert!(!result.is_error.unwrap_or(false));
     assert!(text(&result).contains("did not declare URL elicitation"));
     assert!(h.links.lock().unwrap().is_empty(), "no approval was opened");

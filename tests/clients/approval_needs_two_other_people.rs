@@ -7,6 +7,7 @@ use crate::support::approval as bench;
 use std::{net::SocketAddr, time::Duration};
 
 use bench::*;
+use rmcp_guard::outcome::Outcome;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_other_people_approve_then_the_deploy_runs_once_with_the_secret() {
@@ -72,7 +73,7 @@ async fn two_other_people_approve_then_the_deploy_runs_once_with_the_secret() {
     browser.screenshot("approval-approved.png").await;
 
     let result = call.await.unwrap();
-    assert_eq!(outcome(&result), "executed", "{result:?}");
+    assert_eq!(outcome(&result), Some(Outcome::Executed), "{result:?}");
     assert_eq!(h.deployed(), [("production".to_owned(), TOKEN.len())]);
     let shown = text(&result);
     assert!(
@@ -139,7 +140,7 @@ async fn a_second_approval_by_the_same_person_and_a_replayed_link_are_refused() 
     browser.open(&url).await;
     browser.click("#reject").await;
     let result = call.await.unwrap();
-    assert_eq!(outcome(&result), "rejected", "{result:?}");
+    assert_eq!(outcome(&result), Some(Outcome::Rejected), "{result:?}");
     assert!(
         text(&result).contains("alice rejected deploy"),
         "{}",
@@ -166,7 +167,7 @@ async fn one_approval_then_the_deadline_runs_nothing() {
     let carol = h.link("carol");
     browser.approve(&h.link("bob"), "production", None).await;
     let result = call.await.unwrap();
-    assert_eq!(outcome(&result), "expired", "{result:?}");
+    assert_eq!(outcome(&result), Some(Outcome::Expired), "{result:?}");
     assert!(
         h.deployed().is_empty(),
         "nothing runs without two approvals"
@@ -250,7 +251,7 @@ async fn forged_links_decisions_by_get_and_cross_site_posts_are_refused() {
 
     browser.open(&bob).await;
     browser.click("#reject").await;
-    assert_eq!(outcome(&call.await.unwrap()), "rejected");
+    assert_eq!(outcome(&call.await.unwrap()), Some(Outcome::Rejected));
     assert!(h.deployed().is_empty());
 }
 
@@ -272,7 +273,7 @@ async fn with_one_approval_the_requester_approves_a_checkbox_tool_alone() {
     let page = browser.click("#approve").await;
     assert!(page.contains("Approved: the action runs now."), "{page}");
     let result = call.await.unwrap();
-    assert_eq!(outcome(&result), "executed", "{result:?}");
+    assert_eq!(outcome(&result), Some(Outcome::Executed), "{result:?}");
     assert_eq!(h.deployed(), [("restart web".to_owned(), 0)]);
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(*h.completed.lock().unwrap(), [elicitation_id]);
@@ -282,7 +283,11 @@ async fn with_one_approval_the_requester_approves_a_checkbox_tool_alone() {
 async fn a_client_without_url_elicitation_gets_the_natural_fail_closed_answer() {
     let h = harness(false, Duration::from_secs(120)).await;
     let result = h.call("deploy", "production").await.unwrap();
-    assert_eq!(outcome(&result), "unsupported_client", "{result:?}");
+    assert_eq!(
+        outcome(&result),
+        Some(Outcome::UnsupportedClient),
+        "{result:?}"
+    );
     assert!(!result.is_error.unwrap_or(false));
     assert!(
         text(&result).contains("did not declare URL elicitation"),

@@ -15,6 +15,7 @@ use std::{
 
 use crate::support::{World, assert_natural, assert_refused, call, text};
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+use rmcp_guard::outcome::Outcome;
 use rmcp_guard::{
     Guard, Identity,
     approval::ApproverLink,
@@ -57,7 +58,7 @@ async fn deploy_names_deploy_production_for_any_spelling_of_production(era: Prot
             json!({"service": "billing", "environment": environment}),
         )
         .await;
-        assert_natural(&result, "precondition_failed");
+        assert_natural(&result, Outcome::PreconditionFailed);
         assert!(
             text(&result).contains("call deploy_production with service `billing`"),
             "{environment:?}: {}",
@@ -70,7 +71,7 @@ async fn deploy_names_deploy_production_for_any_spelling_of_production(era: Prot
         json!({"service": "billing", "environment": "qa"}),
     )
     .await;
-    assert_refused(&result, "INVALID_INPUT", "preview_failed");
+    assert_refused(&result, "INVALID_INPUT", Outcome::PreviewFailed);
     assert!(
         text(&result).contains("deploy_production"),
         "{}",
@@ -84,7 +85,7 @@ async fn deploy_names_deploy_production_for_any_spelling_of_production(era: Prot
         json!({"service": "billing"}),
     ] {
         human.will(Answer::Decline);
-        assert_natural(&call(&client, "deploy", args).await, "declined");
+        assert_natural(&call(&client, "deploy", args).await, Outcome::Declined);
     }
     assert_eq!(human.shown().len(), 2);
     let _ = client.cancel().await;
@@ -155,7 +156,7 @@ async fn deploy_production_runs_once_after_two_approvals_on_the_page(era: Protoc
     assert!(page.contains("Approved: the action runs now."), "{page}");
 
     let result = call.await.unwrap();
-    assert_natural(&result, "executed");
+    assert_natural(&result, Outcome::Executed);
     assert!(text(&result).contains("Deployment of billing to production submitted"));
     assert_eq!(
         world.deployments(),
@@ -173,7 +174,7 @@ async fn deploy_production_without_two_approvers_refuses_and_says_why(era: Proto
     let (client, _urls) = bench::url_client(era, true);
     let client = bench::connect(server, client).await;
     let result = call(&client, "deploy_production", json!({"service": "billing"})).await;
-    assert_refused(&result, "INVALID_STATE", "misconfigured");
+    assert_refused(&result, "INVALID_STATE", Outcome::Misconfigured);
     assert!(
         text(&result).contains("Tell the operator"),
         "{}",
@@ -188,7 +189,7 @@ async fn deploy_production_from_a_client_without_url_mode_fails_closed(era: Prot
     let (server, _links) = with_page(&world, &["bob", "carol"]).await;
     let client = support::connect(server, ScriptedHuman::new(era)).await;
     let result = call(&client, "deploy_production", json!({"service": "billing"})).await;
-    assert_natural(&result, "unsupported_client");
+    assert_natural(&result, Outcome::UnsupportedClient);
     assert!(world.deployments().is_empty());
 }
 

@@ -12,7 +12,8 @@ use rmcp::{
     service::RunningService,
     transport::TokioChildProcess,
 };
-use rmcp_guard::{INPUT_KEY, testing::ScriptedHuman};
+use rmcp_guard::outcome::Outcome;
+use rmcp_guard::testing::{INPUT_KEY, ScriptedHuman};
 use serde_json::{Value, json};
 
 type Client = RunningService<RoleClient, ScriptedHuman>;
@@ -110,14 +111,14 @@ async fn accepted_state_is_refused_after_a_restart() {
     let (client, pid) = boot(&world).await;
     let state = ask(&client, "drop_table", args.clone()).await;
     let result = answer(&client, "drop_table", args.clone(), &state, accept_drop()).await;
-    assert_natural(&result, "executed");
+    assert_natural(&result, Outcome::Executed);
     assert_eq!(world.rows("scratch"), None, "the first answer dropped it");
     kill(client, pid).await;
 
     create_scratch(&world);
     let (client, pid) = boot(&world).await;
     let result = answer(&client, "drop_table", args, &state, accept_drop()).await;
-    assert_refused(&result, "INVALID_STATE", "restarted");
+    assert_refused(&result, "INVALID_STATE", Outcome::Restarted);
     assert!(
         text(&result).contains("Call the tool again"),
         "{}",
@@ -142,12 +143,12 @@ async fn declined_state_with_a_forged_accept_is_refused_after_a_restart() {
         json!({"action": "decline"}),
     )
     .await;
-    assert_natural(&result, "declined");
+    assert_natural(&result, Outcome::Declined);
     kill(client, pid).await;
 
     let (client, pid) = boot(&world).await;
     let result = answer(&client, "drop_table", args.clone(), &state, accept_drop()).await;
-    assert_refused(&result, "INVALID_STATE", "restarted");
+    assert_refused(&result, "INVALID_STATE", Outcome::Restarted);
     assert_eq!(
         world.rows("scratch"),
         Some(3),
@@ -157,7 +158,7 @@ async fn declined_state_with_a_forged_accept_is_refused_after_a_restart() {
     // A fresh question on the restarted process still works.
     let state = ask(&client, "drop_table", args.clone()).await;
     let result = answer(&client, "drop_table", args, &state, accept_drop()).await;
-    assert_natural(&result, "executed");
+    assert_natural(&result, Outcome::Executed);
     assert_eq!(world.rows("scratch"), None);
     kill(client, pid).await;
 }

@@ -5,10 +5,11 @@
 
 use crate::support::*;
 use proptest::prelude::*;
+use rmcp_guard::outcome::Outcome;
 use rmcp_guard::{
     Form,
     testing::{Answer, ScriptedHuman},
-    validate,
+    validate::validate,
 };
 use safe_ops::server::{ApprovalLevel, DeleteConfirmation, DeployConfig, DropTableConfirmation};
 use serde_json::{Map, Number, Value, json};
@@ -593,7 +594,7 @@ proptest! {
         prop_assert_eq!(asked, 1, "asked exactly once");
         prop_assert_eq!(happened, expected, "{:?} answer {} → {}", kind, content, text(&result));
         if expected {
-            prop_assert_eq!(outcome(&result), Some("executed".to_owned()));
+            prop_assert_eq!(outcome(&result), Some(Outcome::Executed));
         } else {
             prop_assert!(is_error(&result), "refusal is an error: {}", text(&result));
             prop_assert_eq!(code(&result), Some("INVALID_CONFIRMATION".to_owned()));

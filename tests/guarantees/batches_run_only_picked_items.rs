@@ -7,11 +7,13 @@ use std::path::Path;
 
 use crate::support::*;
 use rmcp::model::{CallToolResponse, InputRequest, InputResponses};
+use rmcp_guard::outcome::Outcome;
 use rmcp_guard::{
-    Exposure, Guard, INPUT_KEY,
+    Exposure, Guard,
     audit::{AuditLog, story},
+    batch::ItemOutcome,
     ops::SqliteStore,
-    testing::{Answer, ScriptedHuman},
+    testing::{Answer, INPUT_KEY, ScriptedHuman},
 };
 use serde_json::{Value, json};
 
@@ -79,7 +81,7 @@ async fn picks_a_subset_and_audits_each_item(era: rmcp::model::ProtocolVersion) 
     let client = connect(server, human.clone()).await;
 
     let result = call(&client, "delete_files", json!({"pattern": "logs/*.log"})).await;
-    assert_natural(&result, "executed");
+    assert_natural(&result, Outcome::Executed);
     assert_eq!(world.file("logs/a.log"), None);
     assert_eq!(world.file("logs/b.log").as_deref(), Some("logs/b.log\n"));
     assert_eq!(world.file("logs/c.log"), None);
@@ -131,24 +133,25 @@ async fn picks_a_subset_and_audits_each_item(era: rmcp::model::ProtocolVersion) 
         .iter()
         .map(|r| serde_json::from_str(&r.entry).unwrap())
         .collect();
-    let items: Vec<(&str, &str)> = entries
+    let outcome = |e: &Value| Outcome::parse(e["outcome"].as_str().unwrap());
+    let done = Some(Outcome::Item(ItemOutcome::Done));
+    let items: Vec<(Option<Outcome>, &str)> = entries
         .iter()
-        .filter(|e| e["outcome"].as_str().unwrap().starts_with("item_"))
-        .map(|e| (e["outcome"].as_str().unwrap(), e["key"].as_str().unwrap()))
+        .filter(|e| matches!(outcome(e), Some(Outcome::Item(_))))
+        .map(|e| (outcome(e), e["key"].as_str().unwrap()))
         .collect();
-    assert_eq!(
-        items,
-        [("item_done", "logs/a.log"), ("item_done", "logs/c.log")]
-    );
+    assert_eq!(items, [(done, "logs/a.log"), (done, "logs/c.log")]);
     // The confirmation is in the log before any item's effect.
-    let order: Vec<&str> = entries
+    let order: Vec<Option<Outcome>> = entries
         .iter()
-        .map(|e| e["outcome"].as_str().unwrap())
-        .filter(|o| *o != "asked")
+        .map(outcome)
+        .filter(|o| *o != Some(Outcome::Asked))
         .collect();
-    assert_eq!(order, ["accepted", "item_done", "item_done", "executed"]);
+    let accepted = Some(Outcome::Accepted);
+    let executed = Some(Outcome::Executed);
+    assert_eq!(order, [accepted, done, done, executed]);
     let call_record = entries.last().unwrap();
-    assert_eq!(call_record["outcome"], "executed");
+    assert_eq!(outcome(call_record), executed);
     assert_eq!(call_record["tool"], "delete_files");
     assert_eq!(call_record["target"], "`logs/*.log`");
     assert_eq!(
@@ -178,7 +181,7 @@ async fn a_file_swapped_while_the_human_looks_is_skipped(era: rmcp::model::Proto
     let client = connect(world.server(), observer).await;
 
     let result = call(&client, "delete_files", json!({"pattern": "logs/*.log"})).await;
-    assert_natural(&result, "executed");
+    assert_natural(&result, Outcome::Executed);
     assert_eq!(
         outcomes(&result),
         pairs(&[
@@ -207,7 +210,7 @@ async fn more_items_than_the_cap_asks_nobody(era: rmcp::model::ProtocolVersion) 
     let client = connect(world.server(), human.clone()).await;
 
     let result = call(&client, "delete_files", json!({"pattern": "many/*.tmp"})).await;
-    assert_natural(&result, "too_many");
+    assert_natural(&result, Outcome::TooMany);
     assert_eq!(
         text(&result),
         "21 items match `many/*.tmp`, more than the 20 one question may offer; nothing was changed and the user was not asked. Narrow the rule so that at most 20 items match, then call the tool again."
@@ -219,7 +222,7 @@ async fn more_items_than_the_cap_asks_nobody(era: rmcp::model::ProtocolVersion) 
     std::fs::remove_file(world.path("many/20.tmp")).unwrap();
     human.will(Answer::Decline);
     let result = call(&client, "delete_files", json!({"pattern": "many/*.tmp"})).await;
-    assert_natural(&result, "declined");
+    assert_natural(&result, Outcome::Declined);
     assert_eq!(human.shown().len(), 1);
 }
 
@@ -229,7 +232,7 @@ async fn nothing_matched_or_nothing_picked_changes_nothing(era: rmcp::model::Pro
     let client = connect(world.server(), human.clone()).await;
 
     let result = call(&client, "delete_files", json!({"pattern": "logs/*.gz"})).await;
-    assert_natural(&result, "nothing_matched");
+    assert_natural(&result, Outcome::NothingMatched);
     assert_eq!(
         text(&result),
         "Nothing matches `logs/*.gz`; nothing was changed."
@@ -239,7 +242,7 @@ async fn nothing_matched_or_nothing_picked_changes_nothing(era: rmcp::model::Pro
     for empty in [json!({"items": []}), json!({})] {
         human.will(Answer::Accept(empty));
         let result = call(&client, "delete_files", json!({"pattern": "logs/*.log"})).await;
-        assert_natural(&result, "nothing_picked");
+        assert_natural(&result, Outcome::NothingPicked);
         assert_eq!(
             text(&result),
             "The user picked none of the 3 offered items; nothing was changed."
@@ -270,7 +273,7 @@ async fn a_pick_that_was_not_offered_is_refused(era: rmcp::model::ProtocolVersio
     ] {
         human.will(Answer::Accept(answer));
         let result = call(&client, "delete_files", json!({"pattern": "logs/*.log"})).await;
-        assert_refused(&result, "INVALID_CONFIRMATION", "invalid_answer");
+        assert_refused(&result, "INVALID_CONFIRMATION", Outcome::InvalidAnswer);
         assert_eq!(
             text(&result),
             format!(
@@ -334,7 +337,7 @@ async fn an_mrtr_retry_is_judged_against_the_sealed_offer() {
     let state = first_round(&client, "logs/*.log").await;
     std::fs::write(world.path("logs/d.log"), "new\n").unwrap();
     let widened = retry(&client, "logs/*.log", &state, &["logs/a.log", "logs/d.log"]).await;
-    assert_refused(&widened, "INVALID_CONFIRMATION", "invalid_answer");
+    assert_refused(&widened, "INVALID_CONFIRMATION", Outcome::InvalidAnswer);
     assert!(text(&widened).contains("\"logs/d.log\", which was not offered"));
     assert!(exists(&world, "logs/a.log") && exists(&world, "logs/d.log"));
 
@@ -344,7 +347,7 @@ async fn an_mrtr_retry_is_judged_against_the_sealed_offer() {
         std::fs::write(world.path(&format!("logs/x{i:02}.log")), "x").unwrap();
     }
     let done = retry(&client, "logs/*.log", &state, &["logs/d.log"]).await;
-    assert_natural(&done, "executed");
+    assert_natural(&done, Outcome::Executed);
     assert_eq!(outcomes(&done), pairs(&[("logs/d.log", "done")]));
     assert!(!exists(&world, "logs/d.log") && exists(&world, "logs/a.log"));
     assert_eq!(structured(&done)["offered"], 4);
@@ -352,12 +355,12 @@ async fn an_mrtr_retry_is_judged_against_the_sealed_offer() {
     // The state is bound to the pattern: another pattern cannot reuse it.
     let state = first_round(&client, "logs/a.log").await;
     let moved = retry(&client, "logs/*.log", &state, &["logs/a.log"]).await;
-    assert_refused(&moved, "INVALID_STATE", "bad_state");
+    assert_refused(&moved, "INVALID_STATE", Outcome::BadState);
     // And it is used once.
     let once = retry(&client, "logs/a.log", &state, &[]).await;
-    assert_natural(&once, "nothing_picked");
+    assert_natural(&once, Outcome::NothingPicked);
     let again = retry(&client, "logs/a.log", &state, &["logs/a.log"]).await;
-    assert_refused(&again, "INVALID_STATE", "replayed");
+    assert_refused(&again, "INVALID_STATE", Outcome::Replayed);
     assert!(exists(&world, "logs/a.log"));
 }
 
@@ -371,7 +374,7 @@ async fn a_pick_of_a_file_gone_before_the_effect_is_skipped_not_failed() {
     let client = connect(world.server(), observer).await;
 
     let result = call(&client, "delete_files", json!({"pattern": "logs/*.log"})).await;
-    assert_natural(&result, "executed");
+    assert_natural(&result, Outcome::Executed);
     assert_eq!(
         outcomes(&result),
         pairs(&[("logs/a.log", "done"), ("logs/b.log", "skipped")])
@@ -392,7 +395,7 @@ async fn patterns_that_leave_the_root_are_refused_before_anyone_is_asked() {
     let client = connect(world.server(), human.clone()).await;
     for pattern in ["../*", "/etc/*", "logs/**/*.log"] {
         let result = call(&client, "delete_files", json!({"pattern": pattern})).await;
-        assert_refused(&result, "INVALID_INPUT", "preview_failed");
+        assert_refused(&result, "INVALID_INPUT", Outcome::PreviewFailed);
         assert!(
             !text(&result).contains(&*world.base.to_string_lossy()),
             "{}",
@@ -428,7 +431,7 @@ async fn nothing_is_deleted_unless_the_confirmation_is_in_the_log_first() {
             .unwrap();
 
         let result = call(&client, "delete_files", json!({"pattern": "logs/*.log"})).await;
-        assert_refused(&result, "UNAVAILABLE", "audit_failed");
+        assert_refused(&result, "UNAVAILABLE", Outcome::AuditFailed);
         for name in LOGS {
             assert!(world.file(name).is_some(), "{era:?}: {name} is kept");
         }
@@ -518,13 +521,13 @@ async fn the_tools_own_cap_holds_and_duplicate_keys_are_never_offered() {
     let client = connect(server, human.clone()).await;
 
     let over = call(&client, "remove_keys", json!({"keys": "a,b,c"})).await;
-    assert_natural(&over, "too_many");
+    assert_natural(&over, Outcome::TooMany);
     assert!(
         text(&over).starts_with("3 items match `a,b,c`, more than the 2 one question may offer")
     );
 
     let twice = call(&client, "remove_keys", json!({"keys": "a,a"})).await;
-    assert_refused(&twice, "INVALID_STATE", "misconfigured");
+    assert_refused(&twice, "INVALID_STATE", Outcome::Misconfigured);
     assert!(
         text(&twice).contains("offered one item twice"),
         "{}",
@@ -534,7 +537,7 @@ async fn the_tools_own_cap_holds_and_duplicate_keys_are_never_offered() {
 
     human.will(pick(&["b"]));
     let done = call(&client, "remove_keys", json!({"keys": "a,b"})).await;
-    assert_natural(&done, "executed");
+    assert_natural(&done, Outcome::Executed);
     assert_eq!(
         *touched.lock().unwrap(),
         ["b"],

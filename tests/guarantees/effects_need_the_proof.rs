@@ -16,6 +16,7 @@ use rmcp::{
     model::{CallToolResponse, CallToolResult, ContentBlock, ProtocolVersion},
     tool, tool_handler, tool_router,
 };
+use rmcp_guard::outcome::Outcome;
 use rmcp_guard::{
     __private::{ConfirmKind, Flow, GuardCall, ToolSpec},
     Exposure, Guard, Guarded, Preview, ToolError, codes, exposed,
@@ -153,7 +154,11 @@ async fn run(
 }
 
 async fn declined_or_cancelled_never_reaches_the_effect(era: ProtocolVersion) {
-    for (answer, outcome) in [(Answer::Decline, "declined"), (Answer::Cancel, "cancelled")] {
+    let endings = [
+        (Answer::Decline, Outcome::Declined),
+        (Answer::Cancel, Outcome::Cancelled),
+    ];
+    for (answer, outcome) in endings {
         let (server, result, human) = run(&era, "forge", Some(answer)).await;
         assert_eq!(human.shown().len(), 1, "the human was asked");
         assert_natural(&result, outcome);
@@ -183,14 +188,14 @@ async fn only_a_real_accept_reaches_the_effect(era: ProtocolVersion) {
         Some(Answer::Accept(json!({"confirm": false}))),
     )
     .await;
-    assert_refused(&result, codes::INVALID_CONFIRMATION, "invalid_answer");
+    assert_refused(&result, codes::INVALID_CONFIRMATION, Outcome::InvalidAnswer);
     assert_eq!(server.effects.load(Ordering::SeqCst), 0);
 }
 
 async fn a_client_that_cannot_ask_never_reaches_the_effect(era: ProtocolVersion) {
     let (server, result, human) = run(&era, "forge", None).await;
     assert!(human.shown().is_empty());
-    assert_natural(&result, "unsupported_client");
+    assert_natural(&result, Outcome::UnsupportedClient);
     assert_eq!(server.effects.load(Ordering::SeqCst), 0);
 }
 
@@ -206,7 +211,7 @@ async fn an_answer_for_one_tool_cannot_unlock_another(era: ProtocolVersion) {
         1,
         "the human answered cross's question"
     );
-    assert_refused(&result, codes::INVALID_CONFIRMATION, "wrong_tool");
+    assert_refused(&result, codes::INVALID_CONFIRMATION, Outcome::WrongTool);
     assert!(
         text(&result).contains("cross") && text(&result).contains("other"),
         "{}",
@@ -227,6 +232,7 @@ mod unpublished {
     use rmcp_guard::{
         Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, codes, destructive,
         forms::Checkbox,
+        outcome::Outcome,
         testing::{Answer, ScriptedHuman},
     };
     use schemars::JsonSchema;
@@ -293,7 +299,7 @@ mod unpublished {
                 let client = connect(server.clone(), human.clone()).await;
                 let result = call(&client, "wipe", json!({"cache": "thumbnails"})).await;
                 let _ = client.cancel().await;
-                assert_refused(&result, codes::UNAVAILABLE, "not_published");
+                assert_refused(&result, codes::UNAVAILABLE, Outcome::NotPublished);
                 assert!(human.shown().is_empty(), "nobody was asked");
                 assert_eq!(server.effects.load(Ordering::SeqCst), 0);
             }
@@ -323,10 +329,11 @@ mod forged_rounds {
     };
     use rmcp_guard::{
         __private::{ConfirmKind, Flow, GuardCall, ToolSpec},
-        Confirmed, Exposure, Guard, Guarded, INPUT_KEY, Preview, ToolArgs, ToolError, codes,
-        destructive, exposed,
+        Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, codes, destructive,
+        exposed,
         forms::Checkbox,
-        testing::{Answer, ScriptedHuman},
+        outcome::Outcome,
+        testing::{Answer, INPUT_KEY, ScriptedHuman},
     };
     use schemars::JsonSchema;
     use serde::Deserialize;
@@ -534,7 +541,7 @@ mod forged_rounds {
             human.will(Answer::Accept(json!({"confirm": true})));
             let (server, result) =
                 forged_with("wipe_cache", json!({"cache": "thumbnails"}), human.clone()).await;
-            assert_natural(&result, "executed");
+            assert_natural(&result, Outcome::Executed);
             assert_eq!(human.shown().len(), 1);
             assert_eq!(server.effects.load(Ordering::SeqCst), 1);
         }
@@ -549,7 +556,7 @@ mod forged_rounds {
         ] {
             human.will(Answer::Accept(json!({"confirm": true})));
             let (server, result) = forged("list", human.clone()).await;
-            assert_refused(&result, codes::UNAVAILABLE, "not_published");
+            assert_refused(&result, codes::UNAVAILABLE, Outcome::NotPublished);
             assert!(human.shown().is_empty(), "nobody was asked");
             assert_eq!(server.effects.load(Ordering::SeqCst), 0, "wipe never ran");
         }
@@ -560,7 +567,7 @@ mod forged_rounds {
         let human = ScriptedHuman::new(MRTR);
         human.will(Answer::Decline);
         let (server, result) = forged("forge", human.clone()).await;
-        assert_refused(&result, codes::UNAVAILABLE, "not_published");
+        assert_refused(&result, codes::UNAVAILABLE, Outcome::NotPublished);
         assert!(
             human.shown().is_empty(),
             "the question never left the server"

@@ -3,6 +3,7 @@
 
 use crate::support::*;
 use rmcp::model::{CallToolResponse, ProtocolVersion};
+use rmcp_guard::outcome::Outcome;
 use rmcp_guard::testing::{Answer, ScriptedHuman};
 use serde_json::{Value, json};
 
@@ -40,7 +41,7 @@ async fn call_without_elicitation(
     let _ = client.cancel().await;
     assert_eq!(outcome(&again), outcome(&result));
     assert!(human.shown().is_empty(), "{tool}: no elicitation was sent");
-    assert_natural(&result, "unsupported_client");
+    assert_natural(&result, Outcome::UnsupportedClient);
     let text = text(&result);
     assert!(
         text.contains("Nothing was changed")

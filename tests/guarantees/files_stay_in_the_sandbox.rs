@@ -16,6 +16,7 @@ use std::{
 
 use crate::support::*;
 use rmcp::model::{CallToolResult, ProtocolVersion};
+use rmcp_guard::outcome::Outcome;
 use rmcp_guard::{
     Guard,
     sandbox::{ErrorKind, Lookup, Sandbox},
@@ -276,7 +277,7 @@ async fn delete_file_never_deletes_outside_under_the_swapper(era: ProtocolVersio
                 tally.refused_as_link += 1;
             }
         } else {
-            assert_natural(&result, "executed");
+            assert_natural(&result, Outcome::Executed);
             assert_eq!(text(&result), "Deleted dir/victim.");
             assert!(!arena.inside_exists(), "the inside file went");
             tally.deleted += 1;
@@ -333,7 +334,7 @@ async fn an_inode_swap_keeping_size_and_mtime_is_refused(era: ProtocolVersion) {
         std::fs::rename(&twin, &path).expect("swap the twin in");
     })
     .await;
-    assert_refused(&result, "STATE_CHANGED", "state_changed");
+    assert_refused(&result, "STATE_CHANGED", Outcome::StateChanged);
     assert!(text(&result).contains("old.log"), "{}", text(&result));
     assert_eq!(
         world.file("old.log").as_deref(),
@@ -352,7 +353,7 @@ async fn a_rewrite_keeping_size_and_mtime_is_refused(era: ProtocolVersion) {
         set_mtime(&path, before);
     })
     .await;
-    assert_refused(&result, "STATE_CHANGED", "state_changed");
+    assert_refused(&result, "STATE_CHANGED", Outcome::StateChanged);
     assert_eq!(world.file("old.log").as_deref(), Some(LOOKALIKE));
 }
 
@@ -418,7 +419,7 @@ async fn links_and_odd_files_are_refused_without_effect(era: ProtocolVersion) {
         "",
     ] {
         let (result, human) = delete(&world, &era, path).await;
-        assert_refused(&result, "INVALID_INPUT", "preview_failed");
+        assert_refused(&result, "INVALID_INPUT", Outcome::PreviewFailed);
         assert!(human.shown().is_empty(), "{path:?}: nobody is asked");
         assert_eq!(read(&world.outside).as_deref(), Some(OUTSIDE), "{path:?}");
         assert_eq!(
@@ -453,7 +454,7 @@ async fn hard_links_are_named_in_the_question(era: ProtocolVersion) {
     let world = World::new();
     std::fs::hard_link(world.path("old.log"), world.path("same.log")).expect("hard link");
     let (result, human) = delete(&world, &era, "old.log").await;
-    assert_natural(&result, "executed");
+    assert_natural(&result, Outcome::Executed);
     let shown = human.shown();
     assert_eq!(
         shown[0].message,
@@ -585,7 +586,7 @@ async fn no_server_path_reaches_the_model(era: ProtocolVersion) {
     let client = connect(world.server(), observer).await;
     let result = call(&client, "delete_file", json!({"path": "report.csv"})).await;
     let _ = client.cancel().await;
-    assert_refused(&result, "STATE_CHANGED", "state_changed");
+    assert_refused(&result, "STATE_CHANGED", Outcome::StateChanged);
     seen.push(format!("changed: {}", visible(&result)));
     seen.extend(
         human

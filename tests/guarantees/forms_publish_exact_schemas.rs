@@ -104,7 +104,7 @@ fn accepted_content_round_trips_through_the_form() {
         "zebra": "stripes", "when": "2026-11-30T10:00:00Z", "ratio": 1.5, "sure": true,
         "level": "URGENT", "plain": "high_priority", "email": "a@b.co"
     });
-    let object = rmcp_guard::validate(Everything::SPEC, Some(&content)).unwrap();
+    let object = rmcp_guard::validate::validate(Everything::SPEC, Some(&content)).unwrap();
     let form = Everything::from_valid(object).unwrap();
     assert_eq!(form.level, Level::Urgent);
     assert_eq!(form.plain, Some(Plain::HighPriority));
@@ -122,7 +122,7 @@ fn validator_reports_every_problem() {
         "zebra": "z", "when": "yesterday", "ratio": 9, "count": 2.5,
         "level": "asap", "email": "not an email", "extra": 1, "link": "no scheme", "day": "2026-02-30"
     });
-    let problems = rmcp_guard::validate(Everything::SPEC, Some(&content)).unwrap_err();
+    let problems = rmcp_guard::validate::validate(Everything::SPEC, Some(&content)).unwrap_err();
     let text = problems.join("\n");
     for needle in [
         "unknown field `extra`",
@@ -147,11 +147,11 @@ fn type_bounds_are_enforced_even_without_declared_range() {
     struct Small {
         n: u8,
     }
-    assert!(rmcp_guard::validate(Small::SPEC, Some(&json!({"n": 255}))).is_ok());
-    let err = rmcp_guard::validate(Small::SPEC, Some(&json!({"n": 256}))).unwrap_err();
+    assert!(rmcp_guard::validate::validate(Small::SPEC, Some(&json!({"n": 255}))).is_ok());
+    let err = rmcp_guard::validate::validate(Small::SPEC, Some(&json!({"n": 256}))).unwrap_err();
     assert!(err[0].contains("must fit u8"), "{err:?}");
-    assert!(rmcp_guard::validate(Small::SPEC, Some(&json!({"n": -1}))).is_err());
-    assert!(rmcp_guard::validate(Small::SPEC, Some(&json!({"n": "7"}))).is_err());
-    assert!(rmcp_guard::validate(Small::SPEC, Some(&json!([7]))).is_err());
-    assert!(rmcp_guard::validate(Small::SPEC, None).is_err());
+    assert!(rmcp_guard::validate::validate(Small::SPEC, Some(&json!({"n": -1}))).is_err());
+    assert!(rmcp_guard::validate::validate(Small::SPEC, Some(&json!({"n": "7"}))).is_err());
+    assert!(rmcp_guard::validate::validate(Small::SPEC, Some(&json!([7]))).is_err());
+    assert!(rmcp_guard::validate::validate(Small::SPEC, None).is_err());
 }

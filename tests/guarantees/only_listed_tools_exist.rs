@@ -24,6 +24,7 @@ use rmcp::{
     service::{NotificationContext, RequestContext, RunningService},
     tool, tool_handler, tool_router,
 };
+use rmcp_guard::outcome::Outcome;
 use rmcp_guard::{
     Exposure, Guard, Guarded, exposed, idempotent, read_only, testing::ScriptedHuman,
 };
@@ -949,15 +950,15 @@ async fn hidden_and_unknown_tool_calls_are_audited() {
     while let Ok(event) = events.try_recv() {
         seen.push(event);
     }
-    let outcomes: Vec<(&str, &str)> = seen
+    let outcomes: Vec<(&str, Option<Outcome>)> = seen
         .iter()
-        .map(|(tool, outcome, _)| (tool.as_str(), outcome.as_str()))
+        .map(|(tool, outcome, _)| (tool.as_str(), Outcome::parse(outcome)))
         .collect();
     assert_eq!(
         outcomes,
         [
-            ("cancel_test_order", "hidden_tool"),
-            ("no_such_tool?forged line", "unknown_tool"),
+            ("cancel_test_order", Some(Outcome::HiddenTool)),
+            ("no_such_tool?forged line", Some(Outcome::UnknownTool)),
         ],
         "{seen:?}"
     );

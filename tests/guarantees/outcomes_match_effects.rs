@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::support::*;
 use rmcp::model::ProtocolVersion;
+use rmcp_guard::outcome::Outcome;
 use rmcp_guard::{
     Guard,
     testing::{Answer, ScriptedHuman},
@@ -87,7 +88,7 @@ async fn delete_accept_removes_the_file(era: ProtocolVersion) {
         accept(json!({"confirm": true, "reason": "rotated"})),
     )
     .await;
-    assert_natural(&result, "executed");
+    assert_natural(&result, Outcome::Executed);
     assert!(trace_id(&result).is_some_and(|id| !id.is_empty()));
     assert_eq!(text(&result), "Deleted old.log. Reason: rotated.");
     assert_eq!(world.file("old.log"), None, "the file is gone");
@@ -114,7 +115,7 @@ async fn delete_decline_keeps_the_file(era: ProtocolVersion) {
         Answer::Decline,
     )
     .await;
-    assert_natural(&result, "declined");
+    assert_natural(&result, Outcome::Declined);
     assert_eq!(text(&result), "The user declined; nothing was deleted.");
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
     asked_once(&human);
@@ -130,7 +131,7 @@ async fn delete_cancel_keeps_the_file(era: ProtocolVersion) {
         Answer::Cancel,
     )
     .await;
-    assert_natural(&result, "cancelled");
+    assert_natural(&result, Outcome::Cancelled);
     assert_eq!(
         text(&result),
         "The confirmation was cancelled; nothing was deleted."
@@ -149,7 +150,7 @@ async fn delete_string_true_is_invalid(era: ProtocolVersion) {
         accept(json!({"confirm": "true"})),
     )
     .await;
-    assert_refused(&result, "INVALID_CONFIRMATION", "invalid_answer");
+    assert_refused(&result, "INVALID_CONFIRMATION", Outcome::InvalidAnswer);
     assert!(text(&result).contains("confirm"), "{}", text(&result));
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
     asked_once(&human);
@@ -166,7 +167,7 @@ async fn delete_unticked_box_is_refused(era: ProtocolVersion) {
             accept(content.clone()),
         )
         .await;
-        assert_refused(&result, "INVALID_CONFIRMATION", "invalid_answer");
+        assert_refused(&result, "INVALID_CONFIRMATION", Outcome::InvalidAnswer);
         assert!(
             text(&result).contains("not ticked"),
             "{content}: {}",
@@ -187,7 +188,7 @@ async fn delete_unknown_field_is_refused(era: ProtocolVersion) {
         accept(json!({"confirm": true, "also_delete": "report.csv"})),
     )
     .await;
-    assert_refused(&result, "INVALID_CONFIRMATION", "invalid_answer");
+    assert_refused(&result, "INVALID_CONFIRMATION", Outcome::InvalidAnswer);
     assert!(text(&result).contains("also_delete"), "{}", text(&result));
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
     assert_eq!(world.file("report.csv").as_deref(), Some(REPORT));
@@ -204,7 +205,7 @@ async fn delete_missing_file_asks_nobody(era: ProtocolVersion) {
         accept(json!({"confirm": true})),
     )
     .await;
-    assert_natural(&result, "precondition_failed");
+    assert_natural(&result, Outcome::PreconditionFailed);
     assert_eq!(text(&result), "File not found, nothing to delete: nope.txt");
     assert!(human.shown().is_empty(), "nobody is asked");
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
@@ -220,7 +221,7 @@ async fn escape_is_refused(era: ProtocolVersion, world: &World, path: &str) {
         accept(json!({"confirm": true})),
     )
     .await;
-    assert_refused(&result, "INVALID_INPUT", "preview_failed");
+    assert_refused(&result, "INVALID_INPUT", Outcome::PreviewFailed);
     assert!(human.shown().is_empty(), "{path}: nobody is asked");
     assert_eq!(read(&world.outside).as_deref(), Some(OUTSIDE), "{path}");
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
@@ -266,7 +267,7 @@ async fn delete_file_changed_while_asked_is_refused(era: ProtocolVersion) {
     let client = connect(world.server(), observer).await;
     let result = call(&client, "delete_file", json!({"path": "old.log"})).await;
     let _ = client.cancel().await;
-    assert_refused(&result, "STATE_CHANGED", "state_changed");
+    assert_refused(&result, "STATE_CHANGED", Outcome::StateChanged);
     assert_eq!(
         world.file("old.log"),
         Some(format!("{OLD_LOG}a line written after the question\n")),
@@ -287,7 +288,7 @@ async fn drop_accept_removes_the_table(era: ProtocolVersion) {
         accept(json!({"typed_name": "orders", "approver": "ada"})),
     )
     .await;
-    assert_natural(&result, "executed");
+    assert_natural(&result, Outcome::Executed);
     assert_eq!(text(&result), "Dropped table orders. Approver: ada.");
     assert_eq!(world.rows("orders"), None, "gone from sqlite_master");
     assert_eq!(world.tables(), ["customers", "deployments"]);
@@ -323,13 +324,13 @@ async fn drop_refused_or_kept(
 
 async fn drop_decline_keeps_the_table(era: ProtocolVersion) {
     let (result, _world) = drop_refused_or_kept(era, Answer::Decline).await;
-    assert_natural(&result, "declined");
+    assert_natural(&result, Outcome::Declined);
     assert_eq!(text(&result), "The user declined; no table was dropped.");
 }
 
 async fn drop_cancel_keeps_the_table(era: ProtocolVersion) {
     let (result, _world) = drop_refused_or_kept(era, Answer::Cancel).await;
-    assert_natural(&result, "cancelled");
+    assert_natural(&result, Outcome::Cancelled);
     assert_eq!(
         text(&result),
         "The confirmation was cancelled; no table was dropped."
@@ -342,7 +343,7 @@ async fn drop_wrong_case_is_refused(era: ProtocolVersion) {
         accept(json!({"typed_name": "Orders", "approver": "ada"})),
     )
     .await;
-    assert_refused(&result, "INVALID_CONFIRMATION", "invalid_answer");
+    assert_refused(&result, "INVALID_CONFIRMATION", Outcome::InvalidAnswer);
     assert!(
         text(&result).contains("does not match"),
         "{}",
@@ -357,7 +358,7 @@ async fn drop_cyrillic_lookalike_is_refused(era: ProtocolVersion) {
         accept(json!({"typed_name": "\u{43e}rders", "approver": "ada"})),
     )
     .await;
-    assert_refused(&result, "INVALID_CONFIRMATION", "invalid_answer");
+    assert_refused(&result, "INVALID_CONFIRMATION", Outcome::InvalidAnswer);
 }
 
 async fn drop_surrounding_whitespace_is_accepted(era: ProtocolVersion) {
@@ -370,7 +371,7 @@ async fn drop_surrounding_whitespace_is_accepted(era: ProtocolVersion) {
         accept(json!({"typed_name": " \torders \n", "approver": "ada"})),
     )
     .await;
-    assert_natural(&result, "executed");
+    assert_natural(&result, Outcome::Executed);
     assert_eq!(world.rows("orders"), None);
     asked_once(&human);
 }
@@ -382,7 +383,7 @@ async fn drop_missing_approver_is_refused(era: ProtocolVersion) {
         json!({"typed_name": "orders", "approver": ""}),
     ] {
         let (result, _world) = drop_refused_or_kept(era.clone(), accept(content.clone())).await;
-        assert_refused(&result, "INVALID_CONFIRMATION", "invalid_answer");
+        assert_refused(&result, "INVALID_CONFIRMATION", Outcome::InvalidAnswer);
         assert!(
             text(&result).contains("approver"),
             "{content}: {}",
@@ -407,7 +408,7 @@ async fn drop_table_changed_while_asked_is_refused(era: ProtocolVersion) {
     let client = connect(world.server(), observer).await;
     let result = call(&client, "drop_table", json!({"table": "orders"})).await;
     let _ = client.cancel().await;
-    assert_refused(&result, "STATE_CHANGED", "state_changed");
+    assert_refused(&result, "STATE_CHANGED", Outcome::StateChanged);
     assert_eq!(
         world.rows("orders"),
         Some(5),
@@ -429,7 +430,7 @@ async fn deploy_accept_records_the_level(era: ProtocolVersion) {
         accept(json!({"approval_level": "urgent", "rollback_plan": plan})),
     )
     .await;
-    assert_natural(&result, "executed");
+    assert_natural(&result, Outcome::Executed);
     assert_eq!(
         text(&result),
         "Deployment of billing submitted (urgent); rollback plan recorded."
@@ -451,7 +452,7 @@ async fn deploy_default_level_when_omitted(era: ProtocolVersion) {
         accept(json!({"rollback_plan": "revert"})),
     )
     .await;
-    assert_natural(&result, "executed");
+    assert_natural(&result, Outcome::Executed);
     assert_eq!(
         world.deployments(),
         [(
@@ -475,7 +476,7 @@ async fn deploy_urgent_short_plan_is_refused(era: ProtocolVersion) {
             accept(json!({"approval_level": "urgent", "rollback_plan": plan})),
         )
         .await;
-        assert_refused(&result, "INVALID_CONFIRMATION", "invalid_answer");
+        assert_refused(&result, "INVALID_CONFIRMATION", Outcome::InvalidAnswer);
         assert!(
             text(&result).contains("10 visible characters"),
             "{}",
@@ -496,7 +497,7 @@ async fn deploy_unknown_level_is_refused(era: ProtocolVersion) {
             accept(json!({"approval_level": level, "rollback_plan": "redeploy v41"})),
         )
         .await;
-        assert_refused(&result, "INVALID_CONFIRMATION", "invalid_answer");
+        assert_refused(&result, "INVALID_CONFIRMATION", Outcome::InvalidAnswer);
         assert!(
             text(&result).contains("approval_level"),
             "{level}: {}",
@@ -511,12 +512,12 @@ async fn deploy_decline_and_cancel_record_nothing(era: ProtocolVersion) {
     for (answer, outcome, expected) in [
         (
             Answer::Decline,
-            "declined",
+            Outcome::Declined,
             "The user declined; nothing was deployed.",
         ),
         (
             Answer::Cancel,
-            "cancelled",
+            Outcome::Cancelled,
             "The deployment was cancelled; nothing was deployed.",
         ),
     ] {
@@ -628,7 +629,7 @@ async fn show_each_form(era: &ProtocolVersion) -> Vec<(&'static str, Observer)> 
         let client = connect(world.server(), observer.clone()).await;
         let result = call(&client, tool, args).await;
         let _ = client.cancel().await;
-        assert_natural(&result, "declined");
+        assert_natural(&result, Outcome::Declined);
         asked_once(&human);
         seen.push((tool, observer));
     }
@@ -710,7 +711,7 @@ async fn push_unanswered_question_times_out_as_cancel() {
     );
     let client = connect(server, human.clone()).await;
     let result = call(&client, "delete_file", json!({"path": "old.log"})).await;
-    assert_natural(&result, "cancelled");
+    assert_natural(&result, Outcome::Cancelled);
     assert_eq!(
         text(&result),
         "The confirmation was cancelled; nothing was deleted."
@@ -824,12 +825,14 @@ fn audit_events() -> (
 async fn next_outcome(
     events: &mut tokio::sync::mpsc::UnboundedReceiver<(String, String)>,
     tool: &str,
-) -> String {
+) -> Outcome {
     tokio::time::timeout(Duration::from_secs(60), async {
         loop {
             let (audited, outcome) = events.recv().await.expect("audit channel open");
             if audited == tool {
-                return outcome;
+                return Outcome::parse(&outcome).unwrap_or_else(|| {
+                    panic!("{tool} was audited with an unknown outcome {outcome:?}")
+                });
             }
         }
     })
@@ -869,7 +872,7 @@ async fn push_call_cancelled_by_the_client_never_runs_after_a_late_accept() {
     human.release.notify_one();
     assert_eq!(
         next_outcome(&mut events, "delete_file").await,
-        "cancelled_by_client"
+        Outcome::CancelledByClient
     );
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
 
@@ -880,9 +883,15 @@ async fn push_call_cancelled_by_the_client_never_runs_after_a_late_accept() {
     let rmcp::model::ServerResult::CallToolResult(result) = response else {
         panic!("expected a tool result, got {response:?}");
     };
-    assert_natural(&result, "executed");
-    assert_eq!(next_outcome(&mut events, "delete_file").await, "accepted");
-    assert_eq!(next_outcome(&mut events, "delete_file").await, "executed");
+    assert_natural(&result, Outcome::Executed);
+    assert_eq!(
+        next_outcome(&mut events, "delete_file").await,
+        Outcome::Accepted
+    );
+    assert_eq!(
+        next_outcome(&mut events, "delete_file").await,
+        Outcome::Executed
+    );
     assert_eq!(world.file("old.log"), None);
     let _ = client.cancel().await;
 }
@@ -899,7 +908,7 @@ async fn push_call_whose_connection_closes_never_runs_after_a_late_accept() {
     human.release.notify_one();
     assert_eq!(
         next_outcome(&mut events, "delete_file").await,
-        "cancelled_by_client"
+        Outcome::CancelledByClient
     );
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
 }
@@ -1030,7 +1039,7 @@ async fn call_cancelled_between_the_accept_and_the_body_never_runs() {
 
     assert_eq!(
         next_outcome(&mut events, "wipe").await,
-        "cancelled_by_client"
+        Outcome::CancelledByClient
     );
     assert!(
         !server.ran.load(std::sync::atomic::Ordering::SeqCst),

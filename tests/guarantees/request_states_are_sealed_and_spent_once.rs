@@ -12,10 +12,11 @@ use rmcp::{
     },
     service::RunningService,
 };
+use rmcp_guard::outcome::Outcome;
 use rmcp_guard::{
-    EnvIdentity, Guard, INPUT_KEY, Identity,
+    EnvIdentity, Guard, Identity,
     ops::{Operations, SqliteStore},
-    testing::ScriptedHuman,
+    testing::{INPUT_KEY, ScriptedHuman},
 };
 use serde_json::{Value, json};
 
@@ -115,7 +116,7 @@ async fn accepted_retry_runs_each_tool() {
         accept_delete(),
     )
     .await;
-    assert_natural(&result, "executed");
+    assert_natural(&result, Outcome::Executed);
     assert_eq!(world.file("old.log"), None);
 
     let (state, _) = first_round(&client, "drop_table", json!({"table": "orders"})).await;
@@ -131,7 +132,7 @@ async fn accepted_retry_runs_each_tool() {
         )),
     )
     .await;
-    assert_natural(&result, "executed");
+    assert_natural(&result, Outcome::Executed);
     assert_eq!(world.rows("orders"), None);
 
     let (state, _) = first_round(&client, "deploy", json!({"service": "billing"})).await;
@@ -144,7 +145,7 @@ async fn accepted_retry_runs_each_tool() {
         Some(answer("accept", Some(json!({"rollback_plan": "revert"})))),
     )
     .await;
-    assert_natural(&result, "executed");
+    assert_natural(&result, Outcome::Executed);
     assert_eq!(
         world.deployments(),
         [(
@@ -165,7 +166,11 @@ async fn accepted_retry_runs_each_tool() {
 async fn decline_and_cancel_rounds_change_nothing() {
     let world = World::new();
     let (client, _human) = client_for(&world, guard()).await;
-    for (action, outcome) in [("decline", "declined"), ("cancel", "cancelled")] {
+    let endings = [
+        ("decline", Outcome::Declined),
+        ("cancel", Outcome::Cancelled),
+    ];
+    for (action, outcome) in endings {
         let (state, _) = first_round(&client, "delete_file", json!({"path": "old.log"})).await;
         let result = send(
             &client,
@@ -223,7 +228,7 @@ async fn tampered_state_is_rejected() {
             accept_delete(),
         )
         .await;
-        assert_refused(&result, "INVALID_STATE", "bad_state");
+        assert_refused(&result, "INVALID_STATE", Outcome::BadState);
         assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
     }
     for forged in [String::new(), "garbage".to_owned(), format!("{state}x")] {
@@ -235,12 +240,12 @@ async fn tampered_state_is_rejected() {
             accept_delete(),
         )
         .await;
-        assert_refused(&result, "INVALID_STATE", "bad_state");
+        assert_refused(&result, "INVALID_STATE", Outcome::BadState);
         assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
     }
     // The genuine state was never redeemed by the forgeries, so it still works.
     let result = send(&client, "delete_file", args, &state, accept_delete()).await;
-    assert_natural(&result, "executed");
+    assert_natural(&result, Outcome::Executed);
     assert_eq!(world.file("old.log"), None);
     let _ = client.cancel().await;
 }
@@ -261,7 +266,7 @@ async fn state_for_other_arguments_is_rejected() {
         accept_delete(),
     )
     .await;
-    assert_refused(&result, "INVALID_STATE", "bad_state");
+    assert_refused(&result, "INVALID_STATE", Outcome::BadState);
     assert_eq!(world.file("report.csv").as_deref(), Some(REPORT));
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
 
@@ -277,7 +282,7 @@ async fn state_for_other_arguments_is_rejected() {
         )),
     )
     .await;
-    assert_refused(&result, "INVALID_STATE", "bad_state");
+    assert_refused(&result, "INVALID_STATE", Outcome::BadState);
     assert_eq!(world.rows("orders"), Some(4));
     assert_eq!(world.rows("customers"), Some(3));
 
@@ -294,7 +299,7 @@ async fn state_for_other_arguments_is_rejected() {
         )),
     )
     .await;
-    assert_refused(&result, "INVALID_STATE", "bad_state");
+    assert_refused(&result, "INVALID_STATE", Outcome::BadState);
     assert_eq!(world.rows("orders"), Some(4));
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
     let _ = client.cancel().await;
@@ -329,14 +334,14 @@ async fn replayed_accept_runs_once() {
     let args = json!({"table": "orders"});
     let (state, _) = first_round(&client, "drop_table", args.clone()).await;
     let result = send(&client, "drop_table", args.clone(), &state, accept_drop()).await;
-    assert_natural(&result, "executed");
+    assert_natural(&result, Outcome::Executed);
     assert_eq!(world.rows("orders"), None);
 
     // The same table with the same number of rows again, so the preview matches the sealed
     // one exactly: only the single-use rule can stop the replay.
     restore_orders(&world);
     let result = send(&client, "drop_table", args, &state, accept_drop()).await;
-    assert_refused(&result, "INVALID_STATE", "replayed");
+    assert_refused(&result, "INVALID_STATE", Outcome::Replayed);
     assert!(text(&result).contains("already used"), "{}", text(&result));
     assert_eq!(world.rows("orders"), Some(4), "the replay dropped nothing");
     let _ = client.cancel().await;
@@ -362,7 +367,7 @@ async fn replayed_delete_of_a_restored_file_is_refused() {
         accept_delete(),
     )
     .await;
-    assert_natural(&result, "executed");
+    assert_natural(&result, Outcome::Executed);
     assert_eq!(world.file("old.log"), None);
 
     std::fs::write(&path, OLD_LOG).expect("restore");
@@ -372,7 +377,7 @@ async fn replayed_delete_of_a_restored_file_is_refused() {
         .and_then(|f| f.set_modified(modified))
         .expect("restore mtime");
     let result = send(&client, "delete_file", args, &state, accept_delete()).await;
-    assert_refused(&result, "STATE_CHANGED", "state_changed");
+    assert_refused(&result, "STATE_CHANGED", Outcome::StateChanged);
     assert_eq!(
         world.file("old.log").as_deref(),
         Some(OLD_LOG),
@@ -404,12 +409,12 @@ async fn replay_on_another_replica_sharing_the_store_is_refused() {
     let args = json!({"table": "orders"});
     let (state, _) = first_round(&first, "drop_table", args.clone()).await;
     let result = send(&first, "drop_table", args.clone(), &state, accept_drop()).await;
-    assert_natural(&result, "executed");
+    assert_natural(&result, Outcome::Executed);
 
     // The same table and row count again, so only the single-use rule can stop the replay.
     restore_orders(&world);
     let result = send(&second, "drop_table", args, &state, accept_drop()).await;
-    assert_refused(&result, "INVALID_STATE", "replayed");
+    assert_refused(&result, "INVALID_STATE", Outcome::Replayed);
     assert_eq!(world.rows("orders"), Some(4));
     let _ = first.cancel().await;
     let _ = second.cancel().await;
@@ -433,7 +438,7 @@ async fn states_from_before_a_restart_are_refused_without_a_store() {
         accept_drop(),
     )
     .await;
-    assert_natural(&result, "executed");
+    assert_natural(&result, Outcome::Executed);
     let (declined, _) = first_round(&before, "delete_file", json!({"path": "old.log"})).await;
     let result = send(
         &before,
@@ -443,14 +448,14 @@ async fn states_from_before_a_restart_are_refused_without_a_store() {
         Some(answer("decline", None)),
     )
     .await;
-    assert_natural(&result, "declined");
+    assert_natural(&result, Outcome::Declined);
     let (unanswered, _) = first_round(&before, "delete_file", json!({"path": "report.csv"})).await;
     let _ = before.cancel().await;
 
     restore_orders(&world);
     let (after, _) = client_for(&world, boot()).await;
     let result = send(&after, "drop_table", args, &accepted, accept_drop()).await;
-    assert_refused(&result, "INVALID_STATE", "restarted");
+    assert_refused(&result, "INVALID_STATE", Outcome::Restarted);
     assert!(text(&result).contains("restarted"), "{}", text(&result));
     assert_eq!(world.rows("orders"), Some(4), "the replay dropped nothing");
     let result = send(
@@ -461,7 +466,7 @@ async fn states_from_before_a_restart_are_refused_without_a_store() {
         accept_delete(),
     )
     .await;
-    assert_refused(&result, "INVALID_STATE", "restarted");
+    assert_refused(&result, "INVALID_STATE", Outcome::Restarted);
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
     // Never answered before the restart: the new process cannot know that, so it asks again.
     let result = send(
@@ -472,7 +477,7 @@ async fn states_from_before_a_restart_are_refused_without_a_store() {
         accept_delete(),
     )
     .await;
-    assert_refused(&result, "INVALID_STATE", "restarted");
+    assert_refused(&result, "INVALID_STATE", Outcome::Restarted);
     assert_eq!(world.file("report.csv").as_deref(), Some(REPORT));
     let _ = after.cancel().await;
 }
@@ -491,12 +496,12 @@ async fn replicas_sharing_a_store_answer_each_others_states_once() {
 
     let (second, _) = client_for(&world, replica()).await;
     let result = send(&second, "drop_table", args.clone(), &state, accept_drop()).await;
-    assert_natural(&result, "executed");
+    assert_natural(&result, Outcome::Executed);
     assert_eq!(world.rows("orders"), None);
     restore_orders(&world);
     let (third, _) = client_for(&world, replica()).await;
     let result = send(&third, "drop_table", args, &state, accept_drop()).await;
-    assert_refused(&result, "INVALID_STATE", "replayed");
+    assert_refused(&result, "INVALID_STATE", Outcome::Replayed);
     assert_eq!(world.rows("orders"), Some(4));
     let _ = second.cancel().await;
     let _ = third.cancel().await;
@@ -513,10 +518,10 @@ async fn replayed_deploy_records_one_row() {
     ));
     let (state, _) = first_round(&client, "deploy", args.clone()).await;
     let first = send(&client, "deploy", args.clone(), &state, response.clone()).await;
-    assert_natural(&first, "executed");
+    assert_natural(&first, Outcome::Executed);
     let second = send(&client, "deploy", args, &state, response).await;
     assert!(is_error(&second), "{}", text(&second));
-    assert_ne!(outcome(&second).as_deref(), Some("executed"));
+    assert_ne!(outcome(&second), Some(Outcome::Executed));
     assert_eq!(world.deployments().len(), 1, "the effect ran once");
     let _ = client.cancel().await;
 }
@@ -541,7 +546,7 @@ async fn state_is_spent_by_any_answer() {
             Some(spent_by.clone()),
         )
         .await;
-        assert_ne!(outcome(&first).as_deref(), Some("executed"), "{spent_by}");
+        assert_ne!(outcome(&first), Some(Outcome::Executed), "{spent_by}");
         let second = send(
             &client,
             "delete_file",
@@ -550,7 +555,7 @@ async fn state_is_spent_by_any_answer() {
             accept_delete(),
         )
         .await;
-        assert_refused(&second, "INVALID_STATE", "replayed");
+        assert_refused(&second, "INVALID_STATE", Outcome::Replayed);
         assert_eq!(
             world.file("old.log").as_deref(),
             Some(OLD_LOG),
@@ -571,7 +576,7 @@ async fn expired_state_is_rejected() {
     let (state, _) = first_round(&client, "delete_file", args.clone()).await;
     tokio::time::sleep(Duration::from_millis(50)).await;
     let result = send(&client, "delete_file", args, &state, accept_delete()).await;
-    assert_refused(&result, "CONFIRMATION_EXPIRED", "expired");
+    assert_refused(&result, "CONFIRMATION_EXPIRED", Outcome::Expired);
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
     let _ = client.cancel().await;
 }
@@ -586,7 +591,7 @@ async fn retry_without_an_answer_is_rejected() {
 
     let (state, _) = first_round(&client, "delete_file", args.clone()).await;
     let result = send(&client, "delete_file", args.clone(), &state, None).await;
-    assert_refused(&result, "INVALID_CONFIRMATION", "no_answer");
+    assert_refused(&result, "INVALID_CONFIRMATION", Outcome::NoAnswer);
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
 
     // An answer under another key, or one that is not an elicitation result.
@@ -598,7 +603,7 @@ async fn retry_without_an_answer_is_rejected() {
         )]),
     );
     let result = complete(call_once(&client, wrong_key).await);
-    assert_refused(&result, "INVALID_CONFIRMATION", "no_answer");
+    assert_refused(&result, "INVALID_CONFIRMATION", Outcome::NoAnswer);
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
 
     let (state, _) = first_round(&client, "delete_file", args.clone()).await;
@@ -610,7 +615,7 @@ async fn retry_without_an_answer_is_rejected() {
         Some(json!({"confirm": true})),
     )
     .await;
-    assert_refused(&result, "INVALID_CONFIRMATION", "no_answer");
+    assert_refused(&result, "INVALID_CONFIRMATION", Outcome::NoAnswer);
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
     let _ = client.cancel().await;
 }
@@ -631,13 +636,13 @@ async fn state_from_another_key_is_rejected() {
 
     let (state, _) = first_round(&a, "delete_file", args.clone()).await;
     let result = send(&b, "delete_file", args.clone(), &state, accept_delete()).await;
-    assert_refused(&result, "INVALID_STATE", "bad_state");
+    assert_refused(&result, "INVALID_STATE", Outcome::BadState);
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
 
     // A replica sharing key A opens it: the rejection above is about the key.
     let (a2, _) = client_for(&world, with_store(&key_a)).await;
     let result = send(&a2, "delete_file", args, &state, accept_delete()).await;
-    assert_natural(&result, "executed");
+    assert_natural(&result, Outcome::Executed);
     assert_eq!(world.file("old.log"), None);
     for client in [a, b, a2] {
         let _ = client.cancel().await;
@@ -661,7 +666,7 @@ async fn arguments_without_a_canonical_form_are_refused_before_asking() {
         let args: Value =
             serde_json::from_str(&format!(r#"{{"path": "old.log", "copies": {big}}}"#)).unwrap();
         let result = complete(call_once(&client, params("delete_file", args)).await);
-        assert_refused(&result, "INVALID_INPUT", "invalid_arguments");
+        assert_refused(&result, "INVALID_INPUT", Outcome::InvalidArguments);
         let text = text(&result);
         assert!(
             text.contains("Nothing was changed") && text.contains("as strings"),

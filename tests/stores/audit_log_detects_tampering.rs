@@ -7,6 +7,7 @@ use crate::support;
 
 use std::{path::Path, process::Command};
 
+use rmcp_guard::outcome::Outcome;
 use rmcp_guard::{
     audit::{
         AuditLog, Checkpoint, CheckpointSigner, ConsistencyProof, Event, FaultKind, InclusionProof,
@@ -27,7 +28,12 @@ async fn sample_log(dir: &Path, n: usize) -> AuditLog {
     for i in 0..n {
         let mut event = Event::new(
             ["delete_file", "drop_table", "confirm_order_cancel"][i % 3],
-            ["executed", "declined", "SUBMITTED", "hidden_tool"][i % 4],
+            [
+                Outcome::Executed,
+                Outcome::Declined,
+                Outcome::Submitted,
+                Outcome::HiddenTool,
+            ][i % 4],
             format!("trace-{i}"),
         )
         .identity("acme", "alice")
@@ -150,7 +156,8 @@ async fn every_mutation_of_an_exported_log_is_caught_and_the_record_named() {
         } else {
             split_line(&original[at - 1]).unwrap().0
         };
-        let entry = Event::new("delete_file", "executed", "forged").entry(at as u64, &prev, 1);
+        let entry =
+            Event::new("delete_file", Outcome::Executed, "forged").entry(at as u64, &prev, 1);
         let hash = rmcp_guard::audit::merkle::leaf_hash(entry.as_bytes());
         let line = format!(
             "{{\"hash\":\"{}\",{}",
@@ -236,7 +243,7 @@ async fn a_rewritten_history_fails_the_checkpoint_and_proofs_hold_only_for_the_r
     for i in 5..8 {
         log.append(
             None,
-            &Event::new("deploy", "executed", format!("later-{i}")),
+            &Event::new("deploy", Outcome::Executed, format!("later-{i}")),
         )
         .await
         .unwrap();
@@ -273,9 +280,12 @@ async fn a_record_written_in_a_transaction_commits_and_rolls_back_with_it() {
     tx.execute("INSERT INTO effects VALUES ('gone')", &[])
         .await
         .unwrap();
-    log.append(Some(&mut tx), &Event::new("t", "SUBMITTED", "rolled-back"))
-        .await
-        .unwrap();
+    log.append(
+        Some(&mut tx),
+        &Event::new("t", Outcome::Submitted, "rolled-back"),
+    )
+    .await
+    .unwrap();
     tx.rollback().await.unwrap();
     assert!(log.records().await.unwrap().is_empty());
 
@@ -287,7 +297,10 @@ async fn a_record_written_in_a_transaction_commits_and_rolls_back_with_it() {
         .await
         .unwrap();
     let seq = log
-        .append(Some(&mut tx), &Event::new("t", "SUBMITTED", "committed"))
+        .append(
+            Some(&mut tx),
+            &Event::new("t", Outcome::Submitted, "committed"),
+        )
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -315,11 +328,14 @@ async fn the_old_audit_table_moves_into_the_log_and_is_dropped() {
     }
     let log = AuditLog::new(SqliteStore::open(&path).unwrap(), ORIGIN);
     let records = log.records().await.unwrap();
-    let outcomes: Vec<String> = records
+    let outcomes: Vec<Option<Outcome>> = records
         .iter()
-        .map(|r| r.json().unwrap()["outcome"].as_str().unwrap().to_owned())
+        .map(|r| Outcome::parse(r.json().unwrap()["outcome"].as_str().unwrap()))
         .collect();
-    assert_eq!(outcomes, ["PREPARED", "SUBMITTED"]);
+    assert_eq!(
+        outcomes,
+        [Some(Outcome::Prepared), Some(Outcome::Submitted)]
+    );
     assert_eq!(records[1].json().unwrap()["user"], "alice");
     assert_eq!(records[1].json().unwrap()["at"], 20);
     assert!(log.verify(None).await.is_ok());
@@ -373,7 +389,7 @@ async fn append_as_child(log: &AuditLog, store: &dyn OperationStore) {
         .parse()
         .unwrap();
     for i in 0..PER_CHILD {
-        let event = Event::new("append", "executed", format!("child-{child}-{i}"))
+        let event = Event::new("append", Outcome::Executed, format!("child-{child}-{i}"))
             .field("child", child as i64)
             .field("i", i as i64);
         if i % 2 == 0 {

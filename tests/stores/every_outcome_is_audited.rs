@@ -8,6 +8,7 @@ use crate::support;
 use std::sync::{Arc, Mutex};
 
 use crate::support::{MRTR, OLD_LOG, PUSH, World, call, connect};
+use rmcp_guard::outcome::Outcome;
 use rmcp_guard::{
     Exposure, Guard,
     audit::{AuditLog, export},
@@ -69,7 +70,7 @@ async fn destructive_outcomes_and_refused_calls_are_recorded_with_answers_redact
     let declined = call(&client, "deploy", json!({"service": "billing"})).await;
     let executed = call(&client, "deploy", json!({"service": "billing"})).await;
     let dropped = call(&client, "drop_table", json!({"table": "customers"})).await;
-    assert_eq!(support::outcome(&dropped).as_deref(), Some("executed"));
+    assert_eq!(support::outcome(&dropped), Some(Outcome::Executed));
     let unknown = client
         .call_tool(support::params("no_such_tool", json!({})))
         .await;
@@ -78,19 +79,22 @@ async fn destructive_outcomes_and_refused_calls_are_recorded_with_answers_redact
 
     let records = log.records().await.unwrap();
     let entries: Vec<Value> = records.iter().map(|r| r.json().unwrap()).collect();
-    let outcomes: Vec<(&str, &str)> = entries
+    let outcomes: Vec<(&str, Option<Outcome>)> = entries
         .iter()
-        .map(|e| (e["tool"].as_str().unwrap(), e["outcome"].as_str().unwrap()))
+        .map(|e| {
+            let outcome = Outcome::parse(e["outcome"].as_str().unwrap());
+            (e["tool"].as_str().unwrap(), outcome)
+        })
         .collect();
     assert_eq!(
         outcomes,
         [
-            ("deploy", "declined"),
-            ("deploy", "accepted"),
-            ("deploy", "executed"),
-            ("drop_table", "accepted"),
-            ("drop_table", "executed"),
-            ("no_such_tool", "unknown_tool")
+            ("deploy", Some(Outcome::Declined)),
+            ("deploy", Some(Outcome::Accepted)),
+            ("deploy", Some(Outcome::Executed)),
+            ("drop_table", Some(Outcome::Accepted)),
+            ("drop_table", Some(Outcome::Executed)),
+            ("no_such_tool", Some(Outcome::UnknownTool))
         ]
     );
     assert_eq!(
@@ -168,8 +172,8 @@ async fn nothing_runs_unless_its_confirmation_is_in_the_log_first() {
             .unwrap();
         let refused = call(&client, "delete_file", json!({"path": "old.log"})).await;
         assert_eq!(
-            support::outcome(&refused).as_deref(),
-            Some("audit_failed"),
+            support::outcome(&refused),
+            Some(Outcome::AuditFailed),
             "{era:?}"
         );
         let text = support::text(&refused);
@@ -185,25 +189,21 @@ async fn nothing_runs_unless_its_confirmation_is_in_the_log_first() {
         guard.audit_settled().await;
         outside.execute_batch("DROP TRIGGER full_disk").unwrap();
         let done = call(&client, "delete_file", json!({"path": "old.log"})).await;
-        assert_eq!(support::outcome(&done).as_deref(), Some("executed"));
+        assert_eq!(support::outcome(&done), Some(Outcome::Executed));
         assert_eq!(world.file("old.log"), None);
         guard.audit_settled().await;
         let trace = support::trace_id(&done).unwrap();
-        let story: Vec<String> = log
+        let story: Vec<Option<Outcome>> = log
             .by_trace(&trace)
             .await
             .unwrap()
             .iter()
-            .map(|r| r.json().unwrap()["outcome"].as_str().unwrap().to_owned())
+            .map(|r| Outcome::parse(r.json().unwrap()["outcome"].as_str().unwrap()))
             .collect();
-        assert_eq!(
-            story.last().map(String::as_str),
-            Some("executed"),
-            "{era:?}"
-        );
+        assert_eq!(story.last(), Some(&Some(Outcome::Executed)), "{era:?}");
         assert_eq!(
             story[story.len() - 2],
-            "accepted",
+            Some(Outcome::Accepted),
             "{era:?}: the confirmation is written before the outcome: {story:?}"
         );
         let _ = client.cancel().await;

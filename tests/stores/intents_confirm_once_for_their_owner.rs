@@ -15,6 +15,7 @@ use crate::support::{
     },
 };
 use rmcp_guard::ops::{BoxFuture, Rate, StoreError, Tx};
+use rmcp_guard::{codes, outcome::Outcome};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -126,7 +127,7 @@ async fn prepare_freezes_an_intent_and_changes_nothing(engine: Engine) {
     assert_eq!(row.text("payload_sha256").unwrap(), hash);
     let ttl = row.int("expires_at").unwrap() - row.int("created_at").unwrap();
     assert_eq!(ttl, 10 * 60 * 1000, "ttl = \"10m\"");
-    assert_eq!(world.audit_outcomes(id).await, ["PREPARED"]);
+    assert_eq!(world.audit_outcomes(id).await, [Outcome::Prepared]);
 }
 
 async fn duplicate_confirm_returns_the_same_request(engine: Engine) {
@@ -152,7 +153,11 @@ async fn duplicate_confirm_returns_the_same_request(engine: Engine) {
     assert_eq!(world.status(&id).await, "SUBMITTED");
     assert_eq!(
         world.audit_outcomes(&id).await,
-        ["PREPARED", "SUBMITTED", "ALREADY_PROCESSED"]
+        [
+            Outcome::Prepared,
+            Outcome::Submitted,
+            Outcome::AlreadyProcessed
+        ]
     );
     let order = &world
         .query(
@@ -296,7 +301,11 @@ async fn order_shipped_after_prepare_is_refused(engine: Engine) {
     assert!(again.starts_with("[INVALID_STATE]"), "{again}");
     assert_eq!(
         world.audit_outcomes(&id).await,
-        ["PREPARED", "STATE_CHANGED", "INVALID_STATE"]
+        [
+            Outcome::Prepared,
+            Outcome::Refused(codes::STATE_CHANGED),
+            Outcome::Refused(codes::INVALID_STATE)
+        ]
     );
 }
 
@@ -368,7 +377,7 @@ async fn failure_after_the_insert_leaves_nothing_half_written(engine: Engine) {
     assert_eq!(world.effects(&id).await, 0);
     assert_eq!(
         world.audit_outcomes(&id).await,
-        ["PREPARED", "RESULT_UNKNOWN"],
+        [Outcome::Prepared, Outcome::Refused(codes::RESULT_UNKNOWN)],
         "no SUBMITTED record, and the unknown answer is audited on its own"
     );
 
@@ -583,7 +592,12 @@ async fn get_operation_result_tells_what_happened(engine: Engine) {
     assert_eq!(world.status(&id).await, "SUBMITTED");
     assert_eq!(
         world.audit_outcomes(&id).await,
-        ["PREPARED", "LOOKED_UP", "SUBMITTED", "LOOKED_UP"]
+        [
+            Outcome::Prepared,
+            Outcome::LookedUp,
+            Outcome::Submitted,
+            Outcome::LookedUp
+        ]
     );
 }
 
@@ -721,7 +735,7 @@ async fn store_failure_mid_confirm_is_result_unknown(engine: Engine) {
     world.exec(&mend_it, &[]).await;
     assert_eq!(
         world.audit_outcomes(&id).await,
-        ["PREPARED", "RESULT_UNKNOWN"],
+        [Outcome::Prepared, Outcome::Refused(codes::RESULT_UNKNOWN)],
         "the unknown answer has its audit record"
     );
     assert_eq!(
@@ -867,7 +881,7 @@ async fn a_constraint_in_the_effect_is_state_changed_and_closes_the_intent(engin
     assert_eq!(world.effects(&id).await, 0);
     assert_eq!(
         world.audit_outcomes(&id).await,
-        ["PREPARED", "STATE_CHANGED"]
+        [Outcome::Prepared, Outcome::Refused(codes::STATE_CHANGED)]
     );
     assert_eq!(lookup(&alice, &id).await["status"], "REJECTED");
     let again = error_text(&confirm(&alice, &id).await);
@@ -1178,7 +1192,10 @@ async fn store_failure_before_the_effect_is_unavailable_and_audited(engine: Engi
             "no database detail ({leak}): {failed}"
         );
     }
-    assert_eq!(world.audit_outcomes(&id).await, ["PREPARED", "UNAVAILABLE"]);
+    assert_eq!(
+        world.audit_outcomes(&id).await,
+        [Outcome::Prepared, Outcome::Refused(codes::UNAVAILABLE)]
+    );
     assert_eq!(world.requests(ORDER_ID).await, 0);
     assert_eq!(
         body(&confirm(&alice, &id).await)["already_processed"],
@@ -1405,7 +1422,10 @@ async fn a_changed_target_that_cannot_be_recorded_is_unavailable(engine: Engine)
         "no database detail: {failed}"
     );
     assert_eq!(world.status(&id).await, "PREPARED");
-    assert_eq!(world.audit_outcomes(&id).await, ["PREPARED", "UNAVAILABLE"]);
+    assert_eq!(
+        world.audit_outcomes(&id).await,
+        [Outcome::Prepared, Outcome::Refused(codes::UNAVAILABLE)]
+    );
     let refused = error_text(&confirm(&alice, &id).await);
     assert!(refused.starts_with("[STATE_CHANGED]"), "{refused}");
     assert_eq!(world.status(&id).await, "REJECTED");
@@ -1473,7 +1493,7 @@ async fn a_constraint_refusal_that_cannot_be_recorded_says_so(engine: Engine) {
     assert_eq!(world.status(&id).await, "PREPARED");
     assert_eq!(
         world.audit_outcomes(&id).await,
-        ["PREPARED", "STATE_CHANGED"]
+        [Outcome::Prepared, Outcome::Refused(codes::STATE_CHANGED)]
     );
     let closed = error_text(&confirm(&alice, &id).await);
     assert!(

@@ -14,6 +14,7 @@ use crate::support::{
     outcome, text,
 };
 use rmcp::model::CallToolResult;
+use rmcp_guard::{codes, outcome::Outcome};
 use serde_json::{Value, json};
 
 fn ticket_args(key: &str, subject: &str) -> Value {
@@ -47,11 +48,11 @@ fn ticket(result: &CallToolResult) -> (i64, bool) {
     )
 }
 
-async fn audit(world: &World, outcome: &str) -> i64 {
+async fn audit(world: &World, outcome: Outcome) -> i64 {
     world
         .count(
             "SELECT COUNT(*) AS n FROM guard_audit_log WHERE tool = 'open_ticket' AND outcome = $1",
-            &[outcome.into()],
+            &[outcome.as_str().into()],
         )
         .await
 }
@@ -63,8 +64,8 @@ async fn repeat_and_reuse(engine: Engine) {
     let alice = world.alice().await;
     let first = open(&alice, "req-1", "parcel arrived damaged").await;
     assert_eq!(
-        outcome(&first).as_deref(),
-        Some("COMPLETED"),
+        outcome(&first),
+        Some(Outcome::Completed),
         "{}",
         text(&first)
     );
@@ -78,12 +79,16 @@ async fn repeat_and_reuse(engine: Engine) {
         json!({"subject": "parcel arrived damaged", "order_no": "A10001", "request_id": "req-1"}),
     )
     .await;
-    assert_eq!(outcome(&repeat).as_deref(), Some("ALREADY_PROCESSED"));
+    assert_eq!(outcome(&repeat), Some(Outcome::AlreadyProcessed));
     assert_eq!(ticket(&repeat), (id, true));
     assert_eq!(tickets(&world).await, 1);
     // The key with other arguments: refused, nothing filed.
     let reused = open(&alice, "req-1", "parcel never arrived").await;
-    assert_refused(&reused, "IDEMPOTENCY_KEY_REUSED", "IDEMPOTENCY_KEY_REUSED");
+    assert_refused(
+        &reused,
+        "IDEMPOTENCY_KEY_REUSED",
+        Outcome::Refused(codes::IDEMPOTENCY_KEY_REUSED),
+    );
     assert!(text(&reused).contains("Use a new request_id"));
     let other_order = call(
         &alice,
@@ -94,7 +99,7 @@ async fn repeat_and_reuse(engine: Engine) {
     assert_refused(
         &other_order,
         "IDEMPOTENCY_KEY_REUSED",
-        "IDEMPOTENCY_KEY_REUSED",
+        Outcome::Refused(codes::IDEMPOTENCY_KEY_REUSED),
     );
     assert_eq!(tickets(&world).await, 1);
     // A new key is a new ticket.
@@ -102,9 +107,10 @@ async fn repeat_and_reuse(engine: Engine) {
     assert_ne!(ticket(&second).0, id);
     assert_eq!(tickets(&world).await, 2);
     // Every outcome is on the audit path.
-    assert_eq!(audit(&world, "COMPLETED").await, 2);
-    assert_eq!(audit(&world, "ALREADY_PROCESSED").await, 1);
-    assert_eq!(audit(&world, "IDEMPOTENCY_KEY_REUSED").await, 2);
+    assert_eq!(audit(&world, Outcome::Completed).await, 2);
+    assert_eq!(audit(&world, Outcome::AlreadyProcessed).await, 1);
+    let reused = Outcome::Refused(codes::IDEMPOTENCY_KEY_REUSED);
+    assert_eq!(audit(&world, reused).await, 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -230,7 +236,11 @@ async fn expiry_and_refusals(engine: Engine) {
     for bad in ["", "req 1", "req-1\u{200b}", "ре q", &"k".repeat(129)] {
         let before = tickets(&world).await;
         let result = open(&alice, bad, "parcel arrived damaged").await;
-        assert_refused(&result, "INVALID_INPUT", "INVALID_INPUT");
+        assert_refused(
+            &result,
+            "INVALID_INPUT",
+            Outcome::Refused(codes::INVALID_INPUT),
+        );
         assert_eq!(tickets(&world).await, before);
     }
 }
@@ -274,7 +284,7 @@ async fn at_once(engine: Engine) {
         if is_error(result) {
             // Only PostgreSQL answers a call that overlaps the first one this way.
             assert_eq!(engine, Engine::Postgres);
-            assert_refused(result, "IN_PROGRESS", "IN_PROGRESS");
+            assert_refused(result, "IN_PROGRESS", Outcome::Refused(codes::IN_PROGRESS));
         } else {
             let (id, again) = ticket(result);
             assert_eq!(id, stored);
@@ -327,7 +337,7 @@ async fn postgres_retry_after_a_dropped_connection_files_one_ticket() {
         .await;
     let retry = world.alice().await;
     let busy = open(&retry, "drop-1", "parcel arrived damaged").await;
-    assert_refused(&busy, "IN_PROGRESS", "IN_PROGRESS");
+    assert_refused(&busy, "IN_PROGRESS", Outcome::Refused(codes::IN_PROGRESS));
     assert!(text(&busy).contains("still running"));
     // The client goes away mid-call.
     in_flight.abort();

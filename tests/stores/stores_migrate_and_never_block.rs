@@ -15,6 +15,7 @@ use std::{
 use crate::support::orders::fresh_schema;
 use guard_tests::pg_url;
 use rmcp_guard::ops::{OperationStore, PgStore, SqliteStore, Statement};
+use rmcp_guard::outcome::Outcome;
 use sha2::{Digest, Sha256};
 
 const UNVERSIONED_SQLITE: &str = include_str!("../fixtures/store/unversioned_sqlite.sql");
@@ -135,7 +136,7 @@ fn an_unversioned_sqlite_store_is_migrated_once() {
 
 /// The old audit table's rows are in the log, in their order, marked as carried over; the
 /// old table is gone; the log verifies.
-fn legacy_entries(path: &Path) -> Vec<(String, String)> {
+fn legacy_entries(path: &Path) -> Vec<(String, Option<Outcome>)> {
     let connection = rusqlite::Connection::open(path).unwrap();
     let old_tables: i64 = connection
         .query_row(
@@ -152,22 +153,22 @@ fn legacy_entries(path: &Path) -> Vec<(String, String)> {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    let moved: Vec<(String, String)> = entries
+    let moved: Vec<(String, Option<Outcome>)> = entries
         .iter()
         .map(|e| serde_json::from_str::<serde_json::Value>(e).unwrap())
         .map(|e| {
             assert_eq!(e["legacy"], true, "{e}");
             (
                 e["trace_id"].as_str().unwrap().to_owned(),
-                e["outcome"].as_str().unwrap().to_owned(),
+                Outcome::parse(e["outcome"].as_str().unwrap()),
             )
         })
         .collect();
     assert_eq!(
         moved,
         [
-            ("trace-1".to_owned(), "PREPARED".to_owned()),
-            ("trace-2".to_owned(), "SUBMITTED".to_owned())
+            ("trace-1".to_owned(), Some(Outcome::Prepared)),
+            ("trace-2".to_owned(), Some(Outcome::Submitted))
         ]
     );
     let store = SqliteStore::open(path).unwrap();

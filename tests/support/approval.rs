@@ -28,13 +28,15 @@ use rmcp::{
     },
     tool, tool_handler, tool_router,
 };
+use rmcp_guard::outcome::Outcome;
 use rmcp_guard::{
-    Confirmed, Exposure, Guard, Guarded, INPUT_KEY, IdentityProvider, Preview, ToolArgs, ToolError,
+    Confirmed, Exposure, Guard, Guarded, IdentityProvider, Preview, ToolArgs, ToolError,
     approval::{ApprovalPage, ApproverLink},
     destructive,
     forms::{Checkbox, TypeToConfirm},
     identity::Identity,
     ops::{Operations, SqliteStore},
+    testing::INPUT_KEY,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -439,7 +441,7 @@ pub async fn bob_approves_then_carol_rejects(h: &Harness) {
 
 /// The call ended as Carol's rejection: a natural outcome, not an error, and nothing ran.
 pub fn assert_rejected_by_carol(h: &Harness, result: &CallToolResult) {
-    assert_eq!(outcome(result), "rejected", "{result:?}");
+    assert_eq!(outcome(result), Some(Outcome::Rejected), "{result:?}");
     assert!(
         !result.is_error.unwrap_or(false),
         "a rejection is an outcome, not an error"
@@ -649,13 +651,7 @@ pub fn text(result: &CallToolResult) -> String {
         .join("\n")
 }
 
-pub fn outcome(result: &CallToolResult) -> String {
-    result
-        .meta
-        .as_ref()
-        .and_then(|m| m.0.get("guard"))
-        .and_then(|g| g.get("outcome"))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
+/// The outcome guard's `_meta.guard` tag names, if any.
+pub fn outcome(result: &CallToolResult) -> Option<Outcome> {
+    Outcome::of(result)
 }

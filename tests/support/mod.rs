@@ -21,7 +21,7 @@ use rmcp::{
     },
     service::{ClientLifecycleMode, ClientServiceExt, RequestContext, RunningService},
 };
-use rmcp_guard::{Guard, testing::ScriptedHuman};
+use rmcp_guard::{Guard, outcome::Outcome, testing::ScriptedHuman};
 use safe_ops::{SafeOps, db};
 use serde_json::Value;
 use tempfile::TempDir;
@@ -242,12 +242,10 @@ pub fn code(result: &CallToolResult) -> Option<String> {
     rest.split_once(']').map(|(code, _)| code.to_owned())
 }
 
-/// `_meta.guard.outcome`.
-pub fn outcome(result: &CallToolResult) -> Option<String> {
-    guard_meta(result)?
-        .get("outcome")?
-        .as_str()
-        .map(str::to_owned)
+/// The outcome `_meta.guard` names, read into guard's [`Outcome`]; `None` when the result
+/// carries no tag or the tag names no outcome guard writes.
+pub fn outcome(result: &CallToolResult) -> Option<Outcome> {
+    Outcome::of(result)
 }
 
 /// `_meta.guard.traceId`.
@@ -264,7 +262,7 @@ fn guard_meta(result: &CallToolResult) -> Option<&Value> {
 
 /// Asserts a refusal: `isError`, the given code and outcome.
 #[track_caller]
-pub fn assert_refused(result: &CallToolResult, expected_code: &str, expected_outcome: &str) {
+pub fn assert_refused(result: &CallToolResult, expected_code: &str, expected_outcome: Outcome) {
     assert!(
         is_error(result),
         "expected isError, got {result:?} ({})",
@@ -276,12 +274,12 @@ pub fn assert_refused(result: &CallToolResult, expected_code: &str, expected_out
         "text: {}",
         text(result)
     );
-    assert_eq!(outcome(result).as_deref(), Some(expected_outcome));
+    assert_eq!(outcome(result), Some(expected_outcome));
 }
 
 /// Asserts a natural (non-error) result with the given outcome.
 #[track_caller]
-pub fn assert_natural(result: &CallToolResult, expected_outcome: &str) {
+pub fn assert_natural(result: &CallToolResult, expected_outcome: Outcome) {
     assert_ne!(
         result.is_error,
         Some(true),
@@ -289,7 +287,7 @@ pub fn assert_natural(result: &CallToolResult, expected_outcome: &str) {
         text(result)
     );
     assert_eq!(
-        outcome(result).as_deref(),
+        outcome(result),
         Some(expected_outcome),
         "text: {}",
         text(result)

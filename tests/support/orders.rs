@@ -18,6 +18,7 @@ use serde_json::Value;
 use sha2::Digest;
 
 use super::call;
+use rmcp_guard::outcome::Outcome;
 
 pub const SCOPE: &str = "order.cancel.request";
 
@@ -229,7 +230,7 @@ impl World {
 
     /// [`stored_intent`](Self::stored_intent) under a given operation id.
     pub async fn store_intent(&self, id: &str, order_id: i64, order_no: &str, user: &str) {
-        let payload = rmcp_guard::canonical_json(&serde_json::json!({
+        let payload = rmcp_guard::canonical::canonical_json(&serde_json::json!({
             "order_id": order_id,
             "order_no": order_no,
             "reason": "customer changed their mind",
@@ -279,14 +280,18 @@ impl World {
     }
 
     /// Audit outcomes for `operation_id`, oldest first.
-    pub async fn audit_outcomes(&self, operation_id: &str) -> Vec<String> {
+    pub async fn audit_outcomes(&self, operation_id: &str) -> Vec<Outcome> {
         self.query(
             "SELECT outcome FROM guard_audit_log WHERE operation_id = $1 ORDER BY seq",
             &[operation_id.into()],
         )
         .await
         .iter()
-        .map(|r| r.text("outcome").expect("outcome").to_owned())
+        .map(|r| {
+            let outcome = r.text("outcome").expect("outcome");
+            Outcome::parse(outcome)
+                .unwrap_or_else(|| panic!("the audit log names an unknown outcome {outcome:?}"))
+        })
         .collect()
     }
 }

@@ -5,6 +5,7 @@ use std::{path::Path, process::Command};
 use rmcp_guard::{
     audit::{AuditLog, Event},
     ops::SqliteStore,
+    outcome::Outcome,
 };
 
 /// Runs `guard-audit` with `args`: its exit code, stdout and stderr.
@@ -25,7 +26,7 @@ pub fn guard_audit(args: &[&str]) -> (i32, String, String) {
 pub async fn append(db: &Path, origin: &str, range: std::ops::Range<usize>) {
     let log = AuditLog::new(SqliteStore::open(db).unwrap(), origin);
     for i in range {
-        let event = Event::new("delete_file", "executed", format!("trace-{i}"))
+        let event = Event::new("delete_file", Outcome::Executed, format!("trace-{i}"))
             .identity("acme", "alice")
             .field("target", format!("file-{i}.log"))
             .field("preview", format!("Delete file-{i}.log (12 bytes)"));

@@ -50,7 +50,9 @@ impl S {
             read_only_hint = false,
             destructive_hint = true,
             idempotent_hint = false
-        )
+        ),
+        input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
+        Parameters<PruneArgs>>("prune_branches")
     )]
     async fn prune_branches(
         &self,
@@ -140,7 +142,8 @@ impl S {
             read_only_hint = false,
             destructive_hint = true,
             idempotent_hint = false
-        )
+        ),
+        input_schema = ::rmcp_guard::__private::claim_no_parameters::<Self>("evict")
     )]
     async fn evict(
         &self,

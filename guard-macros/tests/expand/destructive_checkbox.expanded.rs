@@ -44,7 +44,9 @@ impl S {
             read_only_hint = false,
             destructive_hint = true,
             idempotent_hint = false
-        )
+        ),
+        input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
+        Parameters<DeleteArgs>>("delete_file")
     )]
     async fn delete_file(
         &self,

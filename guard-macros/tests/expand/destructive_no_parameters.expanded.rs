@@ -24,6 +24,9 @@ impl S {
             read_only_hint = false,
             destructive_hint = true,
             idempotent_hint = false
+        ),
+        input_schema = ::rmcp_guard::__private::claim_no_parameters::<Self>(
+            "purge_cache"
         )
     )]
     async fn purge_cache(

@@ -134,7 +134,9 @@ impl S {
             read_only_hint = false,
             destructive_hint = true,
             idempotent_hint = true
-        )
+        ),
+        input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
+        Parameters<DropTableArgs>>("drop_table")
     )]
     async fn drop_table(
         &self,

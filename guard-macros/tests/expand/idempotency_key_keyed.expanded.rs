@@ -47,7 +47,9 @@ impl S {
     }
     #[tool(
         description = "Open a ticket once per request_id.",
-        annotations(read_only_hint = false, idempotent_hint = true)
+        annotations(read_only_hint = false, idempotent_hint = true),
+        input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
+        Parameters<OpenArgs>>("open_ticket")
     )]
     async fn open_ticket(
         &self,

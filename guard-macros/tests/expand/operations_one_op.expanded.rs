@@ -60,7 +60,9 @@ impl S {
             read_only_hint = false,
             destructive_hint = false,
             idempotent_hint = false
-        )
+        ),
+        input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
+        Parameters<CancelArgs>>("prepare_cancel")
     )]
     async fn prepare_cancel(
         &self,
@@ -106,6 +108,10 @@ impl S {
             read_only_hint = false,
             destructive_hint = true,
             idempotent_hint = true
+        ),
+        input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
+        ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<::rmcp_guard::ops::OperationRef>>(
+            "confirm_cancel"
         )
     )]
     async fn confirm_cancel(
@@ -154,7 +160,11 @@ impl S {
     #[::rmcp_guard::__private::rmcp::tool(
         name = "get_operation_result",
         description = "Did a prepared operation happen? Returns its status (PREPARED, SUBMITTED, EXPIRED or REJECTED), its preview and, once submitted, its result. Call it after a confirm timed out or failed with an unknown result, before retrying.",
-        annotations(read_only_hint = true, destructive_hint = false)
+        annotations(read_only_hint = true, destructive_hint = false),
+        input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
+        ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<::rmcp_guard::ops::OperationRef>>(
+            "get_operation_result"
+        )
     )]
     async fn __guard_get_operation_result_of_prepare_cancel(
         &self,

@@ -24,7 +24,7 @@ pub struct ReadDb {
 }
 
 /// A read-write connection to the guard's database. `#[read_only]` tools cannot take it
-/// (compile error: it is no [`crate::ReadHandle`]), and in read-only mode it is never
+/// (compile error: it is no [`crate::read_handle::ReadHandle`]), and in read-only mode it is never
 /// opened, neither as a parameter nor by [`WriteDb::open`].
 #[derive(Debug)]
 pub struct WriteDb {

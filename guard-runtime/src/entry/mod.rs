@@ -3,6 +3,7 @@
 //! `tools/call` to the tool it names (see `dispatch`). Guarded tools, operation tools and
 //! keyed tools take their call from that hand-off, never from a context they were given.
 
+pub(crate) mod claims;
 pub(crate) mod dispatch;
 
 use std::{any::TypeId, collections::BTreeSet, sync::Arc};

@@ -40,6 +40,7 @@ mod push;
 pub use accept::roles_problem;
 pub use call::GuardCall;
 use finish::state_changed;
+#[cfg(feature = "testing")]
 pub use mrtr::INPUT_KEY;
 use mrtr::{SealedState, binding};
 

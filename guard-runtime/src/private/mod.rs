@@ -4,6 +4,7 @@
 
 pub use crate::args::TargetText;
 pub use crate::args::{ToolArgField, ToolArgsDerived, assert_tool_arg_field};
+pub use crate::entry::claims::claim;
 pub use crate::flow::{ApprovalSpec, ConfirmKind, Flow, GuardCall, Rules, ToolSpec};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use crate::ops::{
@@ -12,10 +13,37 @@ pub use crate::ops::{
     keyed::{KeyedArgs, KeyedSpec},
     lookup::get_operation_result,
 };
-pub use crate::read_handle::{Sealed as ReadHandleSeal, assert_read_handle};
+pub use crate::read_handle::{assert_read_handle, seal::Sealed as ReadHandleSeal};
 pub use crate::seal::{FormDerived, FormEnumDerived};
 pub use rmcp;
 pub use serde_json;
+
+/// The input schema rmcp's `#[tool]` builds for a tool taking `P` (`Parameters<Args>`),
+/// claimed as the guarded tool `tool` of `S`. It panics as rmcp's own does when the
+/// arguments have no object schema (the router is being built, nothing has run).
+pub fn claim_parameters<S: 'static, P: rmcp::schemars::JsonSchema + std::any::Any>(
+    tool: &'static str,
+) -> std::sync::Arc<rmcp::model::JsonObject> {
+    let schema = rmcp::handler::server::common::schema_for_input::<P>().unwrap_or_else(|e| {
+        panic!(
+            "Invalid input schema for `{}`: {}",
+            std::any::type_name::<P>(),
+            e
+        )
+    });
+    claim::<S>(tool, schema)
+}
+
+/// The empty input schema of a guarded tool without arguments, claimed like
+/// [`claim_parameters`].
+pub fn claim_no_parameters<S: 'static>(
+    tool: &'static str,
+) -> std::sync::Arc<rmcp::model::JsonObject> {
+    claim::<S>(
+        tool,
+        rmcp::handler::server::common::schema_for_empty_input(),
+    )
+}
 
 /// Pins a handler's form to `Form`.
 pub const fn assert_form<T: crate::form::Form>() {}

@@ -13,9 +13,9 @@ fn main() {
     assert_eq!(names, ["type", "loop"]);
     let content = serde_json::json!({"type": "logs", "loop": true});
     // The server's revalidation accepts `type` and refuses `r#type` as an unknown field.
-    let valid = rmcp_guard::validate(<Pick as Form>::SPEC, Some(&content)).unwrap();
+    let valid = rmcp_guard::validate::validate(<Pick as Form>::SPEC, Some(&content)).unwrap();
     let raw = serde_json::json!({"r#type": "logs", "loop": true});
-    assert!(rmcp_guard::validate(<Pick as Form>::SPEC, Some(&raw)).is_err());
+    assert!(rmcp_guard::validate::validate(<Pick as Form>::SPEC, Some(&raw)).is_err());
     let pick = Pick::from_valid(valid).unwrap();
     assert_eq!(pick.r#type, "logs");
     assert!(pick.r#loop);

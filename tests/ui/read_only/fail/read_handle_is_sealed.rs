@@ -1,6 +1,6 @@
 // `ReadHandle` is sealed: a write handle cannot be declared a read handle by implementing it.
 
-use rmcp_guard::{ReadHandle, db::WriteDb};
+use rmcp_guard::{db::WriteDb, read_handle::ReadHandle};
 
 struct MyHandle(WriteDb);
 
