@@ -99,6 +99,7 @@ pub mod identity;
 pub mod ops;
 mod outbox;
 pub mod outcome;
+pub mod person;
 mod preview;
 mod read_handle;
 mod rfc3339;
