@@ -1,43 +1,49 @@
 //! safe-ops' production deploys: `deploy` never deploys to production and names
 //! `deploy_production`, which runs only after two people other than the requester approved
 //! on safe-ops' approval page. Both protocol eras, with a real rmcp client that declares URL
-//! elicitation; the page is read and decided over HTTP as a person's browser would.
+//! elicitation; the approvers' links arrive by signed webhook at safe-ops' receiver, and the
+//! page is read and decided over HTTP as a person's browser would.
 
 use crate::support;
 
 use crate::support::approval as bench;
 
-use std::{
-    net::SocketAddr,
-    sync::{Arc, Mutex},
-    time::Duration,
-};
+use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use crate::support::{World, assert_natural, assert_refused, call, text};
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp_guard::{
     Guard, Identity,
-    approval::ApproverLink,
+    approval::WebhookNotifier,
     testing::{Answer, ScriptedHuman},
 };
-use safe_ops::{SafeOps, visit};
+use safe_ops::{SafeOps, receiver::Receiver, visit};
 use serde_json::json;
 
-/// safe-ops on `world` with its approval page: alice requests, `approvers` approve.
-async fn with_page(world: &World, approvers: &[&str]) -> (SafeOps, Arc<Mutex<Vec<ApproverLink>>>) {
-    let links = Arc::new(Mutex::new(Vec::new()));
-    let delivered = links.clone();
-    let approvers: Vec<String> = approvers.iter().map(|a| (*a).to_owned()).collect();
+const SECRET: &[u8] = b"a webhook secret of 32+ bytes, test only";
+
+/// safe-ops on `world` with its approval page: alice requests, `approvers` approve, their
+/// links signed and posted to a receiver.
+async fn with_page(world: &World, approvers: &[&str]) -> (SafeOps, Receiver) {
+    let receiver = Receiver::start(SECRET.to_vec()).await.unwrap();
+    let notifier = WebhookNotifier::new(&receiver.url(), SECRET).unwrap();
+    let approvers = safe_ops::approval::approvers(
+        &approvers
+            .iter()
+            .map(|a| (*a).to_owned())
+            .collect::<Vec<_>>(),
+        &Identity::new("local", "alice", Vec::<String>::new()),
+    );
     let page = safe_ops::approval::start(
         SocketAddr::from(([127, 0, 0, 1], 0)),
         Identity::new("local", "alice", Vec::<String>::new()),
         &approvers,
-        move |link| delivered.lock().unwrap().push(link),
+        Some(Box::new(notifier)),
     )
     .await
     .expect("the approval page starts");
     let guard = Guard::ephemeral().unwrap().with_approval_page(page);
-    (world.server_with(guard), links)
+    (world.server_with(guard), receiver)
 }
 
 async fn deploy_names_deploy_production_for_any_spelling_of_production(era: ProtocolVersion) {
@@ -92,7 +98,7 @@ async fn deploy_names_deploy_production_for_any_spelling_of_production(era: Prot
 
 async fn deploy_production_runs_once_after_two_approvals_on_the_page(era: ProtocolVersion) {
     let world = World::new();
-    let (server, links) = with_page(&world, &["alice", "bob", "carol"]).await;
+    let (server, receiver) = with_page(&world, &["alice", "Alice", "bob", "carol"]).await;
     let (client, mut urls) = bench::url_client(era, true);
     let client = Arc::new(bench::connect(server, client).await);
     let calling = client.clone();
@@ -126,16 +132,23 @@ async fn deploy_production_runs_once_after_two_approvals_on_the_page(era: Protoc
         "the requester cannot approve: {page}"
     );
 
-    let link = |user: &str| {
-        links
-            .lock()
-            .unwrap()
-            .iter()
-            .find(|l| l.approver.user == user)
-            .map(|l| l.url.to_string())
-            .unwrap_or_else(|| panic!("no link for {user}"))
-    };
-    assert_eq!(links.lock().unwrap().len(), 2, "bob and carol, never alice");
+    let mut links = std::collections::BTreeMap::new();
+    for user in ["bob", "carol"] {
+        let link = receiver
+            .link_for(user, Duration::from_secs(10))
+            .await
+            .unwrap_or_else(|| panic!("no link reached {user}"));
+        links.insert(user, link.url);
+    }
+    let link = |user: &str| links[user].clone();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let delivered: Vec<String> = receiver.links().into_iter().map(|l| l.approver).collect();
+    assert_eq!(
+        delivered.len(),
+        2,
+        "bob and carol, never alice: {delivered:?}"
+    );
+    assert_eq!(receiver.refused(), 0);
     let wrong = visit::approve(&link("bob"), "Billing").await.unwrap();
     assert_eq!(wrong.status, 422, "{}", wrong.text());
     let page = visit::approve(&link("bob"), "billing")
@@ -169,7 +182,7 @@ async fn deploy_production_runs_once_after_two_approvals_on_the_page(era: Protoc
 
 async fn deploy_production_without_two_approvers_refuses_and_says_why(era: ProtocolVersion) {
     let world = World::new();
-    let (server, links) = with_page(&world, &["bob"]).await;
+    let (server, receiver) = with_page(&world, &["bob"]).await;
     let (client, _urls) = bench::url_client(era, true);
     let client = bench::connect(server, client).await;
     let result = call(&client, "deploy_production", json!({"service": "billing"})).await;
@@ -179,13 +192,13 @@ async fn deploy_production_without_two_approvers_refuses_and_says_why(era: Proto
         "{}",
         text(&result)
     );
-    assert!(links.lock().unwrap().is_empty());
+    assert!(receiver.links().is_empty());
     assert!(world.deployments().is_empty());
 }
 
 async fn deploy_production_from_a_client_without_url_mode_fails_closed(era: ProtocolVersion) {
     let world = World::new();
-    let (server, _links) = with_page(&world, &["bob", "carol"]).await;
+    let (server, _receiver) = with_page(&world, &["bob", "carol"]).await;
     let client = support::connect(server, ScriptedHuman::new(era)).await;
     let result = call(&client, "deploy_production", json!({"service": "billing"})).await;
     assert_natural(&result, "unsupported_client");

@@ -279,8 +279,9 @@ fn render(view: &View, refusal: Option<String>, signed_in: Option<&Person>) -> S
     }
     let open = view.can_approve() || view.can_reject();
     if open && view.sign_in {
+        let theirs = signed_in.is_some_and(|person| person.is(view.person()));
         match signed_in {
-            Some(person) if person.is(view.person()) => {
+            Some(person) if theirs => {
                 let _ = write!(
                     b,
                     "<p id=\"signed-in\">Signed in as {}.</p>",
@@ -294,17 +295,17 @@ fn render(view: &View, refusal: Option<String>, signed_in: Option<&Person>) -> S
                     esc(person.user()),
                     esc(view.person().user())
                 );
-                return shell(&format!("Approve {}", view.tool), &b);
             }
-            None => {
-                let _ = write!(
-                    b,
-                    "<form method=\"post\" id=\"sign-in\"><input type=\"hidden\" name=\"csrf\" value=\"{}\"><label for=\"token\">Sign in as {} to decide: your access token</label><input id=\"token\" name=\"token\" type=\"password\" autocomplete=\"off\"><button id=\"sign-in-button\" name=\"decision\" value=\"sign_in\">Sign in</button></form>",
-                    esc(&view.csrf),
-                    esc(view.person().user())
-                );
-                return shell(&format!("Approve {}", view.tool), &b);
-            }
+            None => {}
+        }
+        if !theirs {
+            let _ = write!(
+                b,
+                "<form method=\"post\" id=\"sign-in\"><input type=\"hidden\" name=\"csrf\" value=\"{}\"><label for=\"token\">Sign in as {} to decide: your access token</label><input id=\"token\" name=\"token\" type=\"password\" autocomplete=\"off\"><button id=\"sign-in-button\" name=\"decision\" value=\"sign_in\">Sign in</button></form>",
+                esc(&view.csrf),
+                esc(view.person().user())
+            );
+            return shell(&format!("Approve {}", view.tool), &b);
         }
     }
     if open {
