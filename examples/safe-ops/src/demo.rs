@@ -484,18 +484,23 @@ async fn production(
     println!("   human answers accept (opens the page)");
     let seen = visit::get(&url).await?;
     println!("   page shows    {}", indent(&seen.text()));
-    println!(
-        "   links         one per approver, POSTed to the receiver at {} signed with HMAC-SHA256;",
-        receiver.url()
-    );
-    println!(
-        "                 the receiver verified each signature, and the requester's client saw none"
-    );
+    let mut delivered = Vec::new();
     for who in &approvers {
         let link = receiver
             .link_for(who, Duration::from_secs(10))
             .await
             .ok_or_else(|| format!("no link reached {who}"))?;
+        delivered.push((who, link));
+    }
+    println!(
+        "   links         {} signed POSTs to the receiver at {}: {} verified, {} refused;",
+        delivered.len(),
+        receiver.url(),
+        receiver.links().len(),
+        receiver.refused()
+    );
+    println!("                 the requester's client saw none of them");
+    for (who, link) in &delivered {
         println!("   {who:<13} opens the link delivered to {who}, types billing, presses Approve");
         let after = visit::approve(&link.url, "billing").await?;
         let text = after.text();

@@ -6,8 +6,8 @@
 //! Each POST carries:
 //!
 //! - `Guard-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`;
-//! - `Guard-Event: approval.link` and `Guard-Delivery: <approval id>.<approver>`, the same
-//!   on every attempt, so a receiver that got a link twice can tell;
+//! - `Guard-Event: approval.link` and `Guard-Delivery: <approval id>.<digest of the
+//!   approver>`, the same on every attempt, so a receiver that got a link twice can tell;
 //! - the body: `approval_id`, `tool`, `target`, `summary`, `requester` and `approver`
 //!   (`tenant`, `user`), `url` (the one-time link) and `expires_at` (RFC 3339).
 //!

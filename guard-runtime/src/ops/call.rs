@@ -48,7 +48,12 @@ pub struct ConfirmSpec {
 /// One operation call in progress: who is calling, under which trace id.
 pub(crate) struct Caller {
     pub ops: Operations,
+    /// The caller, tenant and user in canonical form ([`crate::person`]): what intents, keys
+    /// and rates are stored and compared under.
     pub identity: Identity,
+    /// The tenant and user as the identity provider spelled them, for records stored before
+    /// names were canonical.
+    pub spelled: (String, String),
     pub trace_id: String,
     pub tool: &'static str,
     pub op: &'static str,
@@ -103,9 +108,34 @@ impl Caller {
                 return Err(answer_error(refusal, &trace_id));
             }
         };
+        let spelled = (identity.tenant.clone(), identity.user.clone());
+        let identity = match identity.person() {
+            Ok(person) => Identity {
+                tenant: person.tenant().to_owned(),
+                user: person.user().to_owned(),
+                scopes: identity.scopes,
+            },
+            Err(problem) => {
+                tracing::warn!(%trace_id, tool, %problem, "the identity provider named the caller in a refused spelling");
+                let refusal = ToolError::new(
+                    codes::PERMISSION_DENIED,
+                    format!(
+                        "Nothing was done: the caller's name is spelled in a way guard refuses ({problem}). Ask the operator to fix the account (trace_id {trace_id})."
+                    ),
+                );
+                let event = Event::new(tool, Outcome::Refused(refusal.code()), trace_id.as_str())
+                    .field("op", op);
+                event.mirror();
+                if let Err(error) = ops.audit.append(None, &event).await {
+                    tracing::error!(%trace_id, %error, "could not write the audit record");
+                }
+                return Err(answer_error(refusal, &trace_id));
+            }
+        };
         let caller = Self {
             ops,
             identity,
+            spelled,
             trace_id,
             tool,
             op,
