@@ -194,6 +194,7 @@ impl Guard {
     }
 
     /// The approval page records its events in this guard's log, whichever was set first.
+    #[cfg(any(feature = "approval", feature = "sqlite", feature = "postgres"))]
     fn approval_page_records(&self) {
         #[cfg(all(feature = "approval", any(feature = "sqlite", feature = "postgres")))]
         if let (Some(page), Some(log)) = (&self.approval, &self.audit) {

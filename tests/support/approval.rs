@@ -619,21 +619,9 @@ impl Browser {
 
     pub async fn approve(&self, url: &str, typed: &str, secret: Option<&str>) -> String {
         self.open(url).await;
-        self.client
-            .find(Locator::Css("#typed"))
-            .await
-            .unwrap()
-            .send_keys(typed)
-            .await
-            .unwrap();
+        self.fill("#typed", typed).await;
         if let Some(secret) = secret {
-            self.client
-                .find(Locator::Css("#secret"))
-                .await
-                .unwrap()
-                .send_keys(secret)
-                .await
-                .unwrap();
+            self.fill("#secret", secret).await;
         }
         self.click("#approve").await
     }
@@ -641,14 +629,19 @@ impl Browser {
     /// Signs in on the page at `url` with `token`, and returns the page that answers.
     pub async fn sign_in(&self, url: &str, token: &str) -> String {
         self.open(url).await;
+        self.fill("#token", token).await;
+        self.click("#sign-in-button").await
+    }
+
+    /// Types `text` into the field `css`.
+    async fn fill(&self, css: &str, text: &str) {
         self.client
-            .find(Locator::Css("#token"))
+            .find(Locator::Css(css))
             .await
             .unwrap()
-            .send_keys(token)
+            .send_keys(text)
             .await
             .unwrap();
-        self.click("#sign-in-button").await
     }
 
     /// Posts a decision from the page's own origin with a form the page does not offer, as a

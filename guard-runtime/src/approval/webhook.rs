@@ -262,7 +262,7 @@ fn mac(secret: &[u8], timestamp: u64, body: &[u8]) -> HmacSha256 {
 }
 
 fn unhex(hex: &str) -> Option<Vec<u8>> {
-    if hex.len() % 2 != 0 {
+    if !hex.len().is_multiple_of(2) {
         return None;
     }
     (0..hex.len())

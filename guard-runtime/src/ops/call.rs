@@ -96,33 +96,13 @@ impl Caller {
                 &trace_id,
             ));
         };
-        let identity = match ops.identity.identify(&request) {
-            Ok(identity) => identity,
+        let identified = ops
+            .identity
+            .identify(&request)
+            .and_then(|identity| canonical(identity, tool, &trace_id));
+        let (identity, spelled) = match identified {
+            Ok(identified) => identified,
             Err(refusal) => {
-                let event = Event::new(tool, Outcome::Refused(refusal.code()), trace_id.as_str())
-                    .field("op", op);
-                event.mirror();
-                if let Err(error) = ops.audit.append(None, &event).await {
-                    tracing::error!(%trace_id, %error, "could not write the audit record");
-                }
-                return Err(answer_error(refusal, &trace_id));
-            }
-        };
-        let spelled = (identity.tenant.clone(), identity.user.clone());
-        let identity = match identity.person() {
-            Ok(person) => Identity {
-                tenant: person.tenant().to_owned(),
-                user: person.user().to_owned(),
-                scopes: identity.scopes,
-            },
-            Err(problem) => {
-                tracing::warn!(%trace_id, tool, %problem, "the identity provider named the caller in a refused spelling");
-                let refusal = ToolError::new(
-                    codes::PERMISSION_DENIED,
-                    format!(
-                        "Nothing was done: the caller's name is spelled in a way guard refuses ({problem}). Ask the operator to fix the account (trace_id {trace_id})."
-                    ),
-                );
                 let event = Event::new(tool, Outcome::Refused(refusal.code()), trace_id.as_str())
                     .field("op", op);
                 event.mirror();
@@ -282,4 +262,33 @@ impl Caller {
 fn answer_error(error: ToolError, trace_id: &str) -> Box<CallToolResponse> {
     let outcome = Outcome::Refused(error.code());
     Box::new(tag(error.into_result(), outcome, trace_id, None).into())
+}
+
+/// The caller with tenant and user in canonical form, and as the provider spelled them; a
+/// spelling guard refuses is a `PERMISSION_DENIED` refusal.
+fn canonical(
+    identity: Identity,
+    tool: &str,
+    trace_id: &str,
+) -> Result<(Identity, (String, String)), ToolError> {
+    let spelled = (identity.tenant.clone(), identity.user.clone());
+    match identity.person() {
+        Ok(person) => Ok((
+            Identity {
+                tenant: person.tenant().to_owned(),
+                user: person.user().to_owned(),
+                scopes: identity.scopes,
+            },
+            spelled,
+        )),
+        Err(problem) => {
+            tracing::warn!(%trace_id, tool, %problem, "the identity provider named the caller in a refused spelling");
+            Err(ToolError::new(
+                codes::PERMISSION_DENIED,
+                format!(
+                    "Nothing was done: the caller's name is spelled in a way guard refuses ({problem}). Ask the operator to fix the account (trace_id {trace_id})."
+                ),
+            ))
+        }
+    }
 }
