@@ -10,7 +10,7 @@ use crate::support::approval as bench;
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
-use crate::support::{World, assert_natural, assert_refused, call, text};
+use crate::support::{World, assert_natural, assert_refused, call, stdio::StdioServer, text};
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp_guard::{
     Guard, Identity,
@@ -211,3 +211,80 @@ both_eras!(
     deploy_production_without_two_approvers_refuses_and_says_why,
     deploy_production_from_a_client_without_url_mode_fails_closed,
 );
+
+/// Over stdio the requester's client reads safe-ops' stderr, so the approvers' links must
+/// never be logged: they reach the drop directory, and the log names only the channel.
+#[test]
+fn approver_links_never_reach_the_log_the_stdio_client_reads() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::time::Instant;
+
+    let dir = tempfile::tempdir().unwrap();
+    drop(safe_ops::db::open(&dir.path().join("ops.db")).unwrap());
+    let drop_dir = dir.path().join("links");
+    std::fs::create_dir(&drop_dir).unwrap();
+    std::fs::set_permissions(&drop_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let mut server = StdioServer::start_declaring(
+        dir.path(),
+        &[
+            "--approver",
+            "bob",
+            "--approver",
+            "carol",
+            "--approver-drop",
+            drop_dir.to_str().unwrap(),
+        ],
+        &[("GUARD_TENANT", "local"), ("GUARD_USER", "alice")],
+        json!({"elicitation": {"form": {}, "url": {}}}),
+    );
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 99, "method": "tools/call",
+        "params": {"name": "deploy_production", "arguments": {"service": "billing"}}
+    }));
+    let until = Instant::now() + Duration::from_secs(30);
+    let asked = loop {
+        let message = server.recv(until, "the URL elicitation");
+        if message["method"] == "elicitation/create" {
+            break message;
+        }
+    };
+    let requester_url = asked["params"]["url"].as_str().unwrap().to_owned();
+    let mut links = Vec::new();
+    while links.len() < 2 && Instant::now() < until {
+        links = std::fs::read_dir(&drop_dir)
+            .unwrap()
+            .filter_map(|e| {
+                let path = e.ok()?.path();
+                (path.extension()? == "json").then_some(path)
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut urls = Vec::new();
+    for path in &links {
+        let mode = std::fs::metadata(path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{}", path.display());
+        let body: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        urls.push(body["url"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(urls.len(), 2, "one link each for bob and carol");
+    server.send(json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "decline"}}));
+    let answer = loop {
+        let message = server.recv(until, "the call's answer");
+        if message["id"] == 99 {
+            break message;
+        }
+    };
+    assert_eq!(answer["result"]["_meta"]["guard"]["outcome"], "declined");
+    let log = server.stop();
+    assert!(
+        log.contains("file drop"),
+        "the log names the channel: {log}"
+    );
+    for url in &urls {
+        let token = url.rsplit('/').next().unwrap();
+        assert!(!log.contains(token), "an approver's link reached the log");
+    }
+    assert_ne!(requester_url, urls[0]);
+}
