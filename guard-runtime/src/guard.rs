@@ -173,6 +173,7 @@ impl Guard {
             operations.audit_log().clone(),
         )));
         self.operations = Some(operations);
+        self.approval_page_records();
         self
     }
 
@@ -188,7 +189,17 @@ impl Guard {
             "this guard already records in a log (its operation store's, or an earlier with_audit); one guard keeps one log"
         );
         self.audit = Some(Arc::new(crate::audit::Pipeline::new(log)));
+        self.approval_page_records();
         self
+    }
+
+    /// The approval page records its events in this guard's log, whichever was set first.
+    #[cfg(any(feature = "approval", feature = "sqlite", feature = "postgres"))]
+    fn approval_page_records(&self) {
+        #[cfg(all(feature = "approval", any(feature = "sqlite", feature = "postgres")))]
+        if let (Some(page), Some(log)) = (&self.approval, &self.audit) {
+            page.shared().attach_audit(log.clone());
+        }
     }
 
     /// The log this guard records in, if any.
@@ -254,6 +265,7 @@ impl Guard {
         page: impl Into<Arc<crate::approval::ApprovalPage>>,
     ) -> Self {
         self.approval = Some(page.into());
+        self.approval_page_records();
         self
     }
 

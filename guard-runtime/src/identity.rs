@@ -24,7 +24,8 @@
 //! transport instead:
 //!
 //! - [`EnvIdentity`] for a local stdio server, where the process runs for one user:
-//!   `GUARD_TENANT`, `GUARD_USER` and `GUARD_SCOPES`, read once at start-up. It refuses
+//!   `GUARD_TENANT`, `GUARD_USER` and `GUARD_SCOPES`, read once at start-up (a name with
+//!   invisible characters or mixed scripts is refused then, see [`crate::person`]). It refuses
 //!   requests that arrived over HTTP, where one global identity would let every caller act
 //!   as that user.
 //! - [`BearerIdentity`] (feature `jwt`) for streamable HTTP: a JWT in
@@ -53,7 +54,10 @@ use std::{collections::BTreeSet, sync::Arc};
 
 use rmcp::{RoleServer, service::RequestContext};
 
-use crate::error::{ToolError, codes};
+use crate::{
+    error::{ToolError, codes},
+    person::{NameError, Person},
+};
 
 #[cfg(feature = "jwt")]
 mod bearer;
@@ -88,6 +92,12 @@ impl Identity {
     /// Whether the caller holds `scope`.
     pub fn has_scope(&self, scope: &str) -> bool {
         self.scopes.contains(scope)
+    }
+
+    /// The person this identity names, in canonical form: what guard compares when it asks
+    /// whether two callers are one person (see [`crate::person`]).
+    pub fn person(&self) -> Result<Person, NameError> {
+        Person::new(&self.tenant, &self.user)
     }
 }
 
@@ -172,6 +182,11 @@ impl EnvIdentity {
         let tenant = read(Self::TENANT_ENV, true)?;
         let user = read(Self::USER_ENV, true)?;
         let scopes = read(Self::SCOPES_ENV, false)?;
+        // Configured names are checked now, so a mistake shows at start-up rather than when
+        // someone's approval is compared with this user.
+        for (name, value) in [(Self::TENANT_ENV, &tenant), (Self::USER_ENV, &user)] {
+            crate::person::configured(value).map_err(|problem| format!("{name}: {problem}"))?;
+        }
         Ok(Self {
             identity: Identity::new(tenant, user, split_scopes(&scopes)),
         })

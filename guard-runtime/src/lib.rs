@@ -99,6 +99,7 @@ pub mod identity;
 pub mod ops;
 pub mod outbox;
 pub mod outcome;
+pub mod person;
 pub mod preview;
 pub mod read_handle;
 mod rfc3339;

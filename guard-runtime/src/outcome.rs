@@ -111,6 +111,37 @@ pub enum Outcome {
     LookedUp,
     /// The call was refused with this stable code (see [`codes`]).
     Refused(&'static str),
+    /// A step of an approval on the page, recorded beside the call's own records.
+    Approval(ApprovalEvent),
+}
+
+/// What happened to an approval on the page: its own audit records, which name the call's
+/// trace id, the approval id, the target, the requester and the approver who acted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ApprovalEvent {
+    /// The approval opened and its links were made.
+    Opened,
+    /// A link reached its approver's channel.
+    LinkDelivered,
+    /// One delivery attempt failed; it is retried.
+    LinkDeliveryFailed,
+    /// Delivery gave up on a link.
+    LinkUndelivered,
+    /// An approver opened their link for the first time.
+    Viewed,
+    /// An approver approved.
+    Given,
+    /// A decision was refused (the requester, a second decision, a wrong sign-in).
+    Refused,
+    /// Enough approvers approved.
+    Approved,
+    /// An approver rejected.
+    Rejected,
+    /// The request was withdrawn before a decision.
+    Withdrawn,
+    /// The deadline passed without a decision.
+    Expired,
 }
 
 /// Every stable code, so a tag read back names its refusal.
@@ -132,7 +163,7 @@ const CODES: [&str; 14] = [
 ];
 
 /// Every outcome without a payload, for reading a spelling back.
-const NAMED: [Outcome; 46] = [
+const NAMED: [Outcome; 57] = [
     Outcome::Asked,
     Outcome::Accepted,
     Outcome::Executed,
@@ -179,6 +210,17 @@ const NAMED: [Outcome; 46] = [
     Outcome::IntentExpired,
     Outcome::IntentRejected,
     Outcome::LookedUp,
+    Outcome::Approval(ApprovalEvent::Opened),
+    Outcome::Approval(ApprovalEvent::LinkDelivered),
+    Outcome::Approval(ApprovalEvent::LinkDeliveryFailed),
+    Outcome::Approval(ApprovalEvent::LinkUndelivered),
+    Outcome::Approval(ApprovalEvent::Viewed),
+    Outcome::Approval(ApprovalEvent::Given),
+    Outcome::Approval(ApprovalEvent::Refused),
+    Outcome::Approval(ApprovalEvent::Approved),
+    Outcome::Approval(ApprovalEvent::Rejected),
+    Outcome::Approval(ApprovalEvent::Withdrawn),
+    Outcome::Approval(ApprovalEvent::Expired),
 ];
 
 impl Outcome {
@@ -232,6 +274,17 @@ impl Outcome {
             Outcome::IntentRejected => "REJECTED",
             Outcome::LookedUp => "LOOKED_UP",
             Outcome::Refused(code) => code,
+            Outcome::Approval(ApprovalEvent::Opened) => "approval_opened",
+            Outcome::Approval(ApprovalEvent::LinkDelivered) => "approval_link_delivered",
+            Outcome::Approval(ApprovalEvent::LinkDeliveryFailed) => "approval_link_delivery_failed",
+            Outcome::Approval(ApprovalEvent::LinkUndelivered) => "approval_link_undelivered",
+            Outcome::Approval(ApprovalEvent::Viewed) => "approval_viewed",
+            Outcome::Approval(ApprovalEvent::Given) => "approval_given",
+            Outcome::Approval(ApprovalEvent::Refused) => "approval_refused",
+            Outcome::Approval(ApprovalEvent::Approved) => "approval_approved",
+            Outcome::Approval(ApprovalEvent::Rejected) => "approval_rejected",
+            Outcome::Approval(ApprovalEvent::Withdrawn) => "approval_withdrawn",
+            Outcome::Approval(ApprovalEvent::Expired) => "approval_expired",
         }
     }
 

@@ -13,7 +13,10 @@ use serde_json::{Map, Value};
 use unicode_general_category::{GeneralCategory, get_general_category};
 use unicode_normalization::UnicodeNormalization;
 
-use crate::form::{FieldKind, FieldSpec, FormSpec, Format};
+use crate::{
+    form::{FieldKind, FieldSpec, FormSpec, Format},
+    person::{is_default_ignorable, is_invisible},
+};
 
 /// Checks `content` against `spec`: object shape, unknown and required fields, types, enum
 /// membership, lengths, ranges and formats. Returns the object, or every reason it fails.
@@ -195,26 +198,6 @@ pub fn visible_len(text: &str) -> usize {
         .count()
 }
 
-/// Whether `c` shows nothing on its own: Unicode White_Space, controls (Cc), format
-/// characters (Cf: zero-width space, joiners, word joiner, byte order mark, bidirectional
-/// controls, soft hyphen, tags), and the letters and symbols fonts draw blank (the Hangul
-/// fillers and the blank Braille pattern).
-pub(crate) fn is_invisible(c: char) -> bool {
-    c.is_whitespace()
-        || matches!(
-            get_general_category(c),
-            GeneralCategory::Control
-                | GeneralCategory::Format
-                | GeneralCategory::SpaceSeparator
-                | GeneralCategory::LineSeparator
-                | GeneralCategory::ParagraphSeparator
-        )
-        || matches!(
-            c,
-            '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{2800}'
-        )
-}
-
 /// Combining marks (Mn, Mc, Me, including variation selectors): part of the character
 /// before them, never a character of their own.
 fn is_combining_mark(c: char) -> bool {
@@ -240,10 +223,7 @@ pub(crate) enum TypedName {
 pub(crate) fn compare_typed(typed: &str, expected: &str) -> TypedName {
     let typed: String = typed.nfc().collect();
     let typed = typed.trim();
-    let hidden = |c: char| {
-        (is_invisible(c) && !c.is_whitespace())
-            || matches!(c, '\u{34F}' | '\u{180B}'..='\u{180F}' | '\u{FE00}'..='\u{FE0F}' | '\u{E0100}'..='\u{E01EF}')
-    };
+    let hidden = |c: char| (is_invisible(c) && !c.is_whitespace()) || is_default_ignorable(c);
     if typed.chars().any(hidden) {
         TypedName::Invisible
     } else if typed.chars().eq(expected.nfc()) {

@@ -14,6 +14,7 @@ mod support;
 
 mod approval_holds_across_mrtr_retries;
 mod approval_needs_two_other_people;
+mod approvers_are_who_they_say;
 mod http_serves_only_local_origins;
 mod production_deploys_need_two_approvals;
 mod python_sdk_drives_the_examples;

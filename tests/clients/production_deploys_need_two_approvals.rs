@@ -1,44 +1,50 @@
 //! safe-ops' production deploys: `deploy` never deploys to production and names
 //! `deploy_production`, which runs only after two people other than the requester approved
 //! on safe-ops' approval page. Both protocol eras, with a real rmcp client that declares URL
-//! elicitation; the page is read and decided over HTTP as a person's browser would.
+//! elicitation; the approvers' links arrive by signed webhook at safe-ops' receiver, and the
+//! page is read and decided over HTTP as a person's browser would.
 
 use crate::support;
 
 use crate::support::approval as bench;
 
-use std::{
-    net::SocketAddr,
-    sync::{Arc, Mutex},
-    time::Duration,
-};
+use std::{net::SocketAddr, sync::Arc, time::Duration};
 
-use crate::support::{World, assert_natural, assert_refused, call, text};
+use crate::support::{World, assert_natural, assert_refused, call, stdio::StdioServer, text};
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp_guard::outcome::Outcome;
 use rmcp_guard::{
     Guard, Identity,
-    approval::ApproverLink,
+    approval::WebhookNotifier,
     testing::{Answer, ScriptedHuman},
 };
-use safe_ops::{SafeOps, visit};
+use safe_ops::{SafeOps, receiver::Receiver, visit};
 use serde_json::json;
 
-/// safe-ops on `world` with its approval page: alice requests, `approvers` approve.
-async fn with_page(world: &World, approvers: &[&str]) -> (SafeOps, Arc<Mutex<Vec<ApproverLink>>>) {
-    let links = Arc::new(Mutex::new(Vec::new()));
-    let delivered = links.clone();
-    let approvers: Vec<String> = approvers.iter().map(|a| (*a).to_owned()).collect();
+const SECRET: &[u8] = b"a webhook secret of 32+ bytes, test only";
+
+/// safe-ops on `world` with its approval page: alice requests, `approvers` approve, their
+/// links signed and posted to a receiver.
+async fn with_page(world: &World, approvers: &[&str]) -> (SafeOps, Receiver) {
+    let receiver = Receiver::start(SECRET.to_vec()).await.unwrap();
+    let notifier = WebhookNotifier::new(&receiver.url(), SECRET).unwrap();
+    let approvers = safe_ops::approval::approvers(
+        &approvers
+            .iter()
+            .map(|a| (*a).to_owned())
+            .collect::<Vec<_>>(),
+        &Identity::new("local", "alice", Vec::<String>::new()),
+    );
     let page = safe_ops::approval::start(
         SocketAddr::from(([127, 0, 0, 1], 0)),
         Identity::new("local", "alice", Vec::<String>::new()),
         &approvers,
-        move |link| delivered.lock().unwrap().push(link),
+        Some(Box::new(notifier)),
     )
     .await
     .expect("the approval page starts");
     let guard = Guard::ephemeral().unwrap().with_approval_page(page);
-    (world.server_with(guard), links)
+    (world.server_with(guard), receiver)
 }
 
 async fn deploy_names_deploy_production_for_any_spelling_of_production(era: ProtocolVersion) {
@@ -93,7 +99,7 @@ async fn deploy_names_deploy_production_for_any_spelling_of_production(era: Prot
 
 async fn deploy_production_runs_once_after_two_approvals_on_the_page(era: ProtocolVersion) {
     let world = World::new();
-    let (server, links) = with_page(&world, &["alice", "bob", "carol"]).await;
+    let (server, receiver) = with_page(&world, &["alice", "Alice", "bob", "carol"]).await;
     let (client, mut urls) = bench::url_client(era, true);
     let client = Arc::new(bench::connect(server, client).await);
     let calling = client.clone();
@@ -127,16 +133,23 @@ async fn deploy_production_runs_once_after_two_approvals_on_the_page(era: Protoc
         "the requester cannot approve: {page}"
     );
 
-    let link = |user: &str| {
-        links
-            .lock()
-            .unwrap()
-            .iter()
-            .find(|l| l.approver.user == user)
-            .map(|l| l.url.to_string())
-            .unwrap_or_else(|| panic!("no link for {user}"))
-    };
-    assert_eq!(links.lock().unwrap().len(), 2, "bob and carol, never alice");
+    let mut links = std::collections::BTreeMap::new();
+    for user in ["bob", "carol"] {
+        let link = receiver
+            .link_for(user, Duration::from_secs(10))
+            .await
+            .unwrap_or_else(|| panic!("no link reached {user}"));
+        links.insert(user, link.url);
+    }
+    let link = |user: &str| links[user].clone();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let delivered: Vec<String> = receiver.links().into_iter().map(|l| l.approver).collect();
+    assert_eq!(
+        delivered.len(),
+        2,
+        "bob and carol, never alice: {delivered:?}"
+    );
+    assert_eq!(receiver.refused(), 0);
     let wrong = visit::approve(&link("bob"), "Billing").await.unwrap();
     assert_eq!(wrong.status, 422, "{}", wrong.text());
     let page = visit::approve(&link("bob"), "billing")
@@ -170,7 +183,7 @@ async fn deploy_production_runs_once_after_two_approvals_on_the_page(era: Protoc
 
 async fn deploy_production_without_two_approvers_refuses_and_says_why(era: ProtocolVersion) {
     let world = World::new();
-    let (server, links) = with_page(&world, &["bob"]).await;
+    let (server, receiver) = with_page(&world, &["bob"]).await;
     let (client, _urls) = bench::url_client(era, true);
     let client = bench::connect(server, client).await;
     let result = call(&client, "deploy_production", json!({"service": "billing"})).await;
@@ -180,13 +193,13 @@ async fn deploy_production_without_two_approvers_refuses_and_says_why(era: Proto
         "{}",
         text(&result)
     );
-    assert!(links.lock().unwrap().is_empty());
+    assert!(receiver.links().is_empty());
     assert!(world.deployments().is_empty());
 }
 
 async fn deploy_production_from_a_client_without_url_mode_fails_closed(era: ProtocolVersion) {
     let world = World::new();
-    let (server, _links) = with_page(&world, &["bob", "carol"]).await;
+    let (server, _receiver) = with_page(&world, &["bob", "carol"]).await;
     let client = support::connect(server, ScriptedHuman::new(era)).await;
     let result = call(&client, "deploy_production", json!({"service": "billing"})).await;
     assert_natural(&result, Outcome::UnsupportedClient);
@@ -199,3 +212,80 @@ both_eras!(
     deploy_production_without_two_approvers_refuses_and_says_why,
     deploy_production_from_a_client_without_url_mode_fails_closed,
 );
+
+/// Over stdio the requester's client reads safe-ops' stderr, so the approvers' links must
+/// never be logged: they reach the drop directory, and the log names only the channel.
+#[test]
+fn approver_links_never_reach_the_log_the_stdio_client_reads() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::time::Instant;
+
+    let dir = tempfile::tempdir().unwrap();
+    drop(safe_ops::db::open(&dir.path().join("ops.db")).unwrap());
+    let drop_dir = dir.path().join("links");
+    std::fs::create_dir(&drop_dir).unwrap();
+    std::fs::set_permissions(&drop_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let mut server = StdioServer::start_declaring(
+        dir.path(),
+        &[
+            "--approver",
+            "bob",
+            "--approver",
+            "carol",
+            "--approver-drop",
+            drop_dir.to_str().unwrap(),
+        ],
+        &[("GUARD_TENANT", "local"), ("GUARD_USER", "alice")],
+        json!({"elicitation": {"form": {}, "url": {}}}),
+    );
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 99, "method": "tools/call",
+        "params": {"name": "deploy_production", "arguments": {"service": "billing"}}
+    }));
+    let until = Instant::now() + Duration::from_secs(30);
+    let asked = loop {
+        let message = server.recv(until, "the URL elicitation");
+        if message["method"] == "elicitation/create" {
+            break message;
+        }
+    };
+    let requester_url = asked["params"]["url"].as_str().unwrap().to_owned();
+    let mut links = Vec::new();
+    while links.len() < 2 && Instant::now() < until {
+        links = std::fs::read_dir(&drop_dir)
+            .unwrap()
+            .filter_map(|e| {
+                let path = e.ok()?.path();
+                (path.extension()? == "json").then_some(path)
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut urls = Vec::new();
+    for path in &links {
+        let mode = std::fs::metadata(path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{}", path.display());
+        let body: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        urls.push(body["url"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(urls.len(), 2, "one link each for bob and carol");
+    server.send(json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "decline"}}));
+    let answer = loop {
+        let message = server.recv(until, "the call's answer");
+        if message["id"] == 99 {
+            break message;
+        }
+    };
+    assert_eq!(answer["result"]["_meta"]["guard"]["outcome"], "declined");
+    let log = server.stop();
+    assert!(
+        log.contains("file drop"),
+        "the log names the channel: {log}"
+    );
+    for url in &urls {
+        let token = url.rsplit('/').next().unwrap();
+        assert!(!log.contains(token), "an approver's link reached the log");
+    }
+    assert_ne!(requester_url, urls[0]);
+}

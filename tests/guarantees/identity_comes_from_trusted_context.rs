@@ -308,6 +308,41 @@ fn env_identity_names_each_missing_or_empty_variable() {
     }
 }
 
+#[test]
+fn env_identity_refuses_invisible_and_mixed_script_names_at_start_up() {
+    for (name, user, says) in [
+        ("GUARD_USER", "carol\u{200b}", "U+200B"),
+        ("GUARD_USER", "\u{441}\u{430}rol", "Cyrillic and Latin"),
+        ("GUARD_TENANT", "ac\u{202e}me", "U+202E"),
+    ] {
+        let vars = [
+            (
+                "GUARD_TENANT",
+                if name == "GUARD_TENANT" { user } else { "acme" },
+            ),
+            (
+                "GUARD_USER",
+                if name == "GUARD_USER" { user } else { "carol" },
+            ),
+            ("GUARD_SCOPES", ""),
+        ];
+        let error = EnvIdentity::from_lookup(lookup(&vars)).unwrap_err();
+        assert!(
+            error.starts_with(&format!("{name}: ")) && error.contains(says),
+            "{user:?}: {error}"
+        );
+    }
+    // Case and width are not errors: they name the same person.
+    let env = EnvIdentity::from_lookup(lookup(&[
+        ("GUARD_TENANT", "Acme"),
+        ("GUARD_USER", "\u{FF23}arol"),
+        ("GUARD_SCOPES", ""),
+    ]))
+    .unwrap();
+    let person = env.identity().person().unwrap();
+    assert_eq!((person.tenant(), person.user()), ("acme", "carol"));
+}
+
 /// `from_env` reads the real process environment. The environment is process-wide, so the
 /// test runs itself in a child process with the variables set (or unset) and reads its answer.
 #[test]
@@ -414,6 +449,24 @@ fn a_token_without_scopes_gives_an_identity_with_none() {
     let token = hs256(&without(claims("acme", "alice"), "scope"));
     let identity = hs_provider().identify_headers(&bearer(&token)).unwrap();
     assert!(identity.scopes.is_empty());
+}
+
+#[test]
+fn a_subject_with_invisible_characters_is_denied() {
+    capture();
+    let provider = hs_provider();
+    for user in ["carol\u{200b}", "car\u{202e}ol", "carol\u{7}"] {
+        let token = hs256(&claims("acme", user));
+        assert_denied(
+            provider.identify_headers(&bearer(&token)),
+            &token,
+            "the token names its subject in a refused spelling",
+        );
+    }
+    let token = hs256(&claims("acme", "Carol"));
+    let identity = provider.identify_headers(&bearer(&token)).unwrap();
+    assert_eq!(identity.user, "Carol", "the provider's spelling is kept");
+    assert_eq!(identity.person().unwrap().user(), "carol");
 }
 
 #[test]

@@ -47,6 +47,7 @@ both_stores!(
     ten_concurrent_confirms_file_one_request,
     cross_tenant_confirm_is_not_found,
     cross_user_confirm_is_not_found,
+    one_owner_under_any_spelling_and_an_intent_stored_before_canonical_names,
     expired_intent_is_refused_and_marked_expired,
     order_shipped_after_prepare_is_refused,
     failure_after_the_insert_leaves_nothing_half_written,
@@ -240,6 +241,39 @@ async fn cross_user_confirm_is_not_found(engine: Engine) {
     assert_not_found_like_unknown(&bob, &id, &refused).await;
     assert_eq!(world.requests(ORDER_ID).await, 0);
     assert_eq!(world.status(&id).await, "PREPARED");
+}
+
+/// An owner is a person: `ALICE` of `Tenant_Demo` prepares, `alice` confirms. An intent
+/// stored before owners were canonical (as `Alice`) is still alice's, and a look-alike with
+/// a Cyrillic `а` is someone else.
+async fn one_owner_under_any_spelling_and_an_intent_stored_before_canonical_names(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let shouting = connect(world.server("Tenant_Demo", "ALICE", &[SCOPE])).await;
+    let id = prepare(&shouting, ORDER).await;
+    let owner: Vec<String> = world
+        .query(
+            "SELECT tenant || '/' || user_id AS who FROM guard_operations WHERE operation_id = $1",
+            &[id.clone().into()],
+        )
+        .await
+        .iter()
+        .map(|r| r.text("who").unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        owner,
+        ["tenant_demo/alice"],
+        "stored under the canonical name"
+    );
+    let alice = world.alice().await;
+    assert!(body(&confirm(&alice, &id).await)["result"]["request_id"].is_i64());
+
+    let legacy = world.stored_intent(1004, "A10004", "Alice").await;
+    let lookalike = connect(world.server("tenant_demo", "\u{430}lice", &[SCOPE])).await;
+    let refused = error_text(&confirm(&lookalike, &legacy).await);
+    assert_not_found_like_unknown(&lookalike, &legacy, &refused).await;
+    assert!(body(&confirm(&alice, &legacy).await)["result"]["request_id"].is_i64());
 }
 
 /// The refusal reads exactly like the one for an id that never existed (no existence leak).

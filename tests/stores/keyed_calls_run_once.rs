@@ -131,6 +131,14 @@ async fn identities(engine: Engine) {
     let bob = connect(world.server("tenant_demo", "bob", &[SCOPE])).await;
     let other = connect(world.server("tenant_other", "alice", &[SCOPE])).await;
     let a = ticket(&open(&alice, "shared-key", "parcel arrived damaged").await);
+    // ALICE of Tenant_Demo is alice: her key, her stored result.
+    let shouting = connect(world.server("Tenant_Demo", "ALICE", &[SCOPE])).await;
+    let again = ticket(&open(&shouting, "shared-key", "parcel arrived damaged").await);
+    assert_eq!(
+        again,
+        (a.0, true),
+        "one person under two spellings shares a key"
+    );
     // bob's call with alice's key and alice's arguments is bob's own first call.
     let b = ticket(&open(&bob, "shared-key", "parcel arrived damaged").await);
     assert!(!b.1, "bob got alice's stored result");

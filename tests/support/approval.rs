@@ -30,8 +30,10 @@ use rmcp::{
 };
 use rmcp_guard::outcome::Outcome;
 use rmcp_guard::{
-    Confirmed, Exposure, Guard, Guarded, IdentityProvider, Preview, ToolArgs, ToolError,
-    approval::{ApprovalPage, ApproverLink},
+    BearerIdentity, Confirmed, Exposure, Guard, Guarded, IdentityProvider, Preview, ToolArgs,
+    ToolError,
+    approval::{ApprovalPage, ApproverLink, Notifier},
+    audit::AuditLog,
     destructive,
     forms::{Checkbox, TypeToConfirm},
     identity::Identity,
@@ -133,7 +135,7 @@ impl IdentityProvider for Caller {
     }
 }
 
-fn person(user: &str) -> Identity {
+pub fn person(user: &str) -> Identity {
     Identity::new("acme", user, ["deploy"])
 }
 
@@ -205,6 +207,16 @@ pub struct Setup {
     pub key: Option<Vec<u8>>,
     /// An operation store keeping used states (so states carry no boot epoch).
     pub store: Option<Arc<SqliteStore>>,
+    /// Who asks (the identity provider's spelling).
+    pub requester: Identity,
+    /// Who may approve, as configured.
+    pub approvers: Vec<Identity>,
+    /// Where approver links go; `None` collects them for the test (`Harness::link`).
+    pub notifier: Option<Box<dyn Notifier>>,
+    /// Approvers must sign in with tokens this verifies.
+    pub sign_in: Option<BearerIdentity>,
+    /// The log the guard (and so the page) records in.
+    pub audit: Option<AuditLog>,
 }
 
 impl Setup {
@@ -215,28 +227,37 @@ impl Setup {
             timeout: Duration::from_secs(120),
             key: None,
             store: None,
+            requester: person("alice"),
+            // The requester is listed too: she must never get a link to approve her own call.
+            approvers: vec![
+                person("alice"),
+                person("bob"),
+                person("carol"),
+                Identity::new("other-tenant", "mallory", Vec::<String>::new()),
+            ],
+            notifier: None,
+            sign_in: None,
+            audit: None,
         }
     }
 
     /// Starts the page, the server and the client.
     pub async fn start(self) -> Harness {
-        let caller = Caller(Arc::new(Mutex::new(person("alice"))));
+        let caller = Caller(Arc::new(Mutex::new(self.requester)));
         let links = Arc::new(Mutex::new(Vec::new()));
         let delivered = links.clone();
-        let page = ApprovalPage::builder(caller.clone())
-            // The requester is listed too: she must never get a link to approve her own call.
-            .approver(person("alice"))
-            .approver(person("bob"))
-            .approver(person("carol"))
-            .approver(Identity::new(
-                "other-tenant",
-                "mallory",
-                Vec::<String>::new(),
-            ))
-            .deliver_links(move |link| delivered.lock().unwrap().push(link))
-            .start()
-            .await
-            .unwrap();
+        let mut builder = ApprovalPage::builder(caller.clone());
+        for approver in self.approvers {
+            builder = builder.approver(approver);
+        }
+        builder = match self.notifier {
+            Some(notifier) => builder.notify(notifier),
+            None => builder.deliver_links(move |link| delivered.lock().unwrap().push(link)),
+        };
+        if let Some(verifier) = self.sign_in {
+            builder = builder.sign_in_approvers(verifier);
+        }
+        let page = builder.start().await.unwrap();
         let base = page.base_url().to_string();
         let mut guard = match self.key {
             Some(key) => Guard::with_key(key),
@@ -246,13 +267,17 @@ impl Setup {
         if let Some(store) = self.store {
             guard = guard.with_operations(Operations::new(store, caller.clone()));
         }
+        if let Some(log) = self.audit {
+            guard = guard.with_audit(log);
+        }
         let guard = guard
             .answer_timeout(self.timeout)
             .with_exposure(Exposure::all_tools())
             .with_approval_page(page);
         let deployed = Arc::new(Mutex::new(Vec::new()));
+        let guard = Arc::new(guard);
         let server = Ops {
-            guard: Arc::new(guard),
+            guard: guard.clone(),
             deployed: deployed.clone(),
         };
         let (tx, urls) = mpsc::unbounded_channel();
@@ -275,6 +300,7 @@ impl Setup {
             links,
             base,
             caller,
+            guard,
         }
     }
 }
@@ -287,6 +313,7 @@ pub struct Harness {
     pub links: Arc<Mutex<Vec<ApproverLink>>>,
     pub base: String,
     caller: Caller,
+    pub guard: Arc<Guard>,
 }
 
 /// A bench on protocol 2025-11-25.
@@ -409,15 +436,21 @@ impl Harness {
             .expect("the channel stays open")
     }
 
+    /// The link delivered to `user` (deliveries run on their own tasks: waits briefly).
     pub fn link(&self, user: &str) -> String {
-        self.links
-            .lock()
-            .unwrap()
-            .iter()
-            .find(|l| l.approver.user == user)
-            .unwrap_or_else(|| panic!("no approver link for {user}"))
-            .url
-            .to_string()
+        for _ in 0..200 {
+            if let Some(link) = self
+                .links
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|l| l.approver.user == user)
+            {
+                return link.url.to_string();
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        panic!("no approver link for {user}")
     }
 
     pub fn deployed(&self) -> Vec<(String, usize)> {
@@ -588,23 +621,29 @@ impl Browser {
 
     pub async fn approve(&self, url: &str, typed: &str, secret: Option<&str>) -> String {
         self.open(url).await;
-        self.client
-            .find(Locator::Css("#typed"))
-            .await
-            .unwrap()
-            .send_keys(typed)
-            .await
-            .unwrap();
+        self.fill("#typed", typed).await;
         if let Some(secret) = secret {
-            self.client
-                .find(Locator::Css("#secret"))
-                .await
-                .unwrap()
-                .send_keys(secret)
-                .await
-                .unwrap();
+            self.fill("#secret", secret).await;
         }
         self.click("#approve").await
+    }
+
+    /// Signs in on the page at `url` with `token`, and returns the page that answers.
+    pub async fn sign_in(&self, url: &str, token: &str) -> String {
+        self.open(url).await;
+        self.fill("#token", token).await;
+        self.click("#sign-in-button").await
+    }
+
+    /// Types `text` into the field `css`.
+    async fn fill(&self, css: &str, text: &str) {
+        self.client
+            .find(Locator::Css(css))
+            .await
+            .unwrap()
+            .send_keys(text)
+            .await
+            .unwrap();
     }
 
     /// Posts a decision from the page's own origin with a form the page does not offer, as a

@@ -52,6 +52,16 @@ impl StdioServer {
     /// Like [`StdioServer::start`], with the sandbox (`files/`), database (`ops.db`) and log
     /// (`stderr.log`) in `dir`, which the caller keeps.
     pub fn start_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Self {
+        Self::start_declaring(dir, args, env, json!({}))
+    }
+
+    /// Like [`StdioServer::start_in`], the client declaring `capabilities`.
+    pub fn start_declaring(
+        dir: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        capabilities: Value,
+    ) -> Self {
         // The sandbox exists, as after a first start: read-only mode never creates one.
         std::fs::create_dir_all(dir.join("files")).expect("sandbox root");
         let stderr = dir.join("stderr.log");
@@ -102,7 +112,7 @@ impl StdioServer {
                 "initialize",
                 json!({
                     "protocolVersion": "2025-11-25",
-                    "capabilities": {},
+                    "capabilities": capabilities,
                     "clientInfo": {"name": "exposure-test", "version": "1"}
                 }),
             )

@@ -23,7 +23,7 @@ use rmcp::{
 };
 use rmcp_guard::{
     Guard, Identity,
-    approval::ApproverLink,
+    approval::WebhookNotifier,
     audit::AuditLog,
     ops::SqliteStore,
     testing::{Answer, ScriptedHuman},
@@ -31,7 +31,7 @@ use rmcp_guard::{
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::{db, server::SafeOps, visit};
+use crate::{db, receiver::Receiver, server::SafeOps, visit};
 
 const WORKSPACE: &str = ".safe-ops/demo";
 
@@ -391,27 +391,25 @@ async fn connect(
 }
 
 /// The production deploy: the client is sent to the approval page, the requester reads it
-/// there, two other people approve through their own links, and the deploy runs once.
+/// there, each approver's link arrives by signed webhook at a receiver on this host (never
+/// where the requester's client could read it), two other people approve through their own
+/// links, and the deploy runs once.
 async fn production(
     root: &Path,
     db_path: &Path,
     log: &AuditLog,
     protocol: &ProtocolVersion,
 ) -> Result<(), String> {
-    let links: Arc<Mutex<Vec<ApproverLink>>> = Arc::default();
-    let delivered = links.clone();
+    let secret = webhook_secret()?;
+    let receiver = Receiver::start(secret.clone()).await?;
+    let notifier = WebhookNotifier::new(&receiver.url(), secret).map_err(|e| e.to_string())?;
     let requester = Identity::new("demo", "alice", Vec::<String>::new());
     let approvers = ["bob".to_owned(), "carol".to_owned()];
     let page = crate::approval::start(
         std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
         requester,
         &approvers,
-        move |link| {
-            delivered
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(link)
-        },
+        Some(Box::new(notifier)),
     )
     .await?;
     let guard = Guard::ephemeral()
@@ -451,11 +449,25 @@ async fn production(
     println!("   human answers accept (opens the page)");
     let seen = visit::get(&url).await?;
     println!("   page shows    {}", indent(&seen.text()));
-    let links: Vec<ApproverLink> = links.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    for link in &links {
-        let who = &link.approver.user;
+    let mut delivered = Vec::new();
+    for who in &approvers {
+        let link = receiver
+            .link_for(who, Duration::from_secs(10))
+            .await
+            .ok_or_else(|| format!("no link reached {who}"))?;
+        delivered.push((who, link));
+    }
+    println!(
+        "   links         {} signed POSTs to the receiver at {}: {} verified, {} refused;",
+        delivered.len(),
+        receiver.url(),
+        receiver.links().len(),
+        receiver.refused()
+    );
+    println!("                 the requester's client saw none of them");
+    for (who, link) in &delivered {
         println!("   {who:<13} opens the link delivered to {who}, types billing, presses Approve");
-        let after = visit::approve(link.url.as_str(), "billing").await?;
+        let after = visit::approve(&link.url, "billing").await?;
         let text = after.text();
         let shown: Vec<&str> = text
             .lines()
@@ -500,6 +512,20 @@ async fn production(
         println!("   changed       {}\n", changes.join("; "));
     }
     Ok(())
+}
+
+/// A fresh signing secret shared by the page and the receiver, as an operator would put in
+/// `SAFE_OPS_WEBHOOK_SECRET`.
+fn webhook_secret() -> Result<Vec<u8>, String> {
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
+        .map_err(|e| format!("cannot read the system random source: {e}"))?;
+    Ok(bytes
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<String>()
+        .into_bytes())
 }
 
 fn indent(text: &str) -> String {

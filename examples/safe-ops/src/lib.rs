@@ -7,6 +7,8 @@ pub mod db;
 pub mod demo;
 pub mod log_writer;
 pub mod logging;
+#[cfg(feature = "demo")]
+pub mod receiver;
 pub mod sandbox;
 pub mod server;
 #[cfg(feature = "demo")]

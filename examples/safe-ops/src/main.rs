@@ -75,7 +75,7 @@ struct Cli {
     approval_addr: std::net::SocketAddr,
     /// Someone who may approve a production deploy (repeat, or comma-separated in
     /// SAFE_OPS_APPROVERS); deploy_production needs two besides the requester. Their
-    /// one-time links are written to the log.
+    /// one-time links go out through --approver-webhook or --approver-drop, never the log.
     #[cfg(feature = "approval")]
     #[arg(
         long = "approver",
@@ -84,6 +84,16 @@ struct Cli {
         value_delimiter = ','
     )]
     approvers: Vec<String>,
+    /// Deliver approver links by signed POST to this receiver on loopback (http://127.0.0.1:
+    /// PORT/PATH); the signing secret is read from SAFE_OPS_WEBHOOK_SECRET.
+    #[cfg(feature = "approval")]
+    #[arg(long, env = "SAFE_OPS_APPROVER_WEBHOOK", value_name = "URL")]
+    approver_webhook: Option<String>,
+    /// Deliver approver links as JSON files into this directory (which must not be
+    /// writable by other users), for a relay or the approvers to pick up.
+    #[cfg(feature = "approval")]
+    #[arg(long, env = "SAFE_OPS_APPROVER_DROP", value_name = "DIR")]
+    approver_drop: Option<PathBuf>,
     #[cfg(feature = "demo")]
     #[command(subcommand)]
     command: Option<Command>,
@@ -224,26 +234,31 @@ async fn serve(cli: &Cli) -> Result<(), String> {
 }
 
 /// The approval page deploy_production sends the human to; the log says where it is, who
-/// approves, and carries each approver's link.
+/// approves and how their links reach them, never a link: over stdio the requester's client
+/// reads this log.
 #[cfg(feature = "approval")]
 async fn approval_page(cli: &Cli) -> Result<rmcp_guard::approval::ApprovalPage, String> {
     use safe_ops::approval;
     let requester = approval::local_identity()?;
     let approvers = approval::approvers(&cli.approvers, &requester);
-    let page = approval::start(
-        cli.approval_addr,
-        requester.clone(),
-        &approvers,
-        approval::log_link,
-    )
-    .await?;
+    let channel =
+        approval::Channel::configured(cli.approver_webhook.as_deref(), cli.approver_drop.as_ref())?;
+    let notifier = channel.map(approval::Channel::notifier).transpose()?;
+    let delivered = notifier.as_ref().map(|n| n.channel());
+    let page = approval::start(cli.approval_addr, requester.clone(), &approvers, notifier).await?;
     tracing::info!(
         page = %page.base_url(),
         requester = %requester.user,
         approvers = %approvers.join(","),
+        links = delivered.as_deref().unwrap_or("nowhere"),
         "the approval page for deploy_production is at {}",
         page.base_url()
     );
+    if delivered.is_none() {
+        tracing::warn!(
+            "deploy_production's approver links have no way to reach the approvers: set --approver-webhook (with SAFE_OPS_WEBHOOK_SECRET) or --approver-drop; until then it refuses and nothing is deployed"
+        );
+    }
     if approvers.len() < approval::REQUIRED {
         tracing::warn!(
             "deploy_production needs {} approvers besides {} and has {}: name them with --approver or SAFE_OPS_APPROVERS=bob,carol; until then it refuses and nothing is deployed",

@@ -1,9 +1,11 @@
 //! The approval page over HTTP: `GET /approval/{link}` shows it, `POST /approval/{link}`
-//! decides. Nothing is decided by a GET; a POST must come from the page's own origin and carry
-//! the link's CSRF token. Every answer forbids framing, caching, and any script or asset from
-//! elsewhere; the referrer (which holds the link) never leaves the page's origin. It is not
-//! suppressed altogether: with `no-referrer` a browser sends `Origin: null` on the page's own
-//! POST, and the origin check could not tell it from another site's.
+//! decides (or, where approvers sign in, signs in). Nothing is decided by a GET; a POST must
+//! come from the page's own origin and carry the link's CSRF token. Every answer, axum's
+//! own included, passes through [`super::shield`]: requests for another `Host` are refused,
+//! and every answer forbids framing, caching, and any script or asset from elsewhere. The
+//! referrer (which holds the link) never leaves the page's origin. It is not suppressed
+//! altogether: with `no-referrer` a browser sends `Origin: null` on the page's own POST,
+//! and the origin check could not tell it from another site's.
 
 use std::{fmt::Write, sync::Arc};
 
@@ -11,6 +13,7 @@ use axum::{
     Form, Router,
     extract::{Path, State},
     http::{HeaderMap, HeaderValue, StatusCode, header},
+    middleware,
     response::{IntoResponse, Response},
     routing::get,
 };
@@ -19,18 +22,26 @@ use serde::Deserialize;
 use super::{
     Shared,
     desk::{Decision, Refusal, Role, Status, View},
+    shield,
 };
-
-const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+use crate::person::Person;
 
 const STYLE: &str = include_str!("page.css");
 
 pub(super) fn router(shared: Arc<Shared>) -> Router {
+    let default_port = if shared.base.scheme() == "https" {
+        443
+    } else {
+        80
+    };
+    let admit = (shared.hosts.clone(), default_port);
     Router::new()
         .route("/approval/{link}", get(show).post(decide))
         .route("/approval-assets/page.css", get(style))
         .fallback(not_found)
         .with_state(shared)
+        .layer(middleware::from_fn_with_state(admit, shield::admit))
+        .layer(middleware::map_response(shield::armour))
 }
 
 #[derive(Deserialize)]
@@ -43,11 +54,20 @@ struct Posted {
     typed: Option<String>,
     #[serde(default)]
     secret: Option<String>,
+    #[serde(default)]
+    token: Option<String>,
 }
 
-async fn show(State(shared): State<Arc<Shared>>, Path(link): Path<String>) -> Response {
-    match shared.desk.view(&link) {
-        Some(view) => page(StatusCode::OK, &render(&view, None)),
+async fn show(
+    State(shared): State<Arc<Shared>>,
+    Path(link): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    match shared.desk.view(&link, true) {
+        Some(view) => {
+            let signed_in = signed_in(&shared, &headers);
+            page(StatusCode::OK, &render(&view, None, signed_in.as_ref()))
+        }
         None => refused(&Refusal::UnknownLink),
     }
 }
@@ -68,6 +88,9 @@ async fn decide(
             secret: posted.secret,
         },
         "reject" => Decision::Reject,
+        "sign_in" if shared.sign_in.is_some() => {
+            return sign_in(&shared, &link, &posted.csrf, posted.token.as_deref());
+        }
         _ => {
             return page(
                 StatusCode::BAD_REQUEST,
@@ -78,28 +101,63 @@ async fn decide(
             );
         }
     };
-    let taken = shared.desk.decide(&link, &posted.csrf, decision);
-    let view = shared.desk.view(&link);
+    let signed_in = signed_in(&shared, &headers);
+    let taken = shared
+        .desk
+        .decide(&link, &posted.csrf, decision, signed_in.as_ref());
+    let view = shared.desk.view(&link, false);
     match (taken, view) {
-        (Ok(status), Some(view)) => {
-            tracing::info!(target: "guard::audit", tool = view.tool, outcome = "approval_decision", status = ?status, by = %who(&view.role, &view), "a decision was taken on the approval page");
-            page(StatusCode::OK, &render(&view, None))
-        }
-        (Err(refusal), Some(view)) if refusal != Refusal::BadCsrf => {
-            tracing::info!(target: "guard::audit", tool = view.tool, outcome = "approval_refused", reason = ?refusal, "a decision on the approval page was refused");
-            page(
-                StatusCode::from_u16(refusal.status()).unwrap_or(StatusCode::FORBIDDEN),
-                &render(&view, Some(&refusal)),
-            )
-        }
+        (Ok(_), Some(view)) => page(StatusCode::OK, &render(&view, None, signed_in.as_ref())),
+        (Err(refusal), Some(view)) if refusal != Refusal::BadCsrf => page(
+            StatusCode::from_u16(refusal.status()).unwrap_or(StatusCode::FORBIDDEN),
+            &render(&view, Some(refusal.message()), signed_in.as_ref()),
+        ),
         (Err(refusal), _) => refused(&refusal),
         (Ok(_), None) => refused(&Refusal::UnknownLink),
     }
 }
 
+/// Verifies the pasted token, and starts a session if it names the link's person.
+fn sign_in(shared: &Shared, link: &str, csrf: &str, token: Option<&str>) -> Response {
+    let (Some(sessions), Some(view)) = (&shared.sign_in, shared.desk.view(link, false)) else {
+        return refused(&Refusal::UnknownLink);
+    };
+    let link_for = match shared.desk.person_of(link, csrf) {
+        Ok(person) => person,
+        Err(refusal) => return refused(&refusal),
+    };
+    let signed = match sessions.sign_in(token.unwrap_or_default()) {
+        Ok(signed) => signed,
+        Err(problem) => {
+            let problem = format!("Not signed in: {problem}");
+            return page(
+                StatusCode::UNAUTHORIZED,
+                &render(&view, Some(problem), None),
+            );
+        }
+    };
+    let (person, cookie) = signed;
+    if let Err(refusal) = shared.desk.may_sign_in(link, &link_for, &person) {
+        tracing::warn!(target: "guard::audit", outcome = "approval_sign_in_refused", signed_in = person.user(), link_for = link_for.user(), "someone signed in through a link that is not theirs");
+        return page(
+            StatusCode::FORBIDDEN,
+            &render(&view, Some(refusal.message()), Some(&person)),
+        );
+    }
+    let mut response = page(StatusCode::OK, &render(&view, None, Some(&person)));
+    if let Ok(cookie) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    response
+}
+
+/// The person at the browser, where approvers sign in.
+fn signed_in(shared: &Shared, headers: &HeaderMap) -> Option<Person> {
+    shared.sign_in.as_ref()?.signed_in(headers)
+}
+
 async fn style() -> Response {
     let mut response = (StatusCode::OK, STYLE).into_response();
-    secure(response.headers_mut());
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/css; charset=utf-8"),
@@ -127,13 +185,6 @@ fn same_origin(origin: &str, headers: &HeaderMap) -> bool {
     site_ok && origin_ok
 }
 
-fn who(role: &Role, view: &View) -> String {
-    match role {
-        Role::Requester => view.requester.user.clone(),
-        Role::Approver(who) => who.user.clone(),
-    }
-}
-
 fn refused(refusal: &Refusal) -> Response {
     let body = format!("<p class=\"refused\">{}</p>", esc(&refusal.message()));
     page(
@@ -148,25 +199,7 @@ fn page(status: StatusCode, html: &str) -> Response {
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/html; charset=utf-8"),
     );
-    secure(response.headers_mut());
     response
-}
-
-fn secure(headers: &mut HeaderMap) {
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CSP),
-    );
-    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("same-origin"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
 }
 
 fn shell(title: &str, body: &str) -> String {
@@ -176,7 +209,9 @@ fn shell(title: &str, body: &str) -> String {
     )
 }
 
-fn render(view: &View, refusal: Option<&Refusal>) -> String {
+/// The page behind one link. `refusal` is why the last post was not taken; `signed_in` the
+/// person at the browser, where approvers sign in.
+fn render(view: &View, refusal: Option<String>, signed_in: Option<&Person>) -> String {
     let mut b = String::new();
     let _ = write!(b, "<h1>Approve <code>{}</code>?</h1>", esc(view.tool));
     if let Some(message) = view.message {
@@ -187,8 +222,8 @@ fn render(view: &View, refusal: Option<&Refusal>) -> String {
         "<section class=\"effect\"><h2>What will happen</h2><p id=\"summary\">{}</p><dl><dt>Target</dt><dd id=\"target\">{}</dd><dt>Requested by</dt><dd id=\"requester\">{} ({})</dd><dt>Expires</dt><dd id=\"expires\">{}</dd></dl></section>",
         esc(&view.summary),
         esc(&view.target),
-        esc(&view.requester.user),
-        esc(&view.requester.tenant),
+        esc(view.requester.user()),
+        esc(view.requester.tenant()),
         utc(view.expires_at),
     );
     let _ = write!(
@@ -204,14 +239,17 @@ fn render(view: &View, refusal: Option<&Refusal>) -> String {
         let _ = write!(
             b,
             "<li>{} <span class=\"at\">at {}</span></li>",
-            esc(&given.user),
+            esc(given.who.user()),
             utc(given.at)
         );
     }
     b.push_str("</ul></section>");
     let you = match &view.role {
-        Role::Requester => format!("You are {}, who asked for this.", esc(&view.requester.user)),
-        Role::Approver(who) => format!("You are approving as {}.", esc(&who.user)),
+        Role::Requester => format!(
+            "You are {}, who asked for this.",
+            esc(view.requester.user())
+        ),
+        Role::Approver(who) => format!("You are approving as {}.", esc(who.user())),
     };
     let _ = write!(b, "<p id=\"you\">{you}</p>");
     let status = match &view.status {
@@ -236,10 +274,41 @@ fn render(view: &View, refusal: Option<&Refusal>) -> String {
         let _ = write!(
             b,
             "<p id=\"refusal\" class=\"refused\">{}</p>",
-            esc(&refusal.message())
+            esc(&refusal)
         );
     }
-    if view.can_approve() || view.can_reject() {
+    let open = view.can_approve() || view.can_reject();
+    if open && view.sign_in {
+        let theirs = signed_in.is_some_and(|person| person.is(view.person()));
+        match signed_in {
+            Some(person) if theirs => {
+                let _ = write!(
+                    b,
+                    "<p id=\"signed-in\">Signed in as {}.</p>",
+                    esc(person.user())
+                );
+            }
+            Some(person) => {
+                let _ = write!(
+                    b,
+                    "<p id=\"signed-in\" class=\"refused\">You are signed in as {}; this link is for {}, and only they can decide through it.</p>",
+                    esc(person.user()),
+                    esc(view.person().user())
+                );
+            }
+            None => {}
+        }
+        if !theirs {
+            let _ = write!(
+                b,
+                "<form method=\"post\" id=\"sign-in\"><input type=\"hidden\" name=\"csrf\" value=\"{}\"><label for=\"token\">Sign in as {} to decide: your access token</label><input id=\"token\" name=\"token\" type=\"password\" autocomplete=\"off\"><button id=\"sign-in-button\" name=\"decision\" value=\"sign_in\">Sign in</button></form>",
+                esc(&view.csrf),
+                esc(view.person().user())
+            );
+            return shell(&format!("Approve {}", view.tool), &b);
+        }
+    }
+    if open {
         b.push_str("<form method=\"post\" id=\"decide\">");
         let _ = write!(
             b,

@@ -6,39 +6,64 @@
 //! with `notifications/elicitation/complete`. On protocol 2026-07-28 the same elicitation is
 //! the input request of an MRTR round whose sealed state names the approval, and the client's
 //! retry waits for the decision. With `approvers = 2` two people other than the
-//! requester must approve, each through a one-time link of their own that guard hands to the
-//! deployment ([`ApprovalPageBuilder::deliver_links`]); the requester's page shows who has
-//! approved so far. With `secret = "..."` the page asks for a password or token that reaches
-//! the handler as a [`crate::secret::Secret`], never the model.
+//! requester must approve, each through a one-time link of their own that guard hands to a
+//! [`Notifier`] the requester does not control (a signed [`WebhookNotifier`], a
+//! [`FileDropNotifier`], or the deployment's own [`ApprovalPageBuilder::deliver_links`]);
+//! the requester's page shows who has approved so far. With
+//! [`ApprovalPageBuilder::sign_in_approvers`] a link alone decides nothing: whoever decides
+//! must also be signed in, by the deployment's identity provider, as the link's person. With
+//! `secret = "..."` the page asks for a password or token that reaches the handler as a
+//! [`crate::secret::Secret`], never the model.
+//!
+//! People are compared in canonical form ([`crate::person`]): approvers are checked when the
+//! page starts (a name with invisible characters, one that mixes scripts, or two names for
+//! one person refuse to start), and the two-person rule counts people, not spellings.
 //!
 //! The page listens on loopback by default; behind a reverse proxy, bind where the proxy
 //! reaches it and set the public base URL the links carry ([`ApprovalPageBuilder::public_base`]).
+//! It answers only requests whose `Host` names it, and every answer, its errors included,
+//! forbids framing, caching and anything from elsewhere.
 //!
 //! Approvals in progress live in this process, like the call waiting for them: after a
 //! restart the waiting call is gone and its links are unknown (refused), so nothing runs on a
 //! decision made for a call that no longer exists; an MRTR retry naming an approval this
 //! process does not hold is refused the same way.
 
+mod delivery;
 mod desk;
+mod file_drop;
 mod http;
+mod journal;
+mod shield;
+mod sign_in;
+pub mod webhook;
 
 use std::{
     net::{Ipv4Addr, SocketAddr},
     sync::Arc,
+    time::SystemTime,
 };
 
 use tokio::task::JoinHandle;
 use url::Url;
 
-use crate::identity::{Identity, IdentityProvider};
+use crate::{
+    identity::{Identity, IdentityProvider},
+    person::Person,
+};
 
+pub use delivery::{Delivery, Notifier};
 pub(crate) use desk::{Claim, Desk, Opened, Request, Status};
+pub use file_drop::FileDropNotifier;
+pub use sign_in::ApproverSignIn;
+pub use webhook::WebhookNotifier;
 
-/// A one-time approver link for the deployment to deliver to one person (by chat, by mail):
-/// whoever holds it approves as `approver`, so it must reach that person only.
+/// A one-time approver link for a [`Notifier`] to deliver to one person: whoever holds it
+/// approves as `approver` (unless approvers must also sign in), so it must reach that person
+/// only, never the requester.
 #[derive(Clone)]
 pub struct ApproverLink {
-    /// The person this link approves as.
+    /// The person this link approves as, as configured.
     pub approver: Identity,
     /// The link itself.
     pub url: Url,
@@ -46,6 +71,14 @@ pub struct ApproverLink {
     pub tool: &'static str,
     /// The target the tool would act on.
     pub target: String,
+    /// What would happen, as the page shows it.
+    pub summary: String,
+    /// Who asked: tenant and user in canonical form.
+    pub requester: Person,
+    /// The approval this link belongs to, as the audit log names it.
+    pub approval_id: String,
+    /// When the approval expires.
+    pub expires_at: SystemTime,
 }
 
 impl std::fmt::Debug for ApproverLink {
@@ -54,19 +87,29 @@ impl std::fmt::Debug for ApproverLink {
             .field("approver", &self.approver.user)
             .field("tool", &self.tool)
             .field("target", &self.target)
+            .field("approval_id", &self.approval_id)
             .finish_non_exhaustive()
     }
 }
 
-type Deliver = Arc<dyn Fn(ApproverLink) + Send + Sync>;
+/// One configured approver: as given, and as the person it names.
+#[derive(Clone)]
+struct Approver {
+    identity: Identity,
+    person: Person,
+}
 
 pub(crate) struct Shared {
     pub(crate) desk: Desk,
     /// The origin a POST must come from: the public base URL's scheme, host and port.
     pub(crate) origin: String,
     identity: Arc<dyn IdentityProvider>,
-    approvers: Vec<Identity>,
-    deliver: Option<Deliver>,
+    approvers: Vec<Approver>,
+    notifier: Option<Arc<dyn Notifier>>,
+    journal: Arc<journal::Journal>,
+    sign_in: Option<sign_in::Sessions>,
+    /// The `Host` values the page answers to.
+    hosts: Arc<Vec<String>>,
     base: Url,
 }
 
@@ -101,6 +144,24 @@ pub enum ApprovalPageError {
         "the approval page's public base {0} is not an http(s) URL with a host; give the URL the browser opens, e.g. https://approve.example.com/"
     )]
     BadPublicBase(Url),
+    /// An approver's name is refused, or names someone already listed.
+    #[error("approver {user:?} of tenant {tenant:?}: {problem}")]
+    Approver {
+        /// The tenant as configured.
+        tenant: String,
+        /// The user as configured.
+        user: String,
+        /// What is wrong and what to do.
+        problem: String,
+    },
+    /// A `Host` value to allow is not a host with an optional port.
+    #[error(
+        "the approval page cannot allow the Host {0:?}: give a host name or address with an optional port, e.g. approve.example.com or 127.0.0.1:8443"
+    )]
+    BadHost(String),
+    /// The key of the approvers' sessions could not be made.
+    #[error("the approval page cannot make its session key: {0}; check the system random source")]
+    NoRandomness(String),
 }
 
 /// How an [`ApprovalPage`] is set up.
@@ -109,7 +170,9 @@ pub struct ApprovalPageBuilder {
     public_base: Option<Url>,
     identity: Arc<dyn IdentityProvider>,
     approvers: Vec<Identity>,
-    deliver: Option<Deliver>,
+    notifier: Option<Arc<dyn Notifier>>,
+    sign_in: Option<Arc<dyn ApproverSignIn>>,
+    hosts: Vec<String>,
 }
 
 impl ApprovalPage {
@@ -121,7 +184,9 @@ impl ApprovalPage {
             public_base: None,
             identity: Arc::new(identity),
             approvers: Vec::new(),
-            deliver: None,
+            notifier: None,
+            sign_in: None,
+            hosts: Vec::new(),
         }
     }
 
@@ -168,17 +233,42 @@ impl ApprovalPageBuilder {
         self
     }
 
+    /// Another `Host` the page answers to besides the public base's (a proxy that forwards
+    /// its upstream name). Any other `Host` is refused before the page is rendered.
+    pub fn allow_host(mut self, host: impl Into<String>) -> Self {
+        self.hosts.push(host.into());
+        self
+    }
+
     /// Someone who may approve in a two-person approval (never for their own requests, and
-    /// only within their tenant).
+    /// only within their tenant). Checked at [`start`](Self::start): a name with invisible
+    /// characters or mixed scripts, or a second name for someone already listed, is refused.
     pub fn approver(mut self, identity: Identity) -> Self {
         self.approvers.push(identity);
         self
     }
 
-    /// How each approver's one-time link reaches them. Without it, tools needing more than
-    /// one approver fail closed.
-    pub fn deliver_links(mut self, deliver: impl Fn(ApproverLink) + Send + Sync + 'static) -> Self {
-        self.deliver = Some(Arc::new(deliver));
+    /// How each approver's one-time link reaches them: a channel the requester does not
+    /// control. Without one, tools needing more than one approver fail closed.
+    pub fn notify(mut self, notifier: impl Notifier) -> Self {
+        self.notifier = Some(Arc::new(notifier));
+        self
+    }
+
+    /// Hands each approver's link to `deliver` (chat, mail), which must not let the
+    /// requester see it. Shorthand for [`notify`](Self::notify) with a function that
+    /// always succeeds.
+    pub fn deliver_links(self, deliver: impl Fn(ApproverLink) + Send + Sync + 'static) -> Self {
+        self.notify(delivery::Function::new(deliver))
+    }
+
+    /// Requires whoever decides on the page to be signed in, by the deployment's identity
+    /// provider, as the person the link is for: by an `Authorization: Bearer` header (an
+    /// authenticating proxy in front of the page adds it) or by pasting an access token on
+    /// the page once, which starts a signed session cookie. A link the requester has seen
+    /// then decides nothing, and the requester, signed in as themself, approves nothing.
+    pub fn sign_in_approvers(mut self, verifier: impl ApproverSignIn) -> Self {
+        self.sign_in = Some(Arc::new(verifier));
         self
     }
 
@@ -187,6 +277,7 @@ impl ApprovalPageBuilder {
         if !self.bind.ip().is_loopback() && self.public_base.is_none() {
             return Err(ApprovalPageError::NoPublicBase(self.bind));
         }
+        let approvers = approvers(self.approvers)?;
         let listener = tokio::net::TcpListener::bind(self.bind)
             .await
             .map_err(|source| ApprovalPageError::Bind {
@@ -206,13 +297,24 @@ impl ApprovalPageBuilder {
         if !matches!(base.scheme(), "http" | "https") || base.host_str().is_none() {
             return Err(ApprovalPageError::BadPublicBase(base));
         }
+        let hosts = shield::hosts(&base, local, &self.hosts)?;
         let origin = base.origin().ascii_serialization();
+        let journal = Arc::new(journal::Journal::default());
+        let sign_in = match self.sign_in {
+            Some(verifier) => Some(
+                sign_in::Sessions::new(verifier, &base).map_err(ApprovalPageError::NoRandomness)?,
+            ),
+            None => None,
+        };
         let shared = Arc::new(Shared {
-            desk: Desk::default(),
+            desk: Desk::new(journal.clone(), sign_in.is_some()),
             origin,
             identity: self.identity,
-            approvers: self.approvers,
-            deliver: self.deliver,
+            approvers,
+            notifier: self.notifier,
+            journal,
+            sign_in,
+            hosts,
             base,
         });
         let app = http::router(shared.clone());
@@ -229,6 +331,29 @@ impl ApprovalPageBuilder {
     }
 }
 
+/// The configured approvers as people: each name allowed for configuration, each person
+/// once (two spellings or look-alikes of one name are a mistake to fix, not two approvers).
+fn approvers(listed: Vec<Identity>) -> Result<Vec<Approver>, ApprovalPageError> {
+    let mut out: Vec<Approver> = Vec::new();
+    for identity in listed {
+        let refuse = |problem: String| ApprovalPageError::Approver {
+            tenant: identity.tenant.clone(),
+            user: identity.user.clone(),
+            problem,
+        };
+        let person = Person::configured(&identity.tenant, &identity.user)
+            .map_err(|e| refuse(e.to_string()))?;
+        if let Some(earlier) = out.iter().find(|a| a.person.resembles(&person)) {
+            return Err(refuse(format!(
+                "names the same person as approver {:?} (or one that could be taken for them); list each person once",
+                earlier.identity.user
+            )));
+        }
+        out.push(Approver { identity, person });
+    }
+    Ok(out)
+}
+
 impl Shared {
     /// The requester of a call, from the page's identity provider.
     pub(crate) fn identify(
@@ -238,25 +363,47 @@ impl Shared {
         self.identity.identify(request)
     }
 
-    /// Opens an approval, delivers the approvers' links, and returns the requester's URL.
+    /// Records the page's events in `log` (the guard's), from now on.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub(crate) fn attach_audit(&self, log: Arc<crate::audit::Pipeline>) {
+        self.journal.attach(log);
+    }
+
+    /// Opens an approval, sends the approvers' links on their way, and returns the
+    /// requester's URL.
     pub(crate) fn open(&self, request: Request) -> Result<(Opened, Url), String> {
-        if request.required > 1 && self.deliver.is_none() {
+        if request.required > 1 && self.notifier.is_none() {
             return Err(format!(
-                "{} needs {} approvers, and the approval page has no way to reach them: configure ApprovalPageBuilder::deliver_links",
+                "{} needs {} approvers, and the approval page has no way to reach them: configure ApprovalPageBuilder::notify",
                 request.tool, request.required
             ));
         }
-        let (tool, target) = (request.tool, request.target.clone());
-        let opened = self.desk.open(request, &self.approvers)?;
+        let summary = request.summary.clone();
+        let people: Vec<Person> = self.approvers.iter().map(|a| a.person.clone()).collect();
+        let opened = self.desk.open(request, &people)?;
         let url = self.link(&opened.requester_token);
-        if let Some(deliver) = &self.deliver {
-            for (approver, token) in &opened.approver_tokens {
-                deliver(ApproverLink {
-                    approver: approver.clone(),
+        if let Some(notifier) = &self.notifier {
+            for (person, token) in &opened.approver_tokens {
+                let Some(approver) = self.approvers.iter().find(|a| a.person.is(person)) else {
+                    continue;
+                };
+                let link = ApproverLink {
+                    approver: approver.identity.clone(),
                     url: self.link(token),
-                    tool,
-                    target: target.clone(),
-                });
+                    tool: opened.subject.tool,
+                    target: opened.subject.target.clone(),
+                    summary: summary.clone(),
+                    requester: opened.subject.requester.clone(),
+                    approval_id: opened.id.clone(),
+                    expires_at: opened.expires_at,
+                };
+                delivery::send(
+                    notifier.clone(),
+                    self.journal.clone(),
+                    opened.subject.clone(),
+                    person.clone(),
+                    link,
+                );
             }
         }
         Ok((opened, url))

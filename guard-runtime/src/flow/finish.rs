@@ -87,6 +87,15 @@ impl<F> Flow<'_, F> {
             if let Some(counts) = &seen.counts {
                 event = event.field("items", counts.clone());
             }
+            if let Some(requester) = &seen.requester {
+                event = event.identity(requester.tenant(), requester.user());
+            }
+            if let Some((id, approvers)) = &seen.approval {
+                event = event.field("approval_id", id.as_str());
+                if !approvers.is_empty() {
+                    event = event.field("approvers", approvers.clone());
+                }
+            }
         }
         if let Some(result) = result {
             event = event.digest("result_sha256", result);

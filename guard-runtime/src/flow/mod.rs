@@ -120,6 +120,12 @@ struct Seen {
     answer: Option<JsonObject>,
     /// A batch's per-item counts, once the handler reported.
     counts: Option<Value>,
+    /// Who asked, where guard's approval page identified them.
+    #[cfg_attr(not(feature = "approval"), allow(dead_code))]
+    requester: Option<crate::person::Person>,
+    /// The approval on guard's page, and who approved it (canonical), once opened.
+    #[cfg_attr(not(feature = "approval"), allow(dead_code))]
+    approval: Option<(String, Vec<String>)>,
 }
 
 /// The effect the preview found, about to be shown to the human. Only [`Flow::begin`]

@@ -135,23 +135,21 @@ impl<F: Form> Flow<'_, F> {
         approval: ApprovalSpec,
         bound_to: String,
     ) -> Step<(crate::approval::Opened, url::Url)> {
-        let requester = page
-            .shared()
-            .identify(&self.call.request)
-            .map_err(|error| self.refuse(Outcome::PermissionDenied, error))?;
+        let requester = self.requester(page)?;
         let request = crate::approval::Request {
             tool: self.spec.name,
             message: self.spec.message,
             target: effect.target().to_owned(),
             summary: effect.summary().to_owned(),
             requester,
+            trace_id: self.trace_id.clone(),
             expected: expected.map(str::to_owned),
             required: approval.approvers,
             secret: approval.secret,
             valid_for: self.guard.timeout(self.spec.timeout),
             bound_to,
         };
-        page.shared().open(request).map_err(|problem| {
+        let opened = page.shared().open(request).map_err(|problem| {
             tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, %problem, "cannot open an approval");
             self.refuse(
                 Outcome::Misconfigured,
@@ -163,7 +161,37 @@ impl<F: Form> Flow<'_, F> {
                     ),
                 ),
             )
-        })
+        })?;
+        self.seen().approval = Some((opened.0.id.clone(), Vec::new()));
+        Ok(opened)
+    }
+
+    /// The requester, as the page's identity provider names them, in canonical form: the
+    /// person every approver is compared with, and whom the call's records name.
+    #[cfg(feature = "approval")]
+    pub(super) fn requester(
+        &self,
+        page: &crate::approval::ApprovalPage,
+    ) -> Step<crate::person::Person> {
+        let identity = page
+            .shared()
+            .identify(&self.call.request)
+            .map_err(|error| self.refuse(Outcome::PermissionDenied, error))?;
+        let person = crate::person::Person::new(&identity.tenant, &identity.user).map_err(|problem| {
+            tracing::warn!(trace_id = %self.trace_id, tool = self.spec.name, %problem, "the requester's name cannot be compared with the approvers'");
+            self.refuse(
+                Outcome::PermissionDenied,
+                ToolError::new(
+                    codes::PERMISSION_DENIED,
+                    format!(
+                        "Nothing was changed: the identity provider names the caller in a way guard refuses ({problem}), so {} cannot be approved for them. Ask the operator to fix the account (trace_id {}).",
+                        self.spec.name, self.trace_id
+                    ),
+                ),
+            )
+        })?;
+        self.seen().requester = Some(person.clone());
+        Ok(person)
     }
 
     /// The URL-mode question: the effect, who must approve, and the requester's link.
@@ -263,8 +291,8 @@ impl<F: Form> Flow<'_, F> {
                 let Some((typed, secret, given)) = desk.take_answer(id) else {
                     return Err(self.cancelled());
                 };
-                let approvers: Vec<&str> = given.iter().map(|g| g.user.as_str()).collect();
-                tracing::info!(target: "guard::audit", tool = self.spec.name, outcome = "approved_on_page", trace_id = %self.trace_id, approvers = %approvers.join(","));
+                let approvers = given.iter().map(|g| g.who.user().to_owned()).collect();
+                self.seen().approval = Some((id.to_owned(), approvers));
                 Ok((page_answer::<F>(typed), secret))
             }
             Status::Rejected { by } => Err(self.natural(

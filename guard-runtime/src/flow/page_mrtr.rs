@@ -55,13 +55,11 @@ impl<F: Form> Flow<'_, F> {
             return Err(self.bad_state());
         };
         let desk = &page.shared().desk;
-        let requester = page
-            .shared()
-            .identify(&self.call.request)
-            .map_err(|error| self.refuse(Outcome::PermissionDenied, error))?;
-        let (mut status, deadline) = desk
+        let requester = self.requester(page)?;
+        let (mut status, deadline, _) = desk
             .watch(id, &requester, &self.bound_to()?)
             .map_err(|claim| self.unclaimed(&claim))?;
+        self.seen().approval = Some((id.to_owned(), Vec::new()));
         if sealed.fingerprint != effect.fingerprint() {
             desk.close(id, Status::Withdrawn);
             return Err(self.refuse(Outcome::StateChanged, state_changed(effect.target())));

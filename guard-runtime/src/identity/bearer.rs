@@ -189,6 +189,12 @@ impl BearerIdentity {
                 return Err(self.deny(&reason, rejected));
             }
         };
+        // A name guard would refuse to compare (invisible characters, controls) could make one
+        // person pass for another: refused here, where the token is read.
+        if crate::person::Person::new(&tenant, &user).is_err() {
+            let reason = "the token names its subject in a refused spelling";
+            return Err(self.deny(reason, rejected));
+        }
         let mut identity = Identity::new(tenant, user, std::iter::empty::<String>());
         for name in ["scope", "scp"] {
             match claims.get(name) {

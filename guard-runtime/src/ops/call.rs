@@ -48,7 +48,12 @@ pub struct ConfirmSpec {
 /// One operation call in progress: who is calling, under which trace id.
 pub(crate) struct Caller {
     pub ops: Operations,
+    /// The caller, tenant and user in canonical form ([`crate::person`]): what intents, keys
+    /// and rates are stored and compared under.
     pub identity: Identity,
+    /// The tenant and user as the identity provider spelled them, for records stored before
+    /// names were canonical.
+    pub spelled: (String, String),
     pub trace_id: String,
     pub tool: &'static str,
     pub op: &'static str,
@@ -91,8 +96,12 @@ impl Caller {
                 &trace_id,
             ));
         };
-        let identity = match ops.identity.identify(&request) {
-            Ok(identity) => identity,
+        let identified = ops
+            .identity
+            .identify(&request)
+            .and_then(|identity| canonical(identity, tool, &trace_id));
+        let (identity, spelled) = match identified {
+            Ok(identified) => identified,
             Err(refusal) => {
                 let event = Event::new(tool, Outcome::Refused(refusal.code()), trace_id.as_str())
                     .field("op", op);
@@ -106,6 +115,7 @@ impl Caller {
         let caller = Self {
             ops,
             identity,
+            spelled,
             trace_id,
             tool,
             op,
@@ -252,4 +262,33 @@ impl Caller {
 fn answer_error(error: ToolError, trace_id: &str) -> Box<CallToolResponse> {
     let outcome = Outcome::Refused(error.code());
     Box::new(tag(error.into_result(), outcome, trace_id, None).into())
+}
+
+/// The caller with tenant and user in canonical form, and as the provider spelled them; a
+/// spelling guard refuses is a `PERMISSION_DENIED` refusal.
+fn canonical(
+    identity: Identity,
+    tool: &str,
+    trace_id: &str,
+) -> Result<(Identity, (String, String)), ToolError> {
+    let spelled = (identity.tenant.clone(), identity.user.clone());
+    match identity.person() {
+        Ok(person) => Ok((
+            Identity {
+                tenant: person.tenant().to_owned(),
+                user: person.user().to_owned(),
+                scopes: identity.scopes,
+            },
+            spelled,
+        )),
+        Err(problem) => {
+            tracing::warn!(%trace_id, tool, %problem, "the identity provider named the caller in a refused spelling");
+            Err(ToolError::new(
+                codes::PERMISSION_DENIED,
+                format!(
+                    "Nothing was done: the caller's name is spelled in a way guard refuses ({problem}). Ask the operator to fix the account (trace_id {trace_id})."
+                ),
+            ))
+        }
+    }
 }

@@ -140,10 +140,10 @@ impl Stored {
         let sql = format!(
             "SELECT operation_id, tenant, user_id, op, target, payload, payload_sha256, preview,
                     status, expires_at, result, created_at, confirmed_at
-             FROM guard_operations WHERE operation_id = $1 AND tenant = $2 AND user_id = $3{lock}"
+             FROM guard_operations WHERE operation_id = $1{lock}"
         );
         let intent = tx
-            .query_opt(&sql, &[operation_id.into(), tenant.into(), user.into()])
+            .query_opt(&sql, &[operation_id.into()])
             .await?
             .map(|row| Self::from_row(&row))
             .transpose()?;
@@ -168,9 +168,14 @@ impl Stored {
         })
     }
 
-    /// Whether `tenant`/`user` may see or confirm this intent of `op`.
+    /// Whether `tenant`/`user` (canonical) may see or confirm this intent of `op`. The
+    /// stored owner is compared in canonical form too, so an intent stored before names were
+    /// canonical (as `Alice`) still belongs to `alice`.
     pub fn owned_by(&self, tenant: &str, user: &str, op: Option<&str>) -> bool {
-        self.tenant == tenant && self.user == user && op.is_none_or(|op| self.op == op)
+        let same = |stored: &str, given: &str| {
+            stored == given || crate::person::canonical(stored).is_ok_and(|c| c == given)
+        };
+        same(&self.tenant, tenant) && same(&self.user, user) && op.is_none_or(|op| self.op == op)
     }
 
     /// The status a reader should see: a `PREPARED` intent past its expiry is expired, even

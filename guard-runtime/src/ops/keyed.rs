@@ -271,16 +271,23 @@ impl Claim<'_> {
             &[self.now.into()],
         )
         .await?;
+        // Keys are stored under the canonical names; one stored before names were canonical
+        // is found under the spelling it was stored with.
+        let (tenant, user) = &self.caller.spelled;
         let params = [
             who.tenant.as_str().into(),
             who.user.as_str().into(),
             self.spec.tool.into(),
             self.key.into(),
+            tenant.as_str().into(),
+            user.as_str().into(),
         ];
         let row = tx
             .query_opt(
                 "SELECT body_sha256, status, result, completed_at, expires_at FROM guard_idempotency
-                 WHERE tenant = $1 AND user_id = $2 AND tool = $3 AND idem_key = $4",
+                 WHERE ((tenant = $1 AND user_id = $2) OR (tenant = $5 AND user_id = $6))
+                   AND tool = $3 AND idem_key = $4
+                 ORDER BY tenant = $1 AND user_id = $2 DESC LIMIT 1",
                 &params,
             )
             .await?;

@@ -310,7 +310,11 @@ async fn pending_elsewhere<P>(
     }
     .await;
     let detail = match pending {
-        Ok(Some(row)) if row.text("user_id").ok() == Some(caller.identity.user.as_str()) => {
+        Ok(Some(row))
+            if row.text("user_id").is_ok_and(|stored| {
+                crate::person::canonical(stored).is_ok_and(|c| c == caller.identity.user)
+            }) =>
+        {
             format!(
                 "your operation {} is still pending until {}: confirm that one with {}, or wait until it expires",
                 row.text("operation_id").unwrap_or_default(),
