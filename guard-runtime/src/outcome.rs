@@ -338,7 +338,7 @@ pub(crate) fn tag(
 
 #[cfg(test)]
 mod tests {
-    use super::{CODES, NAMED, Outcome};
+    use super::{ApprovalEvent, CODES, NAMED, Outcome};
 
     #[test]
     fn every_outcome_reads_back_as_itself() {
@@ -434,6 +434,41 @@ mod tests {
             (Outcome::IntentExpired, "EXPIRED"),
             (Outcome::IntentRejected, "REJECTED"),
             (Outcome::LookedUp, "LOOKED_UP"),
+            (Outcome::Approval(ApprovalEvent::Opened), "approval_opened"),
+            (
+                Outcome::Approval(ApprovalEvent::LinkDelivered),
+                "approval_link_delivered",
+            ),
+            (
+                Outcome::Approval(ApprovalEvent::LinkDeliveryFailed),
+                "approval_link_delivery_failed",
+            ),
+            (
+                Outcome::Approval(ApprovalEvent::LinkUndelivered),
+                "approval_link_undelivered",
+            ),
+            (Outcome::Approval(ApprovalEvent::Viewed), "approval_viewed"),
+            (Outcome::Approval(ApprovalEvent::Given), "approval_given"),
+            (
+                Outcome::Approval(ApprovalEvent::Refused),
+                "approval_refused",
+            ),
+            (
+                Outcome::Approval(ApprovalEvent::Approved),
+                "approval_approved",
+            ),
+            (
+                Outcome::Approval(ApprovalEvent::Rejected),
+                "approval_rejected",
+            ),
+            (
+                Outcome::Approval(ApprovalEvent::Withdrawn),
+                "approval_withdrawn",
+            ),
+            (
+                Outcome::Approval(ApprovalEvent::Expired),
+                "approval_expired",
+            ),
         ];
         assert_eq!(spelled.len(), NAMED.len(), "one row per outcome");
         for (outcome, wire) in spelled {
