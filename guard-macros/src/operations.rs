@@ -155,11 +155,12 @@ fn check_names(cx: &Ctxt, prepares: &[PrepareFn], confirms: &[ConfirmFn], kept: 
         let keyed = tool_attr::find(f, &["idempotent"])
             .is_some_and(|a| matches!(a.meta, syn::Meta::List(_)));
         let guarded = keyed || tool_attr::find(f, &["destructive"]).is_some();
-        if !guarded && tool_attr::route(f).0 == RESULT_TOOL {
-            cx.error_spanned_by(
-                &f.sig.ident,
+        let (name, at) = tool_attr::route(f);
+        if !guarded && name == RESULT_TOOL {
+            cx.push(syn::Error::new(
+                at,
                 format!("`{RESULT_TOOL}` is the tool `#[operations]` adds for two-phase operations; a tool of that name would replace it. Rename this tool"),
-            );
+            ));
             continue;
         }
         tools.push(routed(f, guarded));

@@ -49,10 +49,6 @@ pub(crate) mod seal {
 }
 pub(crate) use seal::Sealed;
 
-/// Pins `T` to [`ReadHandle`]; `#[read_only]` calls it at each parameter's span.
-#[doc(hidden)]
-pub const fn assert_read_handle<T: ReadHandle + ?Sized>() {}
-
 impl<T> Sealed for Parameters<T> {}
 impl<T> ReadHandle for Parameters<T> {}
 impl Sealed for JsonObject {}

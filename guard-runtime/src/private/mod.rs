@@ -13,7 +13,7 @@ pub use crate::ops::{
     keyed::{KeyedArgs, KeyedSpec},
     lookup::get_operation_result,
 };
-pub use crate::read_handle::{assert_read_handle, seal::Sealed as ReadHandleSeal};
+pub use crate::read_handle::seal::Sealed as ReadHandleSeal;
 pub use crate::seal::{FormDerived, FormEnumDerived};
 pub use rmcp;
 pub use serde_json;
@@ -44,6 +44,10 @@ pub fn claim_no_parameters<S: 'static>(
         rmcp::handler::server::common::schema_for_empty_input(),
     )
 }
+
+/// Pins `T` to [`ReadHandle`](crate::read_handle::ReadHandle); `#[read_only]` calls it at
+/// each parameter's span.
+pub const fn assert_read_handle<T: crate::read_handle::ReadHandle + ?Sized>() {}
 
 /// Pins a handler's form to `Form`.
 pub const fn assert_form<T: crate::form::Form>() {}
