@@ -11,9 +11,7 @@ use std::{
 
 use rmcp_guard::{audit::AuditLog, ops::SqliteStore};
 
-mod common;
-
-use common::{append, guard_audit};
+use crate::common::{append, guard_audit};
 
 /// A `guard-audit witness` process, stopped when dropped.
 struct WitnessProcess {

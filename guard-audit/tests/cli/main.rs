@@ -1,7 +1,10 @@
-//! The `guard-audit` binary on a real store: keys, checkpoints, verification that names the
-//! first bad record, inclusion and consistency proofs, export and the story of one call.
+//! The `guard-audit` binary on a real store, in one test binary: keys, checkpoints, verification
+//! that names the first bad record, proofs, export and the story of one call; witnesses and
+//! receipts (`witness`); interoperability with an independent implementation (`interop`).
 
 mod common;
+mod interop;
+mod witness;
 
 use std::path::Path;
 
