@@ -14,7 +14,7 @@ use rmcp_guard::audit::{
     verify_export,
 };
 
-use crate::{Args, Outcome, entries, read, store, verifier};
+use crate::{Args, Outcome, entries, open_store, read, store, verifier};
 
 /// A checkpoint the policy's log key signed, where it came from, and whether its
 /// cosignatures meet the quorum.
@@ -173,7 +173,7 @@ pub(crate) fn cosigned(witnessed: &Witnessed) -> String {
 /// `checkpoint`: signs the log under its stored origin (or `--origin` for its first
 /// checkpoint) and, with `--policy`, has the policy's witnesses cosign it.
 pub(crate) async fn checkpoint(args: &Args<'_>) -> Result<Outcome, String> {
-    let log = store(args).await?;
+    let log = open_store(args, true).await?;
     let signer = CheckpointSigner::parse(&read(args.need("signer")?, "signer key")?)
         .map_err(|e| e.to_string())?;
     let stored = log.stored_origin().await.map_err(|e| e.to_string())?;

@@ -4,6 +4,7 @@
 
 mod common;
 mod interop;
+mod read_only;
 mod witness;
 
 use std::path::Path;

@@ -505,6 +505,9 @@ fn disagreeing_column(row: &crate::store::Row) -> Result<Option<&'static str>, S
     })
 }
 
+/// The audit table from before this log, which [`migrate_legacy`] folds into it.
+pub(crate) const LEGACY_TABLE: &str = "guard_audit";
+
 /// Moves the rows of the table the operation store used before this log, `guard_audit`,
 /// into the log (oldest first, marked `legacy`) and drops it, so no second, unverifiable
 /// trail remains. Runs inside the caller's transaction; a store without it is unchanged.
