@@ -38,7 +38,7 @@ USAGE:
   guard-audit witness --key FILE --logs FILE --state FILE [--listen ADDRESS:PORT]
   guard-audit export STORE [--since TIME] [--trace TRACE_ID] [--proofs FILE (--policy FILE | --key KEY)]
   guard-audit verify --file EXPORT --proofs FILE (--policy FILE | --key KEY)
-  guard-audit show STORE TRACE_ID
+  guard-audit show STORE TRACE_ID   (exit 1, under an UNVERIFIED warning, if the log does not verify)
 
 SOURCE is a STORE or --file EXPORT.JSONL; STORE is --db FILE (SQLite) or --pg URL.
 Every command opens a STORE read-only (SQLite immutable=1 or mode=ro, PostgreSQL READ ONLY
@@ -519,9 +519,27 @@ async fn show(args: &Args<'_>) -> Result<Outcome, String> {
     if records.is_empty() {
         return Ok(Outcome::Bad(format!("no record of trace {trace}\n")));
     }
-    Ok(Outcome::Good(story(
-        records.iter().map(|r| r.entry.as_str()),
-    )))
+    let told = story(records.iter().map(|r| r.entry.as_str()));
+    // A story is only as good as the log it is read from: one that does not verify is
+    // still shown (it is evidence), under a warning, and the exit code is 1.
+    match log.verify(None).await {
+        Ok(_) => Ok(Outcome::Good(told)),
+        Err(VerifyError::Fault(fault)) => {
+            let ours = records
+                .iter()
+                .any(|r| r.seq == fault.seq || r.seq as usize == fault.position);
+            Ok(Outcome::Bad(format!(
+                "!! UNVERIFIED: the log does not verify ({fault}){}; what follows may not be \
+                 what happened. Run guard-audit verify with the log's key or policy.\n{told}",
+                if ours {
+                    ", at a record of this call"
+                } else {
+                    ""
+                }
+            )))
+        }
+        Err(VerifyError::Store(e)) => Err(e.to_string()),
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {
