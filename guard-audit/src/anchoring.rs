@@ -11,10 +11,10 @@
 
 use rmcp_guard::audit::{
     Anchor, AuditLog, CheckpointSigner, Policy, VerifyError, Witnessed, fetch_checkpoint, merkle,
-    verify_export,
+    verify_export_against,
 };
 
-use crate::{Args, Outcome, entries, read, store, verifier};
+use crate::{Args, Outcome, entries, open_store, read, store, verifier};
 
 /// A checkpoint the policy's log key signed, where it came from, and whether its
 /// cosignatures meet the quorum.
@@ -113,15 +113,20 @@ pub(crate) async fn verify(args: &Args<'_>, policy: &Policy) -> Result<Outcome, 
         )));
     };
     let head = &largest.witnessed.checkpoint;
+    // The smaller checkpoints name a rewrite from the first record none of them vouches for.
+    let older: Vec<_> = seen
+        .iter()
+        .map(|s| s.witnessed.checkpoint.clone())
+        .collect();
     let checked = match &log {
-        Some(log) => match log.verify(Some(head)).await {
+        Some(log) => match log.verify_against(Some(head), &older).await {
             Err(VerifyError::Store(e)) => return Err(e.to_string()),
             other => other.map_err(|e| e.to_string()),
         },
         None => {
             let path = args.need("file")?;
             let bytes = std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))?;
-            verify_export(&bytes, Some(head)).map_err(|fault| fault.to_string())
+            verify_export_against(&bytes, Some(head), &older).map_err(|fault| fault.to_string())
         }
     };
     let verified = match checked {
@@ -173,7 +178,7 @@ pub(crate) fn cosigned(witnessed: &Witnessed) -> String {
 /// `checkpoint`: signs the log under its stored origin (or `--origin` for its first
 /// checkpoint) and, with `--policy`, has the policy's witnesses cosign it.
 pub(crate) async fn checkpoint(args: &Args<'_>) -> Result<Outcome, String> {
-    let log = store(args).await?;
+    let log = open_store(args, true).await?;
     let signer = CheckpointSigner::parse(&read(args.need("signer")?, "signer key")?)
         .map_err(|e| e.to_string())?;
     let stored = log.stored_origin().await.map_err(|e| e.to_string())?;

@@ -3,7 +3,8 @@
 //! The log is read from the operation store (`--db FILE` for SQLite, `--pg URL` for
 //! PostgreSQL) or from an export (`--file FILE`, JSON Lines as `export` writes them).
 //! Checkpoints are the signed notes `checkpoint` prints; `--key` is the verifier key
-//! `keygen` printed (the text, or a file holding it).
+//! `keygen` printed (the text, or a file holding it). Stores are opened read-only and never
+//! migrated; `checkpoint`, which stores the note it signs, is the one command that writes.
 
 mod anchoring;
 mod export_proof;
@@ -37,9 +38,14 @@ USAGE:
   guard-audit witness --key FILE --logs FILE --state FILE [--listen ADDRESS:PORT]
   guard-audit export STORE [--since TIME] [--trace TRACE_ID] [--proofs FILE (--policy FILE | --key KEY)]
   guard-audit verify --file EXPORT --proofs FILE (--policy FILE | --key KEY)
-  guard-audit show STORE TRACE_ID
+  guard-audit show STORE TRACE_ID   (exit 1, under an UNVERIFIED warning, if the log does not verify)
 
 SOURCE is a STORE or --file EXPORT.JSONL; STORE is --db FILE (SQLite) or --pg URL.
+Every command opens a STORE read-only (SQLite immutable=1 or mode=ro, PostgreSQL READ ONLY
+transactions) except checkpoint, the one command that writes: it stores the note it signs
+(and its cosignatures). None creates tables or migrates: a database without guard's log, at
+another schema version than this build's, or holding a table a migration would fold in is
+refused (exit 2) and left as it is.
 KEY is a verifier key (NAME+ID+BASE64) or a file holding one. A policy is a C2SP
 tlog-policy file: the log's key, the witnesses' keys and URLs, and the quorum.
 With --policy or --key, verify fails unless the log holds every checkpoint its key signed
@@ -253,8 +259,18 @@ fn keygen(args: &Args<'_>) -> Result<Outcome, String> {
     Ok(Outcome::Good(format!("{secret}\n{public}\n")))
 }
 
-/// The store named by `--db` or `--pg`.
+/// The store named by `--db` or `--pg`, opened read-only: every command but `checkpoint`
+/// only reads, and none migrates (see [`open_store`]).
 async fn store(args: &Args<'_>) -> Result<AuditLog, String> {
+    open_store(args, false).await
+}
+
+/// The store named by `--db` or `--pg`. A reader's SQLite file is opened `immutable=1` or
+/// `mode=ro`, its PostgreSQL transactions `READ ONLY`; `write` (for `checkpoint`, which
+/// stores the note it signs) opens it read-write. Either way nothing is created or
+/// migrated, and a database without guard's log, at another schema version, or holding a
+/// table a migration would fold in is refused as it is.
+async fn open_store(args: &Args<'_>, write: bool) -> Result<AuditLog, String> {
     match (args.get("db"), args.get("pg")) {
         (Some(path), None) => {
             if !Path::new(path).is_file() {
@@ -262,11 +278,25 @@ async fn store(args: &Args<'_>) -> Result<AuditLog, String> {
                     "{path} does not exist: give the SQLite file the server's operation store uses"
                 ));
             }
-            let store = SqliteStore::open(path).map_err(|e| format!("cannot open {path}: {e}"))?;
+            let store = if write {
+                SqliteStore::open_existing(path)
+            } else {
+                SqliteStore::open_read_only(path)
+            }
+            .map_err(|e| format!("refused to read {e}"))?;
             Ok(AuditLog::new(store, DEFAULT_ORIGIN))
         }
         (None, Some(url)) => {
-            let store = PgStore::connect(url, 1).map_err(|e| e.to_string())?;
+            let store = if write {
+                PgStore::connect(url, 1)
+            } else {
+                PgStore::connect_read_only(url)
+            }
+            .map_err(|e| e.to_string())?;
+            store
+                .check_schema()
+                .await
+                .map_err(|e| format!("refused to read the PostgreSQL store: {e}"))?;
             Ok(AuditLog::new(store, DEFAULT_ORIGIN))
         }
         (Some(_), Some(_)) => Err("give --db or --pg, not both".into()),
@@ -489,9 +519,27 @@ async fn show(args: &Args<'_>) -> Result<Outcome, String> {
     if records.is_empty() {
         return Ok(Outcome::Bad(format!("no record of trace {trace}\n")));
     }
-    Ok(Outcome::Good(story(
-        records.iter().map(|r| r.entry.as_str()),
-    )))
+    let told = story(records.iter().map(|r| r.entry.as_str()));
+    // A story is only as good as the log it is read from: one that does not verify is
+    // still shown (it is evidence), under a warning, and the exit code is 1.
+    match log.verify(None).await {
+        Ok(_) => Ok(Outcome::Good(told)),
+        Err(VerifyError::Fault(fault)) => {
+            let ours = records
+                .iter()
+                .any(|r| r.seq == fault.seq || r.seq as usize == fault.position);
+            Ok(Outcome::Bad(format!(
+                "!! UNVERIFIED: the log does not verify ({fault}){}; what follows may not be \
+                 what happened. Run guard-audit verify with the log's key or policy.\n{told}",
+                if ours {
+                    ", at a record of this call"
+                } else {
+                    ""
+                }
+            )))
+        }
+        Err(VerifyError::Store(e)) => Err(e.to_string()),
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {

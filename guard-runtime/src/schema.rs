@@ -7,12 +7,12 @@
 
 #[cfg(feature = "postgres")]
 use crate::store::PgStore;
-#[cfg(feature = "sqlite")]
-use crate::store::SqliteStore;
 use crate::store::{
     BoxFuture, StoreError, Tx,
     migrate::{self, Step},
 };
+#[cfg(feature = "sqlite")]
+use crate::store::{SqliteStore, sqlite::Access};
 
 /// Every step, in order: step `i` brings a store to version `i + 1`.
 pub(crate) const STEPS: [Step; 5] = [
@@ -45,6 +45,10 @@ pub(crate) const STEPS: [Step; 5] = [
     },
 ];
 
+/// Tables a step folds into guard's own and drops: a store at the current version that
+/// holds one again had it created outside guard, and a reader refuses it.
+pub(crate) const RETIRED: [&str; 1] = [crate::audit::LEGACY_TABLE];
+
 fn legacy_audit(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
     Box::pin(crate::audit::migrate_legacy(tx))
 }
@@ -62,8 +66,52 @@ impl SqliteStore {
     }
 }
 
+#[cfg(feature = "sqlite")]
+impl SqliteStore {
+    /// Opens the existing store at `path` read-only, for a verifier: `immutable=1` when no
+    /// write-ahead log is beside the file (nothing is locked or created), `mode=ro` when a
+    /// server may have it open. It never creates or migrates anything, and refuses (leaving
+    /// the file as it was) a database without guard's log, one at another schema version
+    /// than this build's, and one holding a table a migration would fold in.
+    pub fn open_read_only(path: impl AsRef<std::path::Path>) -> Result<Self, StoreError> {
+        Self::open_existing_with(path.as_ref(), Access::Read, &STEPS, &RETIRED)
+    }
+
+    /// Opens the existing store at `path` to write (for a tool that adds to it, such as
+    /// `guard-audit checkpoint`), with the refusals of
+    /// [`open_read_only`](Self::open_read_only): it never creates or migrates anything.
+    pub fn open_existing(path: impl AsRef<std::path::Path>) -> Result<Self, StoreError> {
+        Self::open_existing_with(path.as_ref(), Access::Write, &STEPS, &RETIRED)
+    }
+}
+
 #[cfg(feature = "postgres")]
 impl PgStore {
+    /// Connections to `url` in which every transaction is `READ ONLY`
+    /// (`default_transaction_read_only`), for a verifier. Call
+    /// [`check_schema`](Self::check_schema) before reading.
+    pub fn connect_read_only(url: &str) -> Result<Self, StoreError> {
+        let mut config: tokio_postgres::Config = url
+            .parse()
+            .map_err(|e| StoreError::Other(format!("the PostgreSQL URL is not valid: {e}")))?;
+        let options = match config.get_options() {
+            Some(given) => format!("{given} -c default_transaction_read_only=on"),
+            None => "-c default_transaction_read_only=on".to_owned(),
+        };
+        config.options(&options);
+        Self::from_config(config, 1)
+    }
+
+    /// Refuses, without changing anything, a database whose current schema holds no guard
+    /// log, is at another schema version than this build's, or holds a table a migration
+    /// would fold in. It never migrates: [`migrate`](Self::migrate) does that.
+    pub async fn check_schema(&self) -> Result<(), StoreError> {
+        use crate::store::OperationStore;
+        let mut tx = self.begin().await?;
+        migrate::check(&mut tx, &STEPS, &RETIRED).await?;
+        tx.rollback().await
+    }
+
     /// Creates guard's tables and their triggers if they are missing, in the first schema of
     /// the connection's `search_path`. Safe to run from several processes at once: an
     /// advisory lock makes them take turns.

@@ -203,6 +203,114 @@ async fn every_mutation_of_an_exported_log_is_caught_and_the_record_named() {
     assert!(cases > 100_000, "{cases} mutations checked");
 }
 
+fn hex(hash: &[u8]) -> String {
+    hash.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The lines with records `range` edited by `edit` (given the record's number and entry)
+/// and their hashes recomputed, each after the first chained to the one before it, as
+/// someone holding the database would do.
+fn recomputed(
+    original: &[Vec<u8>],
+    range: std::ops::Range<usize>,
+    edit: impl Fn(usize, String) -> String,
+) -> Vec<Vec<u8>> {
+    let mut lines = original.to_vec();
+    let mut prev: Option<[u8; 32]> = None;
+    for i in range {
+        let (_, entry) = split_line(&original[i]).unwrap();
+        let mut entry = edit(i, String::from_utf8(entry).unwrap());
+        if let Some(prev) = prev {
+            let at = entry.find("\"prev\":\"").unwrap() + 8;
+            entry.replace_range(at..at + 64, &hex(&prev));
+        }
+        let hash = rmcp_guard::audit::merkle::leaf_hash(entry.as_bytes());
+        lines[i] = format!("{{\"hash\":\"{}\",{}", hex(&hash), &entry[1..]).into_bytes();
+        prev = Some(hash);
+    }
+    lines
+}
+
+#[tokio::test]
+async fn a_recomputed_record_is_named_and_a_rewrite_from_the_first_unvouched_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 7;
+    let log = sample_log(dir.path(), n).await;
+    let (text, head, signer) = exported(&log).await;
+    let original = lines(&text);
+    let leaves = log.leaves().await.unwrap();
+    let older: Vec<Checkpoint> = (1..n)
+        .map(|m| {
+            let note = signer.sign(
+                ORIGIN,
+                m as u64,
+                &rmcp_guard::audit::merkle::root(&leaves[..m]),
+            );
+            signer.verifier().open(&note).unwrap()
+        })
+        .collect();
+    let edit = |_: usize, entry: String| entry.replace("alice", "mallory");
+
+    // One record edited and its hash recomputed: that record is named, not the genuine
+    // one after it, with or without the checkpoint.
+    for k in 0..n - 1 {
+        let forged = join(&recomputed(&original, k..k + 1, edit));
+        // The record after the last-but-one is the log's last: nothing but the checkpoint
+        // tells a recomputed record from a made-up last one (below).
+        let checkpoints = if k + 2 == n {
+            vec![Some(&head)]
+        } else {
+            vec![None, Some(&head)]
+        };
+        for cp in checkpoints {
+            let fault = verify_export(&forged, cp).expect_err("a recomputed record is caught");
+            assert_eq!(
+                (fault.kind, fault.position, fault.seq),
+                (FaultKind::Modified, k, k as u64),
+                "record {k} recomputed: {fault}"
+            );
+            assert!(fault.detail.contains("recomputed"), "{fault}");
+        }
+    }
+    // The last two records, the last one being the edited one's only witness: the
+    // checkpoint decides.
+    let mut short = original[..n - 1].to_vec();
+    short = recomputed(&short, n - 3..n - 2, edit);
+    let six = &older[n - 2];
+    let fault = verify_export(&join(&short), Some(six)).expect_err("caught");
+    assert_eq!(
+        (fault.kind, fault.seq),
+        (FaultKind::Modified, (n - 3) as u64),
+        "{fault}"
+    );
+
+    // History rewritten from record k on, every later hash recomputed: the records the
+    // older checkpoints still vouch for end at k, so record k is named.
+    for k in 0..n {
+        let forged = join(&recomputed(&original, k..n, edit));
+        assert!(
+            verify_export(&forged, None).is_ok(),
+            "a chain alone can be recomputed"
+        );
+        let fault = rmcp_guard::audit::verify_export_against(&forged, Some(&head), &older)
+            .expect_err("the checkpoint holds");
+        assert_eq!(
+            (fault.kind, fault.position, fault.seq),
+            (FaultKind::Rewritten, k, k as u64),
+            "rewritten from {k}: {fault}"
+        );
+    }
+    // Without older checkpoints nothing vouches for any record, and the finding says so.
+    let forged = join(&recomputed(&original, 3..n, edit));
+    let fault = verify_export(&forged, Some(&head)).expect_err("caught");
+    assert_eq!(
+        (fault.kind, fault.seq),
+        (FaultKind::Rewritten, 0),
+        "{fault}"
+    );
+    assert!(fault.detail.contains("give older ones"), "{fault}");
+}
+
 #[tokio::test]
 async fn a_rewritten_history_fails_the_checkpoint_and_proofs_hold_only_for_the_real_log() {
     let dir = tempfile::tempdir().unwrap();
@@ -356,6 +464,14 @@ async fn the_old_audit_table_moves_into_the_log_and_is_dropped() {
     );
 }
 
+/// The fault `verify` finds in the stored log, which must not pass (`what` was done to it).
+async fn fault_of(log: &AuditLog, what: &str) -> rmcp_guard::audit::Fault {
+    match log.verify(None).await {
+        Err(rmcp_guard::audit::VerifyError::Fault(fault)) => fault,
+        other => panic!("{what}: {other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn an_edited_indexed_column_of_the_store_is_named() {
     let dir = tempfile::tempdir().unwrap();
@@ -366,12 +482,46 @@ async fn an_edited_indexed_column_of_the_store_is_named() {
         [],
     )
     .unwrap();
-    let fault = match log.verify(None).await {
-        Err(rmcp_guard::audit::VerifyError::Fault(fault)) => fault,
-        other => panic!("an edited column passed: {other:?}"),
-    };
+    let fault = fault_of(&log, "an edited column passed").await;
     assert_eq!((fault.kind, fault.seq), (FaultKind::Modified, 2), "{fault}");
     assert!(fault.detail.contains("outcome"), "{fault}");
+
+    // A fault of the chain after it does not hide it: the earlier fault is named.
+    db.execute("DELETE FROM guard_audit_log WHERE seq = 3", [])
+        .unwrap();
+    let fault = fault_of(&log, "an edited column passed").await;
+    assert_eq!((fault.kind, fault.seq), (FaultKind::Modified, 2), "{fault}");
+    assert!(fault.detail.contains("outcome"), "{fault}");
+    // And a fault of the chain before it is named first.
+    db.execute(
+        "UPDATE guard_audit_log SET entry = replace(entry, 'alice', 'mallory') WHERE seq = 1",
+        [],
+    )
+    .unwrap();
+    let fault = fault_of(&log, "an edited entry passed").await;
+    assert_eq!((fault.kind, fault.seq), (FaultKind::Modified, 1), "{fault}");
+    assert!(fault.detail.contains("bytes"), "{fault}");
+}
+
+#[tokio::test]
+async fn a_stored_record_recomputed_with_its_columns_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = sample_log(dir.path(), 5).await;
+    let records = log.records().await.unwrap();
+    let entry = records[2].entry.replace("alice", "mallory");
+    let hash = hex(&rmcp_guard::audit::merkle::leaf_hash(entry.as_bytes()));
+    let db = rusqlite::Connection::open(dir.path().join("audit.db")).unwrap();
+    db.execute(
+        "UPDATE guard_audit_log SET entry = ?1, hash = ?2, user_id = 'mallory' WHERE seq = 2",
+        rusqlite::params![entry, hash],
+    )
+    .unwrap();
+    let fault = fault_of(&log, "a recomputed record passed").await;
+    assert_eq!(
+        (fault.kind, fault.seq, fault.position),
+        (FaultKind::Modified, 2, 2),
+        "{fault}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------

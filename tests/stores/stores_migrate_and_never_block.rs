@@ -420,20 +420,26 @@ async fn a_sqlite_pipeline_answers_in_order_and_stops_at_its_first_failure() {
     a_pipeline_answers_in_order_and_stops_at_its_first_failure(&store).await;
 }
 
+/// A connection to `url` as its own role, after creating `schema` and running `then`.
+async fn admin_on_new_schema(url: &str, schema: &str, then: &str) -> tokio_postgres::Client {
+    let (admin, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    admin
+        .batch_execute(&format!("CREATE SCHEMA {schema}; {then}"))
+        .await
+        .unwrap();
+    admin
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_postgres_pipeline_answers_in_order_and_stops_at_its_first_failure() {
     let Some(url) = pg_url("the PostgreSQL pipeline test") else {
         return;
     };
     let schema = fresh_schema("guard_pipeline");
-    let (admin, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(connection);
-    admin
-        .batch_execute(&format!("CREATE SCHEMA {schema}"))
-        .await
-        .unwrap();
+    let admin = admin_on_new_schema(&url, &schema, "").await;
     let config = order_cancel::stores::pg_config(&url, &schema, None).unwrap();
     let store = PgStore::from_config(config, 2).unwrap();
     a_pipeline_answers_in_order_and_stops_at_its_first_failure(&store).await;
@@ -472,4 +478,126 @@ async fn a_sqlite_transaction_holds_the_write_lock_from_its_first_read() {
     );
     tx.commit().await.unwrap();
     assert_eq!(try_write(&other), Ok(()), "the commit released the lock");
+}
+
+/// A verifier's PostgreSQL store (`PgStore::connect_read_only`, as `guard-audit --pg`
+/// opens it): every transaction is `READ ONLY`, and a schema without guard's log, at
+/// another schema version, or holding a planted legacy audit table is refused, with no
+/// table created and no row changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_postgres_store_refuses_what_it_cannot_read_and_changes_nothing() {
+    let Some(url) = pg_url("the read-only PostgreSQL store test") else {
+        return;
+    };
+    let schema = fresh_schema("guard_read_only");
+    let admin = admin_on_new_schema(
+        &url,
+        &schema,
+        &format!("CREATE TABLE {schema}.notes (n INT); INSERT INTO {schema}.notes VALUES (1)"),
+    )
+    .await;
+    let separator = if url.contains('?') { '&' } else { '?' };
+    let reader_url = format!("{url}{separator}options=-c%20search_path%3D{schema}");
+    let reader = PgStore::connect_read_only(&reader_url).unwrap();
+    // What the schema holds: its tables, the log's rows, the version and the planted rows.
+    let state = || async {
+        let mut seen = Vec::new();
+        for row in admin
+            .query(
+                "SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = $1 ORDER BY 1",
+                &[&schema],
+            )
+            .await
+            .unwrap()
+        {
+            let table: String = row.get(0);
+            let rows = admin
+                .query(
+                    &format!("SELECT t::text FROM {schema}.{table} t ORDER BY 1"),
+                    &[],
+                )
+                .await
+                .unwrap();
+            seen.push((
+                table,
+                rows.iter()
+                    .map(|r| r.get::<_, String>(0))
+                    .collect::<Vec<_>>(),
+            ));
+        }
+        seen
+    };
+    let refused = |why: &'static str| {
+        let reader = reader.clone();
+        async move {
+            let before = state().await;
+            let error = reader.check_schema().await.unwrap_err().to_string();
+            assert!(error.contains(why), "{error}");
+            assert_eq!(state().await, before, "refusing ({why}) changed the schema");
+        }
+    };
+
+    refused("no guard audit log").await;
+
+    let writer = PgStore::from_config(
+        order_cancel::stores::pg_config(&url, &schema, None).unwrap(),
+        1,
+    )
+    .unwrap();
+    writer.migrate().await.unwrap();
+    let log = rmcp_guard::audit::AuditLog::new(writer, "read only test");
+    for i in 0..3 {
+        let event =
+            rmcp_guard::audit::Event::new("delete_file", Outcome::Executed, format!("t-{i}"));
+        log.append(None, &event).await.unwrap();
+    }
+    reader
+        .check_schema()
+        .await
+        .expect("a store of this version is read");
+    let read = rmcp_guard::audit::AuditLog::new(reader.clone(), "read only test");
+    let before = state().await;
+    assert_eq!(read.verify(None).await.expect("verifies").records, 3);
+    let write = read
+        .append(
+            None,
+            &rmcp_guard::audit::Event::new("x", Outcome::Executed, "t-x"),
+        )
+        .await;
+    assert!(write.is_err(), "a read-only store cannot write");
+    assert_eq!(state().await, before, "reading changed the schema");
+
+    let version = |change: &'static str| {
+        let admin = &admin;
+        let schema = &schema;
+        async move {
+            admin
+                .batch_execute(&format!(
+                    "UPDATE {schema}.guard_schema_version SET version = version {change}"
+                ))
+                .await
+                .unwrap();
+        }
+    };
+    version("+ 1").await;
+    refused("newer than this build knows").await;
+    version("- 2").await;
+    refused("older than this build's").await;
+    version("+ 1").await;
+    admin
+        .batch_execute(&format!(
+            "CREATE TABLE {schema}.guard_audit (
+                 audit_id BIGINT PRIMARY KEY, trace_id TEXT, tenant TEXT, user_id TEXT,
+                 tool TEXT, op TEXT, operation_id TEXT, target TEXT, summary TEXT,
+                 outcome TEXT, at BIGINT);
+             INSERT INTO {schema}.guard_audit (audit_id, trace_id, tool, outcome, at)
+                 VALUES (1, 'planted', 'delete_file', 'executed', 1)"
+        ))
+        .await
+        .unwrap();
+    refused("`guard_audit`").await;
+    admin
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .await
+        .unwrap();
 }

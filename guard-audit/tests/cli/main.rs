@@ -4,6 +4,7 @@
 
 mod common;
 mod interop;
+mod read_only;
 mod witness;
 
 use std::path::Path;
@@ -214,6 +215,22 @@ async fn keys_checkpoints_verify_prove_export_and_show() {
     assert!(
         out.starts_with("FAILED: record 3 (position 4) modified"),
         "{out}"
+    );
+    // The story of a call is still shown from a log that does not verify, under a warning,
+    // with exit code 1; the warning says whether the bad record is one of the call's.
+    let (code, story, _) = guard_audit(&["show", "--db", &db, "trace-3"]);
+    assert_eq!(code, 1, "{story}");
+    assert!(
+        story.starts_with("!! UNVERIFIED: the log does not verify (record 3 (position 4) modified")
+            && story.contains(", at a record of this call;")
+            && story.contains("delete_file executed (trace trace-3)"),
+        "{story}"
+    );
+    let (code, story, _) = guard_audit(&["show", "--db", &db, "trace-1"]);
+    assert_eq!(code, 1, "{story}");
+    assert!(
+        story.starts_with("!! UNVERIFIED") && !story.contains("of this call"),
+        "{story}"
     );
     conn.execute("DELETE FROM guard_audit_log WHERE seq = 5", [])
         .unwrap();

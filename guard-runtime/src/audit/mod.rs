@@ -63,9 +63,11 @@ pub use receipt::{Receipt, ReceiptError};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use store::{AuditLog, Record, VerifyError, export};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) use store::{COSIGNATURES_TABLE, commit_at, lock_after, migrate_legacy};
+pub(crate) use store::{COSIGNATURES_TABLE, LEGACY_TABLE, commit_at, lock_after, migrate_legacy};
 pub use story::story;
-pub use verify::{Fault, FaultKind, Item, Verified, verify, verify_export};
+pub use verify::{
+    Fault, FaultKind, Item, Verified, verify, verify_against, verify_export, verify_export_against,
+};
 pub use witness::{AddCheckpoint, Refusal, Witness};
 #[cfg(feature = "witness")]
 #[cfg_attr(docsrs, doc(cfg(feature = "witness")))]

@@ -16,7 +16,7 @@ use super::{
     checkpoint::CheckpointSigner,
     event::{Event, entry_hash, parse_hex, place},
     merkle::{Hash, root},
-    verify::{Fault, FaultKind, Item, Verified, verify},
+    verify::{Fault, FaultKind, Item, Verified, verify_against},
 };
 use crate::{
     canonical::hex,
@@ -342,6 +342,17 @@ impl AuditLog {
         &self,
         checkpoint: Option<&super::Checkpoint>,
     ) -> Result<Verified, VerifyError> {
+        self.verify_against(checkpoint, &[]).await
+    }
+
+    /// [`verify`](Self::verify), with `older` checkpoints of the log (checked by the caller)
+    /// to name a rewrite from the first record none of them vouches for. The first bad
+    /// record is named, whether its fault is in the chain or in an indexed column.
+    pub async fn verify_against(
+        &self,
+        checkpoint: Option<&super::Checkpoint>,
+        older: &[super::Checkpoint],
+    ) -> Result<Verified, VerifyError> {
         let mut tx = self.store.begin().await?;
         let rows = tx
             .query(
@@ -366,18 +377,26 @@ impl AuditLog {
                 })
             })
             .collect::<Result<_, StoreError>>()?;
-        let verified = verify(&items, checkpoint).map_err(VerifyError::Fault)?;
+        let mut column = None;
         for (position, row) in rows.iter().enumerate() {
-            if let Some(column) = disagreeing_column(row)? {
-                return Err(VerifyError::Fault(Fault {
+            if let Some(name) = disagreeing_column(row)? {
+                column = Some(Fault {
                     kind: FaultKind::Modified,
                     position,
                     seq: position as u64,
-                    detail: format!("its column `{column}` disagrees with its hashed entry"),
-                }));
+                    detail: format!("its column `{name}` disagrees with its hashed entry"),
+                });
+                break;
             }
         }
-        Ok(verified)
+        // The earlier of the two faults; at one record, the chain's (its bytes) comes first.
+        match (verify_against(&items, checkpoint, older), column) {
+            (Ok(verified), None) => Ok(verified),
+            (Err(chain), Some(column)) if column.position < chain.position => {
+                Err(VerifyError::Fault(column))
+            }
+            (Err(fault), _) | (Ok(_), Some(fault)) => Err(VerifyError::Fault(fault)),
+        }
     }
 }
 
@@ -504,6 +523,9 @@ fn disagreeing_column(row: &crate::store::Row) -> Result<Option<&'static str>, S
         None
     })
 }
+
+/// The audit table from before this log, which [`migrate_legacy`] folds into it.
+pub(crate) const LEGACY_TABLE: &str = "guard_audit";
 
 /// Moves the rows of the table the operation store used before this log, `guard_audit`,
 /// into the log (oldest first, marked `legacy`) and drops it, so no second, unverifiable

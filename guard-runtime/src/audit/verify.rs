@@ -8,9 +8,13 @@
 //! - a record that is not in the chain (a copy, or one made up): **inserted**;
 //! - a real record in the wrong place: **reordered**;
 //! - fewer records than the checkpoint covers: **truncated**;
+//! - a record edited with its hash recomputed: **modified** too, found where the record
+//!   after it (which the log carries on from, or the checkpoint signed) remembers another
+//!   hash for it;
 //! - records that chain but do not hash to the checkpoint's root (history rewritten from
-//!   some point, every hash recomputed): **rewritten**. Only the signature's holder can
-//!   make a checkpoint for such a log.
+//!   some point, every hash recomputed): **rewritten**, named from the first record no
+//!   older checkpoint of the log vouches for. Only the signature's holder can make a
+//!   checkpoint for such a log.
 //!
 //! Records after the checkpoint's size are checked as a chain; anchor a newer checkpoint
 //! to cover them.
@@ -120,6 +124,16 @@ pub struct Item<'a> {
 /// Checks `items` (in the order read) as one chain from sequence 0, and against
 /// `checkpoint` if given.
 pub fn verify(items: &[Item<'_>], checkpoint: Option<&Checkpoint>) -> Result<Verified, Fault> {
+    verify_against(items, checkpoint, &[])
+}
+
+/// [`verify`], with `older` checkpoints of the same log (checked by the caller): a rewrite
+/// the checkpoint finds is then named from the first record none of them vouches for.
+pub fn verify_against(
+    items: &[Item<'_>],
+    checkpoint: Option<&Checkpoint>,
+    older: &[Checkpoint],
+) -> Result<Verified, Fault> {
     let parsed: Vec<Option<(Hash, Place)>> = items
         .iter()
         .map(|item| {
@@ -128,7 +142,7 @@ pub fn verify(items: &[Item<'_>], checkpoint: Option<&Checkpoint>) -> Result<Ver
             (entry_hash(item.entry) == hash).then_some((hash, at))
         })
         .collect();
-    check(&parsed, checkpoint)
+    check(&parsed, checkpoint, older)
 }
 
 /// The chain and checkpoint checks over records already read: each one's claimed hash and
@@ -136,6 +150,7 @@ pub fn verify(items: &[Item<'_>], checkpoint: Option<&Checkpoint>) -> Result<Ver
 fn check(
     parsed: &[Option<(Hash, Place)>],
     checkpoint: Option<&Checkpoint>,
+    older: &[Checkpoint],
 ) -> Result<Verified, Fault> {
     let mut accepted: Vec<Hash> = Vec::with_capacity(parsed.len());
     let mut positions: Vec<usize> = Vec::with_capacity(parsed.len());
@@ -171,6 +186,17 @@ fn check(
             }
         };
         if at.seq == expected {
+            if let Some(edited) = recomputed_before(parsed, i, &accepted, at.prev, checkpoint) {
+                return Err(Fault {
+                    kind: FaultKind::Modified,
+                    position: positions[edited],
+                    seq: edited as u64,
+                    detail: format!(
+                        "its hash was recomputed after an edit: record {expected}, which the log \
+                         carries on from, remembers another hash for it"
+                    ),
+                });
+            }
             return Err(fault(
                 FaultKind::Inserted,
                 expected,
@@ -283,14 +309,28 @@ fn check(
         let size = usize::try_from(cp.size).unwrap_or(usize::MAX);
         let signed = root(&accepted[..size]);
         if signed != cp.root {
+            let from = vouched(&accepted, older, cp);
             return Err(Fault {
                 kind: FaultKind::Rewritten,
-                position: 0,
-                seq: 0,
-                detail: format!(
-                    "the first {} records chain but do not hash to the checkpoint's root: history was rewritten and every hash recomputed",
-                    cp.size
-                ),
+                position: positions.get(from).copied().unwrap_or(0),
+                seq: from as u64,
+                detail: if from == 0 {
+                    format!(
+                        "the first {} records chain but do not hash to the checkpoint's root: \
+                         history from record 0 on was rewritten and every hash recomputed (no \
+                         older checkpoint of this log vouches for any of it; give older ones to \
+                         narrow the rewrite down)",
+                        cp.size
+                    )
+                } else {
+                    format!(
+                        "the first {from} records still hash to an older checkpoint, but the \
+                         first {} do not hash to the checkpoint's root: a record from {from} on \
+                         was rewritten and every hash after it recomputed; record {from} is the \
+                         first no checkpoint vouches for",
+                        cp.size
+                    )
+                },
             });
         }
         checkpointed = cp.size;
@@ -307,6 +347,56 @@ fn check(
         root: root(&accepted),
         checkpointed,
     })
+}
+
+/// Whether the break before position `i` (whose record claims the right place but names
+/// `remembered` as the hash before it) is the accepted record before it, edited with its
+/// hash recomputed, rather than a record made up: the record at `i` is genuine when the log
+/// carries on from it, or when the checkpoint's root holds with `remembered` in the place
+/// of the edited record's hash. Answers the edited record's sequence number.
+fn recomputed_before(
+    parsed: &[Option<(Hash, Place)>],
+    i: usize,
+    accepted: &[Hash],
+    remembered: Hash,
+    checkpoint: Option<&Checkpoint>,
+) -> Option<usize> {
+    let edited = accepted.len().checked_sub(1)?;
+    let (hash, at) = parsed[i]?;
+    let carried_on = parsed
+        .get(i + 1)
+        .copied()
+        .flatten()
+        .is_some_and(|(_, next)| next.seq == at.seq + 1 && next.prev == hash);
+    let signed = || {
+        let cp = checkpoint?;
+        let size = usize::try_from(cp.size).ok()?;
+        let mut leaves = accepted[..edited].to_vec();
+        leaves.push(remembered);
+        for found in parsed.get(i..)? {
+            if leaves.len() >= size {
+                break;
+            }
+            leaves.push(found.as_ref()?.0);
+        }
+        (leaves.len() == size && size > edited).then(|| root(&leaves) == cp.root)
+    };
+    (carried_on || signed() == Some(true)).then_some(edited)
+}
+
+/// How many of the first records of `accepted` some checkpoint of `older` (of the log
+/// `head` names) still vouches for: the largest one whose root they hash to. The first
+/// rewritten record is at or after it.
+fn vouched(accepted: &[Hash], older: &[Checkpoint], head: &Checkpoint) -> usize {
+    older
+        .iter()
+        .filter(|cp| cp.origin == head.origin && cp.size < head.size)
+        .filter_map(|cp| {
+            let size = usize::try_from(cp.size).ok()?;
+            (size <= accepted.len() && root(&accepted[..size]) == cp.root).then_some(size)
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// Indexes of every parsed record, built only once something is out of place.
@@ -348,6 +438,15 @@ impl Lookahead {
 /// read in place: its bytes are the line's from the comma after the hash, that comma read
 /// as the entry's opening brace, so nothing is copied.
 pub fn verify_export(text: &[u8], checkpoint: Option<&Checkpoint>) -> Result<Verified, Fault> {
+    verify_export_against(text, checkpoint, &[])
+}
+
+/// [`verify_export`], with `older` checkpoints of the same log (see [`verify_against`]).
+pub fn verify_export_against(
+    text: &[u8],
+    checkpoint: Option<&Checkpoint>,
+    older: &[Checkpoint],
+) -> Result<Verified, Fault> {
     let body = text.strip_suffix(b"\n").unwrap_or(text);
     let mut parsed: Vec<Option<(Hash, Place)>> = Vec::new();
     if !body.is_empty() {
@@ -362,5 +461,5 @@ pub fn verify_export(text: &[u8], checkpoint: Option<&Checkpoint>) -> Result<Ver
             start = end + 1;
         }
     }
-    check(&parsed, checkpoint)
+    check(&parsed, checkpoint, older)
 }

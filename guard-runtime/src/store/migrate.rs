@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::{
     lock::{self, Lock},
     schema::TABLES,
-    sql::{BoxFuture, StoreError, Tx},
+    sql::{BoxFuture, Dialect, StoreError, Tx},
 };
 use crate::canonical::canonical_payload;
 
@@ -71,6 +71,70 @@ pub(crate) async fn run(tx: &mut Tx, steps: &[Step]) -> Result<(), StoreError> {
     }
     tx.execute(WRITE_VERSION, &[version(steps).into()]).await?;
     Ok(())
+}
+
+/// Refuses a store this build may not use as it stands, without changing it: a database
+/// without guard's log (`guard_audit_log`), one at another schema version than the last
+/// of `steps` (older or newer), and one that still holds a table of `retired` that a step
+/// would fold in. Readers (the verifier) open stores with this instead of [`run`]: they
+/// never migrate, so what they report is what the store holds.
+pub(crate) async fn check(tx: &mut Tx, steps: &[Step], retired: &[&str]) -> Result<(), StoreError> {
+    let tables = tables_named(tx).await?;
+    let has = |name: &str| tables.iter().any(|t| t == name);
+    if !has("guard_audit_log") {
+        return Err(StoreError::Other(
+            "this database holds no guard audit log (no guard_audit_log table): it is not a \
+             guard operation store; give the store the server writes (its SQLite file or \
+             PostgreSQL database and schema)"
+                .into(),
+        ));
+    }
+    let found = if has("guard_schema_version") {
+        match tx.query_opt(READ_VERSION, &[]).await? {
+            Some(row) => row.int("version")?,
+            None => 0,
+        }
+    } else {
+        0
+    };
+    let current = version(steps);
+    if found > current || found < 0 {
+        pending(found, steps)?;
+    }
+    if found < current {
+        return Err(StoreError::Other(format!(
+            "guard's tables are at schema version {found}, older than this build's \
+             (version {current}); this tool never migrates a store: verify it with the guard \
+             release that wrote it, or let this release's server open it (which brings it \
+             forward) and verify then"
+        )));
+    }
+    if let Some(table) = retired.iter().find(|t| has(t)) {
+        return Err(StoreError::Other(format!(
+            "the store holds `{table}`, a table guard's migration folds into the audit log, \
+             at schema version {current}, after that migration ran: it was created since, \
+             outside guard; its rows are not in the verified log. Inspect it by hand (this \
+             tool never migrates or drops it)"
+        )));
+    }
+    Ok(())
+}
+
+/// The names of the tables in the store's schema (SQLite's `main`, PostgreSQL's
+/// `current_schema()`), from the engine's catalog.
+async fn tables_named(tx: &mut Tx) -> Result<Vec<String>, StoreError> {
+    let sql = match tx.dialect() {
+        Dialect::Sqlite => "SELECT name FROM sqlite_master WHERE type = 'table'",
+        Dialect::Postgres => {
+            "SELECT tablename AS name FROM pg_catalog.pg_tables \
+             WHERE schemaname = current_schema()"
+        }
+    };
+    tx.query(sql, &[])
+        .await?
+        .iter()
+        .map(|row| row.text("name").map(str::to_owned))
+        .collect()
 }
 
 /// The version a store is at after `steps`.

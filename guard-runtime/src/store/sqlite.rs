@@ -14,7 +14,7 @@ use std::{
     time::Duration,
 };
 
-use rusqlite::{Connection, ErrorCode, types::ValueRef};
+use rusqlite::{Connection, ErrorCode, OpenFlags, types::ValueRef};
 use tokio::sync::{Mutex, OwnedMutexGuard, oneshot};
 
 use super::{
@@ -36,6 +36,9 @@ pub struct SqliteStore {
     worker: Worker,
     /// The in-process writers' queue: held by a transaction from `BEGIN` to its end.
     turn: Arc<Mutex<()>>,
+    /// What starts a transaction: `BEGIN IMMEDIATE` (the write lock first), or `BEGIN` on
+    /// a read-only store, which takes no write lock.
+    begin: &'static str,
 }
 
 impl SqliteStore {
@@ -57,6 +60,7 @@ impl SqliteStore {
         let store = Self {
             worker: Worker::start(connection)?,
             turn: Arc::new(Mutex::new(())),
+            begin: "BEGIN IMMEDIATE",
         };
         // One `BEGIN IMMEDIATE` transaction: two processes opening one old file migrate it
         // once.
@@ -74,6 +78,110 @@ impl SqliteStore {
         })?;
         Ok(store)
     }
+}
+
+/// How [`SqliteStore::open_existing_with`] opens a store that must already be guard's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// Read-only (`mode=ro`, or `immutable=1` when no write-ahead log is beside the file):
+    /// nothing is written to the file or beside it.
+    Read,
+    /// Read and write, but never created and never migrated.
+    Write,
+}
+
+impl SqliteStore {
+    /// Opens the existing store at `path` without creating or migrating anything, after
+    /// [`migrate::check`] accepted it (guard's log at the last of `steps`, no table of
+    /// `retired` left); a refused store is left exactly as it was.
+    pub(crate) fn open_existing_with(
+        path: &Path,
+        access: Access,
+        steps: &[Step],
+        retired: &[&str],
+    ) -> Result<Self, StoreError> {
+        if access == Access::Write {
+            // Refused by a reader first: a refusal must leave the file as it was, and a
+            // writable open of a WAL file rewrites what is beside it even when it writes
+            // nothing.
+            drop(Self::open_existing_with(
+                path,
+                Access::Read,
+                steps,
+                retired,
+            )?);
+        }
+        let shown = path.display();
+        let absolute = std::fs::canonicalize(path).map_err(|e| {
+            StoreError::Other(format!(
+                "cannot open {shown}: {e}; give the SQLite file of an existing guard store"
+            ))
+        })?;
+        let flags = match access {
+            Access::Read => OpenFlags::SQLITE_OPEN_READ_ONLY,
+            Access::Write => OpenFlags::SQLITE_OPEN_READ_WRITE,
+        } | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let connection =
+            Connection::open_with_flags(uri(&absolute, access), flags).map_err(store_error)?;
+        connection.busy_timeout(BUSY_TIMEOUT).map_err(store_error)?;
+        let store = Self {
+            worker: Worker::start(connection)?,
+            turn: Arc::new(Mutex::new(())),
+            begin: match access {
+                Access::Read => "BEGIN",
+                Access::Write => "BEGIN IMMEDIATE",
+            },
+        };
+        wait(async {
+            let mut tx = store.begin().await?;
+            migrate::check(&mut tx, steps, retired).await?;
+            tx.rollback().await
+        })
+        .map_err(|e| StoreError::Other(format!("{shown}: {e}")))?;
+        if access == Access::Write {
+            let mode = wait(store.pragma("journal_mode"))?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                return Err(StoreError::Other(format!(
+                    "{shown} is not in WAL mode (journal mode is {mode}), as guard's server \
+                     leaves its store; open it with the server once"
+                )));
+            }
+        }
+        Ok(store)
+    }
+
+    /// The value of `PRAGMA name` (a read).
+    async fn pragma(&self, name: &str) -> Result<String, StoreError> {
+        let sql = format!("PRAGMA {name}");
+        self.worker
+            .request(move |connection| connection.query_row(&sql, [], |row| row.get(0)))?
+            .await
+    }
+}
+
+/// The URI that opens `path` with `access`. A reader opens the file `immutable=1` when no
+/// write-ahead log is beside it (no server has it open, or one closed it cleanly): SQLite
+/// then takes no lock and creates no `-wal` or `-shm` file. With a log beside it, a writer
+/// may be live, so the reader opens `mode=ro` and reads through the log.
+fn uri(path: &Path, access: Access) -> String {
+    let mut text = String::from("file:");
+    for byte in path.as_os_str().as_encoded_bytes() {
+        match byte {
+            b'%' | b'?' | b'#' => text.push_str(&format!("%{byte:02X}")),
+            b if b.is_ascii() => text.push(char::from(*b)),
+            b => text.push_str(&format!("%{b:02X}")),
+        }
+    }
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let live = std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0);
+    text.push_str(match access {
+        Access::Read if !live => "?immutable=1",
+        Access::Read => "?mode=ro",
+        Access::Write => "?mode=rw",
+    });
+    text
 }
 
 /// Puts the file in WAL mode and answers the mode it is in. Two processes switching a new
@@ -129,6 +237,7 @@ impl OperationStore for SqliteStore {
                 worker: self.worker.clone(),
                 _turn: turn,
                 begun: false,
+                begin: self.begin,
             })))
         })
     }
@@ -219,6 +328,8 @@ struct SqliteTx {
     /// Whether `BEGIN IMMEDIATE` was queued (with the first statement) and the transaction
     /// not yet ended.
     begun: bool,
+    /// The store's `BEGIN` statement.
+    begin: &'static str,
 }
 
 impl SqliteTx {
@@ -228,10 +339,10 @@ impl SqliteTx {
         &'a mut self,
         job: impl FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
     ) -> BoxFuture<'a, Result<T, StoreError>> {
-        let begin = !std::mem::replace(&mut self.begun, true);
+        let begin = (!std::mem::replace(&mut self.begun, true)).then_some(self.begin);
         let answer = self.worker.request(move |connection| {
-            if begin {
-                connection.execute_batch("BEGIN IMMEDIATE")?;
+            if let Some(begin) = begin {
+                connection.execute_batch(begin)?;
             }
             job(connection)
         });
@@ -245,10 +356,10 @@ impl SqliteTx {
         mut self: Box<Self>,
         finish: impl FnOnce(&mut Connection) -> rusqlite::Result<bool> + Send + 'static,
     ) -> BoxFuture<'static, Result<(), StoreError>> {
-        let begin = !self.begun;
+        let begin = (!self.begun).then_some(self.begin);
         let answer = self.worker.request(move |connection| {
-            if begin {
-                connection.execute_batch("BEGIN IMMEDIATE")?;
+            if let Some(begin) = begin {
+                connection.execute_batch(begin)?;
             }
             let result = match finish(connection) {
                 Ok(true) => connection.execute_batch("COMMIT"),
