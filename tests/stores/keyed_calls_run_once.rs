@@ -1,8 +1,8 @@
 //! Idempotency keys on order-cancel's `open_ticket`, on SQLite and PostgreSQL: a repeat
 //! returns the stored ticket, a reused key with other arguments is refused, a second call
 //! while the first runs never runs twice, keys never cross users or tenants, an expired key
-//! is purged and runs again, and a retry after the client's connection dropped files one
-//! ticket.
+//! is purged and runs again, a retry after the client's connection dropped files one
+//! ticket, and no tenant's call waits on a lock another tenant's held call holds.
 
 use crate::support;
 
@@ -16,6 +16,7 @@ use crate::support::{
 use rmcp::model::CallToolResult;
 use rmcp_guard::{codes, outcome::Outcome};
 use serde_json::{Value, json};
+use tokio::task::JoinHandle;
 
 fn ticket_args(key: &str, subject: &str) -> Value {
     json!({"request_id": key, "order_no": "A10001", "subject": subject})
@@ -263,6 +264,59 @@ async fn postgres_expired_keys_are_purged_and_refusals_free_the_key() {
     expiry_and_refusals(Engine::Postgres).await;
 }
 
+/// A backlog of other users' expired keys goes at most 500 rows per call, each purge in a
+/// transaction of its own, and never takes a live key.
+async fn backlog(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    let live = ticket(&open(&alice, "live", "parcel arrived damaged").await);
+    // 1200 keys of another tenant's user: the odd ones live for an hour, the even ones
+    // expired long ago.
+    world
+        .exec(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1200)
+             INSERT INTO guard_idempotency
+                (tenant, user_id, tool, idem_key, body_sha256, status, result, created_at,
+                 completed_at, expires_at, trace_id)
+             SELECT 'tenant_other', 'carol', 'open_ticket', 'old-' || CAST(i AS TEXT), 'x',
+                    'COMPLETED', '{}', 1, 1, 1 + (i % 2) * CAST($1 AS BIGINT), 'fixture'
+             FROM n",
+            &[(rmcp_guard::ops::now_ms() + 3_600_000).into()],
+        )
+        .await;
+    let expired = || async {
+        world
+            .count(
+                "SELECT COUNT(*) AS n FROM guard_idempotency WHERE expires_at <= $1",
+                &[rmcp_guard::ops::now_ms().into()],
+            )
+            .await
+    };
+    assert_eq!(expired().await, 600);
+    ticket(&open(&alice, "new-1", "parcel arrived damaged").await);
+    assert_eq!(expired().await, 100, "one call purged other than one batch");
+    ticket(&open(&alice, "new-2", "parcel arrived damaged").await);
+    assert_eq!(expired().await, 0);
+    // The live keys all stayed.
+    assert_eq!(keys(&world).await, 600 + 3);
+    assert_eq!(
+        ticket(&open(&alice, "live", "parcel arrived damaged").await),
+        (live.0, true)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_expired_keys_go_in_batches_and_live_ones_stay() {
+    backlog(Engine::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_expired_keys_go_in_batches_and_live_ones_stay() {
+    backlog(Engine::Postgres).await;
+}
+
 async fn at_once(engine: Engine) {
     let Some(world) = World::new(engine).await else {
         return;
@@ -392,4 +446,226 @@ async fn open_ticket_is_listed_with_its_key() {
     assert_eq!(hints.read_only_hint, Some(false));
     let properties = &tool.input_schema["properties"];
     assert!(properties.get("request_id").is_some(), "{properties}");
+}
+
+/// Where a call ended up while another was held.
+enum Ran {
+    /// It completed, with this answer.
+    Done(CallToolResult),
+    /// It waited on a lock that a held transaction holds.
+    Waited,
+}
+
+/// PostgreSQL: an owner's transaction that has run `lock` (a `SELECT … FOR UPDATE`) and
+/// holds what it locked until it ends, and its backend's pid.
+async fn hold(world: &World, lock: &str) -> (rmcp_guard::ops::Tx, i64) {
+    let mut tx = world.owner.begin().await.expect("owner tx");
+    let pid = tx
+        .query_opt("SELECT CAST(pg_backend_pid() AS BIGINT) AS pid", &[])
+        .await
+        .expect("pid")
+        .expect("a row")
+        .int("pid")
+        .expect("pid");
+    tx.execute(lock, &[]).await.expect("take the lock");
+    (tx, pid)
+}
+
+/// PostgreSQL: how many backends other than `pids` wait on a lock one of `pids` holds.
+async fn blocked_by(world: &World, pids: &[i64]) -> i64 {
+    let pids = pids
+        .iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    world
+        .count(
+            "SELECT COUNT(*) AS n FROM pg_stat_activity
+             WHERE pid <> ALL(CAST(string_to_array($1, ',') AS INT[]))
+               AND pg_blocking_pids(pid) && CAST(string_to_array($1, ',') AS INT[])",
+            &[pids.into()],
+        )
+        .await
+}
+
+/// PostgreSQL: the pid of the backend that waits on `holder`'s lock, once one does.
+async fn held_by(world: &World, holder: i64) -> i64 {
+    for _ in 0..600 {
+        let rows = world
+            .query(
+                "SELECT CAST(pid AS BIGINT) AS pid FROM pg_stat_activity
+                 WHERE $1 = ANY(pg_blocking_pids(pid))",
+                &[holder.into()],
+            )
+            .await;
+        if let Some(row) = rows.first() {
+            return row.int("pid").expect("pid");
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("no call ever waited on the held transaction");
+}
+
+/// Follows `call` until it completes or waits on a lock one of `held` holds, whichever
+/// comes first: an order of events, not a time.
+async fn run_beside(world: &World, call: JoinHandle<CallToolResult>, held: &[i64]) -> Ran {
+    for _ in 0..1200 {
+        if call.is_finished() {
+            return Ran::Done(call.await.expect("call task"));
+        }
+        if blocked_by(world, held).await > 0 {
+            // Leave the call to finish once the held transaction is released.
+            tokio::spawn(call);
+            return Ran::Waited;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the call neither completed nor waited on the held transaction");
+}
+
+async fn key_rows(world: &World, key: &str) -> Vec<(String, String, i64)> {
+    world
+        .query(
+            "SELECT tenant, status, expires_at FROM guard_idempotency WHERE idem_key = $1",
+            &[key.into()],
+        )
+        .await
+        .iter()
+        .map(|r| {
+            (
+                r.text("tenant").unwrap().to_owned(),
+                r.text("status").unwrap().to_owned(),
+                r.int("expires_at").unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// PostgreSQL, the attack run's case: tenant_demo's alice reuses her own expired key and
+/// her call is held inside its transaction (the order its ticket references is locked by
+/// the owner, so the ticket's insert waits); an expired key of tenant_other is in the table
+/// from before she started. tenant_other's call with that expired key, and bob's call with a
+/// new key, both complete while alice's call is still held; neither waits on a lock hers
+/// holds. Then alice's completes, and every key is one live, completed row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_no_tenant_waits_on_a_held_call_of_another() {
+    let Some(world) = World::new(Engine::Postgres).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    let carol = connect(world.server("tenant_other", "carol", &[SCOPE])).await;
+    let bob = connect(world.server("tenant_demo", "bob", &[SCOPE])).await;
+    let first_a = ticket(&open(&alice, "a-old", "parcel arrived damaged").await);
+    let carol_args =
+        json!({"request_id": "b-old", "order_no": "B20001", "subject": "parcel arrived damaged"});
+    let first_b = ticket(&call(&carol, "open_ticket", carol_args.clone()).await);
+    world
+        .exec(
+            "UPDATE guard_idempotency SET expires_at = $1 WHERE idem_key IN ('a-old', 'b-old')",
+            &[(rmcp_guard::ops::now_ms() - 1).into()],
+        )
+        .await;
+
+    let (holder, holder_pid) = hold(
+        &world,
+        "SELECT order_id FROM orders WHERE order_id = 1001 FOR UPDATE",
+    )
+    .await;
+    let held = tokio::spawn(async move { open(&alice, "a-old", "parcel arrived damaged").await });
+    let alice_pid = held_by(&world, holder_pid).await;
+
+    let carol_call = tokio::spawn(async move { call(&carol, "open_ticket", carol_args).await });
+    let carol_ran = run_beside(&world, carol_call, &[alice_pid, holder_pid]).await;
+    let bob_call = tokio::spawn(async move {
+        let args = json!({"request_id": "c-new", "order_no": "A10004", "subject": "wrong size"});
+        call(&bob, "open_ticket", args).await
+    });
+    let bob_ran = run_beside(&world, bob_call, &[alice_pid, holder_pid]).await;
+    // alice's call is still where it was: held inside its transaction.
+    let still_held = held_by(&world, holder_pid).await == alice_pid && !held.is_finished();
+    holder.rollback().await.expect("release the order");
+    let alice_answer = held.await.expect("alice's call");
+
+    let Ran::Done(carol_answer) = carol_ran else {
+        panic!("tenant_other's call waited on a lock of tenant_demo's held call");
+    };
+    let Ran::Done(bob_answer) = bob_ran else {
+        panic!("bob's call waited on a lock of alice's held call");
+    };
+    assert!(still_held, "alice's call was not held while the others ran");
+    // The expired keys ran again; the new key ran once.
+    let b = ticket(&carol_answer);
+    assert!(!b.1 && b.0 != first_b.0, "{}", text(&carol_answer));
+    let c = ticket(&bob_answer);
+    assert!(!c.1, "{}", text(&bob_answer));
+    let a = ticket(&alice_answer);
+    assert!(!a.1 && a.0 != first_a.0, "{}", text(&alice_answer));
+    assert_eq!(tickets(&world).await, 5);
+    let now = rmcp_guard::ops::now_ms();
+    for (key, tenant) in [
+        ("a-old", "tenant_demo"),
+        ("b-old", "tenant_other"),
+        ("c-new", "tenant_demo"),
+    ] {
+        let rows = key_rows(&world, key).await;
+        assert_eq!(rows.len(), 1, "{key}: {rows:?}");
+        let (t, status, expires_at) = &rows[0];
+        assert_eq!((t.as_str(), status.as_str()), (tenant, "COMPLETED"));
+        assert!(*expires_at > now, "{key} is stored expired");
+    }
+}
+
+/// PostgreSQL: an expired key whose row a transaction holds (as a running call holds its
+/// own expired key while it replaces it) is passed over by the purge, which still removes
+/// the other expired keys; another user's call completes without waiting on it, and once
+/// it is released the next call purges it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_a_purge_passes_over_rows_a_call_holds() {
+    let Some(world) = World::new(Engine::Postgres).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    let bob = std::sync::Arc::new(connect(world.server("tenant_demo", "bob", &[SCOPE])).await);
+    ticket(&open(&alice, "held-old", "parcel arrived damaged").await);
+    ticket(&open(&alice, "free-old", "parcel arrived damaged").await);
+    let live = ticket(&open(&alice, "live", "parcel arrived damaged").await);
+    world
+        .exec(
+            "UPDATE guard_idempotency SET expires_at = 1 WHERE idem_key IN ('held-old', 'free-old')",
+            &[],
+        )
+        .await;
+    let (holder, holder_pid) = hold(
+        &world,
+        "SELECT idem_key FROM guard_idempotency WHERE idem_key = 'held-old' FOR UPDATE",
+    )
+    .await;
+    let bob_call = {
+        let bob = std::sync::Arc::clone(&bob);
+        tokio::spawn(async move {
+            let args = json!({"request_id": "c-1", "order_no": "A10004", "subject": "wrong size"});
+            call(&bob, "open_ticket", args).await
+        })
+    };
+    let ran = run_beside(&world, bob_call, &[holder_pid]).await;
+    let held_row = key_rows(&world, "held-old").await.len();
+    let free_row = key_rows(&world, "free-old").await.len();
+    holder.rollback().await.expect("release the row");
+    let Ran::Done(answer) = ran else {
+        panic!("bob's call waited on a row another transaction holds");
+    };
+    assert!(!ticket(&answer).1, "{}", text(&answer));
+    assert_eq!(
+        (held_row, free_row),
+        (1, 0),
+        "the purge took the wrong rows"
+    );
+    let args = json!({"request_id": "c-2", "order_no": "A10004", "subject": "wrong size"});
+    assert!(!ticket(&call(&bob, "open_ticket", args).await).1);
+    assert!(key_rows(&world, "held-old").await.is_empty());
+    // The live key was never touched.
+    assert_eq!(
+        ticket(&open(&alice, "live", "parcel arrived damaged").await),
+        (live.0, true)
+    );
 }

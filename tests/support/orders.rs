@@ -263,20 +263,24 @@ impl World {
     /// the call that runs it is known to be inside its transaction.
     pub async fn wait_for_lock_wait(&self, statement: &str) {
         for _ in 0..600 {
-            let blocked = self
-                .count(
-                    "SELECT COUNT(*) AS n FROM pg_stat_activity
-                     WHERE wait_event_type = 'Lock' AND strpos(query, $1) > 0
-                       AND pid <> pg_backend_pid()",
-                    &[statement.into()],
-                )
-                .await;
-            if blocked > 0 {
+            if self.waits_on_a_lock(statement).await {
                 return;
             }
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
         panic!("no statement `{statement}` ever waited on a lock");
+    }
+
+    /// PostgreSQL: whether a statement containing `statement` is blocked on a lock now.
+    pub async fn waits_on_a_lock(&self, statement: &str) -> bool {
+        self.count(
+            "SELECT COUNT(*) AS n FROM pg_stat_activity
+             WHERE wait_event_type = 'Lock' AND strpos(query, $1) > 0
+               AND pid <> pg_backend_pid()",
+            &[statement.into()],
+        )
+        .await
+            > 0
     }
 
     /// Audit outcomes for `operation_id`, oldest first.

@@ -17,7 +17,13 @@
 //! - a call that fails, is cancelled or dies before its commit leaves no row: the key is free
 //!   and a retry runs;
 //! - another tenant's or user's key is another row: keys never cross identities;
-//! - an expired key is purged before it is looked up, and is free again.
+//! - an expired key is never answered from: its own record is removed under the key's lock
+//!   before the lookup, and the call runs again; other users' expired keys are purged
+//!   in a short transaction of their own before the call's begins (`store::purge`), never
+//!   inside it, so a slow call holds no row but its own key's and no other tenant waits on
+//!   it. On SQLite, whose one writer serialises every transaction, a keyed call that is
+//!   running still holds the whole store until it commits; that is the engine, not the
+//!   purge.
 //!
 //! What guard cannot do: make a remote effect idempotent. A handler that calls another
 //! system passes [`Keyed::remote_key`] to that system's own idempotency mechanism; without
@@ -33,9 +39,10 @@ use serde_json::{Value, json};
 use super::{Configured, call::Caller, rfc3339};
 use crate::canonical::sha256_hex;
 use crate::store::{
-    StoreError, Tx,
+    SqlValue, Statement, StoreError, Tx,
     lock::{self, Lock},
     now_ms,
+    purge::{self, Expiring},
 };
 use crate::{
     audit::Event,
@@ -123,6 +130,7 @@ impl Keyed {
             }
         };
         let now = now_ms();
+        purge::expired_or_log(&*caller.ops.store, Expiring::IdempotencyKeys, now).await;
         let mut tx = match caller.ops.store.begin().await {
             Ok(tx) => tx,
             Err(e) => return Err(caller.unavailable(&e, "Call again with the same key")),
@@ -266,15 +274,10 @@ impl Claim<'_> {
                 in_progress_answer(self.caller, self.spec, self.key),
             ));
         }
-        tx.execute(
-            "DELETE FROM guard_idempotency WHERE expires_at <= $1",
-            &[self.now.into()],
-        )
-        .await?;
         // Keys are stored under the canonical names; one stored before names were canonical
         // is found under the spelling it was stored with.
         let (tenant, user) = &self.caller.spelled;
-        let params = [
+        let params: Vec<SqlValue> = vec![
             who.tenant.as_str().into(),
             who.user.as_str().into(),
             self.spec.tool.into(),
@@ -282,15 +285,33 @@ impl Claim<'_> {
             tenant.as_str().into(),
             user.as_str().into(),
         ];
-        let row = tx
-            .query_opt(
-                "SELECT body_sha256, status, result, completed_at, expires_at FROM guard_idempotency
-                 WHERE ((tenant = $1 AND user_id = $2) OR (tenant = $5 AND user_id = $6))
-                   AND tool = $3 AND idem_key = $4
-                 ORDER BY tenant = $1 AND user_id = $2 DESC LIMIT 1",
-                &params,
-            )
+        let mut expired = params.clone();
+        expired.push(self.now.into());
+        // Only this key's own expired record goes here, under the key's lock and before the
+        // lookup, so an expired key never answers and the insert below finds its place free;
+        // other users' expired keys are purged outside this transaction (`purge`), and this
+        // one never holds their rows.
+        let done = tx
+            .pipeline(&[
+                Statement::execute(
+                    "DELETE FROM guard_idempotency
+                     WHERE ((tenant = $1 AND user_id = $2) OR (tenant = $5 AND user_id = $6))
+                       AND tool = $3 AND idem_key = $4 AND expires_at <= $7",
+                    expired,
+                ),
+                Statement::query(
+                    "SELECT body_sha256, status, result, completed_at, expires_at FROM guard_idempotency
+                     WHERE ((tenant = $1 AND user_id = $2) OR (tenant = $5 AND user_id = $6))
+                       AND tool = $3 AND idem_key = $4
+                     ORDER BY tenant = $1 AND user_id = $2 DESC LIMIT 1",
+                    params,
+                ),
+            ])
             .await?;
+        let row = done
+            .into_iter()
+            .nth(1)
+            .and_then(|d| d.rows.into_iter().next());
         let Some(row) = row else {
             let expires_at = self.now.saturating_add(ttl_ms(self.spec));
             tx.execute(

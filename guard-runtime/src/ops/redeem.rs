@@ -1,9 +1,14 @@
 //! Single use of MRTR request states across replicas: the nonce of each answered state is
-//! kept in the operation store until the state would have expired anyway.
+//! kept in the operation store until the state would have expired anyway. Expired nonces
+//! are purged in a transaction of their own (`store::purge`), so a redeem holds nothing but
+//! the row it inserts.
 
 use std::time::Duration;
 
-use crate::store::{OperationStore, StoreError, now_ms};
+use crate::store::{
+    OperationStore, StoreError, now_ms,
+    purge::{self, Expiring},
+};
 
 /// Records `nonce` as used for `valid_for`; false if it already was.
 pub(crate) async fn redeem(
@@ -13,12 +18,8 @@ pub(crate) async fn redeem(
 ) -> Result<bool, StoreError> {
     let now = now_ms();
     let until = now.saturating_add(i64::try_from(valid_for.as_millis()).unwrap_or(i64::MAX));
+    purge::expired_or_log(store, Expiring::RedeemedStates, now).await;
     let mut tx = store.begin().await?;
-    tx.execute(
-        "DELETE FROM guard_redeemed_states WHERE expires_at <= $1",
-        &[now.into()],
-    )
-    .await?;
     match tx
         .execute(
             "INSERT INTO guard_redeemed_states (nonce, expires_at) VALUES ($1, $2)",

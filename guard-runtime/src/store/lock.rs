@@ -5,7 +5,10 @@
 
 use sha2::{Digest, Sha256};
 
-use super::sql::{Dialect, Statement, StoreError, Tx};
+use super::{
+    purge::Expiring,
+    sql::{Dialect, Statement, StoreError, Tx},
+};
 
 /// A lock guard takes, by what it protects.
 #[derive(Debug, Clone, Copy)]
@@ -28,12 +31,16 @@ pub(crate) enum Lock<'a> {
     /// One idempotency key, by the hex SHA-256 of its scope (tenant, user, tool, key): a
     /// second call with the key answers at once instead of waiting on the first one's row.
     Key(&'a str),
+    /// A purge of one table's expired rows: one at a time, the others skip it.
+    Purge(Expiring),
 }
 
 /// Fixed ids of the locks that protect one thing per store (any numbers no other lock
 /// derives; kept as they were, so processes of older builds still take turns with these).
 const MIGRATE: i64 = 7_237_150_514;
 const AUDIT_APPEND: i64 = 7_237_150_515;
+const PURGE_IDEMPOTENCY_KEYS: i64 = 7_237_150_516;
+const PURGE_REDEEMED_STATES: i64 = 7_237_150_517;
 
 impl Lock<'_> {
     /// The advisory lock id.
@@ -43,6 +50,8 @@ impl Lock<'_> {
             Lock::AuditAppend => AUDIT_APPEND,
             Lock::Target { tenant, op, target } => target_id(tenant, op, target),
             Lock::Key(scoped) => key_id(scoped),
+            Lock::Purge(Expiring::IdempotencyKeys) => PURGE_IDEMPOTENCY_KEYS,
+            Lock::Purge(Expiring::RedeemedStates) => PURGE_REDEEMED_STATES,
         }
     }
 }
@@ -107,7 +116,10 @@ fn key_id(scoped: &str) -> i64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{AUDIT_APPEND, Lock, MIGRATE, target_id};
+    use super::{
+        AUDIT_APPEND, Expiring, Lock, MIGRATE, PURGE_IDEMPOTENCY_KEYS, PURGE_REDEEMED_STATES,
+        target_id,
+    };
 
     #[test]
     fn target_ids_differ_by_every_name_and_by_where_the_names_split() {
@@ -123,7 +135,23 @@ mod tests {
     fn the_fixed_locks_are_distinct_and_unchanged() {
         assert_eq!(Lock::Migrate.id(), MIGRATE);
         assert_eq!(Lock::AuditAppend.id(), AUDIT_APPEND);
-        assert_ne!(MIGRATE, AUDIT_APPEND);
+        assert_eq!(
+            Lock::Purge(Expiring::IdempotencyKeys).id(),
+            PURGE_IDEMPOTENCY_KEYS
+        );
+        assert_eq!(
+            Lock::Purge(Expiring::RedeemedStates).id(),
+            PURGE_REDEEMED_STATES
+        );
+        let fixed = [
+            MIGRATE,
+            AUDIT_APPEND,
+            PURGE_IDEMPOTENCY_KEYS,
+            PURGE_REDEEMED_STATES,
+        ];
+        for (i, a) in fixed.iter().enumerate() {
+            assert!(!fixed[i + 1..].contains(a), "lock id {a} is used twice");
+        }
         assert_eq!(Lock::Key(&"f".repeat(64)).id(), -1);
     }
 }

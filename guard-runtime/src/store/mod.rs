@@ -10,6 +10,7 @@ pub(crate) mod lock;
 pub(crate) mod migrate;
 #[cfg(feature = "postgres")]
 pub mod pg;
+pub(crate) mod purge;
 mod schema;
 mod sql;
 #[cfg(feature = "sqlite")]
