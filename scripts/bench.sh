@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Every benchmark in BENCHMARKS.md in one run: builds the release binaries, then runs the
-# end-to-end stdio bench, the in-process bench, the two-phase bench and the audit bench, and
-# prints every figure as a ratio against its baseline measured in the same run (lines starting
-# RATIO; the audit log's verify rate is a rate of one core, printed as such).
+# end-to-end stdio bench, the in-process bench, the routing bench, the two-phase bench and the
+# audit bench, and prints every figure as a ratio against its baseline measured in the same run
+# (lines starting RATIO; the audit log's verify rate is a rate of one core, printed as such).
 #
 #   scripts/bench.sh                 # everything (about 15 minutes on two cores)
-#   BENCH=e2e scripts/bench.sh       # only some: any of e2e,inprocess,twophase,audit
+#   BENCH=e2e scripts/bench.sh       # only some: any of e2e,inprocess,routing,twophase,audit
 #
 # The PostgreSQL half of the two-phase bench needs GUARD_TEST_PG_URL (for example
 # postgres://postgres@127.0.0.1:5432/test); without it that half is skipped, loudly (and fails
@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-which_benches="${BENCH:-e2e,inprocess,twophase,audit}"
+which_benches="${BENCH:-e2e,inprocess,routing,twophase,audit}"
 target="${CARGO_TARGET_DIR:-$PWD/target}"
 out="$(mktemp -d "${TMPDIR:-/tmp}/guard-bench.XXXXXX")"
 trap 'rm -rf "$out"' EXIT
@@ -53,6 +53,11 @@ fi
 if wants inprocess; then
     echo "== in process (criterion bench delete_file, interleaved)"
     cargo bench --quiet -p guard-tests --bench delete_file -- delete_file_parts
+fi
+
+if wants routing; then
+    echo "== per-call routing cost: one server with 100 tools against one with 1 tool, interleaved"
+    cargo bench --quiet -p guard-tests --bench routing
 fi
 
 if wants twophase; then

@@ -11,7 +11,7 @@
 //! one run only.
 //!
 //! - `guarded`: `safe_ops::SafeOps`, whose `delete_file` is a `#[destructive]` tool (its
-//!   router holds four tools and is filtered by its allowlist on every call).
+//!   router holds four tools, filtered by its allowlist once and shared by every call).
 //! - `guarded_one_tool`: the same guarded `delete_file` (same sandbox, form and preview) in
 //!   a server with only that tool and an allowlist, so the comparison with the hand-written
 //!   server prices guard alone, not the example's larger tool set.

@@ -163,7 +163,8 @@ fn type_name<'a>(what: &str, ty: &'a str) -> Result<&'a str, StoreError> {
 /// - `guard_rate_events` and `guard_redeemed_states`: `SELECT`, `INSERT`, `DELETE` (guard
 ///   prunes old rows);
 /// - `guard_idempotency`: `SELECT`, `INSERT`, `DELETE` (expired keys are purged), and
-///   `UPDATE` of `status`, `result` and `completed_at` only.
+///   `UPDATE` of `status`, `result` and `completed_at` only (which also lets the purge pass
+///   over rows a running call holds with `FOR UPDATE SKIP LOCKED`).
 ///
 /// Every table's rights are revoked from `role` first, so running it again over a role that
 /// held more leaves it with exactly these.
