@@ -35,5 +35,7 @@ echo "== build the example binaries (the process tests drive them)"
 cargo build -p safe-ops -p order-cancel -p incident-lab -p minimal
 echo "== headless Chromium for the approval-page browser tests"
 scripts/chromium.sh
+echo "== the pinned MCP conformance suite (and the Node.js 22 it runs on)"
+scripts/conformance-deps.sh
 echo "== cargo test"
 cargo test --workspace --no-fail-fast

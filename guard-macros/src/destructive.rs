@@ -2,15 +2,16 @@
 //! method into guard's call flow around the author's body.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
-use syn::{Expr, FnArg, Ident, ImplItemFn, Pat, Type, ext::IdentExt, spanned::Spanned};
+use quote::{quote, quote_spanned};
+use syn::{Expr, FnArg, Ident, ImplItemFn, ext::IdentExt, spanned::Spanned};
 
 mod batch;
 
 use crate::{
     attr::{self, Opt},
     ctxt::Ctxt,
-    krate, stand_in, tool_attr, ty,
+    handler::{self, Shape},
+    krate, stand_in, tool_attr,
 };
 
 const OPTIONS: &[&str] = &[
@@ -48,11 +49,8 @@ struct Options {
     form: Option<Expr>,
     target: Option<Ident>,
     preview: Option<Expr>,
-    validate: Option<Expr>,
-    message: Option<String>,
-    timeout_secs: Option<u64>,
-    on_decline: Option<String>,
-    on_cancel: Option<String>,
+    /// `message`, `validate`, `timeout`, `on_decline`, `on_cancel`, `crate`.
+    asking: handler::Asking,
     idempotent: bool,
     /// `approve = "url"`: the human approves on guard's page.
     approve: Option<Span>,
@@ -61,17 +59,6 @@ struct Options {
     /// `batch`: the human picks which of the preview's items the effect touches.
     batch: Option<Span>,
     max_items: Option<(u64, Span)>,
-    krate: Option<syn::Path>,
-}
-
-/// The handler's parameters, by role.
-struct Shape {
-    /// Index and type of `Parameters<T>`, and `T`.
-    params: Option<(usize, Type, Type)>,
-    /// Index of `Confirmed<F>`, the parameter's type, and `F`.
-    confirmed: Option<(usize, Type, Type)>,
-    /// Index of a batch tool's `Picked` proof and the parameter's type.
-    picked: Option<(usize, Type)>,
 }
 
 pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
@@ -95,7 +82,7 @@ pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
                 &options,
                 &shape,
                 tool_fn,
-                &krate::path(options.krate.as_ref()),
+                &krate::path(options.asking.krate.as_ref()),
             )
         },
         || stand_in::with_errors(TokenStream::new(), f),
@@ -188,6 +175,9 @@ fn check_options(cx: &Ctxt, o: &Options) {
 }
 
 fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
+    if o.asking.apply(cx, &opt) {
+        return;
+    }
     match opt.key.to_string().as_str() {
         "confirm" => {
             o.confirm = attr::string_value(cx, &opt).and_then(|s| {
@@ -209,11 +199,6 @@ fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
             None => {}
         },
         "preview" => o.preview = attr::expr_value(cx, &opt, "Self::preview_fn").cloned(),
-        "validate" => o.validate = attr::expr_value(cx, &opt, "Self::rules_fn").cloned(),
-        "message" => o.message = attr::string_value(cx, &opt),
-        "on_decline" => o.on_decline = attr::string_value(cx, &opt),
-        "on_cancel" => o.on_cancel = attr::string_value(cx, &opt),
-        "timeout" => o.timeout_secs = attr::duration_value(cx, &opt, &attr::TIMEOUT),
         "idempotent" => o.idempotent = attr::flag_value(cx, &opt),
         "approve" => {
             if let Some(mode) = attr::string_value(cx, &opt) {
@@ -237,7 +222,6 @@ fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
                 }
             })
         }
-        "crate" => o.krate = attr::crate_path(cx, &opt),
         _ => {}
     }
 }
@@ -273,68 +257,26 @@ fn approvers_value(cx: &Ctxt, opt: &Opt) -> Option<(u8, Span)> {
 /// error that `set_hints` reports is the one to fix first.
 fn check(cx: &Ctxt, o: &Options, f: &ImplItemFn) -> Shape {
     if !tool_attr::has_tool(f) {
-        return Shape {
-            params: None,
-            confirmed: None,
-            picked: None,
-        };
+        return Shape::NONE;
     }
-    if f.sig.asyncness.is_none() {
-        cx.error_spanned_by(
-            f.sig.fn_token,
-            "a `#[destructive]` handler must be `async fn`: guard awaits the human's answer before the effect runs. Write `async fn`",
-        );
-    }
-    if let Some(other) = tool_attr::find(f, &["read_only"]) {
-        cx.error_spanned_by(other, "a tool cannot be both `#[read_only]` and `#[destructive]`: remove `#[read_only]` if it changes anything, or `#[destructive]` if it only reads");
-    }
+    let shape = handler::read(
+        cx,
+        f,
+        &handler::Attr {
+            name: "destructive",
+            proof: "Confirmed",
+            noun: "proof",
+            waits: "the effect",
+        },
+    );
     if let Some(other) = tool_attr::find(f, &["idempotent"]) {
         cx.error_spanned_by(other, "on a guarded tool, declare idempotency as an option: `#[destructive(idempotent, ...)]`");
-    }
-    if let Some(FnArg::Receiver(r)) = f.sig.inputs.first()
-        && (r.reference.is_none() || r.mutability.is_some())
-    {
-        cx.error_spanned_by(
-            r,
-            "a `#[destructive]` tool takes `&self`: rmcp calls tools on a shared server",
-        );
-    }
-    let mut shape = Shape {
-        params: None,
-        confirmed: None,
-        picked: None,
-    };
-    for (i, arg) in f.sig.inputs.iter().enumerate() {
-        let FnArg::Typed(pt) = arg else { continue };
-        if let Type::ImplTrait(_) = &*pt.ty {
-            cx.error_spanned_by(
-                &pt.ty,
-                "a `#[destructive]` tool names the type of each parameter, so guard can tell the arguments (`Parameters<YourArgs>`), the proof (`Confirmed<YourForm>`) and rmcp's extractors apart; write the type instead of `impl ...`",
-            );
-            continue;
-        }
-        if let Some(inner) = ty::arg_of(&pt.ty, "Parameters") {
-            if shape.params.is_some() {
-                cx.error_spanned_by(&pt.ty, "take the tool's arguments once: one `Parameters<YourArgs>` holds every field the model fills in");
-            }
-            shape.params = Some((i, (*pt.ty).clone(), inner.clone()));
-        } else if let Some(inner) = ty::arg_of(&pt.ty, "Confirmed") {
-            if shape.confirmed.is_some() {
-                cx.error_spanned_by(&pt.ty, "take the `Confirmed<_>` proof once");
-            }
-            shape.confirmed = Some((i, (*pt.ty).clone(), inner.clone()));
-        } else if ty::is_bare(&pt.ty, "Picked") {
-            if shape.picked.is_some() {
-                cx.error_spanned_by(&pt.ty, "take the `Picked` proof once");
-            }
-            shape.picked = Some((i, (*pt.ty).clone()));
-        }
     }
     if o.batch.is_some() {
         batch::check_shape(cx, f, &shape);
     } else if let Some((_, ty)) = &shape.picked {
         cx.error_spanned_by(ty, "`Picked` is the proof of a batch question: add `batch` to `#[destructive(...)]` (the preview then returns a `rmcp_guard::batch::Batch`), or take `Confirmed<YourForm>` for a single target");
-    } else if shape.confirmed.is_none() {
+    } else if shape.proof.is_none() {
         cx.error_spanned_by(
             &f.sig,
             "a `#[destructive]` handler must take the proof `confirmed: Confirmed<YourForm>`: only guard can build it, after the human accepted, so the effect cannot run unconfirmed. Add the parameter (use `rmcp_guard::forms::Checkbox` or `TypeToConfirm` if you need no custom form)",
@@ -346,23 +288,14 @@ fn check(cx: &Ctxt, o: &Options, f: &ImplItemFn) -> Shape {
             "`target` names an argument field, but the handler takes no `Parameters<_>`",
         );
     }
-    for arg in f.sig.inputs.iter() {
-        if let FnArg::Typed(pt) = arg
-            && let Pat::Ident(pi) = &*pt.pat
-            && pi.by_ref.is_some()
-        {
-            cx.error_spanned_by(pi, "handler parameters are taken by value");
-        }
-    }
     shape
 }
 
 /// The expansion: one rmcp tool method that runs guard's flow and then the author's body,
 /// inlined. There is no separate body method, so no other code can hand the body a proof.
-fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn, rt: &TokenStream) -> TokenStream {
+fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -> TokenStream {
     let private = quote!(#rt::__private);
-    let rmcp = quote!(#private::rmcp);
-    let (confirmed_at, confirmed_ty) = match (&shape.confirmed, &shape.picked) {
+    let (confirmed_at, confirmed_ty) = match (&shape.proof, &shape.picked) {
         (Some((at, ty, _)), _) => (*at, ty.clone()),
         (None, Some((at, ty))) => (*at, ty.clone()),
         (None, None) => unreachable!("the handler's shape was checked"),
@@ -370,33 +303,12 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn, rt: &TokenStrea
 
     // The tool method takes every parameter but the proof, plus guard's context first. The
     // author's own patterns are bound again inside the body, once the proof exists.
-    let mut params = Vec::new();
-    let mut rebind = Vec::new();
-    let mut asserts = Vec::new();
-    let mut unpack = TokenStream::new();
-    for (i, arg) in tool_fn.sig.inputs.iter().enumerate() {
-        let FnArg::Typed(pt) = arg else { continue };
-        let (pat, ty) = (&pt.pat, &pt.ty);
-        if i == confirmed_at {
-            // Spanned at the author's type: a `Confirmed` that is not guard's is refused there.
-            let confirmed = krate::local_at("__guard_confirmed", ty.span());
-            rebind.push(quote_spanned!(ty.span()=> let #pat: #ty = #confirmed;));
-            continue;
-        }
-        let binding = format_ident!("__guard_p{}", i);
-        params.push(quote!(#binding: #ty));
-        if matches!(&shape.params, Some((at, _, _)) if *at == i) {
-            unpack = quote! {
-                let #rmcp::handler::server::wrapper::Parameters(__guard_args) = #binding;
-            };
-            rebind.push(
-                quote!(let #pat: #ty = #rmcp::handler::server::wrapper::Parameters(__guard_args);),
-            );
-        } else {
-            asserts.push(quote_spanned!(ty.span()=> #private::assert_extractor::<#ty>();));
-            rebind.push(quote!(let #pat: #ty = #binding;));
-        }
-    }
+    let handler::Rewritten {
+        params,
+        rebind,
+        mut asserts,
+        unpack,
+    } = handler::rewrite(shape, &tool_fn, confirmed_at, "__guard_confirmed", &private);
 
     let preview = o.preview.as_ref().expect("checked");
     // Called through a function whose bounds spell the expected signature, so a wrong
@@ -431,44 +343,22 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn, rt: &TokenStrea
         }
         None => quote!(::core::option::Option::None),
     };
-    // A function argument, not an `as` cast: a wrong signature is a type mismatch that
-    // names the expected `fn(&Form) -> Result<(), String>`.
-    let rules = match (&o.validate, &shape.confirmed) {
-        (Some(v), Some((_, _, form_ty))) => {
-            let at_validate = krate::respan(private.clone(), v.span());
-            quote_spanned! {v.span()=>
-                ::core::option::Option::Some(#at_validate::rules::<#form_ty>(#v))
-            }
-        }
-        _ => quote!(::core::option::Option::None),
-    };
-    let opt_str = |s: &Option<String>| match s {
-        Some(s) => quote!(::core::option::Option::Some(#s)),
-        None => quote!(::core::option::Option::None),
-    };
-    let message = opt_str(&o.message);
-    let on_decline = opt_str(&o.on_decline);
-    let on_cancel = opt_str(&o.on_cancel);
-    let timeout = match o.timeout_secs {
-        Some(secs) => {
-            quote!(::core::option::Option::Some(::core::time::Duration::from_secs(#secs)))
-        }
-        None => quote!(::core::option::Option::None),
-    };
+    let rules = o
+        .asking
+        .rules(shape.proof.as_ref().map(|(_, _, form)| form), &private);
+    let spec_fields = o.asking.spec_fields(o.asking.message.as_deref());
     let tool_name = tool_attr::routed_name(&tool_fn);
     let approval = match o.approve {
         Some(_) => {
             let approvers = o.approvers.map_or(1, |(n, _)| n);
-            let secret = opt_str(&o.secret.as_ref().map(|(s, _)| s.clone()));
+            let secret = handler::opt_str(o.secret.as_ref().map(|(s, _)| s.as_str()));
             quote!(::core::option::Option::Some(#private::ApprovalSpec { approvers: #approvers, secret: #secret }))
         }
         None => quote!(::core::option::Option::None),
     };
 
     asserts.push(quote!(#private::assert_guarded::<Self>();));
-    if let Some((_, params_ty, args_ty)) = &shape.params {
-        asserts.push(quote_spanned!(params_ty.span()=> #private::assert_parameters::<#params_ty, #args_ty>();));
-    }
+    asserts.extend(handler::assert_parameters(shape, &private));
     if let (Some(target), Some((_, _, args_ty))) = (&o.target, &shape.params) {
         // The model must send the target: one it may leave out is `""` and matches `""`.
         let at_target = krate::respan(private.clone(), target.span());
@@ -480,25 +370,14 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn, rt: &TokenStrea
             );
         });
     }
-    if let (Some(form), Some((_, _, form_ty))) = (&o.form, &shape.confirmed) {
+    if let (Some(form), Some((_, _, form_ty))) = (&o.form, &shape.proof) {
         asserts
             .push(quote_spanned!(form.span()=> #private::assert_same_form::<#form, #form_ty>();));
     }
 
-    let output = match &tool_fn.sig.output {
-        syn::ReturnType::Default => quote!(()),
-        syn::ReturnType::Type(_, ty) => quote!(#ty),
-    };
-    let stmts = &tool_fn.block.stmts;
-    let body = quote! {
-        (async move || -> #output {
-            #(#rebind)*
-            #(#stmts)*
-        })()
-        .await
-    };
+    let body = handler::body(&tool_fn, &rebind);
 
-    let steps = match (&shape.confirmed, o.batch) {
+    let steps = match (&shape.proof, o.batch) {
         (Some((_, _, form_ty)), None) => {
             asserts
                 .push(quote_spanned!(confirmed_ty.span()=> #private::assert_form::<#form_ty>();));
@@ -537,22 +416,14 @@ fn generate(o: &Options, shape: &Shape, mut tool_fn: ImplItemFn, rt: &TokenStrea
         _ => batch::steps(o, &tool_fn, &asserts, &unpack, &preview_call, &body, rt),
     };
 
-    let receiver = tool_fn.sig.inputs.first().cloned();
-    tool_fn.sig.inputs =
-        syn::parse_quote!(#receiver, __guard_call: #private::GuardCall, #(#params),*);
-    tool_fn.sig.output = syn::parse_quote!(-> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData>);
-    tool_fn.block = syn::parse_quote!({
+    let block = quote! {
         const __GUARD_SPEC: &#private::ToolSpec = &#private::ToolSpec {
             name: #tool_name,
             confirm: #private::ConfirmKind::#confirm_kind,
-            message: #message,
-            timeout: #timeout,
-            on_decline: #on_decline,
-            on_cancel: #on_cancel,
+            #spec_fields
             approval: #approval,
         };
         #steps
-    });
-    tool_attr::claim(&mut tool_fn, rt);
-    quote!(#tool_fn)
+    };
+    handler::finish(tool_fn, &params, block, rt)
 }

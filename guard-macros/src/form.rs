@@ -25,9 +25,10 @@ const FIELD_OPTIONS: &[&str] = &[
     "checkbox",
     "confirm_text",
     "redact",
+    "enum_names",
 ];
 
-const FLAT_HINT: &str = "elicitation forms must be flat (string, number, integer, boolean or a single-choice enum) so every client can render them";
+const FLAT_HINT: &str = "elicitation forms must be flat (string, number, integer, boolean, a single-choice enum, or a `Vec` of one for a multi-select) so every client can render them";
 
 /// What a field holds, as read from its declared type.
 enum Kind {
@@ -37,6 +38,8 @@ enum Kind {
     Number,
     /// Any other plain path: must be a `FormEnum`, checked by the trait system.
     Enum,
+    /// `Vec<E>` of any other plain path: a multi-select, `E` checked to be a `FormEnum`.
+    Multi,
 }
 
 const INTEGERS: &[&str] = &[
@@ -60,6 +63,8 @@ struct Field {
     confirm_text: bool,
     /// `#[form(redact)]` or `#[form(redact = false)]`; unset, free text is redacted.
     redact: Option<bool>,
+    /// `#[form(enum_names)]`: a single choice in the legacy `enum` + `enumNames` spelling.
+    enum_names: bool,
 }
 
 pub fn derive(input: DeriveInput) -> TokenStream {
@@ -180,6 +185,7 @@ fn parse_field(cx: &Ctxt, field: &syn::Field) -> Option<Field> {
         checkbox: false,
         confirm_text: false,
         redact: None,
+        enum_names: false,
     };
     for a in field.attrs.iter().filter(|a| a.path().is_ident("form")) {
         let tokens = match a.meta.require_list() {
@@ -278,6 +284,7 @@ fn apply(cx: &Ctxt, f: &mut Field, opt: &Opt) {
         "checkbox" => f.checkbox = attr::flag_value(cx, opt),
         "confirm_text" => f.confirm_text = attr::flag_value(cx, opt),
         "redact" => f.redact = Some(attr::flag_value(cx, opt)),
+        "enum_names" => f.enum_names = attr::flag_value(cx, opt),
         _ => {}
     }
 }
@@ -383,11 +390,16 @@ fn classify(cx: &Ctxt, name: &str, ty: &Type) -> Option<Kind> {
         Type::Path(p) if p.qself.is_none() => {
             let last = p.path.segments.last()?;
             let ident = last.ident.to_string();
+            if ident == "Vec"
+                && let Some(item) = multi_select_item(last)
+            {
+                return Some(item);
+            }
             if !matches!(last.arguments, PathArguments::None) {
                 return match ident.as_str() {
                     "Vec" | "VecDeque" | "HashSet" | "BTreeSet" | "LinkedList" => refuse(
-                        "a list",
-                        "Use one field per item, or a `String` the handler splits.",
+                        "a list of values a client cannot offer as choices",
+                        "For a multi-select use `Vec<YourEnum>` with `#[derive(FormEnum)]` on the enum; otherwise use one field per item, or a `String` the handler splits.",
                     ),
                     "HashMap" | "BTreeMap" | "IndexMap" => {
                         refuse("a map", "Use one named field per key.")
@@ -425,8 +437,31 @@ fn classify(cx: &Ctxt, name: &str, ty: &Type) -> Option<Kind> {
     }
 }
 
+/// `Kind::Multi` for `Vec<E>` whose `E` is a plain path that is not a text, yes/no or number
+/// type (those are free values, not choices; the trait bound checks `E` is a `FormEnum`).
+fn multi_select_item(vec: &syn::PathSegment) -> Option<Kind> {
+    let PathArguments::AngleBracketed(args) = &vec.arguments else {
+        return None;
+    };
+    let Some(GenericArgument::Type(Type::Path(item))) = args.args.first() else {
+        return None;
+    };
+    let last = item.path.segments.last()?;
+    let plain = item.qself.is_none() && matches!(last.arguments, PathArguments::None);
+    let ident = last.ident.to_string();
+    let free = ["String", "bool", "f32", "f64", "Option"].contains(&ident.as_str())
+        || INTEGERS.contains(&ident.as_str());
+    (plain && !free).then_some(Kind::Multi)
+}
+
 fn check(cx: &Ctxt, fields: &[Field]) {
     for f in fields {
+        if f.enum_names && !matches!(f.kind, Kind::Enum) {
+            cx.error_spanned_by(
+                &f.ident,
+                "`#[form(enum_names)]` spells a single choice (a `#[derive(FormEnum)]` enum) as `enum` + `enumNames`; it does not apply to this field",
+            );
+        }
         let is_string = matches!(f.kind, Kind::String);
         let is_number = matches!(f.kind, Kind::Integer(_) | Kind::Number);
         if (f.min_length.is_some() || f.max_length.is_some() || f.format.is_some()) && !is_string {
@@ -625,11 +660,16 @@ fn field_spec(f: &Field, rt: &TokenStream) -> TokenStream {
             quote!(#rt::form::FieldKind::Number { minimum: #min, maximum: #max })
         }
         // Spanned and bounded like the field's extraction, so a non-flat type is one error.
-        Kind::Enum => {
+        Kind::Enum | Kind::Multi => {
             let ty = &f.ty;
             let at_ty = krate::respan(rt.clone(), ty.span());
+            let variant = match f.kind {
+                Kind::Multi => quote!(MultiEnum),
+                _ if f.enum_names => quote!(LegacyEnum),
+                _ => quote!(Enum),
+            };
             quote_spanned! {ty.span()=>
-                #at_ty::form::FieldKind::Enum { values: <#ty as #at_ty::form::FieldValue>::CHOICES }
+                #at_ty::form::FieldKind::#variant { values: <#ty as #at_ty::form::FieldValue>::CHOICES }
             }
         }
     };

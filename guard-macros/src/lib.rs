@@ -3,11 +3,13 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 
+mod ask;
 mod attr;
 mod ctxt;
 mod destructive;
 mod form;
 mod form_enum;
+mod handler;
 mod keyed;
 mod krate;
 mod names;
@@ -92,6 +94,58 @@ use syn::{DeriveInput, ImplItemFn, ItemImpl, parse_macro_input};
 pub fn destructive(attr: TokenStream, item: TokenStream) -> TokenStream {
     let f = parse_macro_input!(item as ImplItemFn);
     destructive::expand(attr.into(), f).into()
+}
+
+/// Collects input from the human through a guard form, for a tool without a destructive
+/// effect. Put it above `#[tool]`; the handler takes `Answered<YourForm>`.
+///
+/// The form gets the same compile-time checks as a `#[destructive]` form (flat, no secrets),
+/// the question goes out by push or MRTR as the client's protocol asks, decline and cancel
+/// end the call with a natural result, and an accepted answer is revalidated on the server
+/// (and checked by `validate = Self::rules_fn`, if given) before the handler runs. Options:
+/// `message = "..."` (the text above the form) or `question = Self::question_fn` (a
+/// `fn(&self, &Args) -> String`; with both, `message` is the header), `form`, `validate`,
+/// `timeout`, `on_decline`, `on_cancel`, `crate`.
+///
+/// ```
+/// use rmcp::{tool, tool_router};
+/// use rmcp_guard::{Answered, Form, Guard, Guarded, ToolError, ask};
+///
+/// struct Survey {
+///     guard: Guard,
+/// }
+///
+/// impl Guarded for Survey {
+///     fn guard(&self) -> &Guard {
+///         &self.guard
+///     }
+/// }
+///
+/// #[derive(Form)]
+/// struct Contact {
+///     /// How we greet you.
+///     name: String,
+///     #[form(format = "email")]
+///     email: String,
+/// }
+///
+/// #[tool_router]
+/// impl Survey {
+///     /// Ask the user how to reach them.
+///     #[ask(message = "How can we reach you?")]
+///     #[tool]
+///     async fn ask_contact(&self, answered: Answered<Contact>) -> Result<String, ToolError> {
+///         Ok(format!("We will write to {}.", answered.email))
+///     }
+/// }
+///
+/// let tool = &Survey::tool_router().list_all()[0];
+/// assert_eq!(tool.annotations.as_ref().unwrap().destructive_hint, Some(false));
+/// ```
+#[proc_macro_attribute]
+pub fn ask(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let f = parse_macro_input!(item as ImplItemFn);
+    ask::expand(attr.into(), f).into()
 }
 
 /// Marks an rmcp tool method as read-only (`readOnlyHint: true`). Put it above `#[tool]`.

@@ -11,8 +11,9 @@ const OWNED_HINTS: &[&str] = &["read_only_hint", "destructive_hint", "idempotent
 
 /// guard's attributes on a tool method: each makes it a guarded tool or states a claim
 /// about its effect.
-pub const GUARD_ATTRS: [&str; 5] = [
+pub const GUARD_ATTRS: [&str; 6] = [
     "destructive",
+    "ask",
     "read_only",
     "idempotent",
     "prepare",
@@ -185,6 +186,11 @@ pub fn idempotent_hints() -> proc_macro2::TokenStream {
 
 pub fn destructive_hints(idempotent: bool) -> proc_macro2::TokenStream {
     quote!(read_only_hint = false, destructive_hint = true, idempotent_hint = #idempotent)
+}
+
+/// An `#[ask]` tool collects input and changes nothing guard could vouch for as read-only.
+pub fn ask_hints() -> proc_macro2::TokenStream {
+    quote!(read_only_hint = false, destructive_hint = false)
 }
 
 pub fn prepare_hints() -> proc_macro2::TokenStream {

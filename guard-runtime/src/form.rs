@@ -48,7 +48,7 @@ pub const REDACTED: &str = "[redacted]";
 /// A unit-only enum offered as a single choice. Derive it with `#[derive(rmcp_guard::FormEnum)]`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a form field: forms must be flat so every client can render them",
-    label = "not a String, bool, number, Option of those, or a `#[derive(FormEnum)]` enum",
+    label = "not a String, bool, number, a `#[derive(FormEnum)]` enum, a `Vec` of one, or an Option of those",
     note = "flatten the nested value into separate fields of this form, or make `{Self}` a unit-only enum with `#[derive(rmcp_guard::FormEnum)]`"
 )]
 pub trait FormEnum: crate::seal::FormEnumDerived + Sized + Send + 'static {
@@ -150,8 +150,20 @@ pub enum FieldKind {
     },
     /// A yes/no field.
     Boolean,
-    /// A single choice.
+    /// A single choice: `enum` when no value has a title, else `oneOf` of `const`/`title`.
     Enum {
+        /// The allowed values.
+        values: &'static [EnumValue],
+    },
+    /// A single choice in the deprecated spelling some clients still render best: `enum` with
+    /// the titles beside it in `enumNames` (`#[form(enum_names)]`).
+    LegacyEnum {
+        /// The allowed values.
+        values: &'static [EnumValue],
+    },
+    /// Any number of distinct choices (`Vec<E>` of a `FormEnum`): an `array` whose `items`
+    /// are an `enum` when no value has a title, else an `anyOf` of `const`/`title`.
+    MultiEnum {
         /// The allowed values.
         values: &'static [EnumValue],
     },
@@ -219,7 +231,10 @@ impl FieldSpec {
             out.insert(key.to_owned(), value);
         };
         let type_name = match &self.kind {
-            FieldKind::String { .. } | FieldKind::Enum { .. } => "string",
+            FieldKind::String { .. } | FieldKind::Enum { .. } | FieldKind::LegacyEnum { .. } => {
+                "string"
+            }
+            FieldKind::MultiEnum { .. } => "array",
             FieldKind::Integer { .. } => "integer",
             FieldKind::Number { .. } => "number",
             FieldKind::Boolean => "boolean",
@@ -266,26 +281,51 @@ impl FieldSpec {
                 }
             }
             FieldKind::Boolean => {}
-            FieldKind::Enum { values } => {
-                if values.iter().any(|v| v.title.is_some()) {
-                    let one_of = values
-                        .iter()
-                        .map(|v| json!({"const": v.value, "title": v.title.unwrap_or(v.value)}))
-                        .collect();
-                    put("oneOf", Value::Array(one_of));
-                } else {
-                    put(
-                        "enum",
-                        json!(values.iter().map(|v| v.value).collect::<Vec<_>>()),
-                    );
-                }
+            FieldKind::Enum { values } => match titled(values) {
+                Some(one_of) => put("oneOf", one_of),
+                None => put("enum", wire_values(values)),
+            },
+            FieldKind::LegacyEnum { values } => {
+                put("enum", wire_values(values));
+                put(
+                    "enumNames",
+                    json!(
+                        values
+                            .iter()
+                            .map(|v| v.title.unwrap_or(v.value))
+                            .collect::<Vec<_>>()
+                    ),
+                );
             }
+            FieldKind::MultiEnum { values } => match titled(values) {
+                Some(any_of) => put("items", json!({ "anyOf": any_of })),
+                None => put(
+                    "items",
+                    json!({ "type": "string", "enum": wire_values(values) }),
+                ),
+            },
         }
         if let Some(default) = self.default {
             put("default", default.to_json());
         }
         Value::Object(out)
     }
+}
+
+/// The wire values of a choice, in declaration order.
+fn wire_values(values: &[EnumValue]) -> Value {
+    json!(values.iter().map(|v| v.value).collect::<Vec<_>>())
+}
+
+/// The `const`/`title` pairs of a choice in which some value has a title (an untitled one
+/// shows its wire value); `None` when none has.
+fn titled(values: &[EnumValue]) -> Option<Value> {
+    values.iter().any(|v| v.title.is_some()).then(|| {
+        values
+            .iter()
+            .map(|v| json!({"const": v.value, "title": v.title.unwrap_or(v.value)}))
+            .collect()
+    })
 }
 
 impl FormSpec {
@@ -339,8 +379,8 @@ pub(crate) fn cached_schema<F: Form>() -> ElicitationSchema {
 /// Reads one validated field into its Rust type. Implemented for every type a form may hold.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a form field: forms must be flat so every client can render them",
-    label = "not a String, bool, number, Option of those, or a `#[derive(FormEnum)]` enum",
-    note = "flatten the nested value into separate fields of this form, or make `{Self}` a unit-only enum with `#[derive(rmcp_guard::FormEnum)]`"
+    label = "not a String, bool, number, a `#[derive(FormEnum)]` enum, a `Vec` of one, or an Option of those",
+    note = "flatten the nested value into separate fields of this form, or offer choices: a unit-only enum with `#[derive(rmcp_guard::FormEnum)]`, or a `Vec` of one for a multi-select"
 )]
 pub trait FieldValue: Sized {
     /// The offered choices, for single-choice enum fields.
@@ -474,6 +514,37 @@ impl<E: FormEnum> FieldValue for E {
 
     fn to_json(&self) -> Value {
         json!(self.as_wire())
+    }
+}
+
+/// A multi-select: the distinct choices the human picked, in the order the client sent them.
+impl<E: FormEnum> FieldValue for Vec<E> {
+    fn __guard_only_flat_kinds(_: crate::seal::FlatKind) {}
+
+    const CHOICES: &'static [EnumValue] = E::VALUES;
+
+    fn from_field(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String> {
+        let Some(Value::Array(items)) = value.filter(|v| !v.is_null()) else {
+            return match value.filter(|v| !v.is_null()) {
+                None => Ok(Vec::new()),
+                Some(_) => Err(format!("`{}` must be a list of choices", field.name)),
+            };
+        };
+        items
+            .iter()
+            .map(|item| {
+                item.as_str().and_then(E::from_wire).ok_or_else(|| {
+                    format!(
+                        "`{}` holds a value that is not one of the offered choices",
+                        field.name
+                    )
+                })
+            })
+            .collect()
+    }
+
+    fn to_json(&self) -> Value {
+        json!(self.iter().map(E::as_wire).collect::<Vec<_>>())
     }
 }
 

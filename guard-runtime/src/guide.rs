@@ -7,6 +7,10 @@ pub mod destructive {
     #![doc = include_str!("../docs/destructive.md")]
 }
 
+pub mod ask {
+    #![doc = include_str!("../docs/ask.md")]
+}
+
 pub mod call_flow {
     #![doc = include_str!("../docs/call_flow.md")]
 }

@@ -75,6 +75,7 @@
 extern crate self as rmcp_guard;
 
 mod allowlist;
+mod answered;
 #[cfg(feature = "approval")]
 pub mod approval;
 mod args;
@@ -124,6 +125,7 @@ pub mod honesty;
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 
+pub use answered::Answered;
 pub use args::ToolArgs;
 pub use confirmed::Confirmed;
 pub use entry::exposed;
@@ -141,7 +143,7 @@ pub use preview::Preview;
 #[doc(no_inline)]
 pub use rmcp;
 pub use rmcp_guard_macros::{
-    Form, FormEnum, ToolArgs, confirm, destructive, idempotent, operations, prepare, read_only,
+    Form, FormEnum, ToolArgs, ask, confirm, destructive, idempotent, operations, prepare, read_only,
 };
 pub use secret::Secret;
 pub use validate::visible_len;

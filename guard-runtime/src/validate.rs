@@ -14,7 +14,7 @@ use unicode_general_category::{GeneralCategory, get_general_category};
 use unicode_normalization::UnicodeNormalization;
 
 use crate::{
-    form::{FieldKind, FieldSpec, FormSpec, Format},
+    form::{EnumValue, FieldKind, FieldSpec, FormSpec, Format},
     person::{is_default_ignorable, is_invisible},
 };
 
@@ -134,19 +134,56 @@ fn check_value(field: &FieldSpec, value: &Value) -> Result<(), String> {
                 .ok_or_else(|| format!("`{name}` must be a number, not {value}"))?;
             check_range(name, n, *minimum, *maximum)
         }
-        FieldKind::Enum { values } => {
-            let text = value.as_str().unwrap_or_default();
-            if values.iter().any(|v| v.value == text) && value.is_string() {
+        FieldKind::Enum { values } | FieldKind::LegacyEnum { values } => {
+            if is_member(values, value) {
                 Ok(())
             } else {
-                let allowed: Vec<_> = values.iter().map(|v| v.value).collect();
                 Err(format!(
                     "`{name}` must be one of {}, not {value}",
-                    allowed.join(", ")
+                    allowed(values)
                 ))
             }
         }
+        FieldKind::MultiEnum { values } => {
+            let items = value.as_array().ok_or_else(|| {
+                format!(
+                    "`{name}` must be a list of choices from {}, not {value}",
+                    allowed(values)
+                )
+            })?;
+            if let Some(item) = items.iter().find(|item| !is_member(values, item)) {
+                return Err(format!(
+                    "`{name}` may hold only {}, not {item}",
+                    allowed(values)
+                ));
+            }
+            match items
+                .iter()
+                .enumerate()
+                .find(|(i, item)| items[..*i].contains(item))
+            {
+                Some((_, twice)) => Err(format!(
+                    "`{name}` lists {twice} twice; pick each choice once"
+                )),
+                None => Ok(()),
+            }
+        }
     }
+}
+
+/// Whether `value` is the wire value of one of `values` (a string, not a look-alike number).
+fn is_member(values: &[EnumValue], value: &Value) -> bool {
+    value
+        .as_str()
+        .is_some_and(|text| values.iter().any(|v| v.value == text))
+}
+
+fn allowed(values: &[EnumValue]) -> String {
+    values
+        .iter()
+        .map(|v| v.value)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn check_range(

@@ -155,3 +155,103 @@ fn type_bounds_are_enforced_even_without_declared_range() {
     assert!(rmcp_guard::validate::validate(Small::SPEC, Some(&json!([7]))).is_err());
     assert!(rmcp_guard::validate::validate(Small::SPEC, None).is_err());
 }
+
+/// Every spelling of a choice the elicitation spec defines (SEP-1330), as the official
+/// conformance suite reads them.
+#[derive(Debug, Form)]
+struct Choices {
+    /// A multi-select of untitled values: `items.enum`.
+    tags: Vec<Plain>,
+    /// A multi-select of titled values: `items.anyOf` of `const`/`title`.
+    levels: Option<Vec<Level>>,
+    /// The legacy titled single choice: `enum` with `enumNames`.
+    #[form(enum_names, default = "URGENT")]
+    legacy: Level,
+}
+
+#[test]
+fn choices_are_spelled_as_the_spec_defines_them() {
+    let expected = json!({
+        "type": "object",
+        "properties": {
+            "tags": {
+                "type": "array",
+                "description": "A multi-select of untitled values: `items.enum`.",
+                "items": {"type": "string", "enum": ["low", "high_priority"]},
+            },
+            "levels": {
+                "type": "array",
+                "description": "A multi-select of titled values: `items.anyOf` of `const`/`title`.",
+                "items": {"anyOf": [{"const": "standard", "title": "Standard"}, {"const": "URGENT", "title": "Urgent"}]},
+            },
+            "legacy": {
+                "type": "string",
+                "description": "The legacy titled single choice: `enum` with `enumNames`.",
+                "enum": ["standard", "URGENT"],
+                "enumNames": ["Standard", "Urgent"],
+                "default": "URGENT",
+            },
+        },
+        "required": ["tags"],
+    });
+    assert_eq!(schema::<Choices>(), expected);
+    for field in Choices::SPEC.fields {
+        let fragment = field.schema();
+        let typed: rmcp::model::PrimitiveSchemaDefinition =
+            serde_json::from_value(fragment.clone()).unwrap();
+        assert_eq!(
+            serde_json::to_value(typed).unwrap(),
+            fragment,
+            "{}",
+            field.name
+        );
+    }
+}
+
+#[test]
+fn multi_selects_take_distinct_offered_values_only() {
+    let valid = |content: &Value| {
+        rmcp_guard::validate::validate(Choices::SPEC, Some(content))
+            .cloned()
+            .map_err(|problems| problems.join("\n"))
+    };
+    let object = valid(&json!({"tags": ["high_priority", "low"], "levels": ["URGENT"]})).unwrap();
+    let form = Choices::from_valid(&object).unwrap();
+    assert_eq!(form.tags, [Plain::HighPriority, Plain::Low]);
+    assert_eq!(form.levels, Some(vec![Level::Urgent]));
+    assert_eq!(form.legacy, Level::Urgent, "absent field takes its default");
+    assert_eq!(
+        Value::Object(form.to_content())["tags"],
+        json!(["high_priority", "low"])
+    );
+    assert!(
+        valid(&json!({"tags": []})).is_ok(),
+        "picking none is an answer"
+    );
+
+    for (content, needle) in [
+        (
+            json!({"tags": ["low", "low"]}),
+            "`tags` lists \"low\" twice",
+        ),
+        (
+            json!({"tags": ["low", "medium"]}),
+            "`tags` may hold only low, high_priority, not \"medium\"",
+        ),
+        (json!({"tags": ["LOW"]}), "may hold only"),
+        (json!({"tags": [1]}), "may hold only"),
+        (json!({"tags": "low"}), "`tags` must be a list of choices"),
+        (json!({"tags": [["low"]]}), "may hold only"),
+        (json!({"levels": ["standard"]}), "`tags` is required"),
+        (
+            json!({"tags": [], "legacy": "Urgent"}),
+            "`legacy` must be one of standard, URGENT",
+        ),
+    ] {
+        let problems = valid(&content).unwrap_err();
+        assert!(
+            problems.contains(needle),
+            "{content}: missing {needle:?} in {problems}"
+        );
+    }
+}

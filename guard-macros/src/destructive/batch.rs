@@ -26,7 +26,7 @@ pub(super) fn check_options(cx: &Ctxt, o: &Options, batch: Span) {
     if o.target.is_some() {
         other("`target` (nothing is retyped)");
     }
-    if o.validate.is_some() {
+    if o.asking.validate.is_some() {
         other("`validate` (guard checks the picks against the items it offered)");
     }
     if o.approve.is_some() || o.approvers.is_some() || o.secret.is_some() {
@@ -57,7 +57,7 @@ pub(super) fn max_items_value(cx: &Ctxt, opt: &Opt) -> Option<(u64, Span)> {
 
 /// A batch handler takes the `Picked` proof, not `Confirmed`.
 pub(super) fn check_shape(cx: &Ctxt, f: &ImplItemFn, shape: &Shape) {
-    if let Some((_, ty, _)) = &shape.confirmed {
+    if let Some((_, ty, _)) = &shape.proof {
         cx.error_spanned_by(ty, "a `batch` tool's handler takes `picked: rmcp_guard::batch::Picked`, not `Confirmed<_>`: the human picks items rather than filling a form");
     } else if shape.picked.is_none() {
         cx.error_spanned_by(

@@ -19,6 +19,7 @@ use rmcp::model::{JsonObject, RequestStateError};
 use serde_json::Value;
 
 use crate::{
+    answered::Answered,
     confirmed::Confirmed,
     error::{ToolError, codes},
     form::Form,
@@ -215,8 +216,37 @@ impl<'g, F: Form> Flow<'g, F> {
             spec,
             secret,
         } = accepted;
-        // The last check before the body runs: a call the client cancelled (or whose
-        // connection closed) after the human answered must not reach its effect.
+        self.still_asked_by(spec)?;
+        match again {
+            Ok(Preview::Effect(now)) if now == confirmed => {
+                self.seen().answer = Some(crate::form::redacted(&form));
+                self.commit_accepted().await?;
+                Ok(Confirmed::new(
+                    form,
+                    now.target().to_owned(),
+                    self.trace_id.clone(),
+                    secret,
+                ))
+            }
+            Ok(_) => Err(self.refuse(Outcome::StateChanged, state_changed(confirmed.target()))),
+            Err(error) => Err(self.refuse(Outcome::PreviewFailed, error)),
+        }
+    }
+
+    /// Steps 8 and 9 of an `#[ask]` tool, which has no effect to re-check: the answer must be
+    /// this tool's and the call still wanted; the answer is committed to the audit log before
+    /// the handler sees it, as a confirmation is.
+    pub async fn answered(&self, accepted: Accepted<F>) -> Step<Answered<F>> {
+        self.still_asked_by(accepted.spec)?;
+        self.seen().answer = Some(crate::form::redacted(&accepted.form));
+        self.commit_accepted().await?;
+        Ok(Answered::new(accepted.form, self.trace_id.clone()))
+    }
+
+    /// The last checks before a handler runs: a call the client cancelled (or whose connection
+    /// closed) after the human answered must not reach it, and an answer given to another
+    /// tool's question never does.
+    fn still_asked_by(&self, spec: &'static ToolSpec) -> Step<()> {
         if self.call.request.ct.is_cancelled() {
             return Err(self.cancelled_by_client());
         }
@@ -233,20 +263,7 @@ impl<'g, F: Form> Flow<'g, F> {
                 ),
             ));
         }
-        match again {
-            Ok(Preview::Effect(now)) if now == confirmed => {
-                self.seen().answer = Some(crate::form::redacted(&form));
-                self.commit_accepted().await?;
-                Ok(Confirmed::new(
-                    form,
-                    now.target().to_owned(),
-                    self.trace_id.clone(),
-                    secret,
-                ))
-            }
-            Ok(_) => Err(self.refuse(Outcome::StateChanged, state_changed(confirmed.target()))),
-            Err(error) => Err(self.refuse(Outcome::PreviewFailed, error)),
-        }
+        Ok(())
     }
 }
 

@@ -64,6 +64,21 @@ pub const fn assert_roles(form: &crate::form::FormSpec, kind: ConfirmKind) {
     }
 }
 
+/// An `#[ask]` form's roles: no retyped target (there is none to compare it with), and the
+/// checkbox rules every form keeps.
+pub const fn assert_ask_roles(form: &crate::form::FormSpec) {
+    let mut i = 0;
+    while i < form.fields.len() {
+        if matches!(form.fields[i].role, crate::form::FieldRole::ConfirmText) && !form.fallback {
+            panic!(
+                "an `#[ask]` form cannot have a `#[form(confirm_text)]` field: there is no target to compare what the human types with. Remove the field, or make the tool `#[destructive(confirm = \"type_to_confirm\", target = <argument>)]`"
+            );
+        }
+        i += 1;
+    }
+    assert_roles(form, ConfirmKind::Form);
+}
+
 /// Fails the build when the `type_to_confirm` target `target` is a field the model may
 /// leave out: serde would fill it with `""`, and an empty answer would then match it.
 pub const fn assert_target_required(defaulted: &[&str], target: &str) {
@@ -177,6 +192,31 @@ where
     F: core::future::Future<Output = Result<crate::preview::Preview, crate::error::ToolError>>,
 {
     preview(server)
+}
+
+/// Calls an `#[ask]` tool's `question`: `fn(&self, &Args) -> String`, the text the human
+/// reads above the form.
+pub fn question<'a, S: ?Sized, A, Q>(question: Q, server: &'a S, args: &'a A) -> String
+where
+    Q: FnOnce(&'a S, &'a A) -> String,
+{
+    question(server, args)
+}
+
+/// Calls the `question` of an `#[ask]` tool without arguments: `fn(&self) -> String`.
+pub fn question_no_args<'a, S: ?Sized, Q>(question: Q, server: &'a S) -> String
+where
+    Q: FnOnce(&'a S) -> String,
+{
+    question(server)
+}
+
+/// What an `#[ask]` tool shows the human: its question, as the effect the flow records.
+pub fn asked(
+    name: &'static str,
+    question: String,
+) -> Result<crate::preview::Preview, crate::error::ToolError> {
+    Ok(crate::preview::Preview::effect(name, question))
 }
 
 /// The key field of a keyed tool's arguments, as text.

@@ -19,8 +19,8 @@ mod server {
 
     use ::rmcp_guard::forms::Checkbox;
     use ::rmcp_guard::{
-        Confirmed, Form, FormEnum, Guard, Guarded, Preview, ToolArgs, ToolError, destructive,
-        read_only,
+        Answered, Confirmed, Form, FormEnum, Guard, Guarded, Preview, ToolArgs, ToolError, ask,
+        destructive, read_only,
     };
     use ::rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
     use ::rmcp_guard::batch::{Batch, Item, Picked, Report};
@@ -67,6 +67,20 @@ mod server {
         pub ratio: f64,
     }
 
+    #[derive(Debug, Form)]
+    pub struct LevelPick {
+        pub levels: ::std::vec::Vec<Level>,
+        #[form(enum_names)]
+        pub main: Option<Level>,
+    }
+
+    fn some_levels(form: &LevelPick) -> Result<(), String> {
+        if form.levels.is_empty() {
+            return Result::Err(::std::string::ToString::to_string("pick one"));
+        }
+        Result::Ok(())
+    }
+
     fn rules(form: &DeployConfig) -> Result<(), String> {
         if form.level == Level::Urgent && form.contact.is_none() {
             return Result::Err(::std::string::ToString::to_string("urgent needs a contact"));
@@ -80,6 +94,10 @@ mod server {
                 ::std::clone::Clone::clone(&args.service),
                 "Deploy",
             ))
+        }
+
+        fn which_levels(&self, args: &DeployArgs) -> String {
+            ::std::format!("Levels for {}?", args.service)
         }
 
         async fn preview_purge(&self) -> Result<Preview, ToolError> {
@@ -134,6 +152,18 @@ mod server {
                 .await
         }
 
+        /// Ask which levels apply.
+        #[ask(question = Self::which_levels, message = "Levels", validate = some_levels)]
+        #[tool]
+        async fn pick_levels(
+            &self,
+            Parameters(args): Parameters<DeployArgs>,
+            answered: Answered<LevelPick>,
+        ) -> Result<String, ToolError> {
+            let _ = answered.levels.len();
+            Result::Ok(args.service)
+        }
+
         /// Count things.
         #[read_only]
         #[tool]
@@ -151,5 +181,5 @@ fn main() {
     let router = server::S::tool_router();
     let mut names: Vec<_> = router.list_all().into_iter().map(|t| t.name).collect();
     names.sort();
-    assert_eq!(names, ["count", "deploy", "evict", "purge"]);
+    assert_eq!(names, ["count", "deploy", "evict", "pick_levels", "purge"]);
 }
