@@ -32,7 +32,7 @@ RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="--cfg docsrs -D warnings" \
 echo "== cargo publish --workspace --dry-run (packages and builds what crates.io would get)"
 cargo publish --workspace --dry-run --allow-dirty
 echo "== build the example binaries (the process tests drive them)"
-cargo build -p safe-ops -p order-cancel -p incident-lab -p minimal
+cargo build -p safe-ops -p order-cancel -p incident-lab -p minimal -p conformance
 echo "== headless Chromium for the approval-page browser tests"
 scripts/chromium.sh
 echo "== the pinned MCP conformance suite (and the Node.js 22 it runs on)"

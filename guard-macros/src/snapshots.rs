@@ -15,8 +15,10 @@ const CASES: &[&str] = &[
     "destructive/pass/checkbox.rs",
     "destructive/pass/type_to_confirm_custom_form.rs",
     "destructive/pass/no_parameters.rs",
+    "ask/pass/ask.rs",
     "batch/pass/pick_items.rs",
     "form/pass/all_kinds.rs",
+    "form/pass/choices.rs",
     "idempotency_key/pass/keyed.rs",
     "operations/pass/one_op.rs",
     "read_only/pass/read_only.rs",
@@ -105,6 +107,8 @@ fn expand_member(member: ImplItem) -> Vec<ImplItem> {
     };
     let expanded = if let Some(attr) = take(&mut f.attrs, "destructive") {
         crate::destructive::expand(attr, f)
+    } else if let Some(attr) = take(&mut f.attrs, "ask") {
+        crate::ask::expand(attr, f)
     } else if let Some(attr) = take(&mut f.attrs, "read_only") {
         crate::read_only::expand(attr, f)
     } else if let Some(attr) = take(&mut f.attrs, "idempotent") {

@@ -44,6 +44,7 @@
 //! The reference, one page per topic, in [`guide`]:
 //!
 //! - writing guarded tools: [`#[destructive]`](guide::destructive),
+//!   [`#[ask]`](guide::ask) (input from the human, no destructive effect),
 //!   [the call flow](guide::call_flow), [forms and arguments](guide::forms),
 //!   [what fails to compile](guide::compile_errors), [honest annotations](guide::annotations);
 //! - other kinds of write: [two-phase operations](guide::two_phase),
@@ -57,8 +58,9 @@
 //!
 //! # Where things are
 //!
-//! - The macros: [`destructive`], [`read_only`], [`idempotent`], [`operations`] (with
-//!   [`prepare`] and [`confirm`]), and the derives [`Form`](derive@Form),
+//! - The macros: [`destructive`], [`ask`] (whose handler takes an [`Answered`] form),
+//!   [`read_only`], [`idempotent`], [`operations`] (with [`prepare`] and [`confirm`]), and the
+//!   derives [`Form`](derive@Form),
 //!   [`FormEnum`](derive@FormEnum) and [`ToolArgs`](derive@ToolArgs).
 //! - [`batch`]: batch tools, where the human picks which matched items the effect touches.
 //! - [`Guard`]: the server-wide configuration every guarded tool reads through [`Guarded`].

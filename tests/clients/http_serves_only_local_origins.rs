@@ -10,9 +10,10 @@ use std::{
 
 use crate::support::stdio::safe_ops_bin;
 
-struct Server {
+/// `safe-ops --http` on a free loopback port, stopped when dropped.
+pub(crate) struct Server {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
     _dir: tempfile::TempDir,
 }
 
@@ -23,7 +24,7 @@ impl Drop for Server {
     }
 }
 
-fn start() -> Server {
+pub(crate) fn start() -> Server {
     let port = TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

@@ -1,10 +1,10 @@
 //! The guarantees as a user meets them: the example binaries driven by real third-party
-//! clients (the Python and TypeScript MCP SDKs, the MCP Inspector CLI), over streamable HTTP,
-//! across restarts, through the approval page in headless Chromium, and the README's
-//! quickstart and recipes. These tests need Python, Node and Chromium (installed by
-//! `scripts/python-venv.sh`, `scripts/node-deps.sh`, `scripts/inspector-deps.sh` and
-//! `scripts/chromium.sh`), and fail, never skip, without them. `tests/README.md` maps each
-//! guarantee to its tests.
+//! clients (the Python and TypeScript MCP SDKs, the MCP Inspector CLI, the official MCP
+//! conformance suite), over streamable HTTP, across restarts, through the approval page in
+//! headless Chromium, and the README's quickstart and recipes. These tests need Python, Node
+//! and Chromium (installed by `scripts/python-venv.sh`, `scripts/node-deps.sh`,
+//! `scripts/inspector-deps.sh`, `scripts/conformance-deps.sh` and `scripts/chromium.sh`), and
+//! fail, never skip, without them. `tests/README.md` maps each guarantee to its tests.
 
 // Shared by the three test binaries, each of which uses only part of it.
 #[allow(dead_code, unused_macros)]
@@ -15,6 +15,7 @@ mod support;
 mod approval_holds_across_mrtr_retries;
 mod approval_needs_two_other_people;
 mod approvers_are_who_they_say;
+mod conformance_suite_passes;
 mod http_serves_only_local_origins;
 mod production_deploys_need_two_approvals;
 mod python_sdk_drives_the_examples;
