@@ -639,6 +639,12 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
         .map(|p| tool_attr::routed_name(&p.f))
         .collect();
     let hints = tool_attr::read_only_hints();
+    let lookup = tool_attr::guard_arguments(
+        rt,
+        &format_ident!("__guard_operation"),
+        quote!(#RESULT_TOOL),
+        quote!(""),
+    );
     let mut result: ImplItemFn = syn::parse_quote! {
         #[#rmcp::tool(
             name = #RESULT_TOOL,
@@ -647,9 +653,11 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
         )]
         async fn #result_fn(
             &self,
-            __guard_operation: #rmcp::handler::server::wrapper::Parameters<#rt::ops::OperationRef>,
+            __guard_operation: #rt::__private::GuardArguments<#rt::ops::OperationRef>,
         ) -> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData> {
             #rt::__private::assert_guarded::<Self>();
+            // Taken raw and deserialised by guard: a wrong shape is guard's refusal.
+            #lookup
             #rt::__private::get_operation_result(#rt::Guarded::guard(self), __guard_operation, &[#(#prepare_tools),*]).await
         }
     };

@@ -1,7 +1,7 @@
 //! Arguments of the wrong shape (a missing field, a wrong type, an unknown field the type
-//! denies) reach guard, not rmcp's deserialiser: a guarded tool, a two-phase tool and a keyed
-//! tool each answer guard's `INVALID_INPUT` with a trace id, write an audit record, and run
-//! nothing, on both protocol eras.
+//! denies) reach guard, not rmcp's deserialiser: a guarded tool, a two-phase tool (and
+//! `get_operation_result`) and a keyed tool each answer guard's `INVALID_INPUT` with a trace
+//! id, write an audit record, and run nothing, on both protocol eras.
 
 use crate::support::*;
 use rmcp::model::ProtocolVersion;
@@ -97,6 +97,11 @@ async fn two_phase_and_keyed_tools_refuse_malformed_arguments_and_store_nothing(
         (
             "confirm_order_cancel",
             json!({"operation_id": unknown_operation, "force": true}),
+        ),
+        ("get_operation_result", json!({})),
+        (
+            "get_operation_result",
+            json!({"operation_id": unknown_operation, "verbose": true}),
         ),
         (
             "open_ticket",

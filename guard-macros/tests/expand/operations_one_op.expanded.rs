@@ -200,7 +200,7 @@ impl S {
     )]
     async fn __guard_get_operation_result_of_prepare_cancel(
         &self,
-        __guard_operation: ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<
+        __guard_operation: ::rmcp_guard::__private::GuardArguments<
             ::rmcp_guard::ops::OperationRef,
         >,
     ) -> ::core::result::Result<
@@ -208,6 +208,21 @@ impl S {
         ::rmcp_guard::__private::rmcp::ErrorData,
     > {
         ::rmcp_guard::__private::assert_guarded::<Self>();
+        let __guard_operation = ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters(
+            match ::rmcp_guard::__private::arguments(
+                    ::rmcp_guard::Guarded::guard(self),
+                    "get_operation_result",
+                    "",
+                    __guard_operation,
+                )
+                .await
+            {
+                ::core::result::Result::Ok(args) => args,
+                ::core::result::Result::Err(done) => {
+                    return ::core::result::Result::Ok(*done);
+                }
+            },
+        );
         ::rmcp_guard::__private::get_operation_result(
                 ::rmcp_guard::Guarded::guard(self),
                 __guard_operation,
