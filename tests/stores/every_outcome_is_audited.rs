@@ -226,8 +226,8 @@ fn a_story_that_ends_at_the_confirmation_says_the_outcome_is_missing() {
 }
 
 /// safe-ops as a server keeps a persisted log by default, under its data directory
-/// (`$XDG_DATA_HOME/safe-ops/audit.db`), beside its stderr mirror: every outcome of the
-/// session is a record there, and the log verifies, read-only, as `guard-audit verify` reads it.
+/// (`$XDG_DATA_HOME/safe-ops/audit.db`), beside its stderr mirror: every outcome of its
+/// calls is a record there, and the log verifies, read-only, as `guard-audit verify` reads it.
 #[test]
 fn safe_ops_keeps_a_verifiable_log_under_its_data_directory() {
     let dir = tempfile::tempdir().unwrap();
