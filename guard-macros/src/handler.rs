@@ -219,15 +219,23 @@ pub fn rewrite(
             continue;
         }
         let binding = format_ident!("__guard_p{}", i);
-        out.params.push(quote!(#binding: #ty));
-        if matches!(&shape.params, Some((at, _, _)) if *at == i) {
+        if let Some((at, _, args_ty)) = &shape.params
+            && *at == i
+        {
+            // Taken raw and deserialised by the flow: a wrong shape is guard's refusal.
+            out.params
+                .push(quote!(#binding: #private::GuardArguments<#args_ty>));
             out.unpack = quote! {
-                let #rmcp::handler::server::wrapper::Parameters(__guard_args) = #binding;
+                let __guard_args = match __guard_flow.arguments(#binding) {
+                    ::core::result::Result::Ok(args) => args,
+                    ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+                };
             };
             out.rebind.push(
                 quote!(let #pat: #ty = #rmcp::handler::server::wrapper::Parameters(__guard_args);),
             );
         } else {
+            out.params.push(quote!(#binding: #ty));
             out.asserts
                 .push(quote_spanned!(ty.span()=> #private::assert_extractor::<#ty>();));
             out.rebind.push(quote!(let #pat: #ty = #binding;));

@@ -162,6 +162,7 @@ fn generate(f: &ImplItemFn, opts: &Opts, rt: &TokenStream) -> Vec<ImplItem> {
     let mut forward = Vec::new();
     let mut asserts = Vec::new();
     let mut args = None;
+    let mut unpack = TokenStream::new();
     for (i, pt) in typed_args(f) {
         if is_named(&pt.ty, "Keyed") {
             forward.push(quote!(&mut __guard_keyed));
@@ -174,7 +175,14 @@ fn generate(f: &ImplItemFn, opts: &Opts, rt: &TokenStream) -> Vec<ImplItem> {
             quote_spanned!(ty.span()=> #rt::__private::assert_parameters::<#ty, #inner_ty>();),
         );
         args = Some((binding.clone(), inner_ty.span()));
-        params.push(quote!(#binding: #ty));
+        // Taken raw and deserialised by guard: a wrong shape is guard's refusal.
+        params.push(quote!(#binding: #rt::__private::GuardArguments<#inner_ty>));
+        unpack = tool_attr::guard_arguments(
+            rt,
+            &binding,
+            quote!(__GUARD_SPEC.tool),
+            quote!(__GUARD_SPEC.tool),
+        );
         forward.push(quote!(#binding));
     }
     let (args, args_span) = args.expect("checked");
@@ -212,6 +220,7 @@ fn generate(f: &ImplItemFn, opts: &Opts, rt: &TokenStream) -> Vec<ImplItem> {
         };
         #rt::__private::assert_guarded::<Self>();
         #(#asserts)*
+        #unpack
         let mut __guard_keyed = match #rt::ops::Keyed::begin(
             #rt::Guarded::guard(self),
             __GUARD_SPEC,

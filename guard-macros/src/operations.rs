@@ -496,6 +496,7 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
         };
         let mut params = Vec::new();
         let mut forward = Vec::new();
+        let mut unpack = Vec::new();
         let payload = p.payload.as_ref().expect("checked");
         let at_payload = krate::respan(rt.clone(), payload.span());
         let mut asserts = vec![
@@ -512,8 +513,17 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
                 asserts.push(
                     quote_spanned!(ty.span()=> #rt::__private::assert_parameters::<#ty, #args>();),
                 );
+                // Taken raw and deserialised by guard: a wrong shape is guard's refusal.
+                params.push(quote!(#binding: #rt::__private::GuardArguments<#args>));
+                unpack.push(tool_attr::guard_arguments(
+                    rt,
+                    &binding,
+                    quote!(__GUARD_SPEC.tool),
+                    quote!(__GUARD_SPEC.op),
+                ));
+            } else {
+                params.push(quote!(#binding: #ty));
             }
-            params.push(quote!(#binding: #ty));
             forward.push(quote!(#binding));
         }
         let mut tool_fn = p.f.clone();
@@ -531,6 +541,7 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
             };
             #rt::__private::assert_guarded::<Self>();
             #(#asserts)*
+            #(#unpack)*
             let mut __guard_prepare = match #rt::ops::Prepare::begin(#rt::Guarded::guard(self), __GUARD_SPEC).await {
                 ::core::result::Result::Ok(prepare) => prepare,
                 ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
@@ -574,9 +585,15 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
             syn::ReturnType::Type(_, ty) => quote!(#ty),
         };
         let stmts = &c.f.block.stmts;
+        let operation = tool_attr::guard_arguments(
+            rt,
+            &format_ident!("__guard_operation"),
+            quote!(__GUARD_SPEC.tool),
+            quote!(__GUARD_SPEC.op),
+        );
         let mut tool_fn = c.f.clone();
         let receiver = tool_fn.sig.inputs.first().cloned();
-        tool_fn.sig.inputs = syn::parse_quote!(#receiver, __guard_operation: #rmcp::handler::server::wrapper::Parameters<#rt::ops::OperationRef>);
+        tool_fn.sig.inputs = syn::parse_quote!(#receiver, __guard_operation: #rt::__private::GuardArguments<#rt::ops::OperationRef>);
         tool_fn.sig.output = syn::parse_quote!(-> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData>);
         tool_fn.block = syn::parse_quote!({
             const __GUARD_SPEC: &#rt::__private::ConfirmSpec = &#rt::__private::ConfirmSpec {
@@ -586,6 +603,8 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
                 scopes: &[#(#scopes),*],
             };
             #rt::__private::assert_guarded::<Self>();
+            // Taken raw and deserialised by guard: a wrong shape is guard's refusal.
+            #operation
             let mut __guard_approved = match #rt::__private::lock_and_recheck::<Self, #prepared>(
                 #rt::Guarded::guard(self),
                 __GUARD_SPEC,
@@ -620,6 +639,12 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
         .map(|p| tool_attr::routed_name(&p.f))
         .collect();
     let hints = tool_attr::read_only_hints();
+    let lookup = tool_attr::guard_arguments(
+        rt,
+        &format_ident!("__guard_operation"),
+        quote!(#RESULT_TOOL),
+        quote!(""),
+    );
     let mut result: ImplItemFn = syn::parse_quote! {
         #[#rmcp::tool(
             name = #RESULT_TOOL,
@@ -628,9 +653,11 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
         )]
         async fn #result_fn(
             &self,
-            __guard_operation: #rmcp::handler::server::wrapper::Parameters<#rt::ops::OperationRef>,
+            __guard_operation: #rt::__private::GuardArguments<#rt::ops::OperationRef>,
         ) -> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData> {
             #rt::__private::assert_guarded::<Self>();
+            // Taken raw and deserialised by guard: a wrong shape is guard's refusal.
+            #lookup
             #rt::__private::get_operation_result(#rt::Guarded::guard(self), __guard_operation, &[#(#prepare_tools),*]).await
         }
     };

@@ -75,8 +75,15 @@ pub fn route(f: &ImplItemFn) -> (String, Span) {
 /// an explicit `input_schema`, else the `Parameters<T>` parameter's, else an empty object.
 pub fn claim(f: &mut ImplItemFn, rt: &TokenStream) {
     let name = routed_name(f);
+    // The schema of the arguments, whether rmcp (`Parameters<T>`) or guard
+    // (`GuardArguments<T>`, in the methods guard generates) deserialises them.
     let params = f.sig.inputs.iter().find_map(|arg| match arg {
-        FnArg::Typed(pt) if ty::arg_of(&pt.ty, "Parameters").is_some() => Some(pt.ty.clone()),
+        FnArg::Typed(pt) if ty::arg_of(&pt.ty, "Parameters").is_some() => {
+            let params = &pt.ty;
+            Some(quote!(#params))
+        }
+        FnArg::Typed(pt) => ty::arg_of(&pt.ty, "GuardArguments")
+            .map(|args| quote!(#rt::__private::rmcp::handler::server::wrapper::Parameters<#args>)),
         _ => None,
     });
     let Some(tool) = f.attrs.iter_mut().find(|a| is_attr(a, "tool")) else {
@@ -208,4 +215,23 @@ pub fn confirm_hints() -> proc_macro2::TokenStream {
         destructive_hint = true,
         idempotent_hint = true
     )
+}
+
+/// Rebinds `binding` (the `GuardArguments<T>` a two-phase or keyed tool takes) as rmcp's
+/// `Parameters<T>` for the author's handler, once guard deserialised it: a wrong shape ends
+/// the call there with guard's refusal, audited for `tool` and `op`.
+pub fn guard_arguments(
+    rt: &TokenStream,
+    binding: &syn::Ident,
+    tool: TokenStream,
+    op: TokenStream,
+) -> TokenStream {
+    quote! {
+        let #binding = #rt::__private::rmcp::handler::server::wrapper::Parameters(
+            match #rt::__private::arguments(#rt::Guarded::guard(self), #tool, #op, #binding).await {
+                ::core::result::Result::Ok(args) => args,
+                ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+            },
+        );
+    }
 }

@@ -3,6 +3,37 @@
 use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::path::PathBuf;
 
+/// A guarded tool's arguments as the call carries them, deserialised by guard rather than
+/// by rmcp's `Parameters`: an argument of the wrong shape (a missing field, a wrong type, an
+/// unknown field the type denies) then ends the call with guard's `INVALID_INPUT`, a trace
+/// id and an audit record, where rmcp would answer with its raw error before guard runs.
+/// The macros' expansions take it in place of the author's `Parameters<T>`.
+#[doc(hidden)]
+pub struct GuardArguments<T>(Result<T, String>);
+
+impl<T> GuardArguments<T> {
+    /// The arguments, or what was wrong with their shape.
+    pub fn parsed(self) -> Result<T, String> {
+        self.0
+    }
+}
+
+impl<S, T: serde::de::DeserializeOwned>
+    rmcp::handler::server::common::FromContextPart<
+        rmcp::handler::server::tool::ToolCallContext<'_, S>,
+    > for GuardArguments<T>
+{
+    /// Never refuses: the shape is judged by the tool, which audits and answers.
+    fn from_context_part(
+        context: &mut rmcp::handler::server::tool::ToolCallContext<'_, S>,
+    ) -> Result<Self, rmcp::ErrorData> {
+        let raw = context.arguments.clone().unwrap_or_default();
+        Ok(Self(
+            serde_json::from_value(serde_json::Value::Object(raw)).map_err(|e| e.to_string()),
+        ))
+    }
+}
+
 /// Arguments the model fills in. `#[derive(ToolArgs)]` rejects, at compile time, fields that
 /// would let the model confirm on the human's behalf (`confirmed`, `force`, `skip_prompt`, …)
 /// or claim an identity (`user_id`, `tenant`, `owner`, …): identity comes from trusted

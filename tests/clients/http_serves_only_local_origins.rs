@@ -37,6 +37,7 @@ pub(crate) fn start() -> Server {
         .arg("--db")
         .arg(dir.path().join("ops.db"))
         .env("XDG_CONFIG_HOME", dir.path())
+        .env("XDG_DATA_HOME", dir.path())
         .arg("--http")
         .arg(format!("127.0.0.1:{port}"))
         .stdin(Stdio::null())
@@ -122,6 +123,7 @@ fn http_refuses_a_non_loopback_address() {
         .arg("--db")
         .arg(dir.path().join("ops.db"))
         .env("XDG_CONFIG_HOME", dir.path())
+        .env("XDG_DATA_HOME", dir.path())
         .args(["--http", "0.0.0.0:0"])
         .output()
         .expect("safe-ops runs");

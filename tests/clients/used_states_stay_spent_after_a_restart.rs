@@ -30,8 +30,9 @@ async fn boot(world: &World) -> (Client, u32) {
         .arg(&world.db)
         .env_remove("GUARD_ALLOWLIST")
         .env_remove("GUARD_READ_ONLY")
-        // The default allowlist is the user's: this test's, not the machine's.
+        // The default allowlist and audit log are the user's: this test's, not the machine's.
         .env("XDG_CONFIG_HOME", &world.base)
+        .env("XDG_DATA_HOME", &world.base)
         .env("GUARD_HMAC_KEY", KEY)
         .env("RUST_LOG", "warn");
     let (transport, _) = TokioChildProcess::builder(command)

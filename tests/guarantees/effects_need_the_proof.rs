@@ -437,18 +437,11 @@ mod forged_rounds {
             let context = claim_mrtr(&context);
             let mut arguments = JsonObject::new();
             arguments.insert("cache".into(), json!("thumbnails"));
-            let args = || {
-                Parameters(WipeArgs {
-                    cache: "thumbnails".into(),
-                })
-            };
             let first = CallToolRequestParams::new("wipe").with_arguments(arguments.clone());
-            let call = GuardCall::from_context_part(&mut ToolCallContext::new(
-                self,
-                first,
-                context.clone(),
-            ))?;
-            let asked = self.wipe(call, args()).await?;
+            let mut parts = ToolCallContext::new(self, first, context.clone());
+            let call = GuardCall::from_context_part(&mut parts)?;
+            let args = rmcp_guard::__private::GuardArguments::from_context_part(&mut parts)?;
+            let asked = self.wipe(call, args).await?;
             let CallToolResponse::InputRequired(required) = asked else {
                 return Ok(asked);
             };
@@ -456,9 +449,10 @@ mod forged_rounds {
                 .with_arguments(arguments)
                 .with_request_state(required.request_state.unwrap_or_default())
                 .with_input_responses(accept());
-            let call =
-                GuardCall::from_context_part(&mut ToolCallContext::new(self, second, context))?;
-            self.wipe(call, args()).await
+            let mut parts = ToolCallContext::new(self, second, context);
+            let call = GuardCall::from_context_part(&mut parts)?;
+            let args = rmcp_guard::__private::GuardArguments::from_context_part(&mut parts)?;
+            self.wipe(call, args).await
         }
 
         /// Drives guard's flow under its own name: its real round asks, and a second round it

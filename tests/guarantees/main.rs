@@ -22,6 +22,7 @@ mod forms_publish_exact_schemas;
 mod guarded_names_stay_guarded;
 mod honesty_kit_catches_lies;
 mod identity_comes_from_trusted_context;
+mod malformed_arguments_are_refused;
 mod only_listed_tools_exist;
 mod outcomes_match_effects;
 mod read_only_cannot_write;

@@ -112,7 +112,7 @@ function safeOps(answers) {
   const root = join(dir, "files");
   mkdirSync(root);
   writeFileSync(join(root, "notes.txt"), "keep me\n");
-  const connecting = connect(SAFE_OPS_BIN, ["--root", root, "--db", join(dir, "ops.db")], {}, answers);
+  const connecting = connect(SAFE_OPS_BIN, ["--root", root, "--db", join(dir, "ops.db"), "--audit-db", join(dir, "audit.db")], {}, answers);
   return { root, connecting };
 }
 

@@ -224,3 +224,73 @@ fn a_story_that_ends_at_the_confirmation_says_the_outcome_is_missing() {
     let whole = rmcp_guard::audit::story([accepted, executed]);
     assert!(!whole.contains("no outcome was recorded"), "{whole}");
 }
+
+/// safe-ops as a server keeps a persisted log by default, under its data directory
+/// (`$XDG_DATA_HOME/safe-ops/audit.db`), beside its stderr mirror: every outcome of its
+/// calls is a record there, and the log verifies, read-only, as `guard-audit verify` reads it.
+#[test]
+fn safe_ops_keeps_a_verifiable_log_under_its_data_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("files")).unwrap();
+    std::fs::write(dir.path().join("files/old.log"), OLD_LOG).unwrap();
+    drop(safe_ops::db::open(&dir.path().join("ops.db")).expect("seeded database"));
+    let mut server = support::stdio::StdioServer::start_in(dir.path(), &[], &[]);
+    // The client declares no elicitation: the call ends without asking, and is recorded.
+    let unasked = server
+        .request(
+            "tools/call",
+            json!({"name": "delete_file", "arguments": {"path": "old.log"}}),
+        )
+        .expect("a result");
+    let malformed = server
+        .request(
+            "tools/call",
+            json!({"name": "delete_file", "arguments": {"path": 5}}),
+        )
+        .expect("a result");
+    server.stop();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("files/old.log")).unwrap(),
+        OLD_LOG
+    );
+
+    let audit = dir.path().join("safe-ops").join("audit.db");
+    let log = AuditLog::new(
+        SqliteStore::open_read_only(&audit).expect("the log is where the server said"),
+        "safe-ops audit log",
+    );
+    let verified = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let verified = log.verify(None).await.expect("the log verifies");
+            (verified, log.records().await.unwrap())
+        });
+    let (verified, records) = verified;
+    assert_eq!(verified.records, records.len() as u64);
+    let recorded: Vec<(String, String)> = records
+        .iter()
+        .filter_map(|r| r.json())
+        .map(|e| {
+            (
+                e["trace_id"].as_str().unwrap_or_default().to_owned(),
+                e["outcome"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    for (result, outcome) in [
+        (&unasked, Outcome::UnsupportedClient),
+        (&malformed, Outcome::InvalidArguments),
+    ] {
+        let trace = result["_meta"]["guard"]["traceId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a trace id: {result}"));
+        assert!(
+            recorded
+                .iter()
+                .any(|(t, o)| t == trace && Outcome::parse(o) == Some(outcome)),
+            "{outcome:?} of {trace} in {recorded:?}"
+        );
+    }
+}

@@ -74,8 +74,10 @@ impl StdioServer {
             .args(args)
             .env_remove("GUARD_ALLOWLIST")
             .env_remove("GUARD_READ_ONLY")
-            // The default allowlist is the user's: this test's, not the machine's.
+            // The default allowlist and audit log are the user's: this test's, not the
+            // machine's.
             .env("XDG_CONFIG_HOME", dir)
+            .env("XDG_DATA_HOME", dir)
             .env("NO_COLOR", "1")
             .env("RUST_LOG", "info")
             .stdin(Stdio::piped())

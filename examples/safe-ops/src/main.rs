@@ -5,7 +5,8 @@
 //! (feature `demo`). Both features are on by default; a stdio-only server is
 //! `cargo build --release -p safe-ops --no-default-features`.
 //!
-//! Unless named on the command line, the sandbox and the database live under the user's data
+//! Unless named on the command line, the sandbox, the database and the audit log
+//! (`audit.db`, every outcome of every call, for `guard-audit verify`) live under the user's data
 //! directory (`$XDG_DATA_HOME/safe-ops`, else `~/.local/share/safe-ops`) and the allowlist
 //! under the configuration directory (`$XDG_CONFIG_HOME/safe-ops/allowlist.toml`, else
 //! `~/.config/safe-ops/allowlist.toml`), where the shipped list is copied on first start.
@@ -24,13 +25,19 @@ use rmcp::transport::streamable_http_server::{
 };
 use rmcp_guard::{
     Exposure, Guard,
+    audit::AuditLog,
     exposure::read_only_from_env,
+    ops::SqliteStore,
     user_dirs::{UserDirs, install_default},
 };
 
 use safe_ops::SafeOps;
 #[cfg(feature = "demo")]
 use safe_ops::demo;
+
+/// The name safe-ops' audit log carries in its checkpoints (`guard-audit checkpoint
+/// --origin`).
+const AUDIT_ORIGIN: &str = "safe-ops audit log";
 
 /// How often the allowlist file is checked for changes (SIGHUP reloads at once).
 const RELOAD_POLL: std::time::Duration = std::time::Duration::from_millis(500);
@@ -50,6 +57,11 @@ struct Cli {
     /// $XDG_DATA_HOME/safe-ops/safe-ops.db].
     #[arg(long, env = "SAFE_OPS_DB")]
     db: Option<PathBuf>,
+    /// The audit log: every outcome of every tool call, one tamper-evident record each,
+    /// kept in this SQLite file (created on first start) and checked with
+    /// `guard-audit verify --db FILE` [default: $XDG_DATA_HOME/safe-ops/audit.db].
+    #[arg(long, env = "SAFE_OPS_AUDIT_DB")]
+    audit_db: Option<PathBuf>,
     /// The allowlist of tools to publish (TOML or JSON). Missing or broken: no tool is
     /// enabled. It reloads when the file changes or on SIGHUP [default:
     /// $XDG_CONFIG_HOME/safe-ops/allowlist.toml, where the shipped list is copied on first
@@ -156,9 +168,9 @@ fn serves_stdio(cli: &Cli) -> bool {
 /// The allowlist shipped with safe-ops: every tool it defines.
 const SHIPPED_ALLOWLIST: &str = include_str!("../allowlist.toml");
 
-/// Where the sandbox, the database and the allowlist are: as named, else in the user's
-/// directories (the allowlist copied there from the shipped one on first start).
-fn paths(cli: &Cli) -> Result<(PathBuf, PathBuf, PathBuf), String> {
+/// Where the sandbox, the database, the audit log and the allowlist are: as named, else in
+/// the user's directories (the allowlist copied there from the shipped one on first start).
+fn paths(cli: &Cli) -> Result<Paths, String> {
     let dirs = || UserDirs::new("safe-ops");
     let root = match &cli.root {
         Some(root) => root.clone(),
@@ -167,6 +179,10 @@ fn paths(cli: &Cli) -> Result<(PathBuf, PathBuf, PathBuf), String> {
     let db = match &cli.db {
         Some(db) => db.clone(),
         None => dirs()?.data().join("safe-ops.db"),
+    };
+    let audit_db = match &cli.audit_db {
+        Some(audit_db) => audit_db.clone(),
+        None => dirs()?.data().join("audit.db"),
     };
     let allowlist = match &cli.allowlist {
         Some(allowlist) => allowlist.clone(),
@@ -178,7 +194,20 @@ fn paths(cli: &Cli) -> Result<(PathBuf, PathBuf, PathBuf), String> {
             allowlist
         }
     };
-    Ok((root, db, allowlist))
+    Ok(Paths {
+        root,
+        db,
+        audit_db,
+        allowlist,
+    })
+}
+
+/// The files and directories safe-ops serves from.
+struct Paths {
+    root: PathBuf,
+    db: PathBuf,
+    audit_db: PathBuf,
+    allowlist: PathBuf,
 }
 
 #[cfg(feature = "demo")]
@@ -205,15 +234,31 @@ async fn run(cli: &Cli) -> Result<(), String> {
 }
 
 async fn serve(cli: &Cli) -> Result<(), String> {
-    let (root, db, allowlist) = paths(cli)?;
+    let Paths {
+        root,
+        db,
+        audit_db,
+        allowlist,
+    } = paths(cli)?;
     let exposure = Exposure::allowlist(&allowlist).read_only(cli.read_only || read_only_from_env());
+    if let Some(dir) = audit_db.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {} for the audit log: {e}", dir.display()))?;
+    }
+    let log = SqliteStore::open(&audit_db).map_err(|e| {
+        format!(
+            "cannot open the audit log {}: {e}; give another file with --audit-db",
+            audit_db.display()
+        )
+    })?;
     let guard = Guard::from_env()
         .map_err(|e| e.to_string())?
-        .with_exposure(exposure);
+        .with_exposure(exposure)
+        .with_audit(AuditLog::new(log, AUDIT_ORIGIN));
     #[cfg(feature = "approval")]
     let guard = guard.with_approval_page(approval_page(cli).await?);
     let server = SafeOps::open(&root, &db, guard)?;
-    tracing::info!(root = %server.sandbox().root().display(), db = %db.display(), allowlist = %allowlist.display(), "safe-ops ready");
+    tracing::info!(root = %server.sandbox().root().display(), db = %db.display(), audit_db = %audit_db.display(), allowlist = %allowlist.display(), "safe-ops ready");
     #[cfg(feature = "http")]
     if let Some(addr) = cli.http {
         return serve_http(server, addr).await;

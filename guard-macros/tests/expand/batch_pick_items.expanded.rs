@@ -52,12 +52,14 @@ impl S {
             idempotent_hint = false
         ),
         input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
-        Parameters<PruneArgs>>("prune_branches")
+        ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<PruneArgs>>(
+            "prune_branches"
+        )
     )]
     async fn prune_branches(
         &self,
         __guard_call: ::rmcp_guard::__private::GuardCall,
-        __guard_p1: Parameters<PruneArgs>,
+        __guard_p1: ::rmcp_guard::__private::GuardArguments<PruneArgs>,
     ) -> ::core::result::Result<
         ::rmcp_guard::__private::rmcp::model::CallToolResponse,
         ::rmcp_guard::__private::rmcp::ErrorData,
@@ -78,9 +80,10 @@ impl S {
         let __guard_flow = ::rmcp_guard::__private::Flow::<
             ::rmcp_guard::batch::Picked,
         >::batch(::rmcp_guard::Guarded::guard(self), __guard_call, __GUARD_SPEC);
-        let ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters(
-            __guard_args,
-        ) = __guard_p1;
+        let __guard_args = match __guard_flow.arguments(__guard_p1) {
+            ::core::result::Result::Ok(args) => args,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
         let __guard_shown = match __guard_flow
             .begin_batch(
                 ::rmcp_guard::__private::batch_preview(

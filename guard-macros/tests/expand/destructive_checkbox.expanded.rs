@@ -46,12 +46,14 @@ impl S {
             idempotent_hint = false
         ),
         input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
-        Parameters<DeleteArgs>>("delete_file")
+        ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<DeleteArgs>>(
+            "delete_file"
+        )
     )]
     async fn delete_file(
         &self,
         __guard_call: ::rmcp_guard::__private::GuardCall,
-        __guard_p1: Parameters<DeleteArgs>,
+        __guard_p1: ::rmcp_guard::__private::GuardArguments<DeleteArgs>,
     ) -> ::core::result::Result<
         ::rmcp_guard::__private::rmcp::model::CallToolResponse,
         ::rmcp_guard::__private::rmcp::ErrorData,
@@ -80,9 +82,10 @@ impl S {
         let __guard_flow = ::rmcp_guard::__private::Flow::<
             Checkbox,
         >::new(::rmcp_guard::Guarded::guard(self), __guard_call, __GUARD_SPEC);
-        let ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters(
-            __guard_args,
-        ) = __guard_p1;
+        let __guard_args = match __guard_flow.arguments(__guard_p1) {
+            ::core::result::Result::Ok(args) => args,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
         let __guard_shown = match __guard_flow
             .begin(
                 ::rmcp_guard::__private::preview(

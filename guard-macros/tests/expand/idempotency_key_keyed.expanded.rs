@@ -49,11 +49,13 @@ impl S {
         description = "Open a ticket once per request_id.",
         annotations(read_only_hint = false, idempotent_hint = true),
         input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
-        Parameters<OpenArgs>>("open_ticket")
+        ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<OpenArgs>>(
+            "open_ticket"
+        )
     )]
     async fn open_ticket(
         &self,
-        __guard_p2: Parameters<OpenArgs>,
+        __guard_p2: ::rmcp_guard::__private::GuardArguments<OpenArgs>,
     ) -> ::core::result::Result<
         ::rmcp_guard::__private::rmcp::model::CallToolResponse,
         ::rmcp_guard::__private::rmcp::ErrorData,
@@ -70,6 +72,21 @@ impl S {
             <OpenArgs as ::rmcp_guard::__private::ToolArgsDerived>::SKIPPED,
             <OpenArgs as ::rmcp_guard::__private::ToolArgsDerived>::UNHASHED,
             "request_id",
+        );
+        let __guard_p2 = ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters(
+            match ::rmcp_guard::__private::arguments(
+                    ::rmcp_guard::Guarded::guard(self),
+                    __GUARD_SPEC.tool,
+                    __GUARD_SPEC.tool,
+                    __guard_p2,
+                )
+                .await
+            {
+                ::core::result::Result::Ok(args) => args,
+                ::core::result::Result::Err(done) => {
+                    return ::core::result::Result::Ok(*done);
+                }
+            },
         );
         let mut __guard_keyed = match ::rmcp_guard::ops::Keyed::begin(
                 ::rmcp_guard::Guarded::guard(self),

@@ -62,11 +62,13 @@ impl S {
             idempotent_hint = false
         ),
         input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
-        Parameters<CancelArgs>>("prepare_cancel")
+        ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<CancelArgs>>(
+            "prepare_cancel"
+        )
     )]
     async fn prepare_cancel(
         &self,
-        __guard_p2: Parameters<CancelArgs>,
+        __guard_p2: ::rmcp_guard::__private::GuardArguments<CancelArgs>,
     ) -> ::core::result::Result<
         ::rmcp_guard::__private::rmcp::model::CallToolResponse,
         ::rmcp_guard::__private::rmcp::ErrorData,
@@ -85,6 +87,21 @@ impl S {
             Parameters<CancelArgs>,
             CancelArgs,
         >();
+        let __guard_p2 = ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters(
+            match ::rmcp_guard::__private::arguments(
+                    ::rmcp_guard::Guarded::guard(self),
+                    __GUARD_SPEC.tool,
+                    __GUARD_SPEC.op,
+                    __guard_p2,
+                )
+                .await
+            {
+                ::core::result::Result::Ok(args) => args,
+                ::core::result::Result::Err(done) => {
+                    return ::core::result::Result::Ok(*done);
+                }
+            },
+        );
         let mut __guard_prepare = match ::rmcp_guard::ops::Prepare::begin(
                 ::rmcp_guard::Guarded::guard(self),
                 __GUARD_SPEC,
@@ -116,7 +133,7 @@ impl S {
     )]
     async fn confirm_cancel(
         &self,
-        __guard_operation: ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<
+        __guard_operation: ::rmcp_guard::__private::GuardArguments<
             ::rmcp_guard::ops::OperationRef,
         >,
     ) -> ::core::result::Result<
@@ -130,6 +147,21 @@ impl S {
             scopes: &[],
         };
         ::rmcp_guard::__private::assert_guarded::<Self>();
+        let __guard_operation = ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters(
+            match ::rmcp_guard::__private::arguments(
+                    ::rmcp_guard::Guarded::guard(self),
+                    __GUARD_SPEC.tool,
+                    __GUARD_SPEC.op,
+                    __guard_operation,
+                )
+                .await
+            {
+                ::core::result::Result::Ok(args) => args,
+                ::core::result::Result::Err(done) => {
+                    return ::core::result::Result::Ok(*done);
+                }
+            },
+        );
         let mut __guard_approved = match ::rmcp_guard::__private::lock_and_recheck::<
             Self,
             Cancel,
@@ -168,7 +200,7 @@ impl S {
     )]
     async fn __guard_get_operation_result_of_prepare_cancel(
         &self,
-        __guard_operation: ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<
+        __guard_operation: ::rmcp_guard::__private::GuardArguments<
             ::rmcp_guard::ops::OperationRef,
         >,
     ) -> ::core::result::Result<
@@ -176,6 +208,21 @@ impl S {
         ::rmcp_guard::__private::rmcp::ErrorData,
     > {
         ::rmcp_guard::__private::assert_guarded::<Self>();
+        let __guard_operation = ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters(
+            match ::rmcp_guard::__private::arguments(
+                    ::rmcp_guard::Guarded::guard(self),
+                    "get_operation_result",
+                    "",
+                    __guard_operation,
+                )
+                .await
+            {
+                ::core::result::Result::Ok(args) => args,
+                ::core::result::Result::Err(done) => {
+                    return ::core::result::Result::Ok(*done);
+                }
+            },
+        );
         ::rmcp_guard::__private::get_operation_result(
                 ::rmcp_guard::Guarded::guard(self),
                 __guard_operation,

@@ -9,6 +9,7 @@ use rmcp::{
 
 use super::Flow;
 use crate::{
+    args::GuardArguments,
     error::{ToolError, codes},
     outcome::{Outcome, Step},
 };
@@ -51,6 +52,24 @@ impl<S> FromContextPart<ToolCallContext<'_, S>> for GuardCall {
 }
 
 impl<F> Flow<'_, F> {
+    /// Step 1: the arguments, deserialised by guard. A wrong shape ends the call
+    /// (`invalid_arguments`, `INVALID_INPUT`), audited and tagged, before the preview or
+    /// anything else runs.
+    pub fn arguments<T>(&self, given: GuardArguments<T>) -> Step<T> {
+        given.parsed().map_err(|error| {
+            self.refuse(
+                Outcome::InvalidArguments,
+                ToolError::new(
+                    codes::INVALID_INPUT,
+                    format!(
+                        "Nothing was changed: the arguments do not fit {}: {error}. Call it again with arguments that match its input schema.",
+                        self.spec.name
+                    ),
+                ),
+            )
+        })
+    }
+
     /// Only a call guard's exposure dispatched to this very tool goes on. A server that
     /// does not publish through `exposed` (so never stated which tools it offers), and code
     /// that calls the tool's method or drives the flow itself, get no further: nothing is

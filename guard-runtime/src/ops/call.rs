@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::{Configured, Operations, intent::OperationRef, rate::Rate};
 use crate::store::{Done, Statement, StoreError, Tx, now_ms};
 use crate::{
+    args::GuardArguments,
     audit::Event,
     error::{ToolError, codes},
     identity::{Identity, require_scopes_traced},
@@ -57,6 +58,29 @@ pub(crate) struct Caller {
     pub trace_id: String,
     pub tool: &'static str,
     pub op: &'static str,
+}
+
+/// The arguments of a two-phase or keyed tool, deserialised by guard: a wrong shape is
+/// refused (`INVALID_INPUT`) and audited for the identified caller, before anything runs.
+pub async fn arguments<T>(
+    guard: &dyn Configured,
+    tool: &'static str,
+    op: &'static str,
+    given: GuardArguments<T>,
+) -> Step<T> {
+    let error = match given.parsed() {
+        Ok(arguments) => return Ok(arguments),
+        Err(error) => error,
+    };
+    let caller = Caller::start(guard, tool, op, &[]).await?;
+    let record = caller.record(Outcome::Refused(codes::INVALID_INPUT), None, None, None);
+    caller.audit_alone(&record).await;
+    Err(caller.refuse(
+        ToolError::invalid_input(format!(
+            "Nothing was done: the arguments do not fit {tool}: {error}. Call it again with arguments that match its input schema."
+        )),
+        None,
+    ))
 }
 
 impl Caller {

@@ -2,13 +2,13 @@
 //! flow's steps only build [`Confirmed`](crate::Confirmed) after a real accept, and the confirm
 //! driver only builds `Approved` after the store lock and the author's re-check.
 
-pub use crate::args::TargetText;
+pub use crate::args::{GuardArguments, TargetText};
 pub use crate::args::{ToolArgField, ToolArgsDerived, assert_tool_arg_field};
 pub use crate::entry::claims::claim;
 pub use crate::flow::{ApprovalSpec, ConfirmKind, Flow, GuardCall, Rules, ToolSpec};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use crate::ops::{
-    call::{ConfirmSpec, PrepareSpec},
+    call::{ConfirmSpec, PrepareSpec, arguments},
     drive::{RecheckHook, lock_and_recheck},
     keyed::{KeyedArgs, KeyedSpec},
     lookup::get_operation_result,
