@@ -27,10 +27,13 @@ impl<S, T: serde::de::DeserializeOwned>
     fn from_context_part(
         context: &mut rmcp::handler::server::tool::ToolCallContext<'_, S>,
     ) -> Result<Self, rmcp::ErrorData> {
-        let raw = context.arguments.clone().unwrap_or_default();
-        Ok(Self(
-            serde_json::from_value(serde_json::Value::Object(raw)).map_err(|e| e.to_string()),
-        ))
+        // Read in place: the arguments stay in the context for guard's call record, and
+        // nothing is copied to be judged.
+        let parsed = match &context.arguments {
+            Some(given) => T::deserialize(given),
+            None => T::deserialize(&serde_json::Map::new()),
+        };
+        Ok(Self(parsed.map_err(|e| e.to_string())))
     }
 }
 

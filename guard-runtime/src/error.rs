@@ -63,6 +63,14 @@ impl ToolError {
         Self::new(codes::INVALID_INPUT, message)
     }
 
+    /// Arguments that do not fit `tool`'s input schema (a missing field, a wrong type, an
+    /// unknown field the type denies): nothing ran.
+    pub(crate) fn arguments_do_not_fit(tool: &str, error: &str) -> Self {
+        Self::invalid_input(format!(
+            "Nothing was done: the arguments do not fit {tool}: {error}. Call it again with arguments that match its input schema."
+        ))
+    }
+
     /// An internal failure: the detail is logged with a trace id; the model gets the id only.
     pub fn internal(detail: impl fmt::Display) -> Self {
         let trace_id = crate::trace::new_id();

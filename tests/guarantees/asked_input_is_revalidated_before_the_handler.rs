@@ -169,6 +169,10 @@ async fn an_invalid_answer_never_reaches_the_handler(era: ProtocolVersion) {
     for content in [
         json!({"name": "Ada", "toppings": ["pineapple"]}),
         json!({"name": "Ada", "toppings": ["cheese", "cheese"]}),
+        // Other spellings of an offered value are not that value.
+        json!({"name": "Ada", "toppings": ["Cheese"]}),
+        json!({"name": "Ada", "toppings": ["che\u{200b}ese"]}),
+        json!({"name": "Ada", "toppings": [" basil"]}),
         json!({"name": "Ada", "toppings": "cheese"}),
         json!({"name": "\u{200b}", "toppings": []}),
         json!({"toppings": []}),
@@ -202,6 +206,27 @@ async fn a_client_that_cannot_elicit_is_never_asked(era: ProtocolVersion) {
     assert!(human.shown().is_empty());
 }
 
+async fn malformed_arguments_are_refused_before_anyone_is_asked(era: ProtocolVersion) {
+    for args in [
+        json!({}),
+        json!({"occasion": 5}),
+        json!({"occasion": ["party"]}),
+    ] {
+        let human = ScriptedHuman::new(era.clone());
+        human.will(Answer::Accept(json!({"name": "Ada", "toppings": []})));
+        let server = pizzeria();
+        let handled = server.handled.clone();
+        let client = connect(server, human.clone()).await;
+        let result = call(&client, "order_pizza", args.clone()).await;
+        let _ = client.cancel().await;
+        assert!(is_error(&result), "{args}: {}", text(&result));
+        assert_eq!(code(&result).as_deref(), Some("INVALID_INPUT"), "{args}");
+        assert_eq!(outcome(&result), Some(Outcome::InvalidArguments), "{args}");
+        assert!(human.shown().is_empty(), "{args}: the human was asked");
+        assert_eq!(handled.load(Ordering::SeqCst), 0, "{args}: the handler ran");
+    }
+}
+
 #[test]
 fn an_ask_tool_is_published_as_neither_read_only_nor_destructive() {
     let tools = Pizzeria::tool_router().list_all();
@@ -215,4 +240,5 @@ both_eras!(
     decline_and_cancel_are_natural_results,
     an_invalid_answer_never_reaches_the_handler,
     a_client_that_cannot_elicit_is_never_asked,
+    malformed_arguments_are_refused_before_anyone_is_asked,
 );

@@ -59,13 +59,7 @@ impl<F> Flow<'_, F> {
         given.parsed().map_err(|error| {
             self.refuse(
                 Outcome::InvalidArguments,
-                ToolError::new(
-                    codes::INVALID_INPUT,
-                    format!(
-                        "Nothing was changed: the arguments do not fit {}: {error}. Call it again with arguments that match its input schema.",
-                        self.spec.name
-                    ),
-                ),
+                ToolError::arguments_do_not_fit(self.spec.name, &error),
             )
         })
     }

@@ -75,12 +75,7 @@ pub async fn arguments<T>(
     let caller = Caller::start(guard, tool, op, &[]).await?;
     let record = caller.record(Outcome::Refused(codes::INVALID_INPUT), None, None, None);
     caller.audit_alone(&record).await;
-    Err(caller.refuse(
-        ToolError::invalid_input(format!(
-            "Nothing was done: the arguments do not fit {tool}: {error}. Call it again with arguments that match its input schema."
-        )),
-        None,
-    ))
+    Err(caller.refuse(ToolError::arguments_do_not_fit(tool, &error), None))
 }
 
 impl Caller {
