@@ -280,7 +280,9 @@ async fn narrow_tool_layer(lab: &Lab, seed: &[Order], checks: &mut Checks) -> Re
     let _ = client.cancel().await;
     model_calls("delete_order", &sneaky, &reply);
     checks.expect(
-        matches!(&reply, Ok(r) if client::is_error(r) && client::text(r).contains("deserialize")),
+        matches!(&reply, Ok(r) if client::is_error(r)
+            && client::code(r).as_deref() == Some("INVALID_INPUT")
+            && client::text(r).contains("expected i64")),
         "argument validation refuses a string where the order number goes",
     );
     intact(lab, seed, checks)?;

@@ -191,12 +191,14 @@ impl S {
     #[tool(
         annotations(read_only_hint = false, destructive_hint = false),
         input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
-        Parameters<TripArgs>>("plan_trip")
+        ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<TripArgs>>(
+            "plan_trip"
+        )
     )]
     async fn plan_trip(
         &self,
         __guard_call: ::rmcp_guard::__private::GuardCall,
-        __guard_p1: Parameters<TripArgs>,
+        __guard_p1: ::rmcp_guard::__private::GuardArguments<TripArgs>,
     ) -> ::core::result::Result<
         ::rmcp_guard::__private::rmcp::model::CallToolResponse,
         ::rmcp_guard::__private::rmcp::ErrorData,
@@ -221,9 +223,10 @@ impl S {
         let __guard_flow = ::rmcp_guard::__private::Flow::<
             Trip,
         >::new(::rmcp_guard::Guarded::guard(self), __guard_call, __GUARD_SPEC);
-        let ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters(
-            __guard_args,
-        ) = __guard_p1;
+        let __guard_args = match __guard_flow.arguments(__guard_p1) {
+            ::core::result::Result::Ok(args) => args,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
         let __guard_shown = match __guard_flow
             .begin(
                 ::rmcp_guard::__private::asked(
