@@ -17,4 +17,5 @@ mod every_outcome_is_audited;
 mod intents_confirm_once_for_their_owner;
 mod keyed_calls_run_once;
 mod postgres_read_handles_cannot_write;
+mod servers_have_their_logs_witnessed;
 mod stores_migrate_and_never_block;

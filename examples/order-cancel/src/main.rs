@@ -20,6 +20,7 @@ use order_cancel::{OrderCancel, demo, schema, stores};
 use rmcp::ServiceExt;
 use rmcp_guard::{
     EnvIdentity, Exposure, Guard, Guarded,
+    audit::Anchor,
     ops::{OperationStore, Operations, Rate},
     user_dirs::{UserDirs, install_default},
 };
@@ -65,6 +66,22 @@ struct Cli {
     /// three tools, is copied on first start].
     #[arg(long, env = "GUARD_ALLOWLIST")]
     allowlist: Option<PathBuf>,
+    /// Have the audit log's checkpoints cosigned by the witnesses this C2SP tlog-policy
+    /// names (`log VKEY` for --log-key's key, `witness NAME VKEY URL`, and a quorum): every
+    /// --checkpoint-every seconds while the log grows, and once more on exit. A witness that
+    /// is down never holds up a call; the log says so.
+    #[arg(long, env = "ORDER_CANCEL_WITNESS_POLICY", value_name = "FILE")]
+    witness_policy: Option<PathBuf>,
+    /// The key that signs the audit log's checkpoints (the first line of `guard-audit keygen
+    /// NAME --for log`, mode 0600), kept apart from the database [default:
+    /// $XDG_CONFIG_HOME/order-cancel/audit/log.key].
+    #[arg(long, env = "ORDER_CANCEL_LOG_KEY", value_name = "FILE")]
+    log_key: Option<PathBuf>,
+    /// How often, with --witness-policy, a grown log is checkpointed and sent to the
+    /// witnesses.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    checkpoint_every: u64,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -187,20 +204,59 @@ async fn serve(cli: &Cli) -> Result<(), String> {
         .map_err(|e| e.to_string())?
         .with_exposure(Exposure::allowlist(allowlist(cli)?))
         .with_operations(operations);
+    let anchoring = anchor(cli, &guard)?.map(|anchor| {
+        let task = anchor.spawn(Duration::from_secs(cli.checkpoint_every));
+        (anchor, task)
+    });
     let server = OrderCancel::new(guard);
     let exposure = server.guard().exposure().cloned();
     let running = server
+        .clone()
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| format!("the MCP session did not start: {e}"))?;
     if let Some(exposure) = exposure {
         exposure.watch(Some(running.peer().clone()), RELOAD_POLL);
     }
-    running
+    let served = running
         .waiting()
         .await
-        .map_err(|e| format!("the MCP session ended abnormally: {e}"))?;
-    Ok(())
+        .map(drop)
+        .map_err(|e| format!("the MCP session ended abnormally: {e}"));
+    if let Some((anchor, task)) = anchoring {
+        task.abort();
+        // What the last calls recorded is witnessed before the process goes.
+        server.guard().audit_settled().await;
+        if let Err(error) = anchor.checkpoint().await {
+            tracing::warn!(%error, "cannot checkpoint the audit log on exit");
+        }
+    }
+    served
+}
+
+/// With --witness-policy, what has the audit log's checkpoints witnessed: the log key from
+/// --log-key or the user's configuration directory, never from beside the database.
+fn anchor(cli: &Cli, guard: &Guard) -> Result<Option<Anchor>, String> {
+    let Some(policy) = &cli.witness_policy else {
+        return Ok(None);
+    };
+    let key = match &cli.log_key {
+        Some(key) => key.clone(),
+        None => UserDirs::new("order-cancel")?
+            .config()
+            .join("audit")
+            .join("log.key"),
+    };
+    let log = guard
+        .audit_log()
+        .ok_or("--witness-policy needs the operation store's audit log")?
+        .clone();
+    let anchor =
+        Anchor::from_files(log, &key, policy).map_err(|e| format!("--witness-policy: {e}"))?;
+    for witness in anchor.status() {
+        tracing::info!(witness = %witness.witness, url = %witness.url, every_secs = cli.checkpoint_every, "the audit log's checkpoints go to witness {}", witness.witness);
+    }
+    Ok(Some(anchor))
 }
 
 /// `90s`, `10m`, `2h`: a whole number above zero and a unit, at most [`MAX_TTL`].

@@ -62,6 +62,25 @@ struct Cli {
     /// `guard-audit verify --db FILE` [default: $XDG_DATA_HOME/safe-ops/audit.db].
     #[arg(long, env = "SAFE_OPS_AUDIT_DB")]
     audit_db: Option<PathBuf>,
+    /// Have the audit log's checkpoints cosigned by the witnesses this C2SP tlog-policy
+    /// names (`log VKEY` for --log-key's key, `witness NAME VKEY URL`, and a quorum): every
+    /// --checkpoint-every seconds while the log grows, and once more on exit. A witness that
+    /// is down never holds up a call; the log says so.
+    #[cfg(feature = "witness")]
+    #[arg(long, env = "SAFE_OPS_WITNESS_POLICY", value_name = "FILE")]
+    witness_policy: Option<PathBuf>,
+    /// The key that signs the audit log's checkpoints (the first line of `guard-audit keygen
+    /// NAME --for log`, mode 0600), kept apart from the database [default:
+    /// $XDG_CONFIG_HOME/safe-ops/audit/log.key].
+    #[cfg(feature = "witness")]
+    #[arg(long, env = "SAFE_OPS_LOG_KEY", value_name = "FILE")]
+    log_key: Option<PathBuf>,
+    /// How often, with --witness-policy, a grown log is checkpointed and sent to the
+    /// witnesses.
+    #[cfg(feature = "witness")]
+    #[arg(long, value_name = "SECONDS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    checkpoint_every: u64,
     /// The allowlist of tools to publish (TOML or JSON). Missing or broken: no tool is
     /// enabled. It reloads when the file changes or on SIGHUP [default:
     /// $XDG_CONFIG_HOME/safe-ops/allowlist.toml, where the shipped list is copied on first
@@ -257,12 +276,35 @@ async fn serve(cli: &Cli) -> Result<(), String> {
         .with_audit(AuditLog::new(log, AUDIT_ORIGIN));
     #[cfg(feature = "approval")]
     let guard = guard.with_approval_page(approval_page(cli).await?);
+    #[cfg(feature = "witness")]
+    let anchor = anchor(cli, &guard)?;
     let server = SafeOps::open(&root, &db, guard)?;
     tracing::info!(root = %server.sandbox().root().display(), db = %db.display(), audit_db = %audit_db.display(), allowlist = %allowlist.display(), "safe-ops ready");
+    #[cfg(feature = "witness")]
+    let anchoring = anchor.map(|anchor| {
+        let task = anchor.spawn(std::time::Duration::from_secs(cli.checkpoint_every));
+        (anchor, task, server.clone())
+    });
+    let served = serve_on(cli, server).await;
+    #[cfg(feature = "witness")]
+    if let Some((anchor, task, server)) = anchoring {
+        task.abort();
+        // What the last calls recorded is witnessed before the process goes.
+        server.guard_config().audit_settled().await;
+        if let Err(error) = anchor.checkpoint().await {
+            tracing::warn!(%error, "cannot checkpoint the audit log on exit");
+        }
+    }
+    served
+}
+
+async fn serve_on(cli: &Cli, server: SafeOps) -> Result<(), String> {
     #[cfg(feature = "http")]
     if let Some(addr) = cli.http {
         return serve_http(server, addr).await;
     }
+    #[cfg(not(feature = "http"))]
+    let _ = cli;
     let exposure = server.guard_config().exposure().cloned();
     let running = server
         .serve(rmcp::transport::stdio())
@@ -276,6 +318,32 @@ async fn serve(cli: &Cli) -> Result<(), String> {
         .await
         .map_err(|e| format!("stdio session ended with an error: {e}"))?;
     Ok(())
+}
+
+/// With --witness-policy, what has the audit log's checkpoints witnessed: the log key from
+/// --log-key or the user's configuration directory, never from beside the database.
+#[cfg(feature = "witness")]
+fn anchor(cli: &Cli, guard: &Guard) -> Result<Option<rmcp_guard::audit::Anchor>, String> {
+    let Some(policy) = &cli.witness_policy else {
+        return Ok(None);
+    };
+    let key = match &cli.log_key {
+        Some(key) => key.clone(),
+        None => UserDirs::new("safe-ops")?
+            .config()
+            .join("audit")
+            .join("log.key"),
+    };
+    let log = guard
+        .audit_log()
+        .ok_or("--witness-policy needs the audit log")?
+        .clone();
+    let anchor = rmcp_guard::audit::Anchor::from_files(log, &key, policy)
+        .map_err(|e| format!("--witness-policy: {e}"))?;
+    for witness in anchor.status() {
+        tracing::info!(witness = %witness.witness, url = %witness.url, every_secs = cli.checkpoint_every, "the audit log's checkpoints go to witness {}", witness.witness);
+    }
+    Ok(Some(anchor))
 }
 
 /// The approval page deploy_production sends the human to; the log says where it is, who

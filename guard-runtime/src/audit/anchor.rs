@@ -10,6 +10,7 @@
 //! the next round tries again with the newest checkpoint.
 
 use std::{
+    path::Path,
     sync::{Arc, Mutex},
     time::Duration,
 };
@@ -101,6 +102,35 @@ impl Anchor {
                 running: tokio::sync::Mutex::new(()),
             }),
         })
+    }
+
+    /// An anchor from the two files an operator keeps away from the database: the log's
+    /// signer key (the `PRIVATE+KEY+` line `guard-audit keygen NAME --for log` prints
+    /// first), readable by its owner only, and a C2SP tlog-policy naming the log's key and
+    /// the witnesses with the URLs checkpoints are submitted to. Every refusal says which
+    /// file and how to fix it.
+    pub fn from_files(log: AuditLog, key: &Path, policy: &Path) -> Result<Self, String> {
+        let read = |path: &Path, what: &str| {
+            std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read the {what} {}: {e}", path.display()))
+        };
+        private(key)?;
+        let signer = CheckpointSigner::parse(&read(key, "log key")?).map_err(|e| {
+            format!(
+                "{}: {e}; it must hold the PRIVATE+KEY+ line that `guard-audit keygen NAME --for log` prints first",
+                key.display()
+            )
+        })?;
+        let policy_text = read(policy, "witness policy")?;
+        let parsed =
+            Policy::parse(&policy_text).map_err(|e| format!("{}: {e}", policy.display()))?;
+        if parsed.witnesses().iter().all(|w| w.url.is_none()) {
+            return Err(format!(
+                "{} names no witness with a URL, so no checkpoint could be witnessed: add `witness NAME VKEY URL` for each witness, with its quorum",
+                policy.display()
+            ));
+        }
+        Self::new(log, signer, &parsed).map_err(|e| format!("{}: {e}", policy.display()))
     }
 
     /// Each witness as of the last submission.
@@ -208,6 +238,31 @@ impl Anchor {
             }
         })
     }
+}
+
+/// Refuses a signer key that other users can read: whoever reads it can sign checkpoints of
+/// this log.
+#[cfg(unix)]
+fn private(key: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(key)
+        .map_err(|e| format!("cannot read the log key {}: {e}", key.display()))?
+        .permissions()
+        .mode();
+    if mode & 0o077 != 0 {
+        return Err(format!(
+            "the log key {} is readable by other users (mode {:o}): whoever reads it can sign this log's checkpoints; run `chmod 600 {}`",
+            key.display(),
+            mode & 0o777,
+            key.display()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn private(_: &Path) -> Result<(), String> {
+    Ok(())
 }
 
 impl std::fmt::Debug for Anchor {
