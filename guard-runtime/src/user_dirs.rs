@@ -89,11 +89,34 @@ impl UserDirs {
 /// beside it, which is then linked into place (a link never replaces an existing name), so
 /// a server starting at the same moment never reads a half-written list.
 pub fn install_default(path: &Path, contents: &str) -> Result<bool, String> {
+    install(path, contents, false)
+}
+
+/// [`install_default`] for a secret, such as a signing key: a directory it creates is
+/// entered by its owner only (0700) and the file is readable by its owner only (0600) from
+/// the moment it exists.
+pub fn install_private(path: &Path, contents: &str) -> Result<bool, String> {
+    install(path, contents, true)
+}
+
+fn install(path: &Path, contents: &str, private: bool) -> Result<bool, String> {
     let parent = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
         Some(parent) => parent,
         None => Path::new("."),
     };
-    std::fs::create_dir_all(parent)
+    let mut dirs = std::fs::DirBuilder::new();
+    dirs.recursive(true);
+    let mut file = std::fs::OpenOptions::new();
+    file.write(true).create_new(true);
+    #[cfg(unix)]
+    if private {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        dirs.mode(0o700);
+        file.mode(0o600);
+    }
+    #[cfg(not(unix))]
+    let _ = private;
+    dirs.create(parent)
         .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
     if path.symlink_metadata().is_ok() {
         return Ok(false);
@@ -105,9 +128,7 @@ pub fn install_default(path: &Path, contents: &str) -> Result<bool, String> {
         std::process::id(),
         crate::trace::new_id()
     ));
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
+    let written = file
         .open(&temp)
         .and_then(|mut file| {
             file.write_all(contents.as_bytes())?;

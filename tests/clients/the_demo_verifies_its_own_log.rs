@@ -8,7 +8,12 @@ use std::process::Command;
 use crate::support::external::{example_bin, workspace_root};
 
 fn run_demo(cwd: &std::path::Path) -> String {
-    let output = Command::new(example_bin(&workspace_root(), "safe-ops", "SAFE_OPS_BIN"))
+    run_demo_of("safe-ops", "SAFE_OPS_BIN", cwd)
+}
+
+/// `cargo run -p PACKAGE -- demo` in `cwd`, with the user's directories there too; its stdout.
+fn run_demo_of(package: &str, env_var: &str, cwd: &std::path::Path) -> String {
+    let output = Command::new(example_bin(&workspace_root(), package, env_var))
         .arg("demo")
         .current_dir(cwd)
         // The user's own allowlist and data must not decide what the demo shows.
@@ -16,11 +21,11 @@ fn run_demo(cwd: &std::path::Path) -> String {
         .env("XDG_DATA_HOME", cwd.join("data"))
         .env_remove("GUARD_ALLOWLIST")
         .output()
-        .expect("safe-ops demo runs");
+        .unwrap_or_else(|e| panic!("{package} demo does not run: {e}"));
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         output.status.success(),
-        "safe-ops demo failed ({}):\n{stdout}\n{}",
+        "{package} demo failed ({}):\n{stdout}\n{}",
         output.status,
         String::from_utf8_lossy(&output.stderr)
     );
@@ -60,4 +65,34 @@ fn the_demo_plays_both_eras_and_verifies_its_own_audit_log() {
         Some(last),
         "a second run starts afresh and verifies the same-sized log"
     );
+}
+
+/// `cargo run -p order-cancel -- demo`: the story of prepares, confirms and refusals ends with
+/// its log witnessed and verified against the witness's checkpoint, its keys kept under the
+/// user's configuration directory (owner-only), none beside the database.
+#[test]
+fn the_order_cancel_demo_verifies_its_log_against_its_witness() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let stdout = run_demo_of("order-cancel", "ORDER_CANCEL_BIN", dir.path());
+    let last = stdout.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("OK: ") && last.contains("cosigned by local-witness"),
+        "the demo does not end with a witnessed log: {last}"
+    );
+    let keys = dir.path().join("config/order-cancel/audit");
+    for key in ["log.key", "witness.key"] {
+        let mode = std::fs::metadata(keys.join(key))
+            .unwrap_or_else(|e| panic!("{key} under the configuration directory: {e}"))
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{key}");
+    }
+    let workspace = dir.path().join(".order-cancel/demo");
+    let beside: Vec<_> = std::fs::read_dir(&workspace)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains("key"))
+        .collect();
+    assert!(beside.is_empty(), "keys beside the database: {beside:?}");
 }

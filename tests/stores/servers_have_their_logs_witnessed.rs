@@ -7,14 +7,11 @@
 use std::{
     path::{Path, PathBuf},
     process::Command,
-    sync::Arc,
     time::{Duration, Instant},
 };
 
 use rmcp_guard::{
-    audit::{
-        AuditLog, CheckpointSigner, Policy, Witness, WitnessSigner, fetch_checkpoint, serve_witness,
-    },
+    audit::{AuditLog, CheckpointSigner, LocalWitness, WitnessSigner},
     ops::SqliteStore,
 };
 use serde_json::json;
@@ -26,24 +23,6 @@ use crate::support::{
 
 /// The name safe-ops' log carries in its checkpoints.
 const ORIGIN: &str = "safe-ops audit log";
-
-/// A witness serving on loopback for the test, with its own key and state.
-struct RunningWitness {
-    url: String,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    serving: Option<tokio::task::JoinHandle<()>>,
-}
-
-impl RunningWitness {
-    async fn stop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(serving) = self.serving.take() {
-            let _ = serving.await;
-        }
-    }
-}
 
 /// The log key (mode 0600) and a policy trusting it and the witness `w1` at `url` with key
 /// `witness` (a verifier key's text), one cosignature required.
@@ -72,30 +51,6 @@ fn write_private(path: &Path, text: &str) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::write(path, text).unwrap();
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
-}
-
-async fn start_witness(
-    dir: &Path,
-    signer: WitnessSigner,
-    log: &CheckpointSigner,
-) -> RunningWitness {
-    let witness = Witness::open(
-        signer,
-        vec![(ORIGIN.to_owned(), log.verifier())],
-        &dir.join("witness-state.json"),
-    )
-    .expect("the witness opens its state");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = tokio::spawn(serve_witness(Arc::new(witness), listener, async {
-        let _ = stopped.await;
-    }));
-    RunningWitness {
-        url,
-        stop: Some(stop),
-        serving: Some(serving),
-    }
 }
 
 fn witnessed_args(dir: &Path, every: &str) -> Vec<String> {
@@ -135,46 +90,40 @@ async fn records(dir: &Path) -> u64 {
     log.size().await.unwrap()
 }
 
-/// The witness's checkpoint of the log, opened under the policy: its size.
-async fn witnessed_size(dir: &Path, url: &str) -> Option<u64> {
-    let policy = Policy::parse(&std::fs::read_to_string(dir.join("policy.txt")).unwrap()).unwrap();
-    let note = fetch_checkpoint(url, ORIGIN).await.ok()??;
-    let witnessed = policy
-        .open(&note)
-        .expect("the witness serves a cosigned checkpoint");
-    // The log is what the witness cosigned: the checkpoint verifies against it.
+/// Whether `witness` has cosigned the whole of the server's log, and the log verifies
+/// against that checkpoint.
+async fn wholly_witnessed(dir: &Path, witness: &LocalWitness) -> bool {
     let log = AuditLog::new(SqliteStore::open_read_only(audit_db(dir)).unwrap(), ORIGIN);
-    log.verify(Some(&witnessed.checkpoint))
-        .await
-        .expect("the log verifies against the witnessed checkpoint");
-    Some(witnessed.checkpoint.size)
+    witness.verify(&log).await.is_ok()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn safe_ops_has_its_log_witnessed_while_it_serves_and_on_exit() {
     let dir = tempfile::tempdir().unwrap();
     let log_key = CheckpointSigner::generate("safe-ops-test").unwrap();
-    let witness_key = WitnessSigner::generate("witness.test/w1").unwrap();
-    let witness_vkey = witness_key.verifier().to_text();
-    let mut witness = start_witness(dir.path(), witness_key, &log_key).await;
-    keys_and_policy(dir.path(), &log_key, &witness_vkey, &witness.url);
+    write_private(&dir.path().join("log.key"), &log_key.to_text());
+    let witness = LocalWitness::start(
+        ORIGIN,
+        &log_key.verifier(),
+        &dir.path().join("witness.key"),
+        &dir.path().join("witness-state.json"),
+    )
+    .await
+    .unwrap();
+    std::fs::write(dir.path().join("policy.txt"), witness.policy_text()).unwrap();
 
     let mut server = start(dir.path(), &witnessed_args(dir.path(), "1"));
     unasked_call(&mut server);
     // While it serves: the witness comes to cosign everything recorded so far.
-    let (at, url) = (dir.path(), witness.url.as_str());
+    let at = dir.path();
     eventually(
-        || async move {
-            let size = records(at).await;
-            size > 0 && witnessed_size(at, url).await == Some(size)
-        },
+        || wholly_witnessed(at, &witness),
         || "the witness never cosigned what the server logged".to_owned(),
     )
     .await;
-
     let stderr = stop(server).await;
     assert!(
-        stderr.contains("the audit log's checkpoints go to witness w1"),
+        stderr.contains("the audit log's checkpoints go to witness local-witness"),
         "{stderr}"
     );
 
@@ -184,11 +133,9 @@ async fn safe_ops_has_its_log_witnessed_while_it_serves_and_on_exit() {
     let last = unasked_call(&mut server);
     assert!(last["_meta"]["guard"]["traceId"].is_string(), "{last}");
     let stderr = stop(server).await;
-    let size = records(dir.path()).await;
-    assert_eq!(
-        witnessed_size(dir.path(), &witness.url).await,
-        Some(size),
-        "the log's end is witnessed after exit:\n{stderr}"
+    assert!(
+        wholly_witnessed(dir.path(), &witness).await,
+        "the log's end is not witnessed after exit:\n{stderr}"
     );
     witness.stop().await;
 }

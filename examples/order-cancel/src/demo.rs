@@ -12,8 +12,9 @@ use rmcp::{
 };
 use rmcp_guard::{
     EnvIdentity, Guard, Identity,
-    audit::{AuditLog, CheckpointSigner},
+    audit::{Anchor, AuditLog, CheckpointSigner, LocalWitness},
     ops::{DEFAULT_ORIGIN, OperationStore, Operations, SqlValue, SqliteStore, StoreError},
+    user_dirs::UserDirs,
 };
 use serde_json::{Value, json};
 
@@ -243,40 +244,52 @@ impl Demo {
         Ok(())
     }
 
-    /// Signs a checkpoint of the store's audit log and verifies the log against it, as
-    /// `guard-audit verify` does.
+    /// Has the store's audit log witnessed and verifies it against the checkpoint the witness
+    /// cosigned, as `guard-audit verify --policy` does. The log's key and the witness's live
+    /// under the user's configuration directory, made on the first run and kept, never beside
+    /// the database; the witness answers on loopback with its own state (in production it is
+    /// `guard-audit witness`, run by someone the database's owner does not control).
     async fn verify_log(&self, workspace: &Path) -> Result<(), String> {
         let log = AuditLog::new(self.store.clone(), DEFAULT_ORIGIN);
-        let signer = CheckpointSigner::generate("order-cancel-demo").map_err(|e| e.to_string())?;
-        let key = workspace.join("audit.key");
-        let checkpoint = workspace.join("checkpoint.txt");
-        let note = log.checkpoint(&signer).await.map_err(|e| e.to_string())?;
-        std::fs::write(&key, signer.verifier().to_text()).map_err(|e| e.to_string())?;
-        std::fs::write(&checkpoint, &note).map_err(|e| e.to_string())?;
+        let keys = UserDirs::new("order-cancel")?.config().join("audit");
+        let signer =
+            CheckpointSigner::from_file_or_generate(&keys.join("log.key"), "order-cancel-demo")?;
+        let witness = LocalWitness::start(
+            DEFAULT_ORIGIN,
+            &signer.verifier(),
+            &keys.join("witness.key"),
+            &workspace.join("witness-state.json"),
+        )
+        .await?;
+        let policy = workspace.join("policy.txt");
+        std::fs::write(&policy, witness.policy_text()).map_err(|e| e.to_string())?;
+        let anchor = Anchor::new(log.clone(), signer, &witness.policy())?;
+        anchor.checkpoint().await.map_err(|e| e.to_string())?;
+        if let Some(error) = anchor.status().into_iter().find_map(|s| s.error) {
+            return Err(format!("the demo's witness did not cosign: {error}"));
+        }
+        let checked = witness.verify(&log).await;
+        witness.stop().await;
+        let (verified, witnessed) = checked.map_err(|e| format!("FAILED: {e}"))?;
         println!();
         println!("══ Audit ══");
-        println!("   every answer above is one record of the store's tamper-evident log; a signed");
+        println!("   every answer above is one record of the store's tamper-evident log. A");
         println!(
-            "   checkpoint of it is in checkpoint.txt. Anyone holding both checks it offline:\n"
+            "   checkpoint signed with the log key in {} was cosigned by a witness with",
+            keys.display()
         );
+        println!("   its own key and state. Anyone holding the policy checks it offline:\n");
         println!(
-            "$ guard-audit verify --db {} --checkpoint {} --key {}",
+            "$ guard-audit verify --db {} --policy {}",
             workspace.join("orders.db").display(),
-            checkpoint.display(),
-            key.display()
+            policy.display()
         );
-        let opened = signer.verifier().open(&note).map_err(|e| e.to_string())?;
-        match log.verify(Some(&opened)).await {
-            Ok(verified) => {
-                println!(
-                    "OK: {verified} (checkpoint: {}, tree size {})",
-                    checkpoint.display(),
-                    opened.size
-                );
-                Ok(())
-            }
-            Err(error) => Err(format!("FAILED: {error}")),
-        }
+        println!(
+            "OK: {verified} (checkpoint: cosigned by {}, tree size {})",
+            witnessed.cosigned_by.join(", "),
+            witnessed.checkpoint.size
+        );
+        Ok(())
     }
 
     async fn audit(&self, operation_id: &str) -> Result<(), String> {

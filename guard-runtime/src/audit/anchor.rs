@@ -110,18 +110,9 @@ impl Anchor {
     /// the witnesses with the URLs checkpoints are submitted to. Every refusal says which
     /// file and how to fix it.
     pub fn from_files(log: AuditLog, key: &Path, policy: &Path) -> Result<Self, String> {
-        let read = |path: &Path, what: &str| {
-            std::fs::read_to_string(path)
-                .map_err(|e| format!("cannot read the {what} {}: {e}", path.display()))
-        };
-        private(key)?;
-        let signer = CheckpointSigner::parse(&read(key, "log key")?).map_err(|e| {
-            format!(
-                "{}: {e}; it must hold the PRIVATE+KEY+ line that `guard-audit keygen NAME --for log` prints first",
-                key.display()
-            )
-        })?;
-        let policy_text = read(policy, "witness policy")?;
+        let signer = CheckpointSigner::from_file(key)?;
+        let policy_text = std::fs::read_to_string(policy)
+            .map_err(|e| format!("cannot read the witness policy {}: {e}", policy.display()))?;
         let parsed =
             Policy::parse(&policy_text).map_err(|e| format!("{}: {e}", policy.display()))?;
         if parsed.witnesses().iter().all(|w| w.url.is_none()) {
@@ -238,31 +229,6 @@ impl Anchor {
             }
         })
     }
-}
-
-/// Refuses a signer key that other users can read: whoever reads it can sign checkpoints of
-/// this log.
-#[cfg(unix)]
-fn private(key: &Path) -> Result<(), String> {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(key)
-        .map_err(|e| format!("cannot read the log key {}: {e}", key.display()))?
-        .permissions()
-        .mode();
-    if mode & 0o077 != 0 {
-        return Err(format!(
-            "the log key {} is readable by other users (mode {:o}): whoever reads it can sign this log's checkpoints; run `chmod 600 {}`",
-            key.display(),
-            mode & 0o777,
-            key.display()
-        ));
-    }
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn private(_: &Path) -> Result<(), String> {
-    Ok(())
 }
 
 impl std::fmt::Debug for Anchor {

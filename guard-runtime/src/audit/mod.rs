@@ -29,6 +29,9 @@ mod anchor;
 pub mod checkpoint;
 mod cosignature;
 mod event;
+mod key_file;
+#[cfg(all(feature = "witness", any(feature = "sqlite", feature = "postgres")))]
+mod local_witness;
 pub mod merkle;
 mod note;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -55,6 +58,12 @@ pub use anchor::{Anchor, Anchored, WitnessStatus};
 pub use checkpoint::{Checkpoint, CheckpointError, CheckpointSigner, CheckpointVerifier};
 pub use cosignature::{WitnessSigner, WitnessVerifier};
 pub use event::{Event, Place, place, split_line};
+#[cfg(all(feature = "witness", any(feature = "sqlite", feature = "postgres")))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(all(feature = "witness", any(feature = "sqlite", feature = "postgres"))))
+)]
+pub use local_witness::LocalWitness;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use pipeline::Pipeline;
 pub use policy::{Policy, PolicyError, PolicyWitness, Witnessed};
