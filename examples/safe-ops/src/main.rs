@@ -283,14 +283,16 @@ async fn serve(cli: &Cli) -> Result<(), String> {
     #[cfg(feature = "witness")]
     let anchoring = anchor.map(|anchor| {
         let task = anchor.spawn(std::time::Duration::from_secs(cli.checkpoint_every));
-        (anchor, task, server.clone())
+        (anchor, task)
     });
+    let settle = server.clone();
     let served = serve_on(cli, server).await;
+    // The outcomes still queued for the log are written before the process goes.
+    settle.guard_config().audit_settled().await;
     #[cfg(feature = "witness")]
-    if let Some((anchor, task, server)) = anchoring {
+    if let Some((anchor, task)) = anchoring {
         task.abort();
-        // What the last calls recorded is witnessed before the process goes.
-        server.guard_config().audit_settled().await;
+        // What the last calls recorded is witnessed too.
         if let Err(error) = anchor.checkpoint().await {
             tracing::warn!(%error, "cannot checkpoint the audit log on exit");
         }
