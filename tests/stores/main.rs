@@ -18,3 +18,4 @@ mod intents_confirm_once_for_their_owner;
 mod keyed_calls_run_once;
 mod postgres_read_handles_cannot_write;
 mod stores_migrate_and_never_block;
+mod undo_windows_hold;
