@@ -27,6 +27,7 @@ use std::{sync::Arc, time::Duration};
 
 use serde_json::Value;
 
+pub use purge::Purger;
 pub use redeem::Undo;
 
 use crate::{

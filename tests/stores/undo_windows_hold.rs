@@ -37,6 +37,7 @@ both_stores!(
     a_window_outlives_a_restart,
     a_replaced_target_is_refused_and_nothing_is_overwritten,
     a_closed_window_never_opens_again,
+    background_purgers_purge_each_due_window_once,
 );
 
 const WITHIN: Duration = Duration::from_secs(600);
@@ -541,4 +542,75 @@ async fn two_stores_on_one_postgres_purge_each_window_once() {
             .count(),
         0
     );
+}
+
+/// Two servers on one store each run the background purge: every due window is purged
+/// once, a window still open is left alone, and the task ends with its handle.
+async fn background_purgers_purge_each_due_window_once(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let files = Files::new();
+    let first = windows(world.store.clone());
+    let second: Arc<dyn OperationStore> = match (engine, world.sqlite_path()) {
+        (Engine::Sqlite, Some(path)) => {
+            Arc::new(rmcp_guard::ops::SqliteStore::open(path).expect("second opener"))
+        }
+        _ => Arc::new(second_pg_store(&world)),
+    };
+    let second = windows(second);
+    let mut due = Vec::new();
+    for i in 0..6 {
+        let name = format!("f{i}");
+        files.write(&name, b"x");
+        let data = files.delete(&name);
+        let opened = first
+            .open(
+                &alice(),
+                TOOL,
+                &name,
+                &data,
+                Duration::from_millis(300),
+                now_ms(),
+                "t",
+            )
+            .await
+            .expect("window opens");
+        due.push(opened);
+    }
+    files.write("kept", b"x");
+    let kept = delete(&first, &files, &alice(), "kept", now_ms()).await;
+    let purgers = [&first, &second].map(|windows| {
+        let files = files.clone();
+        windows.purge_in_background(Duration::from_millis(50), move |w| files.clone().purge(w))
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while files.purges().len() < due.len() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // A few more passes of both, to catch a second purge of any window.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    drop(purgers);
+    let purges = files.purges();
+    for opened in &due {
+        assert_eq!(purges.get(&opened.operation_id), Some(&1), "{purges:?}");
+        assert_eq!(status(&world, opened).await, "PURGED");
+    }
+    assert_eq!(purges.len(), due.len(), "{purges:?}");
+    assert_eq!(status(&world, &kept).await, "OPEN");
+    // Dropped, the purgers stop: a window that falls due now stays open.
+    let late = first
+        .open(
+            &alice(),
+            TOOL,
+            "late",
+            &json!({"trashed": ".trash/none"}),
+            Duration::from_millis(1),
+            now_ms(),
+            "t",
+        )
+        .await
+        .expect("window opens");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(status(&world, &late).await, "OPEN");
 }

@@ -5,7 +5,7 @@
 //! writer. Its status is re-read under the claim, so a window undone or purged meanwhile is
 //! left alone, and it closes in the transaction that records its purge.
 
-use std::future::Future;
+use std::{future::Future, time::Duration};
 
 use super::{COLUMNS, Status, Stored, UndoWindows, Window};
 use crate::{
@@ -76,6 +76,40 @@ impl UndoWindows {
             purged += 1;
         }
         Ok(purged)
+    }
+}
+
+/// The task a server runs to purge due windows in the background; it stops when this is
+/// dropped (with the server that holds it).
+#[derive(Debug)]
+pub struct Purger(tokio::task::JoinHandle<()>);
+
+impl Drop for Purger {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl UndoWindows {
+    /// Runs [`purge_due`](Self::purge_due) with the author's `purge` every `every`, from now
+    /// until the returned [`Purger`] is dropped. Processes sharing a store may each run one:
+    /// every window is still purged once. A failed pass is logged and the next one retries.
+    pub fn purge_in_background<F, Fut>(&self, every: Duration, purge: F) -> Purger
+    where
+        F: Fn(Window) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), String>> + Send + 'static,
+    {
+        let windows = self.clone();
+        Purger(tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(every);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticks.tick().await;
+                if let Err(error) = windows.purge_due(crate::store::now_ms(), &purge).await {
+                    tracing::warn!(%error, "purging due undo windows failed; the next pass tries again");
+                }
+            }
+        }))
     }
 }
 
