@@ -6,8 +6,9 @@
 //! itself) and a deadline. Until the deadline the owner may undo it once; after it, guard
 //! runs the author's purge once, and the effect is final.
 //!
-//! What the store enforces ([`table`]): a window opens `OPEN`, closes once (`UNDONE` with its
-//! result, or `PURGED`), and never changes whose it is, what it undoes or until when.
+//! What the store enforces (the table `guard_undo` and its triggers): a window opens
+//! `OPEN`, closes once (`UNDONE` with its result, or `PURGED`), and never changes whose it
+//! is, what it undoes or until when.
 //! What the code enforces: an undo and a purge of one window take its row lock (SQLite's
 //! one writer, PostgreSQL's `FOR UPDATE`) and re-read its status under it, so one of them
 //! wins and the other reports which; a second undo answers with the first one's result;
