@@ -20,6 +20,7 @@
 //! restored. Consumers outside the store (a downstream job that already read a deleted row)
 //! are beyond guard's reach.
 
+mod answer;
 mod purge;
 mod redeem;
 pub(crate) mod table;
