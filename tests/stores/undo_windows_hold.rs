@@ -462,14 +462,17 @@ async fn a_closed_window_never_opens_again(engine: Engine) {
     let now = now_ms();
     let opened = delete(&windows, &files, &alice(), "a.txt", now).await;
     let id = opened.operation_id.as_str();
-    // Not even the owner of the tables moves a deadline or hands a window to someone else.
+    // Neither the server's role nor the owner of the tables moves a deadline, hands a
+    // window to someone else, rewrites what it undoes or deletes it.
     for sql in [
         "UPDATE guard_undo SET expires_at = expires_at + 1 WHERE operation_id = $1",
         "UPDATE guard_undo SET user_id = 'bob' WHERE operation_id = $1",
         "UPDATE guard_undo SET data = '{}' WHERE operation_id = $1",
         "DELETE FROM guard_undo WHERE operation_id = $1",
     ] {
-        assert!(owner_statement(&world, sql, id).await.is_err(), "{sql}");
+        for store in [&world.store, &world.owner] {
+            assert!(statement(store, sql, id).await.is_err(), "{sql}");
+        }
     }
     assert!(matches!(
         undo(&windows, &files, &alice(), &opened, now + 1).await,
@@ -480,19 +483,23 @@ async fn a_closed_window_never_opens_again(engine: Engine) {
         "UPDATE guard_undo SET status = 'PURGED', result = NULL WHERE operation_id = $1",
         "UPDATE guard_undo SET result = '{}' WHERE operation_id = $1",
     ] {
-        assert!(owner_statement(&world, sql, id).await.is_err(), "{sql}");
+        for store in [&world.store, &world.owner] {
+            assert!(statement(store, sql, id).await.is_err(), "{sql}");
+        }
     }
     assert_eq!(status(&world, &opened).await, "UNDONE");
     // A window cannot be written closed, either.
     let insert = "INSERT INTO guard_undo (operation_id, tenant, user_id, tool, target, data,
                       data_sha256, status, created_at, expires_at, closed_at, result, trace_id)
                   VALUES ($1, 't', 'u', 'x', 'y', '{}', 'h', 'UNDONE', 1, 2, 1, '{}', 'tr')";
-    assert!(owner_statement(&world, insert, "forged").await.is_err());
+    for store in [&world.store, &world.owner] {
+        assert!(statement(store, insert, "forged").await.is_err());
+    }
 }
 
-/// Runs `sql` with `id` as the owner; the database's answer.
-async fn owner_statement(world: &World, sql: &str, id: &str) -> Result<u64, String> {
-    let mut tx = world.owner.begin().await.expect("owner tx");
+/// Runs `sql` with `id` on `store`; the database's answer.
+async fn statement(store: &Arc<dyn OperationStore>, sql: &str, id: &str) -> Result<u64, String> {
+    let mut tx = store.begin().await.expect("tx");
     let done = tx.execute(sql, &[id.into()]).await;
     match done {
         Ok(n) => {
