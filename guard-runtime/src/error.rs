@@ -40,6 +40,8 @@ pub mod codes {
     /// The first call with this idempotency key is still running (409 in the draft):
     /// nothing ran a second time.
     pub const IN_PROGRESS: &str = "IN_PROGRESS";
+    /// The undo window closed (its deadline passed, or its purge ran): the effect is final.
+    pub const UNDO_EXPIRED: &str = "UNDO_EXPIRED";
 }
 
 /// A model-visible tool failure. Returning `Err(ToolError)` gives an `isError` result.

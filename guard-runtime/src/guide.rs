@@ -31,6 +31,10 @@ pub mod two_phase {
     #![doc = include_str!("../docs/two_phase.md")]
 }
 
+pub mod undo {
+    #![doc = include_str!("../docs/undo.md")]
+}
+
 pub mod idempotency {
     #![doc = include_str!("../docs/idempotency.md")]
 }

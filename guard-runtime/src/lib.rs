@@ -116,6 +116,7 @@ mod secret;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod store;
 mod trace;
+pub mod undo;
 mod used;
 pub mod user_dirs;
 pub mod validate;

@@ -109,6 +109,16 @@ pub enum Outcome {
     IntentRejected,
     /// `get_operation_result` found the caller's operation.
     LookedUp,
+    /// An effect ran and opened its undo window (the record names the deadline).
+    UndoOpened,
+    /// `undo` ran the author's undo and closed the window.
+    Undone,
+    /// `undo` came back for a window undone before, and answered with that result.
+    AlreadyUndone,
+    /// The author's undo refused (the target changed) or failed: nothing was restored.
+    UndoRefused,
+    /// The window's deadline passed and the author's purge ran: the effect is final.
+    UndoPurged,
     /// The call was refused with this stable code (see [`codes`]).
     Refused(&'static str),
     /// A step of an approval on the page, recorded beside the call's own records.
@@ -145,7 +155,7 @@ pub enum ApprovalEvent {
 }
 
 /// Every stable code, so a tag read back names its refusal.
-const CODES: [&str; 14] = [
+const CODES: [&str; 15] = [
     codes::INVALID_INPUT,
     codes::INVALID_CONFIRMATION,
     codes::STATE_CHANGED,
@@ -160,10 +170,11 @@ const CODES: [&str; 14] = [
     codes::RESULT_UNKNOWN,
     codes::IDEMPOTENCY_KEY_REUSED,
     codes::IN_PROGRESS,
+    codes::UNDO_EXPIRED,
 ];
 
 /// Every outcome without a payload, for reading a spelling back.
-const NAMED: [Outcome; 57] = [
+const NAMED: [Outcome; 62] = [
     Outcome::Asked,
     Outcome::Accepted,
     Outcome::Executed,
@@ -210,6 +221,11 @@ const NAMED: [Outcome; 57] = [
     Outcome::IntentExpired,
     Outcome::IntentRejected,
     Outcome::LookedUp,
+    Outcome::UndoOpened,
+    Outcome::Undone,
+    Outcome::AlreadyUndone,
+    Outcome::UndoRefused,
+    Outcome::UndoPurged,
     Outcome::Approval(ApprovalEvent::Opened),
     Outcome::Approval(ApprovalEvent::LinkDelivered),
     Outcome::Approval(ApprovalEvent::LinkDeliveryFailed),
@@ -273,6 +289,11 @@ impl Outcome {
             Outcome::IntentExpired => "EXPIRED",
             Outcome::IntentRejected => "REJECTED",
             Outcome::LookedUp => "LOOKED_UP",
+            Outcome::UndoOpened => "undo_opened",
+            Outcome::Undone => "undone",
+            Outcome::AlreadyUndone => "already_undone",
+            Outcome::UndoRefused => "undo_refused",
+            Outcome::UndoPurged => "undo_purged",
             Outcome::Refused(code) => code,
             Outcome::Approval(ApprovalEvent::Opened) => "approval_opened",
             Outcome::Approval(ApprovalEvent::LinkDelivered) => "approval_link_delivered",
@@ -434,6 +455,11 @@ mod tests {
             (Outcome::IntentExpired, "EXPIRED"),
             (Outcome::IntentRejected, "REJECTED"),
             (Outcome::LookedUp, "LOOKED_UP"),
+            (Outcome::UndoOpened, "undo_opened"),
+            (Outcome::Undone, "undone"),
+            (Outcome::AlreadyUndone, "already_undone"),
+            (Outcome::UndoRefused, "undo_refused"),
+            (Outcome::UndoPurged, "undo_purged"),
             (Outcome::Approval(ApprovalEvent::Opened), "approval_opened"),
             (
                 Outcome::Approval(ApprovalEvent::LinkDelivered),

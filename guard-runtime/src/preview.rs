@@ -18,6 +18,8 @@ pub struct Effect {
     target: String,
     summary: String,
     state: String,
+    /// An `#[ask]` tool's question: nothing happens to reverse, so no terms are told.
+    asks_only: bool,
 }
 
 impl Preview {
@@ -32,6 +34,17 @@ impl Preview {
             target: target.into(),
             summary: summary.into(),
             state: String::new(),
+            asks_only: false,
+        })
+    }
+
+    /// An `#[ask]` tool's question, shown as an effect that changes nothing.
+    pub(crate) fn question(name: &str, question: String) -> Self {
+        Preview::Effect(Effect {
+            target: name.to_owned(),
+            summary: question,
+            state: String::new(),
+            asks_only: true,
         })
     }
 
@@ -57,6 +70,11 @@ impl Effect {
     /// What the human is told will happen.
     pub fn summary(&self) -> &str {
         &self.summary
+    }
+
+    /// Whether this is an `#[ask]` question rather than an effect.
+    pub(crate) fn asks_only(&self) -> bool {
+        self.asks_only
     }
 
     /// A digest of everything the human was shown plus the hidden state. It is sealed into

@@ -104,7 +104,7 @@ async fn picks_a_subset_and_audits_each_item(era: rmcp::model::ProtocolVersion) 
     };
     assert!(
         shown.message.starts_with(
-            "3 items match `logs/*.log`. Each picked file is deleted; this cannot be undone."
+            "3 items match `logs/*.log`. Each picked file is deleted. This cannot be undone."
         ),
         "{}",
         shown.message

@@ -460,7 +460,7 @@ async fn hard_links_are_named_in_the_question(era: ProtocolVersion) {
         shown[0].message,
         format!(
             "Delete file old.log ({} bytes). This file has 1 other name; deleting this name \
-             keeps the data.",
+             keeps the data.\n\nThis cannot be undone.",
             OLD_LOG.len()
         )
     );

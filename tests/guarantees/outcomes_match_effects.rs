@@ -97,11 +97,11 @@ async fn delete_accept_removes_the_file(era: ProtocolVersion) {
     assert_eq!(
         shown.message,
         format!(
-            "Delete file old.log ({} bytes). This cannot be undone.",
+            "Delete file old.log ({} bytes).\n\nThis cannot be undone.",
             OLD_LOG.len()
         ),
         "the question names the file (relative to the root, never the server's path) and \
-         its size"
+         its size, and guard states the terms: the tool declares no undo"
     );
 }
 

@@ -19,28 +19,6 @@ use rmcp_guard::{codes, outcome::Outcome};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-/// Runs each listed `async fn name(engine: Engine)` once per store.
-macro_rules! both_stores {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-                async fn $name() {
-                    super::$name(super::Engine::Sqlite).await;
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-                async fn $name() {
-                    super::$name(super::Engine::Postgres).await;
-                }
-            )*
-        }
-    };
-}
-
 both_stores!(
     prepare_freezes_an_intent_and_changes_nothing,
     duplicate_confirm_returns_the_same_request,

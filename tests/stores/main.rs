@@ -19,3 +19,4 @@ mod keyed_calls_run_once;
 mod postgres_read_handles_cannot_write;
 mod servers_have_their_logs_witnessed;
 mod stores_migrate_and_never_block;
+mod undo_windows_hold;

@@ -53,6 +53,28 @@ macro_rules! both_eras {
     };
 }
 
+/// Runs each listed `async fn name(engine: Engine)` once per store (SQLite, PostgreSQL).
+macro_rules! both_stores {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    super::$name(crate::support::orders::Engine::Sqlite).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    super::$name(crate::support::orders::Engine::Postgres).await;
+                }
+            )*
+        }
+    };
+}
+
 pub const OLD_LOG: &str = "rotated log lines\n";
 pub const REPORT: &str = "id,total\n1,1999\n";
 pub const OUTSIDE: &str = "not yours\n";

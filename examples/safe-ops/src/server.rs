@@ -152,15 +152,16 @@ pub fn preview_delete(sandbox: &Sandbox, path: &str) -> Result<Preview, ToolErro
             "File not found, nothing to delete: {path}"
         ))),
         Lookup::File(file) => {
+            // Whether it can be undone guard says itself, from the tool's declaration.
             let consequence = match file.other_names() {
-                0 => "This cannot be undone.".to_owned(),
-                1 => "This file has 1 other name; deleting this name keeps the data.".to_owned(),
-                n => format!("This file has {n} other names; deleting this name keeps the data."),
+                0 => String::new(),
+                1 => " This file has 1 other name; deleting this name keeps the data.".to_owned(),
+                n => format!(" This file has {n} other names; deleting this name keeps the data."),
             };
             Ok(Preview::effect(
                 file.pin().to_string(),
                 format!(
-                    "Delete file {} ({} bytes). {consequence}",
+                    "Delete file {} ({} bytes).{consequence}",
                     file.path(),
                     file.size()
                 ),
@@ -172,10 +173,7 @@ pub fn preview_delete(sandbox: &Sandbox, path: &str) -> Result<Preview, ToolErro
 /// The files `pattern` matches, each keyed by its path and carrying its pin, so a file
 /// swapped or rewritten after the human picked it is skipped rather than deleted.
 pub fn preview_delete_files(sandbox: &Sandbox, pattern: &str) -> Result<Batch, ToolError> {
-    let mut batch = Batch::new(
-        format!("`{pattern}`"),
-        "Each picked file is deleted; this cannot be undone.",
-    );
+    let mut batch = Batch::new(format!("`{pattern}`"), "Each picked file is deleted.");
     for file in sandbox.find(pattern)? {
         let title = format!("{} ({} bytes)", file.path(), file.size());
         batch = batch

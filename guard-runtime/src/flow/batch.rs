@@ -18,6 +18,7 @@ use crate::{
     error::{ToolError, codes},
     guard::Guard,
     outcome::{Outcome, Step},
+    undo::Terms,
 };
 
 /// The answer's one field: the keys of the picked items.
@@ -238,11 +239,12 @@ impl<'g> Flow<'g, Picked> {
             message.push_str("\n\n");
         }
         message.push_str(&format!(
-            "{count} {} {} {}. {}\n\nPick the items to act on; the items you do not pick are not touched.",
+            "{count} {} {} {}. {} {}\n\nPick the items to act on; the items you do not pick are not touched.",
             plural(count, "item", "items"),
             plural(count, "matches", "match"),
             shown.rule,
-            shown.effect
+            shown.effect,
+            Terms::Final.sentence()
         ));
         let choices = shown
             .offer

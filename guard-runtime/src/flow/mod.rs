@@ -26,6 +26,7 @@ use crate::{
     guard::Guard,
     outcome::{Outcome, Step},
     preview::{Effect, Preview},
+    undo::Terms,
 };
 
 mod accept;
@@ -264,6 +265,18 @@ impl<'g, F: Form> Flow<'g, F> {
             ));
         }
         Ok(())
+    }
+}
+
+impl<F> Flow<'_, F> {
+    /// The effect as the human is told it: the preview's summary, then the terms of
+    /// reversing it, which guard composes from the declaration (a `#[destructive]` effect
+    /// is final once it runs); an `#[ask]` question has no effect and no terms.
+    fn told(&self, effect: &Effect) -> String {
+        if effect.asks_only() {
+            return effect.summary().to_owned();
+        }
+        format!("{}\n\n{}", effect.summary(), Terms::Final.sentence())
     }
 }
 

@@ -140,7 +140,7 @@ impl<F: Form> Flow<'_, F> {
             tool: self.spec.name,
             message: self.spec.message,
             target: effect.target().to_owned(),
-            summary: effect.summary().to_owned(),
+            summary: self.told(effect),
             requester,
             trace_id: self.trace_id.clone(),
             expected: expected.map(str::to_owned),
@@ -208,7 +208,7 @@ impl<F: Form> Flow<'_, F> {
             message.push_str(header);
             message.push_str("\n\n");
         }
-        message.push_str(effect.summary());
+        message.push_str(&self.told(effect));
         message.push_str(&if approval.approvers > 1 {
             format!(
                 "\n\n{} people other than you must approve this on the approval page.",

@@ -26,7 +26,7 @@ impl<F: Form> Flow<'_, F> {
             message.push_str(header);
             message.push_str("\n\n");
         }
-        message.push_str(effect.summary());
+        message.push_str(&self.told(effect));
         if let Some(text) = expected {
             message.push_str(&format!("\n\nTo confirm, type {text} exactly."));
         }

@@ -216,7 +216,7 @@ pub fn asked(
     name: &'static str,
     question: String,
 ) -> Result<crate::preview::Preview, crate::error::ToolError> {
-    Ok(crate::preview::Preview::effect(name, question))
+    Ok(crate::preview::Preview::question(name, question))
 }
 
 /// The key field of a keyed tool's arguments, as text.

@@ -165,6 +165,9 @@ fn type_name<'a>(what: &str, ty: &'a str) -> Result<&'a str, StoreError> {
 /// - `guard_idempotency`: `SELECT`, `INSERT`, `DELETE` (expired keys are purged), and
 ///   `UPDATE` of `status`, `result` and `completed_at` only (which also lets the purge pass
 ///   over rows a running call holds with `FOR UPDATE SKIP LOCKED`).
+/// - `guard_undo`: `SELECT`, `INSERT`, and `UPDATE` of `status`, `closed_at` and `result`
+///   only (which also lets an undo lock its window and a purge claim one with
+///   `FOR UPDATE SKIP LOCKED`); never `DELETE`.
 ///
 /// Every table's rights are revoked from `role` first, so running it again over a role that
 /// held more leaves it with exactly these.
@@ -178,7 +181,7 @@ pub fn operation_grants_sql(schema: &str, role: &str) -> Result<String, StoreErr
              {schema}.guard_rate_buckets, {schema}.guard_rate_events,
              {schema}.guard_redeemed_states, {schema}.guard_idempotency,
              {schema}.guard_audit_log, {schema}.guard_audit_checkpoints,
-             {schema}.guard_audit_cosignatures FROM {role};
+             {schema}.guard_audit_cosignatures, {schema}.guard_undo FROM {role};
          GRANT SELECT, INSERT ON {schema}.guard_operations TO {role};
          GRANT UPDATE ({columns}) ON {schema}.guard_operations TO {role};
          GRANT SELECT, INSERT ON {schema}.guard_operation_effects TO {role};
@@ -190,7 +193,9 @@ pub fn operation_grants_sql(schema: &str, role: &str) -> Result<String, StoreErr
          GRANT UPDATE (status, result, completed_at) ON {schema}.guard_idempotency TO {role};
          GRANT SELECT, INSERT ON {schema}.guard_audit_log TO {role};
          GRANT SELECT, INSERT ON {schema}.guard_audit_checkpoints TO {role};
-         GRANT SELECT, INSERT ON {schema}.guard_audit_cosignatures TO {role};"
+         GRANT SELECT, INSERT ON {schema}.guard_audit_cosignatures TO {role};
+         GRANT SELECT, INSERT ON {schema}.guard_undo TO {role};
+         GRANT UPDATE (status, closed_at, result) ON {schema}.guard_undo TO {role};"
     ))
 }
 
