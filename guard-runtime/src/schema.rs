@@ -15,7 +15,7 @@ use crate::store::{
 use crate::store::{SqliteStore, sqlite::Access};
 
 /// Every step, in order: step `i` brings a store to version `i + 1`.
-pub(crate) const STEPS: [Step; 5] = [
+pub(crate) const STEPS: [Step; 6] = [
     // Version 1: the tables as guard created them before it versioned them.
     Step {
         name: "tables",
@@ -42,6 +42,12 @@ pub(crate) const STEPS: [Step; 5] = [
     Step {
         name: "audit cosignatures",
         apply: audit_cosignatures,
+    },
+    // Version 6: `guard_approvals`, `guard_approval_links` and `guard_approval_decisions`,
+    // the approval page's approvals, with the triggers that keep them honest.
+    Step {
+        name: "approvals",
+        apply: crate::store::approvals::create,
     },
 ];
 
@@ -143,11 +149,12 @@ mod tests {
                 "canonical payloads",
                 "legacy audit",
                 "redeemed expiry",
-                "audit cosignatures"
+                "audit cosignatures",
+                "approvals"
             ]
         );
         assert!(pending(version(&STEPS), &STEPS).unwrap().is_empty());
-        assert_eq!(version(&STEPS), 5);
+        assert_eq!(version(&STEPS), 6);
     }
 
     #[test]
