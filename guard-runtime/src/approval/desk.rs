@@ -40,6 +40,25 @@ use crate::{
     store::{OperationStore, StoreError, Tx},
 };
 
+/// Runs `$body` (with `$tx`, a `&mut Tx`) in one transaction on the desk's store, answering
+/// its value: commits and writes its records if it succeeded, rolls back if it failed. A
+/// macro rather than a method taking a closure, so the body borrows the caller's locals.
+macro_rules! in_tx {
+    ($desk:expr, |$tx:ident| $body:block) => {
+        match $desk.store().begin().await {
+            Err(error) => Err(error),
+            Ok(mut tx) => {
+                let done: Result<Done<_>, StoreError> = async {
+                    let $tx = &mut tx;
+                    $body
+                }
+                .await;
+                $desk.finish(tx, done).await
+            }
+        }
+    };
+}
+
 /// How often a waiting call reads the store for a decision taken by another process.
 pub(crate) const POLL: Duration = Duration::from_millis(250);
 
@@ -351,45 +370,37 @@ impl Desk {
         };
         let valid_for = i64::try_from(request.valid_for.as_millis()).unwrap_or(i64::MAX / 2);
         let bound = digest(&request.bound_to);
-        let opened = (match self.store().begin().await {
-            Err(error) => Err(error),
-            Ok(mut tx) => {
-                let done: Result<Done<_>, StoreError> = async {
-                    let tx = &mut tx;
-                    let now = ledger::now(tx).await?;
-                    let expires_at = now.saturating_add(valid_for.max(1));
-                    ledger::insert(
-                        tx,
-                        ledger::New {
-                            id: &id,
-                            tool: request.tool,
-                            message: request.message,
-                            target: &request.target,
-                            summary: &request.summary,
-                            requester: &request.requester,
-                            trace_id: &request.trace_id,
-                            bound_sha256: &bound,
-                            expected: request.expected.as_deref(),
-                            secret_label: request.secret,
-                            required: request.required,
-                            created_at: now,
-                            expires_at,
-                        },
-                    )
-                    .await?;
-                    for (t, role, csrf) in &links {
-                        let person = match role {
-                            Role::Requester => &request.requester,
-                            Role::Approver(who) => who,
-                        };
-                        ledger::insert_link(tx, &digest(t), &id, role, person, csrf).await?;
-                    }
-                    Ok((expires_at, Vec::new()))
-                }
-                .await;
-                self.finish(tx, done).await
+        let opened = (in_tx!(self, |tx| {
+            let now = ledger::now(tx).await?;
+            let expires_at = now.saturating_add(valid_for.max(1));
+            ledger::insert(
+                tx,
+                ledger::New {
+                    id: &id,
+                    tool: request.tool,
+                    message: request.message,
+                    target: &request.target,
+                    summary: &request.summary,
+                    requester: &request.requester,
+                    trace_id: &request.trace_id,
+                    bound_sha256: &bound,
+                    expected: request.expected.as_deref(),
+                    secret_label: request.secret,
+                    required: request.required,
+                    created_at: now,
+                    expires_at,
+                },
+            )
+            .await?;
+            for (t, role, csrf) in &links {
+                let person = match role {
+                    Role::Requester => &request.requester,
+                    Role::Approver(who) => who,
+                };
+                ledger::insert_link(tx, &digest(t), &id, role, person, csrf).await?;
             }
-        })
+            Ok((expires_at, Vec::new()))
+        }))
         .map_err(|e| format!("the approval could not be stored: {e}"))?;
         let expires_at = ledger::system_time(opened);
         self.journal.record(
@@ -430,74 +441,57 @@ impl Desk {
     pub async fn view(&self, link: &str, visit: bool) -> Result<Option<View>, Refusal> {
         let key = digest(link);
         let sign_in = self.sign_in;
-        (match self.store().begin().await {
-            Err(error) => Err(error),
-            Ok(mut tx) => {
-                let done: Result<Done<_>, StoreError> = async {
-                    let tx = &mut tx;
-                    let mut events = Vec::new();
-                    let Some(link) = ledger::link(tx, &key).await? else {
-                        return Ok((None, events));
-                    };
-                    let Some(record) = settled(tx, &link.approval, false, &mut events).await?
-                    else {
-                        return Ok((None, events));
-                    };
-                    let now = ledger::now(tx).await?;
-                    if visit && !link.viewed && ledger::viewed(tx, &key, now).await? {
-                        let who = person(&record, &link.role);
-                        events.push(
-                            subject(&record)
-                                .event(Outcome::Approval(ApprovalEvent::Viewed), Some(who))
-                                .field("role", role_name(&link.role)),
-                        );
-                    }
-                    let given = ledger::given(tx, &record.id).await?;
-                    let completes = given.len() + 1 == usize::from(record.required);
-                    let view = View {
-                        tool: record.tool,
-                        message: record.message,
-                        target: record.target,
-                        summary: record.summary,
-                        requester: record.requester,
-                        expires_at: ledger::system_time(record.expires_at),
-                        expected: record.expected,
-                        required: record.required,
-                        given,
-                        status: record.status,
-                        role: link.role,
-                        csrf: link.csrf,
-                        used: link.used,
-                        secret: record.secret_label.filter(|_| completes),
-                        sign_in,
-                    };
-                    Ok((Some(view), events))
-                }
-                .await;
-                self.finish(tx, done).await
+        (in_tx!(self, |tx| {
+            let mut events = Vec::new();
+            let Some(link) = ledger::link(tx, &key).await? else {
+                return Ok((None, events));
+            };
+            let Some(record) = settled(tx, &link.approval, false, &mut events).await? else {
+                return Ok((None, events));
+            };
+            let now = ledger::now(tx).await?;
+            if visit && !link.viewed && ledger::viewed(tx, &key, now).await? {
+                let who = person(&record, &link.role);
+                events.push(
+                    subject(&record)
+                        .event(Outcome::Approval(ApprovalEvent::Viewed), Some(who))
+                        .field("role", role_name(&link.role)),
+                );
             }
-        })
+            let given = ledger::given(tx, &record.id).await?;
+            let completes = given.len() + 1 == usize::from(record.required);
+            let view = View {
+                tool: record.tool,
+                message: record.message,
+                target: record.target,
+                summary: record.summary,
+                requester: record.requester,
+                expires_at: ledger::system_time(record.expires_at),
+                expected: record.expected,
+                required: record.required,
+                given,
+                status: record.status,
+                role: link.role,
+                csrf: link.csrf,
+                used: link.used,
+                secret: record.secret_label.filter(|_| completes),
+                sign_in,
+            };
+            Ok((Some(view), events))
+        }))
         .map_err(unavailable)
     }
 
     /// The person `link` speaks for, if `csrf` is its token: someone signs in through it.
     pub async fn person_of(&self, link: &str, csrf: &str) -> Result<Person, Refusal> {
         let key = digest(link);
-        let found = (match self.store().begin().await {
-            Err(error) => Err(error),
-            Ok(mut tx) => {
-                let done: Result<Done<_>, StoreError> = async {
-                    let tx = &mut tx;
-                    let Some(link) = ledger::link(tx, &key).await? else {
-                        return Ok((None, Vec::new()));
-                    };
-                    let record = ledger::approval(tx, &link.approval, false).await?;
-                    Ok((record.map(|r| (link, r)), Vec::new()))
-                }
-                .await;
-                self.finish(tx, done).await
-            }
-        })
+        let found = (in_tx!(self, |tx| {
+            let Some(link) = ledger::link(tx, &key).await? else {
+                return Ok((None, Vec::new()));
+            };
+            let record = ledger::approval(tx, &link.approval, false).await?;
+            Ok((record.map(|r| (link, r)), Vec::new()))
+        }))
         .map_err(unavailable)?;
         let (link, record) = found.ok_or(Refusal::UnknownLink)?;
         if digest(csrf) != digest(&link.csrf) {
@@ -519,21 +513,13 @@ impl Desk {
             return Ok(());
         }
         let key = digest(link);
-        let requester = (match self.store().begin().await {
-            Err(error) => Err(error),
-            Ok(mut tx) => {
-                let done: Result<Done<_>, StoreError> = async {
-                    let tx = &mut tx;
-                    let Some(link) = ledger::link(tx, &key).await? else {
-                        return Ok((None, Vec::new()));
-                    };
-                    let record = ledger::approval(tx, &link.approval, false).await?;
-                    Ok((record.map(|r| r.requester), Vec::new()))
-                }
-                .await;
-                self.finish(tx, done).await
-            }
-        })
+        let requester = (in_tx!(self, |tx| {
+            let Some(link) = ledger::link(tx, &key).await? else {
+                return Ok((None, Vec::new()));
+            };
+            let record = ledger::approval(tx, &link.approval, false).await?;
+            Ok((record.map(|r| r.requester), Vec::new()))
+        }))
         .map_err(unavailable)?;
         if requester.is_some_and(|r| person.resembles(&r)) {
             return Err(Refusal::RequesterCannotApprove);
@@ -554,54 +540,46 @@ impl Desk {
     ) -> Result<Status, Refusal> {
         let key = digest(link);
         let mut secret_taken = None;
-        let taken = match self.store().begin().await {
-            Err(error) => Err(error),
-            Ok(mut tx) => {
-                let done: Result<Done<_>, StoreError> = async {
-                    let tx = &mut tx;
-                    let mut events = Vec::new();
-                    let Some(link) = ledger::link(tx, &key).await? else {
-                        return Ok((Err(Refusal::UnknownLink), events));
-                    };
-                    let Some(record) = settled(tx, &link.approval, true, &mut events).await? else {
-                        return Ok((Err(Refusal::UnknownLink), events));
-                    };
-                    let taken = self
-                        .rule(
-                            tx,
-                            &key,
-                            &link,
-                            &record,
-                            csrf,
-                            decision,
-                            signed_in,
-                            &mut events,
-                        )
-                        .await?;
-                    match &taken {
-                        Ok((_, secret)) => secret_taken = secret.clone(),
-                        Err(refusal) => {
-                            if *refusal != Refusal::BadCsrf
-                                && ledger::refused(tx, &key, REFUSALS_RECORDED).await?
-                            {
-                                events.push(
-                                    subject(&record)
-                                        .event(
-                                            Outcome::Approval(ApprovalEvent::Refused),
-                                            Some(person(&record, &link.role)),
-                                        )
-                                        .field("reason", refusal_code(refusal))
-                                        .field("signed_in", signed_in.map(Person::user)),
-                                );
-                            }
-                        }
+        let taken = in_tx!(self, |tx| {
+            let mut events = Vec::new();
+            let Some(link) = ledger::link(tx, &key).await? else {
+                return Ok((Err(Refusal::UnknownLink), events));
+            };
+            let Some(record) = settled(tx, &link.approval, true, &mut events).await? else {
+                return Ok((Err(Refusal::UnknownLink), events));
+            };
+            let taken = self
+                .rule(
+                    tx,
+                    &key,
+                    &link,
+                    &record,
+                    csrf,
+                    decision,
+                    signed_in,
+                    &mut events,
+                )
+                .await?;
+            match &taken {
+                Ok((_, secret)) => secret_taken = secret.clone(),
+                Err(refusal) => {
+                    if *refusal != Refusal::BadCsrf
+                        && ledger::refused(tx, &key, REFUSALS_RECORDED).await?
+                    {
+                        events.push(
+                            subject(&record)
+                                .event(
+                                    Outcome::Approval(ApprovalEvent::Refused),
+                                    Some(person(&record, &link.role)),
+                                )
+                                .field("reason", refusal_code(refusal))
+                                .field("signed_in", signed_in.map(Person::user)),
+                        );
                     }
-                    Ok((taken.map(|(status, _)| status), events))
                 }
-                .await;
-                self.finish(tx, done).await
             }
-        };
+            Ok((taken.map(|(status, _)| status), events))
+        });
         match taken {
             Ok(Ok(status)) => {
                 if let Some((id, secret)) = secret_taken {
@@ -624,26 +602,18 @@ impl Desk {
 
     /// Why the database refused a decision through the link `key`, as the page says it.
     async fn why_refused(&self, key: &str, unique: bool) -> Refusal {
-        let found = match self.store().begin().await {
-            Err(error) => Err(error),
-            Ok(mut tx) => {
-                let done: Result<Done<_>, StoreError> = async {
-                    let tx = &mut tx;
-                    let mut events = Vec::new();
-                    let Some(link) = ledger::link(tx, key).await? else {
-                        return Ok((None, events));
-                    };
-                    let record = settled(tx, &link.approval, false, &mut events).await?;
-                    let given = match &record {
-                        Some(r) => ledger::given(tx, &r.id).await?,
-                        None => Vec::new(),
-                    };
-                    Ok((record.map(|r| (link, r, given)), events))
-                }
-                .await;
-                self.finish(tx, done).await
-            }
-        };
+        let found = in_tx!(self, |tx| {
+            let mut events = Vec::new();
+            let Some(link) = ledger::link(tx, key).await? else {
+                return Ok((None, events));
+            };
+            let record = settled(tx, &link.approval, false, &mut events).await?;
+            let given = match &record {
+                Some(r) => ledger::given(tx, &r.id).await?,
+                None => Vec::new(),
+            };
+            Ok((record.map(|r| (link, r, given)), events))
+        });
         match found {
             Ok(Some((link, record, given))) => match record.status {
                 Status::Expired => Refusal::Expired,
@@ -796,34 +766,26 @@ impl Desk {
     /// Ends a still-pending approval as `status` (expired, or withdrawn by the client), and
     /// returns where it stands: an approval that completed first stays approved.
     pub async fn close(&self, id: &str, status: Status) -> Status {
-        let closed = match self.store().begin().await {
-            Err(error) => Err(error),
-            Ok(mut tx) => {
-                let done: Result<Done<_>, StoreError> = async {
-                    let tx = &mut tx;
-                    let mut events = Vec::new();
-                    let Some(record) = ledger::approval(tx, id, true).await? else {
-                        return Ok((status.clone(), events));
-                    };
-                    if record.status != Status::Pending {
-                        return Ok((record.status, events));
-                    }
-                    let now = ledger::now(tx).await?;
-                    ledger::end(tx, id, &status, None, now).await?;
-                    let given = ledger::given(tx, id).await?;
-                    events.push(ended(
-                        &subject(&record),
-                        &status,
-                        None,
-                        &given,
-                        record.required,
-                    ));
-                    Ok((status.clone(), events))
-                }
-                .await;
-                self.finish(tx, done).await
+        let closed = in_tx!(self, |tx| {
+            let mut events = Vec::new();
+            let Some(record) = ledger::approval(tx, id, true).await? else {
+                return Ok((status.clone(), events));
+            };
+            if record.status != Status::Pending {
+                return Ok((record.status, events));
             }
-        };
+            let now = ledger::now(tx).await?;
+            ledger::end(tx, id, &status, None, now).await?;
+            let given = ledger::given(tx, id).await?;
+            events.push(ended(
+                &subject(&record),
+                &status,
+                None,
+                &given,
+                record.required,
+            ));
+            Ok((status.clone(), events))
+        });
         closed.unwrap_or_else(|error| {
             tracing::error!(approval_id = id, %error, "the approval could not be closed in the store; its deadline ends it");
             status
@@ -838,19 +800,11 @@ impl Desk {
         requester: &Person,
         bound_to: &str,
     ) -> Result<(SystemTime, Subject), Claim> {
-        let found = (match self.store().begin().await {
-            Err(error) => Err(error),
-            Ok(mut tx) => {
-                let done: Result<Done<_>, StoreError> = async {
-                    let tx = &mut tx;
-                    let mut events = Vec::new();
-                    let record = settled(tx, id, false, &mut events).await?;
-                    Ok((record, events))
-                }
-                .await;
-                self.finish(tx, done).await
-            }
-        })
+        let found = (in_tx!(self, |tx| {
+            let mut events = Vec::new();
+            let record = settled(tx, id, false, &mut events).await?;
+            Ok((record, events))
+        }))
         .map_err(|error| {
             tracing::error!(approval_id = id, %error, "the approval store could not be read");
             Claim::Unavailable
@@ -865,19 +819,11 @@ impl Desk {
     /// Where approval `id` stands now (an approval past its deadline by the database's
     /// clock reads, and is recorded, as expired).
     pub async fn status(&self, id: &str) -> Result<Status, StoreError> {
-        let record = (match self.store().begin().await {
-            Err(error) => Err(error),
-            Ok(mut tx) => {
-                let done: Result<Done<_>, StoreError> = async {
-                    let tx = &mut tx;
-                    let mut events = Vec::new();
-                    let record = settled(tx, id, false, &mut events).await?;
-                    Ok((record, events))
-                }
-                .await;
-                self.finish(tx, done).await
-            }
-        })?;
+        let record = (in_tx!(self, |tx| {
+            let mut events = Vec::new();
+            let record = settled(tx, id, false, &mut events).await?;
+            Ok((record, events))
+        }))?;
         Ok(record.map_or(Status::Expired, |r| r.status))
     }
 
@@ -888,21 +834,13 @@ impl Desk {
         &self,
         id: &str,
     ) -> Option<(Option<String>, Option<crate::secret::Secret>, Vec<Given>)> {
-        let found = (match self.store().begin().await {
-                Err(error) => Err(error),
-                Ok(mut tx) => {
-                    let done: Result<Done<_>, StoreError> = async {
-                        let tx = &mut tx;
+        let found = (in_tx!(self, |tx| {
                 let Some(record) = ledger::approval(tx, id, false).await? else {
                     return Ok((None, Vec::new()));
                 };
                 let given = ledger::given(tx, id).await?;
                 Ok((Some((record, given)), Vec::new()))
-            }
-                    .await;
-                    self.finish(tx, done).await
-                }
-            })
+            }))
             .inspect_err(|error| tracing::error!(approval_id = id, %error, "the approval store could not be read"))
             .ok()??;
         let (record, given) = found;
