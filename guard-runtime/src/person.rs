@@ -67,6 +67,7 @@ impl Person {
     }
 
     /// The confusable skeleton of the user (UTS #39): look-alikes share it.
+    #[cfg(feature = "approval")]
     pub(crate) fn skeleton(&self) -> &str {
         &self.skeleton
     }
