@@ -1076,6 +1076,18 @@ mod tests {
             Ok(Status::Approved)
         );
         assert_eq!(desk.status(&opened.id).await.unwrap(), Status::Approved);
+        // A link still unused, replayed after the approval ended, changes nothing.
+        assert_eq!(
+            desk.decide(
+                requester,
+                &csrf(&desk, requester).await,
+                Decision::Reject,
+                None
+            )
+            .await,
+            Err(Refusal::AlreadyDecided)
+        );
+        assert_eq!(desk.status(&opened.id).await.unwrap(), Status::Approved);
         let (_, _, given) = desk.take_answer(&opened.id).await.unwrap();
         let who: Vec<_> = given.iter().map(|g| g.who.user()).collect();
         assert_eq!(who, ["bob", "carol"]);
