@@ -193,12 +193,15 @@ impl Guard {
         self
     }
 
-    /// The approval page records its events in this guard's log, whichever was set first.
+    /// The approval page records its events in this guard's log, and keeps its approvals in
+    /// the store that holds the log (the operation store, with operations), whichever was
+    /// set first.
     #[cfg(any(feature = "approval", feature = "sqlite", feature = "postgres"))]
     fn approval_page_records(&self) {
         #[cfg(all(feature = "approval", any(feature = "sqlite", feature = "postgres")))]
         if let (Some(page), Some(log)) = (&self.approval, &self.audit) {
             page.shared().attach_audit(log.clone());
+            page.shared().attach_store(log.log().store().clone());
         }
     }
 

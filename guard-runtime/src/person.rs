@@ -66,6 +66,12 @@ impl Person {
         &self.user
     }
 
+    /// The confusable skeleton of the user (UTS #39): look-alikes share it.
+    #[cfg(feature = "approval")]
+    pub(crate) fn skeleton(&self) -> &str {
+        &self.skeleton
+    }
+
     /// The same person: equal canonical tenant and user.
     pub fn is(&self, other: &Person) -> bool {
         self == other

@@ -15,7 +15,7 @@ use crate::store::{
 use crate::store::{SqliteStore, sqlite::Access};
 
 /// Every step, in order: step `i` brings a store to version `i + 1`.
-pub(crate) const STEPS: [Step; 6] = [
+pub(crate) const STEPS: [Step; 7] = [
     // Version 1: the tables as guard created them before it versioned them.
     Step {
         name: "tables",
@@ -48,6 +48,12 @@ pub(crate) const STEPS: [Step; 6] = [
     Step {
         name: "undo windows",
         apply: crate::undo::table::create,
+    },
+    // Version 7: `guard_approvals`, `guard_approval_links` and `guard_approval_decisions`,
+    // the approval page's approvals, with the triggers that keep them honest.
+    Step {
+        name: "approvals",
+        apply: crate::store::approvals::create,
     },
 ];
 
@@ -150,11 +156,12 @@ mod tests {
                 "legacy audit",
                 "redeemed expiry",
                 "audit cosignatures",
-                "undo windows"
+                "undo windows",
+                "approvals"
             ]
         );
         assert!(pending(version(&STEPS), &STEPS).unwrap().is_empty());
-        assert_eq!(version(&STEPS), 6);
+        assert_eq!(version(&STEPS), 7);
     }
 
     #[test]

@@ -10,7 +10,10 @@ use std::{sync::Arc, time::Duration};
 use bench::*;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, ElicitRequestParams, InputRequest};
 use rmcp_guard::outcome::Outcome;
-use rmcp_guard::{ops::SqliteStore, testing::INPUT_KEY};
+use rmcp_guard::{
+    ops::{OperationStore, PgStore, SqliteStore},
+    testing::INPUT_KEY,
+};
 use safe_ops::visit;
 
 /// The first round: the input request must be guard's one URL-mode elicitation. Returns the
@@ -285,7 +288,7 @@ async fn one_approval_then_the_deadline_ends_the_waiting_retry() {
 const KEY: &[u8] = b"one key shared by the process before and after the restart";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_retry_after_a_restart_is_refused_and_runs_nothing() {
+async fn a_retry_after_a_restart_runs_only_on_an_approval_the_store_kept() {
     // Used states in memory: the state carries the boot epoch of the process that sealed it.
     let keyed = || Setup {
         key: Some(KEY.to_vec()),
@@ -302,10 +305,12 @@ async fn a_retry_after_a_restart_is_refused_and_runs_nothing() {
     assert_eq!(outcome(&result), Some(Outcome::Restarted), "{result:?}");
     assert!(text(&result).contains("[INVALID_STATE]"));
 
-    // Used states in a store that survives restarts: the state opens, but the approval it
-    // names lived in the process that is gone, even though it was approved there.
+    // With an operation store, used states and approvals outlive the process: an approval
+    // opened before the restart is decided on the restarted server's page, through the same
+    // link, and the retry from before the restart runs on that decision.
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(SqliteStore::open(dir.path().join("guard.db")).unwrap());
+    let store: Arc<dyn OperationStore> =
+        Arc::new(SqliteStore::open(dir.path().join("guard.db")).unwrap());
     let stored = || Setup {
         key: Some(KEY.to_vec()),
         store: Some(store.clone()),
@@ -313,29 +318,80 @@ async fn a_retry_after_a_restart_is_refused_and_runs_nothing() {
     };
     let before = stored().start().await;
     let (state, url, _, _) = first_round(&before, "restart", "web").await;
-    let page = visit::approve(&url, "").await.unwrap();
-    assert!(page.text().contains("Approved"), "{}", page.text());
+    let token = url.rsplit('/').next().unwrap().to_owned();
+    drop(before);
     let after = stored().start().await;
+    let page = visit::approve(&format!("{}approval/{token}", after.base), "")
+        .await
+        .unwrap();
+    assert!(page.text().contains("Approved"), "{}", page.text());
     let result = after
         .retry("restart", "web", &state, "accept")
         .await
         .unwrap();
-    assert_eq!(
-        outcome(&result),
-        Some(Outcome::ApprovalUnknown),
-        "{result:?}"
-    );
+    assert!(!result.is_error.unwrap_or(false), "{result:?}");
+    assert_eq!(after.deployed(), [("restart web".to_owned(), 0)]);
+    // The state was used: its replay, on this server or the next, runs nothing.
+    let replay = after
+        .retry("restart", "web", &state, "accept")
+        .await
+        .unwrap();
+    assert!(replay.is_error.unwrap_or(false), "{replay:?}");
+    assert_eq!(after.deployed().len(), 1);
+}
+
+/// Two replicas on one PostgreSQL store, sharing the request-state key: the call opens its
+/// approval on one, its retry waits on the other, and the human approves on the first one's
+/// page. The waiting replica finds the decision in the store and runs the call, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_on_one_postgres_share_an_approval() {
+    let Some(url) = guard_tests::pg_url("the approval replicas test") else {
+        return;
+    };
+    let schema = crate::support::orders::fresh_schema("guard_replicas");
+    let (admin, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    admin
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .await
+        .unwrap();
+    let config = order_cancel::stores::pg_config(&url, &schema, None).unwrap();
+    let pg = PgStore::from_config(config, 4).unwrap();
+    pg.migrate().await.unwrap();
+    let store: Arc<dyn OperationStore> = Arc::new(pg);
+    let replica = || Setup {
+        key: Some(KEY.to_vec()),
+        store: Some(store.clone()),
+        ..Setup::new(MRTR)
+    };
+    let (one, two) = (replica().start().await, replica().start().await);
+
+    let (state, url, _, _) = first_round(&one, "restart", "web").await;
+    let retry = two.retry("restart", "web", &state, "accept");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!retry.is_finished(), "the retry waits for the decision");
+    let page = visit::approve(&url, "").await.unwrap();
+    assert!(page.text().contains("Approved"), "{}", page.text());
+    let result = retry.await.unwrap();
+    assert!(!result.is_error.unwrap_or(false), "{result:?}");
+    assert_eq!(two.deployed(), [("restart web".to_owned(), 0)]);
     assert!(
-        text(&result).contains("[INVALID_STATE]"),
-        "{}",
-        text(&result)
+        one.deployed().is_empty(),
+        "the call ran once, where it was retried"
     );
-    assert!(
-        text(&result).contains("not open on this server (it restarted since"),
-        "{}",
-        text(&result)
-    );
-    assert!(before.deployed().is_empty() && after.deployed().is_empty());
+    // The page of either replica serves the link, and shows the outcome.
+    let token = url.rsplit('/').next().unwrap();
+    let shown = visit::get(&format!("{}approval/{token}", two.base))
+        .await
+        .unwrap()
+        .text();
+    assert!(shown.contains("Approved"), "{shown}");
+    admin
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .await
+        .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

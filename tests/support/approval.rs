@@ -37,7 +37,7 @@ use rmcp_guard::{
     destructive,
     forms::{Checkbox, TypeToConfirm},
     identity::Identity,
-    ops::{Operations, SqliteStore},
+    ops::{OperationStore, Operations},
     testing::INPUT_KEY,
 };
 use schemars::JsonSchema;
@@ -206,7 +206,7 @@ pub struct Setup {
     /// The guard's key; a fresh random one if `None`.
     pub key: Option<Vec<u8>>,
     /// An operation store keeping used states (so states carry no boot epoch).
-    pub store: Option<Arc<SqliteStore>>,
+    pub store: Option<Arc<dyn OperationStore>>,
     /// Who asks (the identity provider's spelling).
     pub requester: Identity,
     /// Who may approve, as configured.

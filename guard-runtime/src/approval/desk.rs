@@ -8,27 +8,59 @@
 //! two approvals by one person (or two look-alikes) count once.
 //!
 //! Links are 256-bit tokens from the OS random source, stored only as their SHA-256, each
-//! with its own CSRF token. A link decides once. The record lives in this process: the call
-//! waiting for it does too (a push elicitation holds its request open, an MRTR retry waits
-//! in it), so a restart ends both, and a link or a retry from before the restart finds
-//! nothing afterwards. Only the requester's own later round, for the same binding, may wait
-//! for an approval ([`Desk::watch`]). The desk's methods are the whole boundary of that
-//! state: a store that keeps approvals elsewhere answers the same calls.
+//! with its own CSRF token. A link decides once. Approvals, links and decisions live in the
+//! operation store ([`super::ledger`]), whose constraints refuse what must never happen
+//! whichever process sends it: a second decision by one person, a decision after the
+//! approval ended or after its deadline by the database's clock, a status going back. So a
+//! restarted server, or another replica on the same store, serves the same links and finds
+//! the same decisions. Only the requester's own later round, for the same binding, may wait
+//! for an approval ([`Desk::watch`]); it learns of a decision taken in this process at once
+//! and of one taken elsewhere by reading the store ([`POLL`]).
+//!
+//! A secret entered on the page never reaches the store: it waits in the memory of the
+//! process whose page took it, for the call that process runs.
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex},
-    time::{Duration, Instant, SystemTime},
+    sync::{Arc, Mutex, OnceLock},
+    time::{Duration, SystemTime},
 };
 
 use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 
-use super::journal::{Journal, Subject};
+use super::{
+    journal::{Journal, Subject},
+    ledger::{self, Stored},
+};
 use crate::{
+    audit::Event,
     outcome::{ApprovalEvent, Outcome},
     person::Person,
+    store::{OperationStore, StoreError, Tx},
 };
+
+/// Runs `$body` (with `$tx`, a `&mut Tx`) in one transaction on the desk's store, answering
+/// its value: commits and writes its records if it succeeded, rolls back if it failed. A
+/// macro rather than a method taking a closure, so the body borrows the caller's locals.
+macro_rules! in_tx {
+    ($desk:expr, |$tx:ident| $body:block) => {
+        match $desk.store().begin().await {
+            Err(error) => Err(error),
+            Ok(mut tx) => {
+                let done: Result<Done<_>, StoreError> = async {
+                    let $tx = &mut tx;
+                    $body
+                }
+                .await;
+                $desk.finish(tx, done).await
+            }
+        }
+    };
+}
+
+/// How often a waiting call reads the store for a decision taken by another process.
+pub(crate) const POLL: Duration = Duration::from_millis(250);
 
 /// Where an approval stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,76 +114,14 @@ pub enum Role {
     Approver(Person),
 }
 
-struct Link {
-    approval: String,
-    role: Role,
-    csrf: String,
-    used: bool,
-    viewed: bool,
-    /// Refused decisions recorded so far: a link holder cannot flood the log.
-    refusals_recorded: u8,
-}
-
 /// At most this many refused decisions per link reach the log.
-const REFUSALS_RECORDED: u8 = 5;
+const REFUSALS_RECORDED: i64 = 5;
 
-struct Record {
-    request: Request,
-    subject: Subject,
-    deadline: Instant,
-    expires_at: SystemTime,
-    given: Vec<Given>,
-    status: Status,
-    typed: Option<String>,
-    secret: Option<crate::secret::Secret>,
-    notify: watch::Sender<Status>,
-}
-
-impl Record {
-    fn settle_expiry(&mut self, now: Instant, journal: &Journal) {
-        if self.status == Status::Pending && now >= self.deadline {
-            self.set(Status::Expired, None, journal);
-        }
-    }
-
-    /// The one place an approval's status changes, and is recorded.
-    fn set(&mut self, status: Status, by: Option<&Person>, journal: &Journal) {
-        if self.status == status {
-            return;
-        }
-        self.status = status.clone();
-        let code = match &status {
-            Status::Pending => return,
-            Status::Approved => Outcome::Approval(ApprovalEvent::Approved),
-            Status::Rejected { .. } => Outcome::Approval(ApprovalEvent::Rejected),
-            Status::Expired => Outcome::Approval(ApprovalEvent::Expired),
-            Status::Withdrawn => Outcome::Approval(ApprovalEvent::Withdrawn),
-        };
-        let approvers: Vec<&str> = self.given.iter().map(|g| g.who.user()).collect();
-        journal.record(
-            self.subject
-                .event(code, by)
-                .field("approvers", approvers)
-                .field("required", self.request.required),
-        );
-        self.notify.send_replace(status);
-    }
-
-    fn person<'a>(&'a self, role: &'a Role) -> &'a Person {
-        match role {
-            Role::Requester => &self.request.requester,
-            Role::Approver(who) => who,
-        }
-    }
-}
-
-/// An approval just opened: its id, the requester's link token, one token per approver, and
-/// the channel its status arrives on.
+/// An approval just opened: its id, the requester's link token, and one token per approver.
 pub struct Opened {
     pub id: String,
     pub requester_token: String,
     pub approver_tokens: Vec<(Person, String)>,
-    pub status: watch::Receiver<Status>,
     /// What the approval's records name.
     pub subject: Subject,
     pub expires_at: SystemTime,
@@ -160,10 +130,12 @@ pub struct Opened {
 /// Why a later round of a call may not wait for an approval.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Claim {
-    /// Not in this process: opened before a restart, on another replica, or long gone.
+    /// Not in the store: never opened there, or purged long after it ended.
     Unknown,
     /// Opened for another call: another requester, tool or arguments.
     NotYours,
+    /// The store could not be read.
+    Unavailable,
 }
 
 /// A decision posted from a link.
@@ -193,6 +165,8 @@ pub enum Refusal {
     NotYourLink {
         link_for: String,
     },
+    /// The store holding approvals could not be reached; nothing was decided.
+    Unavailable,
 }
 
 impl Refusal {
@@ -205,13 +179,14 @@ impl Refusal {
             Refusal::LinkUsed | Refusal::AlreadyDecided | Refusal::AlreadyApprovedBy(_) => 409,
             Refusal::Expired => 410,
             Refusal::TypedMismatch(_) | Refusal::SecretMissing => 422,
+            Refusal::Unavailable => 503,
         }
     }
 
     /// The sentence the page shows.
     pub fn message(&self) -> String {
         match self {
-            Refusal::UnknownLink => "This approval link is not valid: it was never issued, or the server restarted since. Ask for the action again from the client.".into(),
+            Refusal::UnknownLink => "This approval link is not valid: it was never issued, or its approval ended long ago. Ask for the action again from the client.".into(),
             Refusal::BadCsrf => "This decision did not come from the approval page itself, so it was not taken. Open your approval link and decide there.".into(),
             Refusal::LinkUsed => "This link was already used to decide. Each link decides once; the page shows where the approval stands.".into(),
             Refusal::Expired => "This approval expired; nothing was changed. Ask for the action again from the client.".into(),
@@ -222,14 +197,15 @@ impl Refusal {
             Refusal::SecretMissing => "Not approved: this approval completes the request, and the tool needs the secret asked for below. Enter it and approve again.".into(),
             Refusal::SignInRequired => "Nothing was decided: approvers must sign in first, so that a link alone proves nothing. Sign in below with your access token, then decide.".into(),
             Refusal::NotYourLink { link_for } => format!("Nothing was decided: this link is for {link_for}, and you signed in as someone else. Only {link_for} can decide through it."),
+            Refusal::Unavailable => "Nothing was decided: the server cannot reach the database that holds approvals right now. Reload the page in a moment and decide again.".into(),
         }
     }
 }
 
 /// What a link shows: the approval as it stands, and what this link may still do.
 pub struct View {
-    pub tool: &'static str,
-    pub message: Option<&'static str>,
+    pub tool: String,
+    pub message: Option<String>,
     pub target: String,
     pub summary: String,
     pub requester: Person,
@@ -242,7 +218,7 @@ pub struct View {
     pub csrf: String,
     pub used: bool,
     /// The secret's label, when this link's approval would complete the request.
-    pub secret: Option<&'static str>,
+    pub secret: Option<String>,
     /// Whoever decides through this link must have signed in as its person.
     pub sign_in: bool,
 }
@@ -272,41 +248,92 @@ impl View {
     }
 }
 
-/// The approvals of this process.
+/// The approval page's desk: the rules, over the approvals in the operation store.
 pub struct Desk {
-    inner: Mutex<Inner>,
+    /// The guard's operation store, once the page is handed to a guard with one.
+    attached: OnceLock<Arc<dyn OperationStore>>,
+    /// Where approvals live when no guard with a store took the page: this process only.
+    private: Arc<dyn OperationStore>,
     journal: Arc<Journal>,
     /// Deciding needs a signed-in person as well as the link.
     sign_in: bool,
+    /// Bumped on every change of an approval's status in this process, to wake its waiters.
+    changed: watch::Sender<u64>,
+    /// Secrets entered on this process's page, until the waiting call takes them.
+    secrets: Mutex<HashMap<String, crate::secret::Secret>>,
 }
 
-#[derive(Default)]
-struct Inner {
-    approvals: HashMap<String, Record>,
-    /// Keyed by the SHA-256 of the link token.
-    links: HashMap<String, Link>,
-}
+/// Ended approvals stay readable this long after their deadline, so a late visitor sees
+/// the outcome instead of an unknown link; then they are purged.
+pub(crate) const KEEP_AFTER_DEADLINE: Duration = Duration::from_secs(600);
 
-/// Decided approvals stay readable this long after their deadline, so a late visitor sees
-/// the outcome instead of an unknown link.
-const KEEP_AFTER_DEADLINE: Duration = Duration::from_secs(600);
+/// What the store is asked to do in one transaction, and the records to write once it
+/// committed.
+type Done<T> = (T, Vec<Event>);
 
 impl Desk {
-    /// A desk recording into `journal`; with `sign_in`, a decision needs the link's person
-    /// signed in.
-    pub fn new(journal: Arc<Journal>, sign_in: bool) -> Self {
+    /// A desk keeping approvals in `private` until [`attach`](Self::attach) hands it the
+    /// guard's store, recording into `journal`; with `sign_in`, a decision needs the link's
+    /// person signed in.
+    pub fn new(private: Arc<dyn OperationStore>, journal: Arc<Journal>, sign_in: bool) -> Self {
         Self {
-            inner: Mutex::default(),
+            attached: OnceLock::new(),
+            private,
             journal,
             sign_in,
+            changed: watch::channel(0).0,
+            secrets: Mutex::default(),
+        }
+    }
+
+    /// Keeps approvals in `store` from now on (the guard's operation store, shared by its
+    /// replicas). A page handed to a second guard keeps the first store.
+    pub(crate) fn attach(&self, store: Arc<dyn OperationStore>) {
+        if self.attached.set(store).is_err() {
+            tracing::warn!(
+                "this approval page already keeps its approvals in another guard's store; it keeps that one (give each guard its own page)"
+            );
+        }
+    }
+
+    fn store(&self) -> &dyn OperationStore {
+        match self.attached.get() {
+            Some(store) => store.as_ref(),
+            None => self.private.as_ref(),
+        }
+    }
+
+    /// Wakes when an approval's status changes in this process.
+    pub(crate) fn changes(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    /// Commits `tx` if `done` succeeded, then writes its records (and wakes this process's
+    /// waiters when it ended an approval); rolls it back, writing nothing, if it failed.
+    async fn finish<T>(&self, tx: Tx, done: Result<Done<T>, StoreError>) -> Result<T, StoreError> {
+        match done {
+            Ok((value, events)) => {
+                tx.commit().await?;
+                let ended = !events.is_empty();
+                for event in events {
+                    self.journal.record(event);
+                }
+                if ended {
+                    self.changed.send_modify(|n| *n = n.wrapping_add(1));
+                }
+                Ok(value)
+            }
+            Err(error) => {
+                let _ = tx.rollback().await;
+                Err(error)
+            }
         }
     }
 
     /// Opens an approval for `request`, with one link for the requester and one for each of
     /// `approvers` who may approve it: of the requester's tenant, neither the requester nor
     /// someone who could be taken for them, each person once.
-    pub fn open(&self, request: Request, approvers: &[Person]) -> Result<Opened, String> {
-        let now = Instant::now();
+    pub async fn open(&self, request: Request, approvers: &[Person]) -> Result<Opened, String> {
         let id = token()?;
         let requester_token = token()?;
         let mut approver_tokens: Vec<(Person, String)> = Vec::new();
@@ -330,30 +357,56 @@ impl Desk {
                 ));
             }
         }
+        let mut links = vec![(requester_token.clone(), Role::Requester, token()?)];
+        for (who, t) in &approver_tokens {
+            links.push((t.clone(), Role::Approver(who.clone()), token()?));
+        }
         let subject = Subject {
-            tool: request.tool,
+            tool: request.tool.to_owned(),
             trace_id: request.trace_id.clone(),
             approval_id: id.clone(),
             target: request.target.clone(),
             requester: request.requester.clone(),
         };
-        let (notify, status) = watch::channel(Status::Pending);
-        let expires_at = SystemTime::now() + request.valid_for;
-        let record = Record {
-            deadline: now + request.valid_for,
-            expires_at,
-            subject: subject.clone(),
-            request,
-            given: Vec::new(),
-            status: Status::Pending,
-            typed: None,
-            secret: None,
-            notify,
-        };
+        let valid_for = i64::try_from(request.valid_for.as_millis()).unwrap_or(i64::MAX / 2);
+        let bound = digest(&request.bound_to);
+        let opened = (in_tx!(self, |tx| {
+            let now = ledger::now(tx).await?;
+            let expires_at = now.saturating_add(valid_for.max(1));
+            ledger::insert(
+                tx,
+                ledger::New {
+                    id: &id,
+                    tool: request.tool,
+                    message: request.message,
+                    target: &request.target,
+                    summary: &request.summary,
+                    requester: &request.requester,
+                    trace_id: &request.trace_id,
+                    bound_sha256: &bound,
+                    expected: request.expected.as_deref(),
+                    secret_label: request.secret,
+                    required: request.required,
+                    created_at: now,
+                    expires_at,
+                },
+            )
+            .await?;
+            for (t, role, csrf) in &links {
+                let person = match role {
+                    Role::Requester => &request.requester,
+                    Role::Approver(who) => who,
+                };
+                ledger::insert_link(tx, &digest(t), &id, role, person, csrf).await?;
+            }
+            Ok((expires_at, Vec::new()))
+        }))
+        .map_err(|e| format!("the approval could not be stored: {e}"))?;
+        let expires_at = ledger::system_time(opened);
         self.journal.record(
             subject
                 .event(Outcome::Approval(ApprovalEvent::Opened), None)
-                .field("required", record.request.required)
+                .field("required", request.required)
                 .field(
                     "approvers",
                     approver_tokens
@@ -367,95 +420,90 @@ impl Desk {
                         .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
                 ),
         );
-        let mut inner = self.lock();
-        inner.forget_old(now);
-        let mut links = vec![(requester_token.clone(), Role::Requester)];
-        links.extend(
-            approver_tokens
-                .iter()
-                .map(|(who, t)| (t.clone(), Role::Approver(who.clone()))),
-        );
-        for (t, role) in links {
-            inner.links.insert(
-                digest(&t),
-                Link {
-                    approval: id.clone(),
-                    role,
-                    csrf: token()?,
-                    used: false,
-                    viewed: false,
-                    refusals_recorded: 0,
-                },
-            );
-        }
-        inner.approvals.insert(id.clone(), record);
+        let keep = i64::try_from(KEEP_AFTER_DEADLINE.as_millis()).unwrap_or(i64::MAX);
+        crate::store::purge::expired_or_log(
+            self.store(),
+            crate::store::purge::Expiring::Approvals,
+            crate::store::now_ms().saturating_sub(keep),
+        )
+        .await;
         Ok(Opened {
             id,
             requester_token,
             approver_tokens,
-            status,
             subject,
             expires_at,
         })
     }
 
-    /// The page behind `link`, or `None` for a link this process never issued. A `visit`
+    /// The page behind `link`, or `None` for a link never issued (or purged). A `visit`
     /// (a person loading the page) is recorded the first time for each link.
-    pub fn view(&self, link: &str, visit: bool) -> Option<View> {
-        let mut inner = self.lock();
+    pub async fn view(&self, link: &str, visit: bool) -> Result<Option<View>, Refusal> {
         let key = digest(link);
-        let Inner { approvals, links } = &mut *inner;
-        let link = links.get_mut(&key)?;
-        let record = approvals.get_mut(&link.approval)?;
-        record.settle_expiry(Instant::now(), &self.journal);
-        if visit && !link.viewed {
-            link.viewed = true;
-            let who = record.person(&link.role);
-            self.journal.record(
-                record
-                    .subject
-                    .event(Outcome::Approval(ApprovalEvent::Viewed), Some(who))
-                    .field("role", role_name(&link.role)),
-            );
-        }
-        let completes = record.given.len() + 1 == usize::from(record.request.required);
-        Some(View {
-            tool: record.request.tool,
-            message: record.request.message,
-            target: record.request.target.clone(),
-            summary: record.request.summary.clone(),
-            requester: record.request.requester.clone(),
-            expires_at: record.expires_at,
-            expected: record.request.expected.clone(),
-            required: record.request.required,
-            given: record.given.clone(),
-            status: record.status.clone(),
-            role: link.role.clone(),
-            csrf: link.csrf.clone(),
-            used: link.used,
-            secret: record.request.secret.filter(|_| completes),
-            sign_in: self.sign_in,
-        })
+        let sign_in = self.sign_in;
+        (in_tx!(self, |tx| {
+            let mut events = Vec::new();
+            let Some(link) = ledger::link(tx, &key).await? else {
+                return Ok((None, events));
+            };
+            let Some(record) = settled(tx, &link.approval, false, &mut events).await? else {
+                return Ok((None, events));
+            };
+            let now = ledger::now(tx).await?;
+            if visit && !link.viewed && ledger::viewed(tx, &key, now).await? {
+                let who = person(&record, &link.role);
+                events.push(
+                    subject(&record)
+                        .event(Outcome::Approval(ApprovalEvent::Viewed), Some(who))
+                        .field("role", role_name(&link.role)),
+                );
+            }
+            let given = ledger::given(tx, &record.id).await?;
+            let completes = given.len() + 1 == usize::from(record.required);
+            let view = View {
+                tool: record.tool,
+                message: record.message,
+                target: record.target,
+                summary: record.summary,
+                requester: record.requester,
+                expires_at: ledger::system_time(record.expires_at),
+                expected: record.expected,
+                required: record.required,
+                given,
+                status: record.status,
+                role: link.role,
+                csrf: link.csrf,
+                used: link.used,
+                secret: record.secret_label.filter(|_| completes),
+                sign_in,
+            };
+            Ok((Some(view), events))
+        }))
+        .map_err(unavailable)
     }
 
     /// The person `link` speaks for, if `csrf` is its token: someone signs in through it.
-    pub fn person_of(&self, link: &str, csrf: &str) -> Result<Person, Refusal> {
-        let inner = self.lock();
-        let link = inner.links.get(&digest(link)).ok_or(Refusal::UnknownLink)?;
+    pub async fn person_of(&self, link: &str, csrf: &str) -> Result<Person, Refusal> {
+        let key = digest(link);
+        let found = (in_tx!(self, |tx| {
+            let Some(link) = ledger::link(tx, &key).await? else {
+                return Ok((None, Vec::new()));
+            };
+            let record = ledger::approval(tx, &link.approval, false).await?;
+            Ok((record.map(|r| (link, r)), Vec::new()))
+        }))
+        .map_err(unavailable)?;
+        let (link, record) = found.ok_or(Refusal::UnknownLink)?;
         if digest(csrf) != digest(&link.csrf) {
             return Err(Refusal::BadCsrf);
         }
-        let record = inner
-            .approvals
-            .get(&link.approval)
-            .ok_or(Refusal::UnknownLink)?;
-        Ok(record.person(&link.role).clone())
+        Ok(person(&record, &link.role).clone())
     }
 
     /// Whether `person` may sign in through a link for `link_for` of the approval behind
     /// `link`: only as the link's own person, and never the requester through an
     /// approver's link.
-    pub fn may_sign_in(
+    pub async fn may_sign_in(
         &self,
         link: &str,
         link_for: &Person,
@@ -464,13 +512,16 @@ impl Desk {
         if person.is(link_for) {
             return Ok(());
         }
-        let inner = self.lock();
-        let requester = inner
-            .links
-            .get(&digest(link))
-            .and_then(|l| inner.approvals.get(&l.approval))
-            .map(|r| &r.request.requester);
-        if requester.is_some_and(|r| person.resembles(r)) {
+        let key = digest(link);
+        let requester = (in_tx!(self, |tx| {
+            let Some(link) = ledger::link(tx, &key).await? else {
+                return Ok((None, Vec::new()));
+            };
+            let record = ledger::approval(tx, &link.approval, false).await?;
+            Ok((record.map(|r| r.requester), Vec::new()))
+        }))
+        .map_err(unavailable)?;
+        if requester.is_some_and(|r| person.resembles(&r)) {
             return Err(Refusal::RequesterCannotApprove);
         }
         Err(Refusal::NotYourLink {
@@ -480,214 +531,407 @@ impl Desk {
 
     /// Takes `decision` from `link` if every rule holds; the new status on success.
     /// `signed_in` is the person the identity provider says is at the browser, if any.
-    pub fn decide(
+    pub async fn decide(
         &self,
         link: &str,
         csrf: &str,
         decision: Decision,
         signed_in: Option<&Person>,
     ) -> Result<Status, Refusal> {
-        let now = Instant::now();
-        let mut inner = self.lock();
-        let Inner { approvals, links } = &mut *inner;
-        let link = links.get_mut(&digest(link)).ok_or(Refusal::UnknownLink)?;
-        let record = approvals
-            .get_mut(&link.approval)
-            .ok_or(Refusal::UnknownLink)?;
-        let taken = self.rule(link, record, csrf, decision, signed_in, now);
-        if let Err(refusal) = &taken
-            && link.refusals_recorded < REFUSALS_RECORDED
-        {
-            link.refusals_recorded += 1;
-            let who = record.person(&link.role);
-            self.journal.record(
-                record
-                    .subject
-                    .event(Outcome::Approval(ApprovalEvent::Refused), Some(who))
-                    .field("reason", refusal_code(refusal))
-                    .field("signed_in", signed_in.map(Person::user)),
-            );
+        let key = digest(link);
+        let mut secret_taken = None;
+        let taken = in_tx!(self, |tx| {
+            let mut events = Vec::new();
+            let Some(link) = ledger::link(tx, &key).await? else {
+                return Ok((Err(Refusal::UnknownLink), events));
+            };
+            let Some(record) = settled(tx, &link.approval, true, &mut events).await? else {
+                return Ok((Err(Refusal::UnknownLink), events));
+            };
+            let taken = self
+                .rule(
+                    tx,
+                    &key,
+                    &link,
+                    &record,
+                    csrf,
+                    decision,
+                    signed_in,
+                    &mut events,
+                )
+                .await?;
+            match &taken {
+                Ok((_, secret)) => secret_taken = secret.clone(),
+                Err(refusal) => {
+                    if *refusal != Refusal::BadCsrf
+                        && ledger::refused(tx, &key, REFUSALS_RECORDED).await?
+                    {
+                        events.push(
+                            subject(&record)
+                                .event(
+                                    Outcome::Approval(ApprovalEvent::Refused),
+                                    Some(person(&record, &link.role)),
+                                )
+                                .field("reason", refusal_code(refusal))
+                                .field("signed_in", signed_in.map(Person::user)),
+                        );
+                    }
+                }
+            }
+            Ok((taken.map(|(status, _)| status), events))
+        });
+        match taken {
+            Ok(Ok(status)) => {
+                if let Some((id, secret)) = secret_taken {
+                    self.lock_secrets()
+                        .insert(id, crate::secret::Secret::new(secret));
+                }
+                Ok(status)
+            }
+            Ok(Err(refusal)) => Err(refusal),
+            // The database refused the decision: another process decided first (a second
+            // decision by this person, or the approval ended), or its deadline passed by the
+            // database's clock. Where it stands now says which.
+            Err(error) if error.is_constraint() => {
+                tracing::info!(%error, "the store refused a decision");
+                Err(self.why_refused(&key, error.is_unique()).await)
+            }
+            Err(error) => Err(unavailable(error)),
         }
-        taken
     }
 
-    fn rule(
+    /// Why the database refused a decision through the link `key`, as the page says it.
+    async fn why_refused(&self, key: &str, unique: bool) -> Refusal {
+        let found = in_tx!(self, |tx| {
+            let mut events = Vec::new();
+            let Some(link) = ledger::link(tx, key).await? else {
+                return Ok((None, events));
+            };
+            let record = settled(tx, &link.approval, false, &mut events).await?;
+            let given = match &record {
+                Some(r) => ledger::given(tx, &r.id).await?,
+                None => Vec::new(),
+            };
+            Ok((record.map(|r| (link, r, given)), events))
+        });
+        match found {
+            Ok(Some((link, record, given))) => match record.status {
+                Status::Expired => Refusal::Expired,
+                Status::Pending if unique => {
+                    let who = person(&record, &link.role);
+                    match given.iter().find(|g| g.who.resembles(who)) {
+                        Some(g) => Refusal::AlreadyApprovedBy(g.who.user().to_owned()),
+                        None => Refusal::LinkUsed,
+                    }
+                }
+                Status::Pending => Refusal::Unavailable,
+                _ => Refusal::AlreadyDecided,
+            },
+            Ok(None) => Refusal::UnknownLink,
+            Err(error) => unavailable(error),
+        }
+    }
+
+    /// The rules, in order, for one decision; writes it if they hold. `Ok(Err(_))` is a
+    /// refusal; the secret, when this decision completed an approval that needs one.
+    #[allow(clippy::too_many_arguments)]
+    async fn rule(
         &self,
-        link: &mut Link,
-        record: &mut Record,
+        tx: &mut Tx,
+        key: &str,
+        link: &ledger::Link,
+        record: &Stored,
         csrf: &str,
         decision: Decision,
         signed_in: Option<&Person>,
-        now: Instant,
-    ) -> Result<Status, Refusal> {
+        events: &mut Vec<Event>,
+    ) -> Result<Result<(Status, Option<(String, String)>), Refusal>, StoreError> {
         // Compared as digests: equal length, and no early exit on the secret's bytes.
         if digest(csrf) != digest(&link.csrf) {
-            return Err(Refusal::BadCsrf);
+            return Ok(Err(Refusal::BadCsrf));
         }
-        record.settle_expiry(now, &self.journal);
         match record.status {
             Status::Pending => {}
-            Status::Expired => return Err(Refusal::Expired),
-            _ => return Err(Refusal::AlreadyDecided),
+            Status::Expired => return Ok(Err(Refusal::Expired)),
+            _ => return Ok(Err(Refusal::AlreadyDecided)),
         }
         if link.used {
-            return Err(Refusal::LinkUsed);
+            return Ok(Err(Refusal::LinkUsed));
         }
-        let who = record.person(&link.role).clone();
+        let who = person(record, &link.role).clone();
         if self.sign_in {
             match signed_in {
-                None => return Err(Refusal::SignInRequired),
+                None => return Ok(Err(Refusal::SignInRequired)),
                 Some(person) if person.is(&who) => {}
                 Some(person)
                     if matches!(link.role, Role::Approver(_))
-                        && person.resembles(&record.request.requester) =>
+                        && person.resembles(&record.requester) =>
                 {
-                    return Err(Refusal::RequesterCannotApprove);
+                    return Ok(Err(Refusal::RequesterCannotApprove));
                 }
                 Some(_) => {
-                    return Err(Refusal::NotYourLink {
+                    return Ok(Err(Refusal::NotYourLink {
                         link_for: who.user().to_owned(),
-                    });
+                    }));
                 }
             }
         }
+        let subject = subject(record);
+        let now = ledger::now(tx).await?;
         match decision {
             Decision::Reject => {
-                link.used = true;
-                record.set(
-                    Status::Rejected {
-                        by: who.user().to_owned(),
-                    },
+                ledger::decision(tx, key, &record.id, &who, "REJECT", now).await?;
+                let status = Status::Rejected {
+                    by: who.user().to_owned(),
+                };
+                let given = ledger::given(tx, &record.id).await?;
+                ledger::end(tx, &record.id, &status, None, now).await?;
+                events.push(ended(
+                    &subject,
+                    &status,
                     Some(&who),
-                    &self.journal,
-                );
+                    &given,
+                    record.required,
+                ));
+                Ok(Ok((status, None)))
             }
             Decision::Approve { typed, secret } => {
                 match &link.role {
-                    Role::Requester if record.request.required > 1 => {
-                        return Err(Refusal::RequesterCannotApprove);
+                    Role::Requester if record.required > 1 => {
+                        return Ok(Err(Refusal::RequesterCannotApprove));
                     }
-                    Role::Approver(approver) if approver.resembles(&record.request.requester) => {
-                        return Err(Refusal::RequesterCannotApprove);
+                    Role::Approver(approver) if approver.resembles(&record.requester) => {
+                        return Ok(Err(Refusal::RequesterCannotApprove));
                     }
                     _ => {}
                 }
-                if let Some(given) = record.given.iter().find(|g| g.who.resembles(&who)) {
-                    return Err(Refusal::AlreadyApprovedBy(given.who.user().to_owned()));
+                let mut given = ledger::given(tx, &record.id).await?;
+                if let Some(earlier) = given.iter().find(|g| g.who.resembles(&who)) {
+                    return Ok(Err(Refusal::AlreadyApprovedBy(
+                        earlier.who.user().to_owned(),
+                    )));
                 }
-                if let Some(expected) = &record.request.expected {
+                if let Some(expected) = &record.expected {
                     let typed = typed.as_deref().unwrap_or_default();
                     match crate::validate::compare_typed(typed, expected) {
                         crate::validate::TypedName::Matches => {}
                         crate::validate::TypedName::Invisible => {
-                            return Err(Refusal::TypedMismatch(format!(
+                            return Ok(Err(Refusal::TypedMismatch(format!(
                                 "the typed name contains invisible characters; type {expected} without them"
-                            )));
+                            ))));
                         }
                         crate::validate::TypedName::Differs => {
-                            return Err(Refusal::TypedMismatch(format!(
+                            return Ok(Err(Refusal::TypedMismatch(format!(
                                 "the typed name does not match {expected} exactly"
-                            )));
+                            ))));
                         }
                     }
                 }
-                let completes = record.given.len() + 1 == usize::from(record.request.required);
+                let completes = given.len() + 1 == usize::from(record.required);
                 let secret = secret.filter(|s| !s.is_empty());
-                if completes && record.request.secret.is_some() && secret.is_none() {
-                    return Err(Refusal::SecretMissing);
+                if completes && record.secret_label.is_some() && secret.is_none() {
+                    return Ok(Err(Refusal::SecretMissing));
                 }
-                link.used = true;
-                record.given.push(Given {
+                ledger::decision(tx, key, &record.id, &who, "APPROVE", now).await?;
+                given.push(Given {
                     who: who.clone(),
-                    at: SystemTime::now(),
+                    at: ledger::system_time(now),
                 });
-                self.journal.record(
-                    record
-                        .subject
+                events.push(
+                    subject
                         .event(Outcome::Approval(ApprovalEvent::Given), Some(&who))
-                        .field("given", record.given.len())
-                        .field("required", record.request.required)
+                        .field("given", given.len())
+                        .field("required", record.required)
                         .field("signed_in", signed_in.map(Person::user)),
                 );
-                if completes {
-                    record.typed = typed;
-                    record.secret = secret.map(crate::secret::Secret::new);
-                    record.set(Status::Approved, None, &self.journal);
+                if !completes {
+                    return Ok(Ok((Status::Pending, None)));
                 }
+                ledger::end(tx, &record.id, &Status::Approved, typed.as_deref(), now).await?;
+                events.push(ended(
+                    &subject,
+                    &Status::Approved,
+                    None,
+                    &given,
+                    record.required,
+                ));
+                Ok(Ok((
+                    Status::Approved,
+                    secret.map(|s| (record.id.clone(), s)),
+                )))
             }
         }
-        Ok(record.status.clone())
     }
 
     /// Ends a still-pending approval as `status` (expired, or withdrawn by the client), and
     /// returns where it stands: an approval that completed first stays approved.
-    pub fn close(&self, id: &str, status: Status) -> Status {
-        let mut inner = self.lock();
-        match inner.approvals.get_mut(id) {
-            Some(record) => {
-                if record.status == Status::Pending {
-                    record.set(status, None, &self.journal);
-                }
-                record.status.clone()
+    pub async fn close(&self, id: &str, status: Status) -> Status {
+        let closed = in_tx!(self, |tx| {
+            let mut events = Vec::new();
+            let Some(record) = ledger::approval(tx, id, true).await? else {
+                return Ok((status.clone(), events));
+            };
+            if record.status != Status::Pending {
+                return Ok((record.status, events));
             }
-            None => status,
-        }
+            let now = ledger::now(tx).await?;
+            ledger::end(tx, id, &status, None, now).await?;
+            let given = ledger::given(tx, id).await?;
+            events.push(ended(
+                &subject(&record),
+                &status,
+                None,
+                &given,
+                record.required,
+            ));
+            Ok((status.clone(), events))
+        });
+        closed.unwrap_or_else(|error| {
+            tracing::error!(approval_id = id, %error, "the approval could not be closed in the store; its deadline ends it");
+            status
+        })
     }
 
-    /// The status channel and deadline of approval `id`, for the round of the call that
+    /// The deadline and records' subject of approval `id`, for the round of the call that
     /// opened it: the same requester (compared as people), with the same binding.
-    pub fn watch(
+    pub async fn watch(
         &self,
         id: &str,
         requester: &Person,
         bound_to: &str,
-    ) -> Result<(watch::Receiver<Status>, Instant, Subject), Claim> {
-        let mut inner = self.lock();
-        let record = inner.approvals.get_mut(id).ok_or(Claim::Unknown)?;
-        if !record.request.requester.is(requester)
-            || digest(&record.request.bound_to) != digest(bound_to)
-        {
+    ) -> Result<(SystemTime, Subject), Claim> {
+        let found = (in_tx!(self, |tx| {
+            let mut events = Vec::new();
+            let record = settled(tx, id, false, &mut events).await?;
+            Ok((record, events))
+        }))
+        .map_err(|error| {
+            tracing::error!(approval_id = id, %error, "the approval store could not be read");
+            Claim::Unavailable
+        })?;
+        let record = found.ok_or(Claim::Unknown)?;
+        if !record.requester.is(requester) || record.bound_sha256 != digest(bound_to) {
             return Err(Claim::NotYours);
         }
-        record.settle_expiry(Instant::now(), &self.journal);
-        Ok((
-            record.notify.subscribe(),
-            record.deadline,
-            record.subject.clone(),
-        ))
+        Ok((ledger::system_time(record.expires_at), subject(&record)))
     }
 
-    /// Hands the approved answer over to the waiting call, once: the typed name, the
-    /// secret, and who approved.
-    pub fn take_answer(
+    /// Where approval `id` stands now (an approval past its deadline by the database's
+    /// clock reads, and is recorded, as expired).
+    pub async fn status(&self, id: &str) -> Result<Status, StoreError> {
+        let record = (in_tx!(self, |tx| {
+            let mut events = Vec::new();
+            let record = settled(tx, id, false, &mut events).await?;
+            Ok((record, events))
+        }))?;
+        Ok(record.map_or(Status::Expired, |r| r.status))
+    }
+
+    /// Hands the approved answer over to the waiting call: the typed name, the secret, and
+    /// who approved. The secret is handed over once, and only by the process whose page
+    /// took it: elsewhere an approval that needs one has no answer, and nothing runs.
+    pub async fn take_answer(
         &self,
         id: &str,
     ) -> Option<(Option<String>, Option<crate::secret::Secret>, Vec<Given>)> {
-        let mut inner = self.lock();
-        let record = inner.approvals.get_mut(id)?;
+        let found = (in_tx!(self, |tx| {
+                let Some(record) = ledger::approval(tx, id, false).await? else {
+                    return Ok((None, Vec::new()));
+                };
+                let given = ledger::given(tx, id).await?;
+                Ok((Some((record, given)), Vec::new()))
+            }))
+            .inspect_err(|error| tracing::error!(approval_id = id, %error, "the approval store could not be read"))
+            .ok()??;
+        let (record, given) = found;
         if record.status != Status::Approved {
             return None;
         }
-        Some((
-            record.typed.take(),
-            record.secret.take(),
-            record.given.clone(),
-        ))
+        let secret = self.lock_secrets().remove(id);
+        if record.secret_label.is_some() && secret.is_none() {
+            tracing::warn!(
+                approval_id = id,
+                "the approval's secret was entered on another process's page, or already handed over; nothing runs"
+            );
+            return None;
+        }
+        Some((record.typed, secret, given))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock_secrets(&self) -> std::sync::MutexGuard<'_, HashMap<String, crate::secret::Secret>> {
+        self.secrets.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
-impl Inner {
-    fn forget_old(&mut self, now: Instant) {
-        self.approvals
-            .retain(|_, r| now < r.deadline + KEEP_AFTER_DEADLINE);
-        let approvals = &self.approvals;
-        self.links
-            .retain(|_, l| approvals.contains_key(&l.approval));
+/// The approval `id`, expired first if it is pending past its deadline by the database's
+/// clock (recorded in `events`).
+async fn settled(
+    tx: &mut Tx,
+    id: &str,
+    lock: bool,
+    events: &mut Vec<Event>,
+) -> Result<Option<Stored>, StoreError> {
+    let Some(mut record) = ledger::approval(tx, id, lock).await? else {
+        return Ok(None);
+    };
+    if record.status == Status::Pending {
+        let now = ledger::now(tx).await?;
+        if now >= record.expires_at && ledger::end(tx, id, &Status::Expired, None, now).await? {
+            record.status = Status::Expired;
+            let given = ledger::given(tx, id).await?;
+            events.push(ended(
+                &subject(&record),
+                &Status::Expired,
+                None,
+                &given,
+                record.required,
+            ));
+        }
     }
+    Ok(Some(record))
+}
+
+/// The record of an approval ending as `status`.
+fn ended(
+    subject: &Subject,
+    status: &Status,
+    by: Option<&Person>,
+    given: &[Given],
+    required: u8,
+) -> Event {
+    let code = match status {
+        Status::Pending | Status::Approved => ApprovalEvent::Approved,
+        Status::Rejected { .. } => ApprovalEvent::Rejected,
+        Status::Expired => ApprovalEvent::Expired,
+        Status::Withdrawn => ApprovalEvent::Withdrawn,
+    };
+    let approvers: Vec<&str> = given.iter().map(|g| g.who.user()).collect();
+    subject
+        .event(Outcome::Approval(code), by)
+        .field("approvers", approvers)
+        .field("required", required)
+}
+
+fn subject(record: &Stored) -> Subject {
+    Subject {
+        tool: record.tool.clone(),
+        trace_id: record.trace_id.clone(),
+        approval_id: record.id.clone(),
+        target: record.target.clone(),
+        requester: record.requester.clone(),
+    }
+}
+
+fn person<'a>(record: &'a Stored, role: &'a Role) -> &'a Person {
+    match role {
+        Role::Requester => &record.requester,
+        Role::Approver(who) => who,
+    }
+}
+
+fn unavailable(error: StoreError) -> Refusal {
+    tracing::error!(%error, "the approval store failed");
+    Refusal::Unavailable
 }
 
 fn role_name(role: &Role) -> &'static str {
@@ -711,6 +955,7 @@ fn refusal_code(refusal: &Refusal) -> &'static str {
         Refusal::SecretMissing => "secret_missing",
         Refusal::SignInRequired => "sign_in_required",
         Refusal::NotYourLink { .. } => "not_your_link",
+        Refusal::Unavailable => "unavailable",
     }
 }
 
@@ -753,8 +998,20 @@ mod tests {
             .collect()
     }
 
-    fn desk() -> Desk {
-        Desk::new(Arc::default(), false)
+    /// A store in a directory of its own: the directory goes with the test.
+    fn store() -> (Arc<dyn OperationStore>, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::SqliteStore::open(dir.path().join("guard.db")).unwrap();
+        (Arc::new(store), dir)
+    }
+
+    fn desk_on(store: &Arc<dyn OperationStore>, sign_in: bool) -> Desk {
+        Desk::new(store.clone(), Arc::default(), sign_in)
+    }
+
+    fn desk() -> (Desk, tempfile::TempDir) {
+        let (store, dir) = store();
+        (desk_on(&store, false), dir)
     }
 
     fn approve() -> Decision {
@@ -764,84 +1021,109 @@ mod tests {
         }
     }
 
-    #[test]
-    fn links_go_to_distinct_approvers_of_the_tenant_other_than_the_requester() {
-        let desk = desk();
-        let opened = desk.open(request(2), &people()).unwrap();
+    async fn csrf(desk: &Desk, link: &str) -> String {
+        desk.view(link, true).await.unwrap().unwrap().csrf
+    }
+
+    #[tokio::test]
+    async fn links_go_to_distinct_approvers_of_the_tenant_other_than_the_requester() {
+        let (desk, _dir) = desk();
+        let opened = desk.open(request(2), &people()).await.unwrap();
         let users: Vec<_> = opened
             .approver_tokens
             .iter()
             .map(|(who, _)| who.user())
             .collect();
         assert_eq!(users, ["bob", "carol"]);
-        let err = desk.open(request(3), &people()).err().unwrap();
+        let err = desk.open(request(3), &people()).await.err().unwrap();
         assert!(err.contains("needs 3 approvers"), "{err}");
     }
 
-    #[test]
-    fn two_approvals_from_two_people_and_each_link_once() {
-        let desk = desk();
-        let opened = desk.open(request(2), &people()).unwrap();
+    #[tokio::test]
+    async fn two_approvals_from_two_people_and_each_link_once() {
+        let (desk, _dir) = desk();
+        let opened = desk.open(request(2), &people()).await.unwrap();
         let (bob, carol) = (&opened.approver_tokens[0].1, &opened.approver_tokens[1].1);
-        let csrf = |t: &str| desk.view(t, true).unwrap().csrf;
+        let requester = &opened.requester_token;
         assert_eq!(
-            desk.decide(
-                &opened.requester_token,
-                &csrf(&opened.requester_token),
-                approve(),
-                None
-            ),
+            desk.decide(requester, &csrf(&desk, requester).await, approve(), None)
+                .await,
             Err(Refusal::RequesterCannotApprove)
         );
         assert_eq!(
-            desk.decide(bob, "forged", approve(), None),
+            desk.decide(bob, "forged", approve(), None).await,
             Err(Refusal::BadCsrf)
         );
         assert_eq!(
-            desk.decide(bob, &csrf(bob), approve(), None),
+            desk.decide(bob, &csrf(&desk, bob).await, approve(), None)
+                .await,
             Ok(Status::Pending)
         );
         assert_eq!(
-            desk.decide(bob, &csrf(bob), approve(), None),
+            desk.decide(bob, &csrf(&desk, bob).await, approve(), None)
+                .await,
             Err(Refusal::LinkUsed)
         );
         assert_eq!(
-            desk.decide("0".repeat(64).as_str(), "x", approve(), None),
+            desk.decide("0".repeat(64).as_str(), "x", approve(), None)
+                .await,
             Err(Refusal::UnknownLink)
         );
-        assert_eq!(*opened.status.borrow(), Status::Pending);
+        assert_eq!(desk.status(&opened.id).await.unwrap(), Status::Pending);
         assert_eq!(
-            desk.decide(carol, &csrf(carol), approve(), None),
+            desk.decide(carol, &csrf(&desk, carol).await, approve(), None)
+                .await,
             Ok(Status::Approved)
         );
-        assert_eq!(*opened.status.borrow(), Status::Approved);
-        let (_, _, given) = desk.take_answer(&opened.id).unwrap();
+        assert_eq!(desk.status(&opened.id).await.unwrap(), Status::Approved);
+        // A link still unused, replayed after the approval ended, changes nothing.
+        assert_eq!(
+            desk.decide(
+                requester,
+                &csrf(&desk, requester).await,
+                Decision::Reject,
+                None
+            )
+            .await,
+            Err(Refusal::AlreadyDecided)
+        );
+        assert_eq!(desk.status(&opened.id).await.unwrap(), Status::Approved);
+        let (_, _, given) = desk.take_answer(&opened.id).await.unwrap();
         let who: Vec<_> = given.iter().map(|g| g.who.user()).collect();
         assert_eq!(who, ["bob", "carol"]);
     }
 
-    #[test]
-    fn a_closed_approval_takes_no_decision_and_an_approved_one_stays_approved() {
-        let desk = desk();
-        let opened = desk.open(request(1), &[]).unwrap();
+    #[tokio::test]
+    async fn a_closed_approval_takes_no_decision_and_an_approved_one_stays_approved() {
+        let (desk, _dir) = desk();
+        let opened = desk.open(request(1), &[]).await.unwrap();
         let t = &opened.requester_token;
-        let csrf = desk.view(t, true).unwrap().csrf;
-        assert_eq!(desk.close(&opened.id, Status::Expired), Status::Expired);
+        let csrf_t = csrf(&desk, t).await;
         assert_eq!(
-            desk.decide(t, &csrf, approve(), None),
+            desk.close(&opened.id, Status::Expired).await,
+            Status::Expired
+        );
+        assert_eq!(
+            desk.decide(t, &csrf_t, approve(), None).await,
             Err(Refusal::Expired)
         );
 
-        let opened = desk.open(request(1), &[]).unwrap();
+        let opened = desk.open(request(1), &[]).await.unwrap();
         let t = &opened.requester_token;
-        let csrf = desk.view(t, true).unwrap().csrf;
-        assert_eq!(desk.decide(t, &csrf, approve(), None), Ok(Status::Approved));
-        assert_eq!(desk.close(&opened.id, Status::Expired), Status::Approved);
+        let csrf_t = csrf(&desk, t).await;
+        assert_eq!(
+            desk.decide(t, &csrf_t, approve(), None).await,
+            Ok(Status::Approved)
+        );
+        assert_eq!(
+            desk.close(&opened.id, Status::Expired).await,
+            Status::Approved
+        );
     }
 
-    #[test]
-    fn a_typed_name_and_the_secret_are_checked_before_an_approval_counts() {
-        let desk = desk();
+    #[tokio::test]
+    async fn a_typed_name_and_the_secret_are_checked_before_an_approval_counts() {
+        let (desk, _dir) = desk();
         let opened = desk
             .open(
                 Request {
@@ -851,62 +1133,72 @@ mod tests {
                 },
                 &[],
             )
+            .await
             .unwrap();
         let t = &opened.requester_token;
-        let csrf = desk.view(t, true).unwrap().csrf;
+        let csrf_t = csrf(&desk, t).await;
         let typed = |typed: &str, secret: &str| Decision::Approve {
             typed: Some(typed.into()),
             secret: Some(secret.into()),
         };
         assert!(matches!(
-            desk.decide(t, &csrf, typed("producti\u{200b}on", "tok"), None),
+            desk.decide(t, &csrf_t, typed("producti\u{200b}on", "tok"), None)
+                .await,
             Err(Refusal::TypedMismatch(_))
         ));
         assert!(matches!(
-            desk.decide(t, &csrf, typed("staging", "tok"), None),
+            desk.decide(t, &csrf_t, typed("staging", "tok"), None).await,
             Err(Refusal::TypedMismatch(_))
         ));
         assert_eq!(
-            desk.decide(t, &csrf, typed("production", ""), None),
+            desk.decide(t, &csrf_t, typed("production", ""), None).await,
             Err(Refusal::SecretMissing)
         );
         assert_eq!(
-            desk.decide(t, &csrf, typed("production", "tok"), None),
+            desk.decide(t, &csrf_t, typed("production", "tok"), None)
+                .await,
             Ok(Status::Approved)
         );
-        let (typed, secret, _) = desk.take_answer(&opened.id).unwrap();
+        let (typed, secret, _) = desk.take_answer(&opened.id).await.unwrap();
         assert_eq!(typed.as_deref(), Some("production"));
         assert_eq!(secret.unwrap().expose(), "tok");
-        // Handed over once.
-        assert!(desk.take_answer(&opened.id).unwrap().1.is_none());
+        // Handed over once: an approval that needs a secret has no answer without it.
+        assert!(desk.take_answer(&opened.id).await.is_none());
     }
 
-    #[test]
-    fn only_the_requester_with_the_same_binding_may_wait_for_an_approval() {
-        let desk = desk();
-        let opened = desk.open(request(1), &[]).unwrap();
+    #[tokio::test]
+    async fn only_the_requester_with_the_same_binding_may_wait_for_an_approval() {
+        let (desk, _dir) = desk();
+        let opened = desk.open(request(1), &[]).await.unwrap();
         let alice = Person::new("acme", "Alice").unwrap();
-        let (status, _, _) = desk.watch(&opened.id, &alice, "deploy production").unwrap();
-        assert_eq!(*status.borrow(), Status::Pending);
-        let refused = |who: &Person, bound: &str| desk.watch(&opened.id, who, bound).err();
+        let (deadline, _) = desk
+            .watch(&opened.id, &alice, "deploy production")
+            .await
+            .unwrap();
+        assert_eq!(deadline, opened.expires_at);
         let dave = Person::new("acme", "dave").unwrap();
         let other_tenant = Person::new("other", "alice").unwrap();
-        assert_eq!(refused(&dave, "deploy production"), Some(Claim::NotYours));
-        assert_eq!(
-            refused(&other_tenant, "deploy production"),
-            Some(Claim::NotYours)
-        );
-        assert_eq!(refused(&alice, "deploy staging"), Some(Claim::NotYours));
+        for (who, bound) in [
+            (&dave, "deploy production"),
+            (&other_tenant, "deploy production"),
+            (&alice, "deploy staging"),
+        ] {
+            assert_eq!(
+                desk.watch(&opened.id, who, bound).await.err(),
+                Some(Claim::NotYours)
+            );
+        }
         assert_eq!(
             desk.watch(&"0".repeat(64), &alice, "deploy production")
+                .await
                 .err(),
             Some(Claim::Unknown)
         );
     }
 
-    #[test]
-    fn one_person_under_other_spellings_or_a_look_alike_is_one_person() {
-        let desk = desk();
+    #[tokio::test]
+    async fn one_person_under_other_spellings_or_a_look_alike_is_one_person() {
+        let (desk, _dir) = desk();
         // The requester listed again as `Alice`, bob twice, and carol's look-alikes.
         let listed: Vec<Person> = [
             "Alice",
@@ -920,7 +1212,7 @@ mod tests {
         .into_iter()
         .map(|u| Person::new("ACME", u).unwrap())
         .collect();
-        let opened = desk.open(request(2), &listed).unwrap();
+        let opened = desk.open(request(2), &listed).await.unwrap();
         let users: Vec<_> = opened
             .approver_tokens
             .iter()
@@ -931,40 +1223,113 @@ mod tests {
             ["bob", "carol"],
             "each person once, never the requester"
         );
-        let err = desk.open(request(3), &listed).err().unwrap();
+        let err = desk.open(request(3), &listed).await.err().unwrap();
         assert!(err.contains("knows 2 other people"), "{err}");
     }
 
-    #[test]
-    fn with_sign_in_only_the_links_own_person_decides_and_never_the_requester() {
-        let desk = Desk::new(Arc::default(), true);
-        let opened = desk.open(request(2), &people()).unwrap();
+    #[tokio::test]
+    async fn with_sign_in_only_the_links_own_person_decides_and_never_the_requester() {
+        let (store, _dir) = store();
+        let desk = desk_on(&store, true);
+        let opened = desk.open(request(2), &people()).await.unwrap();
         let (bob, carol) = (&opened.approver_tokens[0].1, &opened.approver_tokens[1].1);
-        let csrf = |t: &str| desk.view(t, false).unwrap().csrf;
         let as_ = |u: &str| Person::new("acme", u).unwrap();
+        let bob_csrf = csrf(&desk, bob).await;
         assert_eq!(
-            desk.decide(bob, &csrf(bob), approve(), None),
+            desk.decide(bob, &bob_csrf, approve(), None).await,
             Err(Refusal::SignInRequired),
             "the link alone proves nothing"
         );
         assert_eq!(
-            desk.decide(bob, &csrf(bob), approve(), Some(&as_("ALICE"))),
+            desk.decide(bob, &bob_csrf, approve(), Some(&as_("ALICE")))
+                .await,
             Err(Refusal::RequesterCannotApprove),
             "the requester holding bob's link"
         );
         assert_eq!(
-            desk.decide(bob, &csrf(bob), approve(), Some(&as_("carol"))),
+            desk.decide(bob, &bob_csrf, approve(), Some(&as_("carol")))
+                .await,
             Err(Refusal::NotYourLink {
                 link_for: "bob".into()
             })
         );
         assert_eq!(
-            desk.decide(bob, &csrf(bob), approve(), Some(&as_("Bob"))),
+            desk.decide(bob, &bob_csrf, approve(), Some(&as_("Bob")))
+                .await,
             Ok(Status::Pending)
         );
+        let carol_csrf = csrf(&desk, carol).await;
         assert_eq!(
-            desk.decide(carol, &csrf(carol), approve(), Some(&as_("carol"))),
+            desk.decide(carol, &carol_csrf, approve(), Some(&as_("carol")))
+                .await,
             Ok(Status::Approved)
         );
+    }
+
+    /// A desk started afresh on the same store (a restarted process, or another replica)
+    /// serves the same links, keeps the decisions taken before, and takes the rest.
+    #[tokio::test]
+    async fn another_desk_on_the_same_store_serves_the_same_approval() {
+        let (store, _dir) = store();
+        let before = desk_on(&store, false);
+        let opened = before.open(request(2), &people()).await.unwrap();
+        let (bob, carol) = (&opened.approver_tokens[0].1, &opened.approver_tokens[1].1);
+        assert_eq!(
+            before
+                .decide(bob, &csrf(&before, bob).await, approve(), None)
+                .await,
+            Ok(Status::Pending)
+        );
+        drop(before);
+
+        let after = desk_on(&store, false);
+        let view = after.view(bob, false).await.unwrap().unwrap();
+        assert!(view.used, "bob's link stays used");
+        assert_eq!(view.given.len(), 1);
+        assert_eq!(
+            after.decide(bob, &view.csrf, approve(), None).await,
+            Err(Refusal::LinkUsed)
+        );
+        assert_eq!(
+            after
+                .decide(carol, &csrf(&after, carol).await, approve(), None)
+                .await,
+            Ok(Status::Approved)
+        );
+        let alice = Person::new("acme", "alice").unwrap();
+        assert!(
+            after
+                .watch(&opened.id, &alice, "deploy production")
+                .await
+                .is_ok()
+        );
+        let (_, _, given) = after.take_answer(&opened.id).await.unwrap();
+        assert_eq!(given.len(), 2);
+    }
+
+    /// The deadline is the database's: an approval past it reads as expired, is recorded
+    /// once as such, and takes no decision.
+    #[tokio::test]
+    async fn an_approval_past_its_deadline_expires_and_takes_no_decision() {
+        let (desk, _dir) = desk();
+        let opened = desk
+            .open(
+                Request {
+                    valid_for: Duration::from_millis(50),
+                    ..request(1)
+                },
+                &[],
+            )
+            .await
+            .unwrap();
+        let t = &opened.requester_token;
+        let csrf_t = csrf(&desk, t).await;
+        tokio::time::sleep(Duration::from_millis(120)).await;
+        assert_eq!(
+            desk.decide(t, &csrf_t, approve(), None).await,
+            Err(Refusal::Expired)
+        );
+        assert_eq!(desk.status(&opened.id).await.unwrap(), Status::Expired);
+        assert!(desk.take_answer(&opened.id).await.is_none());
     }
 }

@@ -63,12 +63,13 @@ async fn show(
     Path(link): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    match shared.desk.view(&link, true) {
-        Some(view) => {
+    match shared.desk.view(&link, true).await {
+        Ok(Some(view)) => {
             let signed_in = signed_in(&shared, &headers);
             page(StatusCode::OK, &render(&view, None, signed_in.as_ref()))
         }
-        None => refused(&Refusal::UnknownLink),
+        Ok(None) => refused(&Refusal::UnknownLink),
+        Err(refusal) => refused(&refusal),
     }
 }
 
@@ -89,7 +90,7 @@ async fn decide(
         },
         "reject" => Decision::Reject,
         "sign_in" if shared.sign_in.is_some() => {
-            return sign_in(&shared, &link, &posted.csrf, posted.token.as_deref());
+            return sign_in(&shared, &link, &posted.csrf, posted.token.as_deref()).await;
         }
         _ => {
             return page(
@@ -104,8 +105,9 @@ async fn decide(
     let signed_in = signed_in(&shared, &headers);
     let taken = shared
         .desk
-        .decide(&link, &posted.csrf, decision, signed_in.as_ref());
-    let view = shared.desk.view(&link, false);
+        .decide(&link, &posted.csrf, decision, signed_in.as_ref())
+        .await;
+    let view = shared.desk.view(&link, false).await.ok().flatten();
     match (taken, view) {
         (Ok(_), Some(view)) => page(StatusCode::OK, &render(&view, None, signed_in.as_ref())),
         (Err(refusal), Some(view)) if refusal != Refusal::BadCsrf => page(
@@ -118,11 +120,16 @@ async fn decide(
 }
 
 /// Verifies the pasted token, and starts a session if it names the link's person.
-fn sign_in(shared: &Shared, link: &str, csrf: &str, token: Option<&str>) -> Response {
-    let (Some(sessions), Some(view)) = (&shared.sign_in, shared.desk.view(link, false)) else {
+async fn sign_in(shared: &Shared, link: &str, csrf: &str, token: Option<&str>) -> Response {
+    let Some(sessions) = &shared.sign_in else {
         return refused(&Refusal::UnknownLink);
     };
-    let link_for = match shared.desk.person_of(link, csrf) {
+    let view = match shared.desk.view(link, false).await {
+        Ok(Some(view)) => view,
+        Ok(None) => return refused(&Refusal::UnknownLink),
+        Err(refusal) => return refused(&refusal),
+    };
+    let link_for = match shared.desk.person_of(link, csrf).await {
         Ok(person) => person,
         Err(refusal) => return refused(&refusal),
     };
@@ -137,7 +144,7 @@ fn sign_in(shared: &Shared, link: &str, csrf: &str, token: Option<&str>) -> Resp
         }
     };
     let (person, cookie) = signed;
-    if let Err(refusal) = shared.desk.may_sign_in(link, &link_for, &person) {
+    if let Err(refusal) = shared.desk.may_sign_in(link, &link_for, &person).await {
         tracing::warn!(target: "guard::audit", outcome = "approval_sign_in_refused", signed_in = person.user(), link_for = link_for.user(), "someone signed in through a link that is not theirs");
         return page(
             StatusCode::FORBIDDEN,
@@ -213,8 +220,8 @@ fn shell(title: &str, body: &str) -> String {
 /// person at the browser, where approvers sign in.
 fn render(view: &View, refusal: Option<String>, signed_in: Option<&Person>) -> String {
     let mut b = String::new();
-    let _ = write!(b, "<h1>Approve <code>{}</code>?</h1>", esc(view.tool));
-    if let Some(message) = view.message {
+    let _ = write!(b, "<h1>Approve <code>{}</code>?</h1>", esc(&view.tool));
+    if let Some(message) = &view.message {
         let _ = write!(b, "<p class=\"message\">{}</p>", esc(message));
     }
     let _ = write!(
@@ -323,7 +330,7 @@ fn render(view: &View, refusal: Option<String>, signed_in: Option<&Person>) -> S
                     esc(expected)
                 );
             }
-            if let Some(label) = view.secret {
+            if let Some(label) = &view.secret {
                 let _ = write!(
                     b,
                     "<label for=\"secret\">{} (goes to the tool only, never to the assistant or a log)</label><input id=\"secret\" name=\"secret\" type=\"password\" autocomplete=\"off\">",

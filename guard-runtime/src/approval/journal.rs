@@ -15,7 +15,7 @@ use crate::{audit::Event, outcome::Outcome, person::Person};
 /// What every record of one approval names.
 #[derive(Debug, Clone)]
 pub(crate) struct Subject {
-    pub tool: &'static str,
+    pub tool: String,
     pub trace_id: String,
     pub approval_id: String,
     pub target: String,
@@ -25,7 +25,7 @@ pub(crate) struct Subject {
 impl Subject {
     /// A record of `outcome` about this approval, by `approver` when one acted.
     pub(crate) fn event(&self, outcome: Outcome, approver: Option<&Person>) -> Event {
-        Event::new(self.tool, outcome, self.trace_id.as_str())
+        Event::new(self.tool.as_str(), outcome, self.trace_id.as_str())
             .identity(self.requester.tenant(), self.requester.user())
             .field("approval_id", self.approval_id.as_str())
             .field("target", self.target.as_str())

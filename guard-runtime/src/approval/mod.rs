@@ -24,16 +24,25 @@
 //! It answers only requests whose `Host` names it, and every answer, its errors included,
 //! forbids framing, caching and anything from elsewhere.
 //!
-//! Approvals in progress live in this process, like the call waiting for them: after a
-//! restart the waiting call is gone and its links are unknown (refused), so nothing runs on a
-//! decision made for a call that no longer exists; an MRTR retry naming an approval this
-//! process does not hold is refused the same way.
+//! Approvals live in the store of the [`Guard`](crate::guard::Guard) the page is handed to,
+//! the one that holds its audit log ([`Guard::with_operations`](crate::guard::Guard::with_operations)
+//! or [`Guard::with_audit`](crate::guard::Guard::with_audit)):
+//! the request, its links (as SHA-256 digests), each decision and the status, with database
+//! constraints that refuse a second decision by one person, a decision after the end or after
+//! the deadline by the database's clock, and a status going back. A restarted server serves
+//! the same links, and an approval decided while it was down is found by the requester's next
+//! round; replicas sharing a PostgreSQL store share approvals, so the page may be served by
+//! one and the retry land on another. A page whose guard keeps no log keeps its
+//! approvals in a SQLite file of its own, removed when the page stops: they end with the
+//! process. A secret entered on the page never reaches the store: it stays in the memory of
+//! the process that served the page, so only a call that process runs can use it.
 
 mod delivery;
 mod desk;
 mod file_drop;
 mod http;
 mod journal;
+mod ledger;
 mod shield;
 mod sign_in;
 pub mod webhook;
@@ -53,7 +62,7 @@ use crate::{
 };
 
 pub use delivery::{Delivery, Notifier};
-pub(crate) use desk::{Claim, Desk, Opened, Request, Status};
+pub(crate) use desk::{Claim, Desk, Opened, POLL, Request, Status};
 pub use file_drop::FileDropNotifier;
 pub use sign_in::ApproverSignIn;
 pub use webhook::WebhookNotifier;
@@ -111,6 +120,34 @@ pub(crate) struct Shared {
     /// The `Host` values the page answers to.
     hosts: Arc<Vec<String>>,
     base: Url,
+    /// The page's own SQLite file, for approvals when no guard with a store takes the page.
+    _private: PrivateStore,
+}
+
+/// A directory of the page's own holding its private store, removed with the page.
+struct PrivateStore(std::path::PathBuf);
+
+impl PrivateStore {
+    fn open() -> Result<(Self, crate::store::SqliteStore), ApprovalPageError> {
+        let name = desk::token().map_err(ApprovalPageError::NoRandomness)?;
+        let dir = std::env::temp_dir().join(format!("guard-approvals-{}", &name[..16]));
+        let store = std::fs::create_dir_all(&dir)
+            .map_err(|e| e.to_string())
+            .and_then(|()| {
+                crate::store::SqliteStore::open(dir.join("approvals.db")).map_err(|e| e.to_string())
+            })
+            .map_err(|problem| ApprovalPageError::Store {
+                dir: dir.clone(),
+                problem,
+            })?;
+        Ok((Self(dir), store))
+    }
+}
+
+impl Drop for PrivateStore {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// A running approval page. Hand it to [`Guard::with_approval_page`](crate::guard::Guard::with_approval_page); the page stops
@@ -159,6 +196,16 @@ pub enum ApprovalPageError {
         "the approval page cannot allow the Host {0:?}: give a host name or address with an optional port, e.g. approve.example.com or 127.0.0.1:8443"
     )]
     BadHost(String),
+    /// The page's own store (for a guard without an operation store) could not be made.
+    #[error(
+        "the approval page cannot keep approvals in {dir}: {problem}; make the system's temporary directory writable, or hand the page to a guard with an operation store"
+    )]
+    Store {
+        /// Where it tried.
+        dir: std::path::PathBuf,
+        /// What went wrong.
+        problem: String,
+    },
     /// The key of the approvers' sessions could not be made.
     #[error("the approval page cannot make its session key: {0}; check the system random source")]
     NoRandomness(String),
@@ -306,8 +353,9 @@ impl ApprovalPageBuilder {
             ),
             None => None,
         };
+        let (private, store) = PrivateStore::open()?;
         let shared = Arc::new(Shared {
-            desk: Desk::new(journal.clone(), sign_in.is_some()),
+            desk: Desk::new(Arc::new(store), journal.clone(), sign_in.is_some()),
             origin,
             identity: self.identity,
             approvers,
@@ -316,6 +364,7 @@ impl ApprovalPageBuilder {
             sign_in,
             hosts,
             base,
+            _private: private,
         });
         let app = http::router(shared.clone());
         let server = tokio::spawn(async move {
@@ -369,9 +418,14 @@ impl Shared {
         self.journal.attach(log);
     }
 
+    /// Keeps approvals in `store` (the guard's operation store), from now on.
+    pub(crate) fn attach_store(&self, store: Arc<dyn crate::store::OperationStore>) {
+        self.desk.attach(store);
+    }
+
     /// Opens an approval, sends the approvers' links on their way, and returns the
     /// requester's URL.
-    pub(crate) fn open(&self, request: Request) -> Result<(Opened, Url), String> {
+    pub(crate) async fn open(&self, request: Request) -> Result<(Opened, Url), String> {
         if request.required > 1 && self.notifier.is_none() {
             return Err(format!(
                 "{} needs {} approvers, and the approval page has no way to reach them: configure ApprovalPageBuilder::notify",
@@ -379,8 +433,9 @@ impl Shared {
             ));
         }
         let summary = request.summary.clone();
+        let tool = request.tool;
         let people: Vec<Person> = self.approvers.iter().map(|a| a.person.clone()).collect();
-        let opened = self.desk.open(request, &people)?;
+        let opened = self.desk.open(request, &people).await?;
         let url = self.link(&opened.requester_token);
         if let Some(notifier) = &self.notifier {
             for (person, token) in &opened.approver_tokens {
@@ -390,7 +445,7 @@ impl Shared {
                 let link = ApproverLink {
                     approver: approver.identity.clone(),
                     url: self.link(token),
-                    tool: opened.subject.tool,
+                    tool,
                     target: opened.subject.target.clone(),
                     summary: summary.clone(),
                     requester: opened.subject.requester.clone(),

@@ -42,6 +42,14 @@ pub struct AuditLog {
     origin: Arc<str>,
 }
 
+impl AuditLog {
+    /// The store the log is kept in (the approval page keeps its approvals there too).
+    #[cfg(feature = "approval")]
+    pub(crate) fn store(&self) -> &Arc<dyn OperationStore> {
+        &self.store
+    }
+}
+
 /// One stored entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Record {

@@ -59,7 +59,9 @@ impl<F: Form> Flow<'_, F> {
         let deadline = tokio::time::Instant::now() + ttl;
         // Only an MRTR round ever claims an approval by its binding; a push call holds it.
         let bound_to = self.bound_to().unwrap_or_default();
-        let (mut opened, url) = self.open_approval(page, effect, expected, approval, bound_to)?;
+        let (opened, url) = self
+            .open_approval(page, effect, expected, approval, bound_to)
+            .await?;
         let desk = &page.shared().desk;
         self.audit(Outcome::Asked, "url");
         let params = self.url_question(effect, approval, &url, &opened.id);
@@ -74,7 +76,7 @@ impl<F: Form> Flow<'_, F> {
             Ok(handle) => tokio::select! {
                 biased;
                 () = cancelled.cancelled() => {
-                    desk.close(&opened.id, Status::Withdrawn);
+                    desk.close(&opened.id, Status::Withdrawn).await;
                     return Err(self.cancelled_by_client());
                 }
                 answer = handle.await_response() => answer,
@@ -86,16 +88,16 @@ impl<F: Form> Flow<'_, F> {
             Ok(ClientResult::ElicitResult(answer)) => match answer.action {
                 ElicitationAction::Accept => {}
                 ElicitationAction::Decline => {
-                    desk.close(&opened.id, Status::Withdrawn);
+                    desk.close(&opened.id, Status::Withdrawn).await;
                     return Err(self.page_declined());
                 }
                 _ => {
-                    desk.close(&opened.id, Status::Withdrawn);
+                    desk.close(&opened.id, Status::Withdrawn).await;
                     return Err(self.cancelled());
                 }
             },
             Ok(_) | Err(_) if cancelled.is_cancelled() => {
-                desk.close(&opened.id, Status::Withdrawn);
+                desk.close(&opened.id, Status::Withdrawn).await;
                 return Err(self.cancelled_by_client());
             }
             Ok(_) | Err(_) => {
@@ -104,11 +106,9 @@ impl<F: Form> Flow<'_, F> {
                 tracing::debug!(trace_id = %self.trace_id, "no answer to the URL elicitation; waiting for the page");
             }
         }
-        let status = self
-            .decision(&opened.id, &mut opened.status, deadline, desk)
-            .await?;
+        let status = self.decision(&opened.id, deadline, desk).await?;
         self.complete(&opened.id).await;
-        self.decided(&opened.id, status, desk)
+        self.decided(&opened.id, status, desk).await
     }
 
     /// The canonical binding of this call (tool, form, confirmation kind, arguments), which
@@ -127,7 +127,7 @@ impl<F: Form> Flow<'_, F> {
 
     /// Identifies the requester and opens the approval on the desk; the requester's URL.
     #[cfg(feature = "approval")]
-    pub(super) fn open_approval(
+    pub(super) async fn open_approval(
         &self,
         page: &crate::approval::ApprovalPage,
         effect: &Effect,
@@ -149,7 +149,7 @@ impl<F: Form> Flow<'_, F> {
             valid_for: self.guard.timeout(self.spec.timeout),
             bound_to,
         };
-        let opened = page.shared().open(request).map_err(|problem| {
+        let opened = page.shared().open(request).await.map_err(|problem| {
             tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, %problem, "cannot open an approval");
             self.refuse(
                 Outcome::Misconfigured,
@@ -226,32 +226,36 @@ impl<F: Form> Flow<'_, F> {
     }
 
     /// Waits for the page's decision, the deadline, or the client cancelling the call,
-    /// whichever comes first; a cancelled call withdraws its approval.
+    /// whichever comes first; a cancelled call withdraws its approval. A decision taken in
+    /// this process wakes it at once; one taken by another process (a replica, or this
+    /// server before a restart) is read from the store every [`POLL`](crate::approval::POLL).
     #[cfg(feature = "approval")]
     pub(super) async fn decision(
         &self,
         id: &str,
-        status: &mut tokio::sync::watch::Receiver<crate::approval::Status>,
         deadline: tokio::time::Instant,
         desk: &crate::approval::Desk,
     ) -> Step<crate::approval::Status> {
         use crate::approval::Status;
         let cancelled = &self.call.request.ct;
+        let mut changes = desk.changes();
         loop {
-            let now = status.borrow_and_update().clone();
-            if now != Status::Pending {
-                return Ok(now);
+            match desk.status(id).await {
+                Ok(Status::Pending) => {}
+                Ok(now) => return Ok(now),
+                Err(error) => {
+                    tracing::warn!(trace_id = %self.trace_id, %error, "the approval store could not be read; trying again");
+                }
             }
             tokio::select! {
                 biased;
                 () = cancelled.cancelled() => {
-                    desk.close(id, Status::Withdrawn);
+                    desk.close(id, Status::Withdrawn).await;
                     return Err(self.cancelled_by_client());
                 }
-                () = tokio::time::sleep_until(deadline) => return Ok(desk.close(id, Status::Expired)),
-                changed = status.changed() => if changed.is_err() {
-                    return Ok(desk.close(id, Status::Expired));
-                },
+                () = tokio::time::sleep_until(deadline) => return Ok(desk.close(id, Status::Expired).await),
+                _ = changes.changed() => {}
+                () = tokio::time::sleep(crate::approval::POLL) => {}
             }
         }
     }
@@ -279,7 +283,7 @@ impl<F: Form> Flow<'_, F> {
     /// The decision as the model sees it: an approval becomes the form answer it stands
     /// for; a rejection, an expiry or a withdrawal is a natural outcome.
     #[cfg(feature = "approval")]
-    pub(super) fn decided(
+    pub(super) async fn decided(
         &self,
         id: &str,
         status: crate::approval::Status,
@@ -288,7 +292,7 @@ impl<F: Form> Flow<'_, F> {
         use crate::approval::Status;
         match status {
             Status::Approved => {
-                let Some((typed, secret, given)) = desk.take_answer(id) else {
+                let Some((typed, secret, given)) = desk.take_answer(id).await else {
                     return Err(self.cancelled());
                 };
                 let approvers = given.iter().map(|g| g.who.user().to_owned()).collect();

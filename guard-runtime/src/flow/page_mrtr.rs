@@ -15,8 +15,9 @@
 //! minutes, and completion would depend on how often it polls. A retry sent before anyone
 //! approved therefore simply ends with whatever the page decides, a rejection included.
 //!
-//! The approval lives in this process: a retry that reaches a process that did not open it
-//! (after a restart, or on another replica) is refused and runs nothing. A retry is taken only
+//! The approval lives in the operation store: a retry that reaches a restarted server, or
+//! another replica on the same store, finds it there; one naming an approval the store does
+//! not hold is refused and runs nothing. A retry is taken only
 //! from the requester who opened the approval, for the same tool and arguments; checked before
 //! the state is marked used, so someone else's retry cannot use up the requester's.
 
@@ -45,7 +46,7 @@ impl<F: Form> Flow<'_, F> {
         let ttl = self.guard.timeout(self.spec.timeout);
         let Some(sealed) = self.verified_state()? else {
             return Err(
-                match self.open_page_round(page, effect, expected, approval) {
+                match self.open_page_round(page, effect, expected, approval).await {
                     Ok(asked) | Err(asked) => asked,
                 },
             );
@@ -56,40 +57,49 @@ impl<F: Form> Flow<'_, F> {
         };
         let desk = &page.shared().desk;
         let requester = self.requester(page)?;
-        let (mut status, deadline, _) = desk
+        let (deadline, _) = desk
             .watch(id, &requester, &self.bound_to()?)
+            .await
             .map_err(|claim| self.unclaimed(&claim))?;
         self.seen().approval = Some((id.to_owned(), Vec::new()));
         if sealed.fingerprint != effect.fingerprint() {
-            desk.close(id, Status::Withdrawn);
+            desk.close(id, Status::Withdrawn).await;
             return Err(self.refuse(Outcome::StateChanged, state_changed(effect.target())));
         }
         // A replay is refused here and leaves the approval to the round already waiting.
         self.redeem_state(sealed, ttl).await?;
-        let answer = self.mrtr_answer().inspect_err(|_| {
-            desk.close(id, Status::Withdrawn);
-        })?;
+        let answer = match self.mrtr_answer() {
+            Ok(answer) => answer,
+            Err(refused) => {
+                desk.close(id, Status::Withdrawn).await;
+                return Err(refused);
+            }
+        };
         match answer.action {
             ElicitationAction::Accept => {}
             ElicitationAction::Decline => {
-                desk.close(id, Status::Withdrawn);
+                desk.close(id, Status::Withdrawn).await;
                 return Err(self.page_declined());
             }
             // Cancel, and any action a newer client may invent: nothing runs.
             _ => {
-                desk.close(id, Status::Withdrawn);
+                desk.close(id, Status::Withdrawn).await;
                 return Err(self.cancelled());
             }
         }
-        let deadline = tokio::time::Instant::from_std(deadline);
-        let status = self.decision(id, &mut status, deadline, desk).await?;
+        let left = deadline
+            .duration_since(std::time::SystemTime::now())
+            .unwrap_or_default();
+        let status = self
+            .decision(id, tokio::time::Instant::now() + left, desk)
+            .await?;
         self.complete(id).await;
-        self.decided(id, status, desk)
+        self.decided(id, status, desk).await
     }
 
     /// The first round: opens the approval and asks the client to send the human to it.
     /// `Ok` is the input request, `Err` a refusal; either ends this round.
-    fn open_page_round(
+    async fn open_page_round(
         &self,
         page: &ApprovalPage,
         effect: &Effect,
@@ -100,13 +110,19 @@ impl<F: Form> Flow<'_, F> {
             return Err(self.no_url_mode());
         }
         let ttl = self.guard.timeout(self.spec.timeout);
-        let (opened, url) =
-            self.open_approval(page, effect, expected, approval, self.bound_to()?)?;
-        let state = self
-            .seal(effect, ttl, Some(opened.id.clone()))
-            .inspect_err(|_| {
-                page.shared().desk.close(&opened.id, Status::Withdrawn);
-            })?;
+        let (opened, url) = self
+            .open_approval(page, effect, expected, approval, self.bound_to()?)
+            .await?;
+        let state = match self.seal(effect, ttl, Some(opened.id.clone())) {
+            Ok(state) => state,
+            Err(refused) => {
+                page.shared()
+                    .desk
+                    .close(&opened.id, Status::Withdrawn)
+                    .await;
+                return Err(refused);
+            }
+        };
         let question = self.url_question(effect, approval, &url, &opened.id);
         self.audit(Outcome::Asked, "url");
         Ok(self.input_required(
@@ -119,18 +135,28 @@ impl<F: Form> Flow<'_, F> {
     fn unclaimed(&self, claim: &Claim) -> Box<rmcp::model::CallToolResponse> {
         match claim {
             Claim::Unknown => {
-                tracing::warn!(trace_id = %self.trace_id, tool = self.spec.name, "a retry named an approval this process does not hold");
+                tracing::warn!(trace_id = %self.trace_id, tool = self.spec.name, "a retry named an approval the store does not hold");
                 self.refuse(
                     Outcome::ApprovalUnknown,
                     ToolError::new(
                         codes::INVALID_STATE,
                         format!(
-                            "Nothing was changed: the approval this retry waits for is not open on this server (it restarted since, or the approval ended long ago), so {} cannot run on it. Call the tool again to open a new approval.",
+                            "Nothing was changed: the approval this retry waits for is not known to this server (it ended long ago, or it was kept by another server's own store), so {} cannot run on it. Call the tool again to open a new approval.",
                             self.spec.name
                         ),
                     ),
                 )
             }
+            Claim::Unavailable => self.refuse(
+                Outcome::ApprovalUnknown,
+                ToolError::new(
+                    codes::UNAVAILABLE,
+                    format!(
+                        "Nothing was changed: the server cannot read the approval this retry waits for right now (trace_id {}). Retry the same call in a moment.",
+                        self.trace_id
+                    ),
+                ),
+            ),
             Claim::NotYours => {
                 tracing::warn!(trace_id = %self.trace_id, tool = self.spec.name, "a retry named an approval opened for another call");
                 self.refuse(

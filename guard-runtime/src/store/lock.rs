@@ -41,6 +41,8 @@ const MIGRATE: i64 = 7_237_150_514;
 const AUDIT_APPEND: i64 = 7_237_150_515;
 const PURGE_IDEMPOTENCY_KEYS: i64 = 7_237_150_516;
 const PURGE_REDEEMED_STATES: i64 = 7_237_150_517;
+#[cfg(feature = "approval")]
+const PURGE_APPROVALS: i64 = 7_237_150_518;
 
 impl Lock<'_> {
     /// The advisory lock id.
@@ -52,6 +54,8 @@ impl Lock<'_> {
             Lock::Key(scoped) => key_id(scoped),
             Lock::Purge(Expiring::IdempotencyKeys) => PURGE_IDEMPOTENCY_KEYS,
             Lock::Purge(Expiring::RedeemedStates) => PURGE_REDEEMED_STATES,
+            #[cfg(feature = "approval")]
+            Lock::Purge(Expiring::Approvals) => PURGE_APPROVALS,
         }
     }
 }

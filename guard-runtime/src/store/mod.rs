@@ -6,6 +6,7 @@
 //! runs on SQLite and PostgreSQL, and engine errors are mapped once per engine into
 //! [`StoreError`].
 
+pub(crate) mod approvals;
 pub(crate) mod lock;
 pub(crate) mod migrate;
 #[cfg(feature = "postgres")]

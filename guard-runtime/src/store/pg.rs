@@ -164,10 +164,16 @@ fn type_name<'a>(what: &str, ty: &'a str) -> Result<&'a str, StoreError> {
 ///   prunes old rows);
 /// - `guard_idempotency`: `SELECT`, `INSERT`, `DELETE` (expired keys are purged), and
 ///   `UPDATE` of `status`, `result` and `completed_at` only (which also lets the purge pass
-///   over rows a running call holds with `FOR UPDATE SKIP LOCKED`).
+///   over rows a running call holds with `FOR UPDATE SKIP LOCKED`);
 /// - `guard_undo`: `SELECT`, `INSERT`, and `UPDATE` of `status`, `closed_at` and `result`
 ///   only (which also lets an undo lock its window and a purge claim one with
-///   `FOR UPDATE SKIP LOCKED`); never `DELETE`.
+///   `FOR UPDATE SKIP LOCKED`); never `DELETE`;
+/// - `guard_approvals`: `SELECT`, `INSERT`, `DELETE` (ended approvals are purged), and
+///   `UPDATE` of `status`, `ended_by`, `ended_at` and `typed` only;
+/// - `guard_approval_links`: `SELECT`, `INSERT`, and `UPDATE` of `viewed_at`, `used_at` and
+///   `refusals` only;
+/// - `guard_approval_decisions`: `SELECT` and `INSERT`, never `UPDATE` or `DELETE` (a purged
+///   approval takes its decisions with it).
 ///
 /// Every table's rights are revoked from `role` first, so running it again over a role that
 /// held more leaves it with exactly these.
@@ -181,7 +187,8 @@ pub fn operation_grants_sql(schema: &str, role: &str) -> Result<String, StoreErr
              {schema}.guard_rate_buckets, {schema}.guard_rate_events,
              {schema}.guard_redeemed_states, {schema}.guard_idempotency,
              {schema}.guard_audit_log, {schema}.guard_audit_checkpoints,
-             {schema}.guard_audit_cosignatures, {schema}.guard_undo FROM {role};
+             {schema}.guard_audit_cosignatures, {schema}.guard_undo, {schema}.guard_approvals,
+             {schema}.guard_approval_links, {schema}.guard_approval_decisions FROM {role};
          GRANT SELECT, INSERT ON {schema}.guard_operations TO {role};
          GRANT UPDATE ({columns}) ON {schema}.guard_operations TO {role};
          GRANT SELECT, INSERT ON {schema}.guard_operation_effects TO {role};
@@ -195,7 +202,12 @@ pub fn operation_grants_sql(schema: &str, role: &str) -> Result<String, StoreErr
          GRANT SELECT, INSERT ON {schema}.guard_audit_checkpoints TO {role};
          GRANT SELECT, INSERT ON {schema}.guard_audit_cosignatures TO {role};
          GRANT SELECT, INSERT ON {schema}.guard_undo TO {role};
-         GRANT UPDATE (status, closed_at, result) ON {schema}.guard_undo TO {role};"
+         GRANT UPDATE (status, closed_at, result) ON {schema}.guard_undo TO {role};
+         GRANT SELECT, INSERT, DELETE ON {schema}.guard_approvals TO {role};
+         GRANT UPDATE (status, ended_by, ended_at, typed) ON {schema}.guard_approvals TO {role};
+         GRANT SELECT, INSERT ON {schema}.guard_approval_links TO {role};
+         GRANT UPDATE (viewed_at, used_at, refusals) ON {schema}.guard_approval_links TO {role};
+         GRANT SELECT, INSERT ON {schema}.guard_approval_decisions TO {role};"
     ))
 }
 

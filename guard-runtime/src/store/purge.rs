@@ -26,6 +26,10 @@ pub(crate) enum Expiring {
     IdempotencyKeys,
     /// `guard_redeemed_states`: rows are only inserted (live) and purged.
     RedeemedStates,
+    /// `guard_approvals` (their links and decisions go with them): the caller passes a time
+    /// well past the deadline, so a late visitor still sees how an approval ended.
+    #[cfg(feature = "approval")]
+    Approvals,
 }
 
 impl Expiring {
@@ -41,6 +45,17 @@ impl Expiring {
             (Expiring::RedeemedStates, Dialect::Postgres) => {
                 "DELETE FROM guard_redeemed_states WHERE ctid = ANY(ARRAY(
                      SELECT ctid FROM guard_redeemed_states WHERE expires_at <= $1 LIMIT $2))"
+            }
+            #[cfg(feature = "approval")]
+            (Expiring::Approvals, Dialect::Postgres) => {
+                "DELETE FROM guard_approvals WHERE ctid = ANY(ARRAY(
+                     SELECT ctid FROM guard_approvals WHERE expires_at <= $1
+                     LIMIT $2 FOR UPDATE SKIP LOCKED))"
+            }
+            #[cfg(feature = "approval")]
+            (Expiring::Approvals, Dialect::Sqlite) => {
+                "DELETE FROM guard_approvals WHERE rowid IN (
+                     SELECT rowid FROM guard_approvals WHERE expires_at <= $1 LIMIT $2)"
             }
             (Expiring::IdempotencyKeys, Dialect::Sqlite) => {
                 "DELETE FROM guard_idempotency WHERE rowid IN (

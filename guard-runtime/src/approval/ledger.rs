@@ -1,0 +1,325 @@
+//! The desk's rows in the operation store (`guard_approvals`, `guard_approval_links`,
+//! `guard_approval_decisions`; their constraints are in `store::approvals`), statement by
+//! statement. The desk decides; this module only reads and writes rows.
+//!
+//! Deadlines are compared with the database's clock ([`now`]), never a server process's:
+//! replicas whose clocks disagree still agree on when an approval expired.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use super::desk::{Given, Role, Status};
+use crate::{
+    person::Person,
+    store::{Dialect, Row, StoreError, Tx},
+};
+
+/// An approval as stored.
+pub(super) struct Stored {
+    pub id: String,
+    pub tool: String,
+    pub message: Option<String>,
+    pub target: String,
+    pub summary: String,
+    pub requester: Person,
+    pub trace_id: String,
+    pub bound_sha256: String,
+    pub expected: Option<String>,
+    pub secret_label: Option<String>,
+    pub required: u8,
+    pub expires_at: i64,
+    pub status: Status,
+    pub typed: Option<String>,
+}
+
+/// A link as stored (its token only as the key it was found by).
+pub(super) struct Link {
+    pub approval: String,
+    pub role: Role,
+    pub csrf: String,
+    pub viewed: bool,
+    pub used: bool,
+}
+
+/// What a new approval stores.
+pub(super) struct New<'a> {
+    pub id: &'a str,
+    pub tool: &'a str,
+    pub message: Option<&'a str>,
+    pub target: &'a str,
+    pub summary: &'a str,
+    pub requester: &'a Person,
+    pub trace_id: &'a str,
+    pub bound_sha256: &'a str,
+    pub expected: Option<&'a str>,
+    pub secret_label: Option<&'a str>,
+    pub required: u8,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+/// The database's clock, in milliseconds since the Unix epoch.
+pub(super) async fn now(tx: &mut Tx) -> Result<i64, StoreError> {
+    let sql = match tx.dialect() {
+        Dialect::Sqlite => {
+            "SELECT CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER) AS now"
+        }
+        Dialect::Postgres => "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now",
+    };
+    tx.query_opt(sql, &[])
+        .await?
+        .ok_or_else(|| StoreError::Column("the clock query returned no row".into()))?
+        .int("now")
+}
+
+/// A time the store holds, as the system's.
+pub(super) fn system_time(ms: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+}
+
+pub(super) async fn insert(tx: &mut Tx, new: New<'_>) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO guard_approvals (approval_id, tool, message, target, summary, tenant,
+             user_id, trace_id, bound_sha256, expected, secret_label, required, created_at,
+             expires_at, status)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 'PENDING')",
+        &[
+            new.id.into(),
+            new.tool.into(),
+            new.message.into(),
+            new.target.into(),
+            new.summary.into(),
+            new.requester.tenant().into(),
+            new.requester.user().into(),
+            new.trace_id.into(),
+            new.bound_sha256.into(),
+            new.expected.into(),
+            new.secret_label.into(),
+            i64::from(new.required).into(),
+            new.created_at.into(),
+            new.expires_at.into(),
+        ],
+    )
+    .await
+    .map(drop)
+}
+
+pub(super) async fn insert_link(
+    tx: &mut Tx,
+    key: &str,
+    approval: &str,
+    role: &Role,
+    person: &Person,
+    csrf: &str,
+) -> Result<(), StoreError> {
+    let role = match role {
+        Role::Requester => "REQUESTER",
+        Role::Approver(_) => "APPROVER",
+    };
+    tx.execute(
+        "INSERT INTO guard_approval_links (token_sha256, approval_id, role, tenant, user_id, csrf)
+         VALUES ($1, $2, $3, $4, $5, $6)",
+        &[
+            key.into(),
+            approval.into(),
+            role.into(),
+            person.tenant().into(),
+            person.user().into(),
+            csrf.into(),
+        ],
+    )
+    .await
+    .map(drop)
+}
+
+/// The approval `id`; with `lock`, held until the transaction ends (PostgreSQL's row lock;
+/// SQLite's transaction already holds the database).
+pub(super) async fn approval(
+    tx: &mut Tx,
+    id: &str,
+    lock: bool,
+) -> Result<Option<Stored>, StoreError> {
+    let lock = if lock && tx.dialect() == Dialect::Postgres {
+        " FOR UPDATE"
+    } else {
+        ""
+    };
+    let sql = format!(
+        "SELECT approval_id, tool, message, target, summary, tenant, user_id, trace_id,
+                bound_sha256, expected, secret_label, required, expires_at, status, ended_by,
+                typed
+         FROM guard_approvals WHERE approval_id = $1{lock}"
+    );
+    tx.query_opt(&sql, &[id.into()])
+        .await?
+        .map(|row| stored(&row))
+        .transpose()
+}
+
+fn stored(row: &Row) -> Result<Stored, StoreError> {
+    let status = match row.text("status")? {
+        "PENDING" => Status::Pending,
+        "APPROVED" => Status::Approved,
+        "REJECTED" => Status::Rejected {
+            by: row.opt_text("ended_by")?.unwrap_or_default().to_owned(),
+        },
+        "EXPIRED" => Status::Expired,
+        "WITHDRAWN" => Status::Withdrawn,
+        other => {
+            return Err(StoreError::Column(format!(
+                "approval status {other:?} is not one guard writes"
+            )));
+        }
+    };
+    let text = |column: &str| row.text(column).map(str::to_owned);
+    let opt = |column: &str| row.opt_text(column).map(|t| t.map(str::to_owned));
+    Ok(Stored {
+        id: text("approval_id")?,
+        tool: text("tool")?,
+        message: opt("message")?,
+        target: text("target")?,
+        summary: text("summary")?,
+        requester: person(row.text("tenant")?, row.text("user_id")?)?,
+        trace_id: text("trace_id")?,
+        bound_sha256: text("bound_sha256")?,
+        expected: opt("expected")?,
+        secret_label: opt("secret_label")?,
+        required: u8::try_from(row.int("required")?)
+            .map_err(|_| StoreError::Column("an approval's required count is not 1-255".into()))?,
+        expires_at: row.int("expires_at")?,
+        status,
+        typed: opt("typed")?,
+    })
+}
+
+fn person(tenant: &str, user: &str) -> Result<Person, StoreError> {
+    Person::new(tenant, user)
+        .map_err(|e| StoreError::Column(format!("a stored person is not canonical: {e}")))
+}
+
+/// The link whose token has the SHA-256 `key`.
+pub(super) async fn link(tx: &mut Tx, key: &str) -> Result<Option<Link>, StoreError> {
+    let Some(row) = tx
+        .query_opt(
+            "SELECT approval_id, role, tenant, user_id, csrf, viewed_at, used_at
+             FROM guard_approval_links WHERE token_sha256 = $1",
+            &[key.into()],
+        )
+        .await?
+    else {
+        return Ok(None);
+    };
+    let role = match row.text("role")? {
+        "REQUESTER" => Role::Requester,
+        _ => Role::Approver(person(row.text("tenant")?, row.text("user_id")?)?),
+    };
+    Ok(Some(Link {
+        approval: row.text("approval_id")?.to_owned(),
+        role,
+        csrf: row.text("csrf")?.to_owned(),
+        viewed: row.opt_int("viewed_at")?.is_some(),
+        used: row.opt_int("used_at")?.is_some(),
+    }))
+}
+
+/// The approvals given so far, in the order they arrived.
+pub(super) async fn given(tx: &mut Tx, approval: &str) -> Result<Vec<Given>, StoreError> {
+    tx.query(
+        "SELECT tenant, user_id, at FROM guard_approval_decisions
+         WHERE approval_id = $1 AND decision = 'APPROVE' ORDER BY at, user_id",
+        &[approval.into()],
+    )
+    .await?
+    .iter()
+    .map(|row| {
+        Ok(Given {
+            who: person(row.text("tenant")?, row.text("user_id")?)?,
+            at: system_time(row.int("at")?),
+        })
+    })
+    .collect()
+}
+
+/// Marks the link first viewed at `now`; false if it already was.
+pub(super) async fn viewed(tx: &mut Tx, key: &str, now: i64) -> Result<bool, StoreError> {
+    let changed = tx
+        .execute(
+            "UPDATE guard_approval_links SET viewed_at = $2
+             WHERE token_sha256 = $1 AND viewed_at IS NULL",
+            &[key.into(), now.into()],
+        )
+        .await?;
+    Ok(changed == 1)
+}
+
+/// Counts one more refused decision through the link, up to `limit`; false past it.
+pub(super) async fn refused(tx: &mut Tx, key: &str, limit: i64) -> Result<bool, StoreError> {
+    let changed = tx
+        .execute(
+            "UPDATE guard_approval_links SET refusals = refusals + 1
+             WHERE token_sha256 = $1 AND refusals < $2",
+            &[key.into(), limit.into()],
+        )
+        .await?;
+    Ok(changed == 1)
+}
+
+/// Records `who`'s decision (`APPROVE` or `REJECT`) and uses up their link.
+pub(super) async fn decision(
+    tx: &mut Tx,
+    key: &str,
+    approval: &str,
+    who: &Person,
+    decision: &str,
+    now: i64,
+) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO guard_approval_decisions (approval_id, tenant, user_id, skeleton, decision, at)
+         VALUES ($1, $2, $3, $4, $5, $6)",
+        &[
+            approval.into(),
+            who.tenant().into(),
+            who.user().into(),
+            who.skeleton().into(),
+            decision.into(),
+            now.into(),
+        ],
+    )
+    .await?;
+    tx.execute(
+        "UPDATE guard_approval_links SET used_at = $2 WHERE token_sha256 = $1",
+        &[key.into(), now.into()],
+    )
+    .await
+    .map(drop)
+}
+
+/// Ends a pending approval as `status`; false if it was not pending any more.
+pub(super) async fn end(
+    tx: &mut Tx,
+    approval: &str,
+    status: &Status,
+    typed: Option<&str>,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let (code, by) = match status {
+        Status::Pending => return Ok(false),
+        Status::Approved => ("APPROVED", None),
+        Status::Rejected { by } => ("REJECTED", Some(by.as_str())),
+        Status::Expired => ("EXPIRED", None),
+        Status::Withdrawn => ("WITHDRAWN", None),
+    };
+    let changed = tx
+        .execute(
+            "UPDATE guard_approvals SET status = $2, ended_by = $3, typed = $4, ended_at = $5
+             WHERE approval_id = $1 AND status = 'PENDING'",
+            &[
+                approval.into(),
+                code.into(),
+                by.into(),
+                typed.into(),
+                now.into(),
+            ],
+        )
+        .await?;
+    Ok(changed == 1)
+}
