@@ -15,7 +15,7 @@ use crate::store::{
 use crate::store::{SqliteStore, sqlite::Access};
 
 /// Every step, in order: step `i` brings a store to version `i + 1`.
-pub(crate) const STEPS: [Step; 5] = [
+pub(crate) const STEPS: [Step; 6] = [
     // Version 1: the tables as guard created them before it versioned them.
     Step {
         name: "tables",
@@ -43,6 +43,12 @@ pub(crate) const STEPS: [Step; 5] = [
         name: "audit cosignatures",
         apply: audit_cosignatures,
     },
+    // Version 6: `guard_audit_queue`, entries committed with their call and sequenced after
+    // (`guard_audit_log.queue_id` names the queued entry each one was).
+    Step {
+        name: "audit queue",
+        apply: audit_queue,
+    },
 ];
 
 /// Tables a step folds into guard's own and drops: a store at the current version that
@@ -55,6 +61,10 @@ fn legacy_audit(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
 
 fn audit_cosignatures(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
     Box::pin(tx.batch(crate::audit::COSIGNATURES_TABLE))
+}
+
+fn audit_queue(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
+    Box::pin(crate::audit::create_queue(tx))
 }
 
 #[cfg(feature = "sqlite")]
@@ -143,11 +153,12 @@ mod tests {
                 "canonical payloads",
                 "legacy audit",
                 "redeemed expiry",
-                "audit cosignatures"
+                "audit cosignatures",
+                "audit queue"
             ]
         );
         assert!(pending(version(&STEPS), &STEPS).unwrap().is_empty());
-        assert_eq!(version(&STEPS), 5);
+        assert_eq!(version(&STEPS), 6);
     }
 
     #[test]

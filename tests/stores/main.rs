@@ -10,6 +10,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod audit_entries_are_sequenced_after_commit;
 mod audit_log_detects_tampering;
 mod confirms_hold_across_processes;
 mod database_refuses_a_compromised_server;

@@ -91,7 +91,7 @@ fn sqlite_contents(path: &Path) -> (i64, Vec<(String, String, String)>) {
 }
 
 fn assert_migrated(version: i64, rows: &[(String, String, String)]) {
-    assert_eq!(version, 5, "the store is at this build's schema version");
+    assert_eq!(version, 6, "the store is at this build's schema version");
     let mut expected: Vec<_> = NEW_PAYLOADS.to_vec();
     expected.sort();
     for ((id, payload, digest), (want_id, want_payload)) in rows.iter().zip(expected) {
@@ -213,11 +213,11 @@ fn a_store_from_a_newer_guard_is_refused() {
     drop(SqliteStore::open(&path).unwrap());
     rusqlite::Connection::open(&path)
         .unwrap()
-        .execute("UPDATE guard_schema_version SET version = 6", [])
+        .execute("UPDATE guard_schema_version SET version = 7", [])
         .unwrap();
     let error = SqliteStore::open(&path).unwrap_err().to_string();
     assert!(
-        error.contains("schema version 6, newer than this build knows"),
+        error.contains("schema version 7, newer than this build knows"),
         "{error}"
     );
     assert!(
