@@ -264,3 +264,85 @@ async fn the_server_sequences_its_entries_unasked() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// Four server processes confirm operations concurrently and one is SIGKILLed mid-run:
+/// every operation that became SUBMITTED has exactly one SUBMITTED entry once a surviving
+/// sequencer has run (what the killed process committed but never sequenced included), none
+/// has two, nothing stays pending, and the log is one chain.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn four_processes_and_a_kill_leave_one_entry_per_effect() {
+    use support::orders::{paid_orders, seed_rows};
+    let orders = paid_orders(30_000, 160);
+    let Some(world) = World::with_orders(Engine::Postgres, &seed_rows(&orders)).await else {
+        return;
+    };
+    let mut ids = Vec::new();
+    for (order_id, order_no) in &orders {
+        ids.push(world.stored_intent(*order_id, order_no, "alice").await);
+    }
+    let mut servers = Vec::new();
+    for _ in 0..4 {
+        servers.push(super::confirms_hold_across_processes::spawn(&world, None).await);
+    }
+    let victim = servers[0].1;
+    let mut calls = tokio::task::JoinSet::new();
+    for (i, id) in ids.iter().enumerate() {
+        let server = servers[i % 4].0.peer().clone();
+        let id = id.clone();
+        calls.spawn(async move {
+            let arguments = serde_json::json!({"operation_id": id});
+            let _ = server
+                .call_tool(
+                    rmcp::model::CallToolRequestParams::new("confirm_order_cancel")
+                        .with_arguments(arguments.as_object().unwrap().clone()),
+                )
+                .await;
+        });
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &victim.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    while calls.join_next().await.is_some() {}
+
+    // The test is the surviving sequencer here: it places whatever is still queued.
+    let log = AuditLog::shared(world.owner.clone(), ORIGIN);
+    log.sequence().await.unwrap();
+    assert!(
+        log.pending().await.unwrap().is_empty(),
+        "nothing stays pending"
+    );
+    let verified = log.verify(None).await.expect("one chain");
+    let submitted = world
+        .count(
+            "SELECT COUNT(*) AS n FROM guard_operations WHERE status = 'SUBMITTED'",
+            &[],
+        )
+        .await;
+    assert!(submitted > 0, "some confirms went through");
+    let entries = world
+        .count(
+            "SELECT COUNT(*) AS n FROM guard_audit_log WHERE outcome = 'SUBMITTED'",
+            &[],
+        )
+        .await;
+    let matched = world
+        .count(
+            "SELECT COUNT(*) AS n FROM guard_operations o
+             WHERE o.status = 'SUBMITTED' AND (SELECT COUNT(*) FROM guard_audit_log l
+                 WHERE l.operation_id = o.operation_id AND l.outcome = 'SUBMITTED') = 1",
+            &[],
+        )
+        .await;
+    assert_eq!(
+        (entries, matched),
+        (submitted, submitted),
+        "one SUBMITTED entry per effect, none without one ({} records)",
+        verified.records
+    );
+    for (server, _) in servers {
+        let _ = server.cancel().await;
+    }
+}
