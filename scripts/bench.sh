@@ -10,7 +10,8 @@
 # The PostgreSQL half of the two-phase bench needs GUARD_TEST_PG_URL (for example
 # postgres://postgres@127.0.0.1:5432/test); without it that half is skipped, loudly (and fails
 # when CI is set).
-# Other knobs: BENCH_ROUNDS, BENCH_CALLS, BENCH_CLIENTS (end-to-end bench).
+# Other knobs: BENCH_ROUNDS, BENCH_CALLS, BENCH_CLIENTS (end-to-end bench); TWO_PHASE_CLIENTS
+# (default 1,4,16,64) and TWO_PHASE_STORES (default sqlite,postgres) for the two-phase bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -66,11 +67,13 @@ if wants twophase; then
     rm -rf "$criterion/two_phase_sqlite" "$criterion/two_phase_postgres"
     cargo bench --quiet -p guard-tests --bench two_phase -- --noplot
     for store in sqlite postgres; do
-        if [[ ! -d "$criterion/two_phase_$store/pairs_1/new" ]]; then
+        if [[ ! -d "$criterion/two_phase_$store" ]]; then
             echo "two-phase $store: not measured in this run (see above)"
             continue
         fi
-        for n in 1 16; do
+        for n in 1 4 16 64; do
+            # TWO_PHASE_CLIENTS may have measured only some.
+            [[ -d "$criterion/two_phase_$store/pairs_$n/new" ]] || continue
             pairs=$(mean "two_phase_$store/pairs_$n")
             row=$(mean "two_phase_$store/one_row_tx_$n")
             # A pair is two durable commits, so the ceiling is half the one-row commit rate.
@@ -78,6 +81,10 @@ if wants twophase; then
                 printf "two-phase %s, %s client(s): %.0f pairs/s, %.0f one-row commits/s\n", s, n, 1e9 / p, 1e9 / r
                 printf "RATIO two-phase %s/%s pairs ÷ (commits ÷ 2) = %.3f\n", s, n, 2 * r / p }'
         done
+        if [[ -d "$criterion/two_phase_$store/pairs_1/new" && -d "$criterion/two_phase_$store/pairs_16/new" ]]; then
+            awk -v one="$(mean "two_phase_$store/pairs_1")" -v many="$(mean "two_phase_$store/pairs_16")" -v s="$store" 'BEGIN {
+                printf "RATIO two-phase %s pairs/s at 16 clients ÷ at 1 = %.2f\n", s, one / many }'
+        fi
     done
 fi
 

@@ -284,7 +284,7 @@ async fn open_store(args: &Args<'_>, write: bool) -> Result<AuditLog, String> {
                 SqliteStore::open_read_only(path)
             }
             .map_err(|e| format!("refused to read {e}"))?;
-            Ok(AuditLog::new(store, DEFAULT_ORIGIN))
+            Ok(opened(AuditLog::new(store, DEFAULT_ORIGIN), write))
         }
         (None, Some(url)) => {
             let store = if write {
@@ -297,11 +297,48 @@ async fn open_store(args: &Args<'_>, write: bool) -> Result<AuditLog, String> {
                 .check_schema()
                 .await
                 .map_err(|e| format!("refused to read the PostgreSQL store: {e}"))?;
-            Ok(AuditLog::new(store, DEFAULT_ORIGIN))
+            Ok(opened(AuditLog::new(store, DEFAULT_ORIGIN), write))
         }
         (Some(_), Some(_)) => Err("give --db or --pg, not both".into()),
         (None, None) => Err("say where the log is: --db FILE or --pg URL".into()),
     }
+}
+
+/// A reader leaves entries waiting for their sequence number where they are (it reports
+/// them as pending); `checkpoint`, which writes, sequences them before it signs.
+fn opened(log: AuditLog, write: bool) -> AuditLog {
+    if write { log } else { log.read_only() }
+}
+
+/// What a reader says of the entries committed but not yet sequenced: they are not
+/// missing, and no checkpoint covers them yet.
+async fn pending_note(log: &AuditLog, trace: Option<&str>) -> Result<String, String> {
+    let pending = match trace {
+        Some(trace) => log.pending_of(trace).await,
+        None => log.pending().await,
+    }
+    .map_err(|e| e.to_string())?;
+    let mut note = String::new();
+    if pending.is_empty() {
+        return Ok(note);
+    }
+    note.push_str(&format!(
+        "pending: {} entr{} committed and not yet sequenced (a server's sequencer places them within a second of their commit while one runs; no checkpoint covers them yet)\n",
+        pending.len(),
+        if pending.len() == 1 { "y" } else { "ies" }
+    ));
+    if trace.is_some() {
+        for entry in &pending {
+            note.push_str(&format!(
+                "  pending  {}  {}  {}\n",
+                chrono::DateTime::from_timestamp_millis(entry.at)
+                    .map_or_else(|| entry.at.to_string(), |t| t.to_rfc3339()),
+                entry.tool,
+                entry.outcome
+            ));
+        }
+    }
+    Ok(note)
 }
 
 fn read(path: &str, what: &str) -> Result<String, String> {
@@ -367,7 +404,11 @@ async fn verify(args: &Args<'_>) -> Result<Outcome, String> {
         Some((cp, from)) => format!(" (checkpoint: {from}, tree size {})", cp.size),
         None => "; no checkpoint was given or stored, so only the chain was checked (sign one with guard-audit checkpoint)".into(),
     };
-    Ok(Outcome::Good(format!("OK: {verified}{source}\n")))
+    let pending = match args.get("file") {
+        Some(_) => String::new(),
+        None => pending_note(&store(args).await?, None).await?,
+    };
+    Ok(Outcome::Good(format!("OK: {verified}{source}\n{pending}")))
 }
 
 /// Verifies the source; `Err` in the first result is the finding to print.
@@ -516,10 +557,14 @@ async fn show(args: &Args<'_>) -> Result<Outcome, String> {
     };
     let log = store(args).await?;
     let records = log.by_trace(trace).await.map_err(|e| e.to_string())?;
+    let pending = pending_note(&log, Some(trace)).await?;
+    if records.is_empty() && !pending.is_empty() {
+        return Ok(Outcome::Good(pending));
+    }
     if records.is_empty() {
         return Ok(Outcome::Bad(format!("no record of trace {trace}\n")));
     }
-    let told = story(records.iter().map(|r| r.entry.as_str()));
+    let told = story(records.iter().map(|r| r.entry.as_str())) + &pending;
     // A story is only as good as the log it is read from: one that does not verify is
     // still shown (it is evidence), under a warning, and the exit code is 1.
     match log.verify(None).await {

@@ -31,6 +31,17 @@ pub(crate) async fn receipt(args: &Args<'_>) -> Result<Outcome, String> {
         None => records.last(),
     };
     let Some(record) = record else {
+        if args.get("seq").is_none()
+            && !log
+                .pending_of(trace)
+                .await
+                .map_err(|e| e.to_string())?
+                .is_empty()
+        {
+            return Ok(Outcome::Bad(format!(
+                "the record of trace {trace} is pending: committed, not yet sequenced, so no checkpoint can cover it yet; a server's sequencer places it within a second of its commit while one runs: ask again then\n"
+            )));
+        }
         return Ok(Outcome::Bad(format!(
             "no record of trace {trace}{}\n",
             args.get("seq")

@@ -15,7 +15,7 @@ use crate::store::{
 use crate::store::{SqliteStore, sqlite::Access};
 
 /// Every step, in order: step `i` brings a store to version `i + 1`.
-pub(crate) const STEPS: [Step; 7] = [
+pub(crate) const STEPS: [Step; 8] = [
     // Version 1: the tables as guard created them before it versioned them.
     Step {
         name: "tables",
@@ -55,6 +55,12 @@ pub(crate) const STEPS: [Step; 7] = [
         name: "approvals",
         apply: crate::store::approvals::create,
     },
+    // Version 8: `guard_audit_queue`, entries committed with their call and sequenced after
+    // (`guard_audit_log.queue_id` names the queued entry each one was).
+    Step {
+        name: "audit queue",
+        apply: audit_queue,
+    },
 ];
 
 /// Tables a step folds into guard's own and drops: a store at the current version that
@@ -67,6 +73,10 @@ fn legacy_audit(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
 
 fn audit_cosignatures(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
     Box::pin(tx.batch(crate::audit::COSIGNATURES_TABLE))
+}
+
+fn audit_queue(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
+    Box::pin(crate::audit::create_queue(tx))
 }
 
 #[cfg(feature = "sqlite")]
@@ -157,11 +167,12 @@ mod tests {
                 "redeemed expiry",
                 "audit cosignatures",
                 "undo windows",
-                "approvals"
+                "approvals",
+                "audit queue"
             ]
         );
         assert!(pending(version(&STEPS), &STEPS).unwrap().is_empty());
-        assert_eq!(version(&STEPS), 7);
+        assert_eq!(version(&STEPS), 8);
     }
 
     #[test]

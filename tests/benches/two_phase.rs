@@ -15,19 +15,21 @@
 //! `Operations::rate_limit`. The limiter still runs in every prepare (bucket lock, window
 //! count, event insert); it just never refuses.
 //!
-//! - `pairs/1`: one client connection doing pairs one after another.
-//! - `pairs/16`: sixteen client connections, each to its own server instance (its own
-//!   guard, a user of its own) sharing one store, as sixteen server processes would share a
-//!   database; a sample's pairs are spread evenly over them and run concurrently.
-//! - `one_row_tx/1`, `one_row_tx/16`: a transaction with one `INSERT` of one row on the
-//!   same store, from one task and from sixteen concurrent tasks: the cheapest commit that
-//!   must be made durable. (An empty transaction sends nothing to the store at all: `BEGIN`
-//!   goes with a transaction's first statement.)
+//! - `pairs/N` for N in 1, 4, 16 and 64: N client connections, each to its own server
+//!   instance (its own guard, a user of its own) sharing one store, as N server processes
+//!   would share a database; a sample's pairs are spread evenly over them and run
+//!   concurrently (one connection doing pairs one after another for N = 1).
+//! - `one_row_tx/N`: a transaction with one `INSERT` of one row on the same store, from N
+//!   concurrent tasks: the cheapest commit that must be made durable. (An empty transaction
+//!   sends nothing to the store at all: `BEGIN` goes with a transaction's first statement.)
+//!
+//! `TWO_PHASE_CLIENTS` (a comma-separated list, default `1,4,16,64`) and `TWO_PHASE_STORES`
+//! (default `sqlite,postgres`) measure only some.
 //!
 //! Stores: SQLite in a file under the system's temp dir (WAL, `synchronous = FULL`, as
 //! `SqliteStore` opens it); PostgreSQL at `GUARD_TEST_PG_URL` in a fresh schema set up by
-//! `order_cancel::stores::setup_postgres` and used as order-cancel's restricted role (pool of
-//! 16). Without `GUARD_TEST_PG_URL` the PostgreSQL benches are skipped, loudly (and fail when
+//! `order_cancel::stores::setup_postgres` and used as order-cancel's restricted role (a pool
+//! of as many connections as the most clients measured). Without `GUARD_TEST_PG_URL` the PostgreSQL benches are skipped, loudly (and fail when
 //! `CI` is set).
 //!
 //! Run with `cargo bench -p guard-tests --bench two_phase`.
@@ -61,8 +63,8 @@ use tokio::task::JoinSet;
 
 const SCOPE: &str = "order.cancel.request";
 const TENANT: &str = "tenant_bench";
-/// Client connections (and concurrent tasks) in the concurrent benches.
-const CLIENTS: usize = 16;
+/// Client connections (and concurrent tasks) measured, unless `TWO_PHASE_CLIENTS` says.
+const CLIENT_COUNTS: &str = "1,4,16,64";
 /// The prepare's rate here: order-cancel declares 5 a minute per user, which would refuse
 /// all but five pairs a minute; this deployment limit keeps the check (and its cost) in every
 /// prepare without refusing any.
@@ -84,6 +86,8 @@ struct Bed {
     store: Arc<dyn OperationStore>,
     /// The schema owner's store: seeds orders, reads the truth afterwards.
     owner: Arc<dyn OperationStore>,
+    /// The client counts measured.
+    counts: Vec<usize>,
     /// `clients[i]` is connected to a server of its own, as `user_{i}`.
     clients: Vec<Arc<Client>>,
     /// The next order id to seed.
@@ -98,7 +102,7 @@ struct Bed {
 }
 
 impl Bed {
-    async fn sqlite() -> Self {
+    async fn sqlite(counts: Vec<usize>) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let store = stores::open_sqlite(&dir.path().join("orders.db"), &[])
             .await
@@ -106,6 +110,7 @@ impl Bed {
         let store: Arc<dyn OperationStore> = Arc::new(store);
         Self::with(
             "sqlite",
+            counts,
             store.clone(),
             store,
             None,
@@ -115,7 +120,7 @@ impl Bed {
         .await
     }
 
-    async fn postgres(url: &str) -> Self {
+    async fn postgres(url: &str, counts: Vec<usize>) -> Self {
         let schema = format!("guard_bench_{}", std::process::id());
         stores::setup_postgres(url, &schema, &[])
             .await
@@ -125,9 +130,11 @@ impl Bed {
             2,
         )
         .expect("owner pool");
-        let store = stores::connect_postgres(url, &schema, CLIENTS).expect("server role pool");
+        let pool = counts.iter().copied().max().unwrap_or(1);
+        let store = stores::connect_postgres(url, &schema, pool).expect("server role pool");
         Self::with(
             "postgres",
+            counts,
             Arc::new(store),
             Arc::new(owner),
             Some(schema),
@@ -143,6 +150,7 @@ impl Bed {
 
     async fn with(
         name: &'static str,
+        counts: Vec<usize>,
         store: Arc<dyn OperationStore>,
         owner: Arc<dyn OperationStore>,
         schema: Option<String>,
@@ -154,8 +162,9 @@ impl Bed {
             tx.execute(statement, &[]).await.expect("bench setup");
         }
         tx.commit().await.expect("owner commit");
-        let mut clients = Vec::with_capacity(CLIENTS);
-        for i in 0..CLIENTS {
+        let most = counts.iter().copied().max().unwrap_or(1);
+        let mut clients = Vec::with_capacity(most);
+        for i in 0..most {
             let identity = EnvIdentity::new(Identity::new(TENANT, format!("user_{i:02}"), [SCOPE]));
             let operations = Operations::new(store.clone(), identity)
                 .rate_limit("prepare_order_cancel", BENCH_RATE);
@@ -168,6 +177,7 @@ impl Bed {
         }
         Self {
             name,
+            counts,
             store,
             owner,
             clients,
@@ -369,19 +379,19 @@ async fn pair(client: &Client, order_no: &str) {
 fn bench_store(c: &mut Criterion, rt: &tokio::runtime::Runtime, bed: &Bed) {
     let mut group = c.benchmark_group(format!("two_phase/{}", bed.name));
     // Flat sampling: every sample runs the same number of iterations, so no sample is too
-    // small to keep sixteen clients busy.
+    // small to keep every client busy.
     group
         .sampling_mode(SamplingMode::Flat)
         .sample_size(10)
         .warm_up_time(Duration::from_secs(2))
         .measurement_time(Duration::from_secs(6))
         .throughput(Throughput::Elements(1));
-    for n in [1, CLIENTS] {
+    for &n in &bed.counts {
         group.bench_function(format!("one_row_tx/{n}"), |b| {
             b.to_async(rt).iter_custom(|iters| bed.one_row_tx(iters, n));
         });
     }
-    for n in [1, CLIENTS] {
+    for &n in &bed.counts {
         group.bench_function(format!("pairs/{n}"), |b| {
             b.to_async(rt).iter_custom(|iters| bed.pairs(iters, n));
         });
@@ -395,22 +405,45 @@ fn two_phase(c: &mut Criterion) {
         .build()
         .expect("tokio runtime");
 
-    let sqlite = rt.block_on(Bed::sqlite());
-    bench_store(c, &rt, &sqlite);
-    rt.block_on(async {
-        sqlite.verify().await;
-        sqlite.close().await;
-    });
-
+    let counts = client_counts();
+    if measures("sqlite") {
+        let sqlite = rt.block_on(Bed::sqlite(counts.clone()));
+        bench_store(c, &rt, &sqlite);
+        rt.block_on(async {
+            sqlite.verify().await;
+            sqlite.close().await;
+        });
+    }
+    if !measures("postgres") {
+        return;
+    }
     let Some(url) = guard_tests::pg_url("the PostgreSQL half of the two-phase bench") else {
         return;
     };
-    let postgres = rt.block_on(Bed::postgres(&url));
+    let postgres = rt.block_on(Bed::postgres(&url, counts));
     bench_store(c, &rt, &postgres);
     rt.block_on(async {
         postgres.verify().await;
         postgres.close().await;
     });
+}
+
+/// The client counts to measure: `TWO_PHASE_CLIENTS`, else [`CLIENT_COUNTS`].
+fn client_counts() -> Vec<usize> {
+    let list = std::env::var("TWO_PHASE_CLIENTS").unwrap_or_else(|_| CLIENT_COUNTS.to_owned());
+    list.split(',')
+        .map(|n| {
+            n.trim().parse().ok().filter(|&n| n > 0).unwrap_or_else(|| {
+                panic!("TWO_PHASE_CLIENTS holds {n:?}: give counts such as 1,4,16,64")
+            })
+        })
+        .collect()
+}
+
+/// Whether `store` is measured: listed in `TWO_PHASE_STORES`, or that variable unset.
+fn measures(store: &str) -> bool {
+    std::env::var("TWO_PHASE_STORES")
+        .map_or(true, |list| list.split(',').any(|s| s.trim() == store))
 }
 
 criterion_group!(benches, two_phase);

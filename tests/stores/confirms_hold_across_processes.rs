@@ -40,7 +40,7 @@ fn binary() -> PathBuf {
 }
 
 /// Starts an order-cancel process as alice of tenant_demo on the world's store.
-async fn spawn(world: &World, db: Option<&Path>) -> (Server, u32) {
+pub(crate) async fn spawn(world: &World, db: Option<&Path>) -> (Server, u32) {
     spawn_with(world, db, &[], &[]).await
 }
 

@@ -350,7 +350,9 @@ async fn refuse_submitted_records(world: &World) {
                 .await;
             world
                 .exec(
-                    "CREATE TRIGGER audit_volume_full BEFORE INSERT ON guard_audit_log
+                    // The confirm's transaction queues its entry (the sequencer places it
+                    // after the commit), so the queue is where the write is refused.
+                    "CREATE TRIGGER audit_volume_full BEFORE INSERT ON guard_audit_queue
                      FOR EACH ROW EXECUTE FUNCTION audit_volume_full()",
                     &[],
                 )
@@ -396,7 +398,7 @@ async fn failure_after_the_insert_leaves_nothing_half_written(engine: Engine) {
     // get_operation_result tells the truth, and a retry with a working log succeeds once.
     let drop_trigger = match world.engine {
         Engine::Sqlite => "DROP TRIGGER audit_volume_full",
-        Engine::Postgres => "DROP TRIGGER audit_volume_full ON guard_audit_log",
+        Engine::Postgres => "DROP TRIGGER audit_volume_full ON guard_audit_queue",
     };
     world.exec(drop_trigger, &[]).await;
     let alice = world.alice().await;

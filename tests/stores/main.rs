@@ -11,6 +11,7 @@
 mod support;
 
 mod approvals_hold_in_the_database;
+mod audit_entries_are_sequenced_after_commit;
 mod audit_log_detects_tampering;
 mod confirms_hold_across_processes;
 mod database_refuses_a_compromised_server;

@@ -175,8 +175,13 @@ impl World {
         give
     }
 
-    /// The first column of each row of `sql`, run as the owner.
+    /// The rows of `sql`, run as the owner, once the audit log's sequencer has placed every
+    /// entry committed so far (a call answers before its entry is sequenced on PostgreSQL).
     pub async fn query(&self, sql: &str, params: &[SqlValue]) -> Vec<rmcp_guard::ops::Row> {
+        rmcp_guard::audit::AuditLog::shared(self.owner.clone(), "guard audit log")
+            .sequence()
+            .await
+            .expect("the queued audit entries are sequenced");
         let mut tx = self.owner.begin().await.expect("owner tx");
         let rows = tx.query(sql, params).await.expect("owner query");
         tx.rollback().await.expect("owner rollback");

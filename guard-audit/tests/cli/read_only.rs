@@ -180,3 +180,63 @@ async fn reading_a_good_store_changes_nothing() {
         assert_eq!(snapshot(&db), before, "{args:?} changed the store");
     }
 }
+
+/// An entry committed but not yet sequenced (queued on PostgreSQL; planted here) is pending
+/// to every reader: `verify` passes and counts it as pending, `show` prints it as pending,
+/// `receipt` says it has none yet; and reading leaves it queued, the file unchanged.
+#[tokio::test]
+async fn a_pending_entry_is_shown_as_pending_and_left_queued() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("audit.db");
+    append(&db, "read only test", 0..2).await;
+    edit(
+        &db,
+        "INSERT INTO guard_audit_queue (body, trace_id, tool, outcome, at) VALUES
+         ('{\"at\":5,\"outcome\":\"SUBMITTED\",\"tool\":\"confirm_x\",\"trace_id\":\"waiting\"}',
+          'waiting', 'confirm_x', 'SUBMITTED', 5)",
+    );
+    let before = snapshot(&db);
+    let path = db.to_str().unwrap();
+
+    let (code, out, err) = guard_audit(&["verify", "--db", path]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.starts_with("OK: 2 records"), "{out}");
+    assert!(
+        out.contains("pending: 1 entry committed and not yet sequenced"),
+        "{out}"
+    );
+
+    let (code, out, err) = guard_audit(&["show", "waiting", "--db", path]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.starts_with("pending: 1 entry") && out.contains("  pending  "),
+        "{out}"
+    );
+    assert!(out.contains("confirm_x  SUBMITTED"), "{out}");
+
+    let key = dir.path().join("verifier.key");
+    let signer = CheckpointSigner::generate("read-only-test").unwrap();
+    std::fs::write(&key, signer.verifier().to_text()).unwrap();
+    let (code, out, err) = guard_audit(&[
+        "receipt",
+        "waiting",
+        "--db",
+        path,
+        "--key",
+        key.to_str().unwrap(),
+    ]);
+    assert_ne!(code, 0, "no receipt for a pending record");
+    assert!(
+        format!("{out}{err}").contains("the record of trace waiting is pending"),
+        "{out}{err}"
+    );
+
+    let (code, out, _) = guard_audit(&["show", "trace-1", "--db", path]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        !out.contains("pending"),
+        "another call's story names no pending entry: {out}"
+    );
+
+    assert_eq!(snapshot(&db), before, "reading sequenced nothing");
+}

@@ -126,6 +126,12 @@ impl Event {
     /// The entry's canonical bytes at `seq`, after the entry whose leaf hash is `prev`,
     /// recorded at `at` (ms since the epoch).
     pub fn entry(&self, seq: u64, prev: &Hash, at: i64) -> String {
+        placed(seq, prev, &self.body(at))
+    }
+
+    /// The entry's canonical bytes without its place: what an entry waiting for its
+    /// sequence number keeps ([`placed`] puts it at its place).
+    pub(crate) fn body(&self, at: i64) -> String {
         let mut rest = self.fields.clone();
         rest.insert("at".into(), at.into());
         rest.insert("tool".into(), self.tool.clone().into());
@@ -133,8 +139,7 @@ impl Event {
         rest.insert("trace_id".into(), self.trace_id.clone().into());
         let rest = Value::Object(rest);
         // A number with no canonical form stays as written: a record is never dropped for it.
-        let rest = canonical_json(&rest).unwrap_or_else(|_| rest.to_string());
-        format!("{{\"seq\":{seq},\"prev\":\"{}\",{}", hex(prev), &rest[1..])
+        canonical_json(&rest).unwrap_or_else(|_| rest.to_string())
     }
 }
 
@@ -147,6 +152,16 @@ pub struct Place {
     pub seq: u64,
     /// The leaf hash of the entry before it (zeros for the first).
     pub prev: Hash,
+}
+
+/// The entry of `body` ([`Event::body`]) as entry `seq`, after the entry whose leaf hash is
+/// `prev`.
+pub(crate) fn placed(seq: u64, prev: &Hash, body: &str) -> String {
+    format!(
+        "{{\"seq\":{seq},\"prev\":\"{}\",{}",
+        hex(prev),
+        body.get(1..).unwrap_or_default()
+    )
 }
 
 /// Reads `{"seq":N,"prev":"<hex>",` at the start of `entry`. Strict: one spelling only

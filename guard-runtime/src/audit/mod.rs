@@ -5,7 +5,9 @@
 //! arguments and the result, the answer with redacted fields). [`AuditLog::append`] writes
 //! it as the next entry of an append-only log in the operation store, inside the caller's
 //! transaction when there is one, so effect, status and record commit together. The
-//! `guard::audit` tracing events mirror the log and carry no answers.
+//! `guard::audit` tracing events mirror the log and carry no answers. On PostgreSQL a guarded
+//! call's entry is queued with its effect and sequenced after, in batches, so concurrent
+//! calls never wait for the log's head ([`AuditLog::sequence`], [`Pending`]).
 //!
 //! The log is a Merkle tree hashed as RFC 9162 does ([`merkle`]), and each entry also names
 //! the hash of the one before it. A signed [`checkpoint`] (tree size and root, Ed25519, as
@@ -40,6 +42,8 @@ mod policy;
 mod proof;
 mod receipt;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sequencer;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod store;
 mod story;
 pub mod verify;
@@ -70,9 +74,11 @@ pub use policy::{Policy, PolicyError, PolicyWitness, Witnessed};
 pub use proof::{ConsistencyProof, InclusionProof, ProofError};
 pub use receipt::{Receipt, ReceiptError};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub use store::{AuditLog, Record, VerifyError, export};
+pub(crate) use sequencer::create_queue;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) use store::{COSIGNATURES_TABLE, LEGACY_TABLE, commit_at, lock_after, migrate_legacy};
+pub use store::{AuditLog, Pending, Record, VerifyError, export};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use store::{COSIGNATURES_TABLE, LEGACY_TABLE, migrate_legacy};
 pub use story::story;
 pub use verify::{
     Fault, FaultKind, Item, Verified, verify, verify_against, verify_export, verify_export_against,

@@ -2,11 +2,17 @@
 //! `guard_audit_checkpoints`, the checkpoints signed so far, and `guard_audit_cosignatures`,
 //! the witnesses' cosignature lines of those checkpoints.
 //!
-//! An entry's sequence number is assigned inside the writing transaction, after taking the
-//! log's lock: SQLite's transactions begin with `BEGIN IMMEDIATE` (the database's write
-//! lock); on PostgreSQL a transaction-scoped advisory lock. Processes appending to one
-//! store therefore take turns and never fork the log; the primary key on `seq` refuses a
-//! second entry at a place even if a lock were missing.
+//! [`AuditLog::append`] assigns an entry's sequence number inside the writing transaction,
+//! after taking the log's lock: SQLite's transactions begin with `BEGIN IMMEDIATE` (the
+//! database's write lock); on PostgreSQL a transaction-scoped advisory lock. Processes
+//! appending to one store therefore take turns and never fork the log; the primary key on
+//! `seq` refuses a second entry at a place even if a lock were missing.
+//!
+//! Guarded calls on PostgreSQL do not take that turn: their entries are queued with the
+//! effect and sequenced after ([`super::sequencer`]). An entry committed but not yet
+//! sequenced is *pending* ([`AuditLog::pending`]): the server's own reads sequence what is
+//! queued first ([`AuditLog::sequence`]); a [`read_only`](AuditLog::read_only) reader, such
+//! as the verifier, reports it as pending.
 
 use std::sync::Arc;
 
@@ -16,12 +22,13 @@ use super::{
     checkpoint::CheckpointSigner,
     event::{Event, entry_hash, parse_hex, place},
     merkle::{Hash, root},
+    sequencer::{self, Sequencer, Wait, queue_insert},
     verify::{Fault, FaultKind, Item, Verified, verify_against},
 };
 use crate::{
     canonical::hex,
     store::{
-        Dialect, Done, OperationStore, Statement, StoreError, Tx,
+        Dialect, Done, OperationStore, Row, SqlValue, Statement, StoreError, Tx,
         lock::{self, Lock},
         now_ms,
     },
@@ -40,6 +47,24 @@ pub(crate) const COSIGNATURES_TABLE: &str = "CREATE TABLE IF NOT EXISTS guard_au
 pub struct AuditLog {
     store: Arc<dyn OperationStore>,
     origin: Arc<str>,
+    sequencer: Arc<Sequencer>,
+    /// Whether reads sequence what is queued first (not for a verifier, which never writes).
+    settles: bool,
+}
+
+/// An entry committed with its call but not yet given its place in the log: it will be,
+/// by the next batch of a sequencer (within a second of its commit while any of the
+/// store's server processes runs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pending {
+    /// The call's trace id.
+    pub trace_id: String,
+    /// The tool.
+    pub tool: String,
+    /// The outcome code.
+    pub outcome: String,
+    /// When it happened (ms since the epoch).
+    pub at: i64,
 }
 
 impl AuditLog {
@@ -104,6 +129,106 @@ impl AuditLog {
         Self {
             store,
             origin: origin.trim().to_owned().into(),
+            sequencer: Arc::new(Sequencer::new()),
+            settles: true,
+        }
+    }
+
+    /// The log as it stands, for a reader that must not write (a verifier): its reads leave
+    /// queued entries where they are, and [`pending`](Self::pending) names them.
+    pub fn read_only(mut self) -> Self {
+        self.settles = false;
+        self
+    }
+
+    /// Sequences every entry queued (committed) before this call, waiting for a sequencer
+    /// of another process to finish its batch first; returns how many this call placed.
+    /// Nothing is ever queued on SQLite, where this costs nothing.
+    pub async fn sequence(&self) -> Result<u64, StoreError> {
+        sequencer::drain(&*self.store, Wait::Yes).await
+    }
+
+    /// The entries committed but not yet sequenced, oldest first.
+    pub async fn pending(&self) -> Result<Vec<Pending>, StoreError> {
+        self.queued("", &[]).await
+    }
+
+    /// The pending entries of one call.
+    pub async fn pending_of(&self, trace_id: &str) -> Result<Vec<Pending>, StoreError> {
+        self.queued(" WHERE trace_id = $1", &[trace_id.into()])
+            .await
+    }
+
+    async fn queued(&self, filter: &str, params: &[SqlValue]) -> Result<Vec<Pending>, StoreError> {
+        self.read(
+            &format!(
+                "SELECT trace_id, tool, outcome, at FROM guard_audit_queue{filter} ORDER BY id"
+            ),
+            params,
+        )
+        .await?
+        .iter()
+        .map(|row| {
+            Ok(Pending {
+                trace_id: row.text("trace_id")?.to_owned(),
+                tool: row.text("tool")?.to_owned(),
+                outcome: row.text("outcome")?.to_owned(),
+                at: row.int("at")?,
+            })
+        })
+        .collect()
+    }
+
+    /// Before a read of the server's own log: sequence what is queued.
+    async fn settle(&self) -> Result<(), StoreError> {
+        if self.settles {
+            self.sequence().await?;
+        }
+        Ok(())
+    }
+
+    /// Writes `event` inside `tx`, to commit or roll back with the caller's effect: queued
+    /// on PostgreSQL (call [`queued_committed`](Self::queued_committed) after the commit), at
+    /// its place on SQLite.
+    pub(crate) async fn record_in(&self, tx: &mut Tx, event: &Event) -> Result<(), StoreError> {
+        match tx.dialect() {
+            Dialect::Postgres => tx.pipeline(&[queue_insert(event)]).await.map(drop),
+            Dialect::Sqlite => self.append(Some(tx), event).await.map(drop),
+        }
+    }
+
+    /// Tells this process's sequencer that a transaction holding a queued entry committed.
+    pub(crate) fn queued_committed(&self) {
+        self.sequencer.ring(&self.store);
+    }
+
+    /// Runs `last` (the caller's own last writes), lets `check` look at what they did, then
+    /// writes `event` and commits: two trips to the store at most. A failed check rolls
+    /// everything back. On PostgreSQL the entry is queued, taking no lock.
+    pub(crate) async fn commit_with(
+        &self,
+        mut tx: Tx,
+        last: Vec<Statement>,
+        event: &Event,
+        check: impl FnOnce(&[Done]) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        match tx.dialect() {
+            Dialect::Postgres => {
+                let done = if last.is_empty() {
+                    Vec::new()
+                } else {
+                    tx.pipeline(&last).await?
+                };
+                check(&done)?;
+                tx.commit_after(vec![queue_insert(event)]).await?;
+                self.queued_committed();
+                Ok(())
+            }
+            Dialect::Sqlite => {
+                let (done, head) = lock_after(&mut tx, last).await?;
+                check(&done)?;
+                commit_at(tx, head, event).await.map(drop)
+            }
         }
     }
 
@@ -174,33 +299,35 @@ impl AuditLog {
             .await
     }
 
-    async fn select(
-        &self,
-        filter: &str,
-        params: &[crate::store::SqlValue],
-    ) -> Result<Vec<Record>, StoreError> {
-        let mut tx = self.store.begin().await?;
-        let rows = tx
-            .query(
-                &format!("SELECT seq, hash, entry FROM guard_audit_log{filter} ORDER BY seq"),
-                params,
-            )
-            .await;
-        tx.rollback().await?;
-        rows?
-            .iter()
-            .map(|row| {
-                Ok(Record {
-                    seq: u64::try_from(row.int("seq")?).unwrap_or(u64::MAX),
-                    hash: row.text("hash")?.to_owned(),
-                    entry: row.text("entry")?.to_owned(),
-                })
+    async fn select(&self, filter: &str, params: &[SqlValue]) -> Result<Vec<Record>, StoreError> {
+        self.settle().await?;
+        self.read(
+            &format!("SELECT seq, hash, entry FROM guard_audit_log{filter} ORDER BY seq"),
+            params,
+        )
+        .await?
+        .iter()
+        .map(|row| {
+            Ok(Record {
+                seq: u64::try_from(row.int("seq")?).unwrap_or(u64::MAX),
+                hash: row.text("hash")?.to_owned(),
+                entry: row.text("entry")?.to_owned(),
             })
-            .collect()
+        })
+        .collect()
+    }
+
+    /// The rows of `sql`, in a transaction that writes nothing.
+    async fn read(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Row>, StoreError> {
+        let mut tx = self.store.begin().await?;
+        let rows = tx.query(sql, params).await;
+        tx.rollback().await?;
+        rows
     }
 
     /// How many records the log holds.
     pub async fn size(&self) -> Result<u64, StoreError> {
+        self.settle().await?;
         let mut tx = self.store.begin().await?;
         let last = tx.query_opt(LAST, &[]).await;
         tx.rollback().await?;
@@ -212,7 +339,10 @@ impl AuditLog {
 
     /// The same log under another name: `origin` is what its checkpoints carry.
     pub fn named(&self, origin: &str) -> Self {
-        Self::shared(self.store.clone(), origin)
+        Self {
+            settles: self.settles,
+            ..Self::shared(self.store.clone(), origin)
+        }
     }
 
     /// The origin the stored checkpoints carry (the largest one's), if any is stored: the
@@ -238,6 +368,7 @@ impl AuditLog {
         &self,
         signer: &CheckpointSigner,
     ) -> Result<(String, Vec<Hash>), StoreError> {
+        self.settle().await?;
         let mut tx = self.store.begin().await?;
         lock::hold(&mut tx, Lock::AuditAppend).await?;
         let latest = tx
@@ -361,6 +492,7 @@ impl AuditLog {
         checkpoint: Option<&super::Checkpoint>,
         older: &[super::Checkpoint],
     ) -> Result<Verified, VerifyError> {
+        self.settle().await?;
         let mut tx = self.store.begin().await?;
         let rows = tx
             .query(
@@ -419,11 +551,17 @@ impl std::fmt::Debug for AuditLog {
 /// Where the next entry goes, read under the log's lock (see [`lock_after`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Head {
-    seq: i64,
-    prev: Hash,
+    pub(super) seq: i64,
+    pub(super) prev: Hash,
 }
 
 impl Head {
+    /// The place after `last`, the log's last row as [`head_statement`] reads it.
+    pub(super) fn after(last: Option<&Row>) -> Result<Self, StoreError> {
+        let (seq, prev) = head_of(last)?;
+        Ok(Self { seq, prev })
+    }
+
     /// The statement that stores `event` here; the head moves past it.
     fn next(&mut self, event: &Event) -> Statement {
         let (statement, leaf) = entry_insert(self.seq, &self.prev, event);
@@ -433,16 +571,21 @@ impl Head {
     }
 }
 
+/// The statement that reads the log's last entry, for [`Head::after`].
+pub(super) fn head_statement() -> Statement {
+    Statement::query(LAST, Vec::new())
+}
+
 /// Runs `before` (the caller's own last statements), then takes the log's lock and reads
 /// its head, all in one trip to the store. The lock is held until `tx` ends, so the head
 /// stays true for [`commit_at`].
-pub(crate) async fn lock_after(
+async fn lock_after(
     tx: &mut Tx,
     mut before: Vec<Statement>,
 ) -> Result<(Vec<Done>, Head), StoreError> {
     let mine = before.len();
     before.extend(lock::statement(tx.dialect(), Lock::AuditAppend));
-    before.push(Statement::query(LAST, Vec::new()));
+    before.push(head_statement());
     let mut done = tx.pipeline(&before).await?;
     let last = done.pop().and_then(|d| d.rows.into_iter().next());
     done.truncate(mine);
@@ -451,7 +594,7 @@ pub(crate) async fn lock_after(
 }
 
 /// Writes `event` at `head` and commits `tx`, in one trip to the store.
-pub(crate) async fn commit_at(tx: Tx, mut head: Head, event: &Event) -> Result<u64, StoreError> {
+async fn commit_at(tx: Tx, mut head: Head, event: &Event) -> Result<u64, StoreError> {
     let seq = head.seq as u64;
     tx.commit_after(vec![head.next(event)]).await?;
     Ok(seq)
@@ -461,7 +604,7 @@ pub(crate) async fn commit_at(tx: Tx, mut head: Head, event: &Event) -> Result<u
 const LAST: &str = "SELECT seq, hash FROM guard_audit_log ORDER BY seq DESC LIMIT 1";
 
 /// The place after `last` (the log's last row, if any) and the hash it follows.
-fn head_of(last: Option<&crate::store::Row>) -> Result<(i64, Hash), StoreError> {
+fn head_of(last: Option<&Row>) -> Result<(i64, Hash), StoreError> {
     match last {
         None => Ok((0, [0u8; 32])),
         Some(row) => {
@@ -484,28 +627,31 @@ fn entry_insert(seq: i64, prev: &Hash, event: &Event) -> (Statement, Hash) {
         "INSERT INTO guard_audit_log
             (seq, hash, entry, trace_id, tool, outcome, tenant, user_id, operation_id, at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-        vec![
-            seq.into(),
-            hex(&leaf).into(),
-            entry.into(),
-            event.trace_id().into(),
-            event.tool().into(),
-            event.outcome().into(),
-            text_field(event.get("tenant")).into(),
-            text_field(event.get("user")).into(),
-            text_field(event.get("operation_id")).into(),
-            at.into(),
-        ],
+        [seq.into(), hex(&leaf).into(), entry.into()]
+            .into_iter()
+            .chain(indexed(event, at))
+            .collect(),
     );
     (statement, leaf)
 }
 
-fn text_field(value: Option<&Value>) -> Option<String> {
-    value.and_then(Value::as_str).map(str::to_owned)
+/// The columns an entry is found by: trace id, tool, outcome, tenant, user, operation id
+/// and time, as [`disagreeing_column`] checks them against the entry.
+pub(super) fn indexed(event: &Event, at: i64) -> [SqlValue; 7] {
+    let text = |name| event.get(name).and_then(Value::as_str).map(str::to_owned);
+    [
+        event.trace_id().into(),
+        event.tool().into(),
+        event.outcome().into(),
+        text("tenant").into(),
+        text("user").into(),
+        text("operation_id").into(),
+        at.into(),
+    ]
 }
 
 /// The first indexed column of `row` that says something its entry does not.
-fn disagreeing_column(row: &crate::store::Row) -> Result<Option<&'static str>, StoreError> {
+fn disagreeing_column(row: &Row) -> Result<Option<&'static str>, StoreError> {
     let Some(entry) = serde_json::from_str::<Value>(row.text("entry")?).ok() else {
         return Ok(Some("entry"));
     };

@@ -184,10 +184,17 @@ impl Caller {
             .field("summary", summary)
     }
 
-    /// Writes `record` inside `tx` (and mirrors it to the log).
+    /// Writes `record` inside `tx` (and mirrors it to the log); call
+    /// [`committed`](Self::committed) once `tx` commits.
     pub async fn audit(&self, tx: &mut Tx, record: &Event) -> Result<(), StoreError> {
         record.mirror();
-        self.ops.audit.append(Some(tx), record).await.map(drop)
+        self.ops.audit.record_in(tx, record).await
+    }
+
+    /// After a commit holding a record written by [`audit`](Self::audit): the log's
+    /// sequencer places it.
+    pub fn committed(&self) {
+        self.ops.audit.queued_committed();
     }
 
     /// Writes `record` and commits `tx`.
@@ -201,15 +208,13 @@ impl Caller {
     /// everything back.
     pub async fn commit_audited(
         &self,
-        mut tx: Tx,
+        tx: Tx,
         last: Vec<Statement>,
         record: &Event,
         check: impl FnOnce(&[Done]) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         record.mirror();
-        let (done, head) = crate::audit::lock_after(&mut tx, last).await?;
-        check(&done)?;
-        crate::audit::commit_at(tx, head, record).await.map(drop)
+        self.ops.audit.commit_with(tx, last, record, check).await
     }
 
     /// Writes `record` in a transaction of its own, for outcomes whose own transaction

@@ -153,7 +153,9 @@ impl Keyed {
             Ok(Claimed::Done(outcome, answer)) => {
                 let committed = async {
                     audit(&caller, &mut tx, outcome, Some(key)).await?;
-                    tx.commit().await
+                    tx.commit().await?;
+                    caller.committed();
+                    Ok::<_, StoreError>(())
                 }
                 .await;
                 match committed {
@@ -221,7 +223,9 @@ impl Keyed {
                 )));
             }
             audit(&caller, &mut tx, Outcome::Completed, Some(&key)).await?;
-            tx.commit().await
+            tx.commit().await?;
+            caller.committed();
+            Ok(())
         }
         .await;
         if let Err(e) = stored {

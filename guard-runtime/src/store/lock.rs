@@ -71,6 +71,18 @@ pub(crate) fn statement(dialect: Dialect, lock: Lock<'_>) -> Option<Statement> {
     }
 }
 
+/// The statement that takes `lock` if nobody holds it, answering `got` (1 when taken), to
+/// send with others; none on SQLite.
+pub(crate) fn try_statement(dialect: Dialect, lock: Lock<'_>) -> Option<Statement> {
+    match dialect {
+        Dialect::Sqlite => None,
+        Dialect::Postgres => Some(Statement::query(
+            "SELECT pg_try_advisory_xact_lock($1) AS got",
+            vec![lock.id().into()],
+        )),
+    }
+}
+
 /// Holds `lock` until `tx` ends, waiting for whoever holds it now. Taking it again in the
 /// same transaction is free.
 pub(crate) async fn hold(tx: &mut Tx, lock: Lock<'_>) -> Result<(), StoreError> {
@@ -83,15 +95,13 @@ pub(crate) async fn hold(tx: &mut Tx, lock: Lock<'_>) -> Result<(), StoreError> 
 /// Takes `lock` until `tx` ends if nobody holds it, without waiting: `false` when another
 /// transaction has it. Always `true` on SQLite, whose transaction already excludes others.
 pub(crate) async fn try_hold(tx: &mut Tx, lock: Lock<'_>) -> Result<bool, StoreError> {
-    if tx.dialect() == Dialect::Sqlite {
+    let Some(statement) = try_statement(tx.dialect(), lock) else {
         return Ok(true);
-    }
-    let got = tx
-        .query_opt(
-            "SELECT pg_try_advisory_xact_lock($1) AS got",
-            &[lock.id().into()],
-        )
-        .await?
+    };
+    let mut done = tx.pipeline(&[statement]).await?;
+    let got = done
+        .pop()
+        .and_then(|d| d.rows.into_iter().next())
         .map(|row| row.int("got"))
         .transpose()?;
     Ok(got == Some(1))

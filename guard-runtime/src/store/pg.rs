@@ -158,6 +158,8 @@ fn type_name<'a>(what: &str, ty: &'a str) -> Result<&'a str, StoreError> {
 /// - `guard_operation_effects`, `guard_audit_log`, `guard_audit_checkpoints` and
 ///   `guard_audit_cosignatures`: `SELECT` and `INSERT`, never `UPDATE`, `DELETE` or
 ///   `TRUNCATE`;
+/// - `guard_audit_queue`: `SELECT`, `INSERT`, `DELETE` (a server's sequencer moves queued
+///   entries into the log; a trigger refuses to delete one the log does not hold);
 /// - `guard_rate_buckets`: `SELECT`, `INSERT`, and `UPDATE` of `tool` only (the bucket row is
 ///   locked with `FOR UPDATE`, which needs `UPDATE` on some column);
 /// - `guard_rate_events` and `guard_redeemed_states`: `SELECT`, `INSERT`, `DELETE` (guard
@@ -188,7 +190,8 @@ pub fn operation_grants_sql(schema: &str, role: &str) -> Result<String, StoreErr
              {schema}.guard_redeemed_states, {schema}.guard_idempotency,
              {schema}.guard_audit_log, {schema}.guard_audit_checkpoints,
              {schema}.guard_audit_cosignatures, {schema}.guard_undo, {schema}.guard_approvals,
-             {schema}.guard_approval_links, {schema}.guard_approval_decisions FROM {role};
+             {schema}.guard_approval_links, {schema}.guard_approval_decisions,
+             {schema}.guard_audit_queue FROM {role};
          GRANT SELECT, INSERT ON {schema}.guard_operations TO {role};
          GRANT UPDATE ({columns}) ON {schema}.guard_operations TO {role};
          GRANT SELECT, INSERT ON {schema}.guard_operation_effects TO {role};
@@ -207,7 +210,8 @@ pub fn operation_grants_sql(schema: &str, role: &str) -> Result<String, StoreErr
          GRANT UPDATE (status, ended_by, ended_at, typed) ON {schema}.guard_approvals TO {role};
          GRANT SELECT, INSERT ON {schema}.guard_approval_links TO {role};
          GRANT UPDATE (viewed_at, used_at, refusals) ON {schema}.guard_approval_links TO {role};
-         GRANT SELECT, INSERT ON {schema}.guard_approval_decisions TO {role};"
+         GRANT SELECT, INSERT ON {schema}.guard_approval_decisions TO {role};
+         GRANT SELECT, INSERT, DELETE ON {schema}.guard_audit_queue TO {role};"
     ))
 }
 

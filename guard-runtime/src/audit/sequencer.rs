@@ -1,0 +1,288 @@
+//! Entries committed with their effect, sequenced after (as Trillian and Tessera integrate
+//! queued entries): on PostgreSQL a guarded transaction inserts its entry into
+//! `guard_audit_queue`, taking no log-wide lock, so concurrent calls commit as the store's
+//! group commit allows; a sequencer moves what is queued into `guard_audit_log` in
+//! batches, giving each entry its place and chain hash in the order it integrates them.
+//!
+//! One sequencer at a time per store: a batch runs under the log's transaction-scoped
+//! advisory lock (the one [`AuditLog::append`](super::AuditLog::append) takes), so a
+//! sequencer whose process or backend dies releases it with its transaction, and the next
+//! batch of any process takes over. Each process runs a sequencer task, woken by its own
+//! commits and every [`IDLE`] (which picks up what a dead process left queued). A batch
+//! inserts its entries into the log and deletes them from the queue in one transaction; the
+//! database holds the rest: a unique index on `guard_audit_log (queue_id)` refuses an entry
+//! sequenced twice, and a trigger refuses to delete a queued entry the log does not hold.
+//! A queued row that commits late with a lower id than rows already sequenced is simply
+//! integrated by a later batch: places follow integration, not queue ids.
+//!
+//! SQLite has no queue: its transactions already begin with the database's write lock, so
+//! a writer reads the head and writes its entry inline at no extra cost in turns.
+
+use std::{
+    sync::{Arc, OnceLock, Weak},
+    time::Duration,
+};
+
+use tokio::sync::Notify;
+
+use super::{
+    event::{Event, placed},
+    merkle::Hash,
+    store::{Head, head_statement, indexed},
+};
+use crate::{
+    canonical::hex,
+    store::{
+        Dialect, OperationStore, Statement, StoreError, Tx,
+        lock::{self, Lock},
+        now_ms,
+    },
+};
+
+/// The most entries one batch integrates: a bound on one transaction's size, not on how
+/// many wait (a full batch is followed at once by the next).
+pub(crate) const BATCH: usize = 512;
+/// How often an idle sequencer looks for entries another (perhaps dead) process queued: the
+/// bound on how long such an entry waits for its place.
+pub(crate) const IDLE: Duration = Duration::from_secs(1);
+/// How long a sequencer that found the lock taken waits before trying again.
+const BUSY: Duration = Duration::from_millis(2);
+/// How many times it tries before leaving the queue to the next ring or [`IDLE`] (the
+/// holder's batch may already have taken what this process queued).
+const BUSY_TRIES: u32 = 5;
+
+/// The queue: an entry's body (its canonical bytes without its place) and the columns it is
+/// found by, under an id of the engine's (`{id}`).
+const QUEUE_TABLE: &str = "CREATE TABLE IF NOT EXISTS guard_audit_queue (
+    id           {id},
+    body         TEXT NOT NULL,
+    trace_id     TEXT NOT NULL,
+    tool         TEXT NOT NULL,
+    outcome      TEXT NOT NULL,
+    tenant       TEXT,
+    user_id      TEXT,
+    operation_id TEXT,
+    at           BIGINT NOT NULL
+);";
+
+/// After the queue on PostgreSQL: the log's column naming what it integrated, and the
+/// trigger that keeps an entry in the queue until the log holds it.
+const QUEUE_POSTGRES: &str = r#"
+CREATE INDEX IF NOT EXISTS guard_audit_queue_trace ON guard_audit_queue (trace_id);
+ALTER TABLE guard_audit_log ADD COLUMN IF NOT EXISTS queue_id BIGINT;
+CREATE UNIQUE INDEX IF NOT EXISTS guard_audit_log_queue ON guard_audit_log (queue_id);
+CREATE OR REPLACE FUNCTION guard_audit_queue_sequenced() RETURNS trigger
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $guard$
+DECLARE
+    present boolean;
+BEGIN
+    EXECUTE pg_catalog.format(
+        'SELECT EXISTS (SELECT 1 FROM %I.guard_audit_log WHERE queue_id = $1)', TG_TABLE_SCHEMA)
+        INTO present USING OLD.id;
+    IF NOT present THEN
+        RAISE EXCEPTION 'guard: queued audit entry % is not in the log yet and may not be deleted', OLD.id
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Only the sequencer removes a queued entry, in the transaction that writes it to guard_audit_log.';
+    END IF;
+    RETURN OLD;
+END
+$guard$;
+DROP TRIGGER IF EXISTS guard_audit_queue_sequenced ON guard_audit_queue;
+CREATE TRIGGER guard_audit_queue_sequenced BEFORE DELETE ON guard_audit_queue
+    FOR EACH ROW EXECUTE FUNCTION guard_audit_queue_sequenced();
+"#;
+
+/// SQLite's queue has the same shape and stays empty (writers sequence inline), so readers
+/// read one schema on both engines.
+const QUEUE_SQLITE: &str = "
+ALTER TABLE guard_audit_log ADD COLUMN queue_id BIGINT;
+CREATE UNIQUE INDEX IF NOT EXISTS guard_audit_log_queue ON guard_audit_log (queue_id);
+";
+
+/// Applies the queue's schema step.
+pub(crate) async fn create_queue(tx: &mut Tx) -> Result<(), StoreError> {
+    let (id, rest) = match tx.dialect() {
+        Dialect::Postgres => (
+            "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+            QUEUE_POSTGRES,
+        ),
+        Dialect::Sqlite => ("INTEGER PRIMARY KEY AUTOINCREMENT", QUEUE_SQLITE),
+    };
+    tx.batch(&format!("{}{rest}", QUEUE_TABLE.replace("{id}", id)))
+        .await
+}
+
+/// The statement that queues `event` inside the caller's transaction.
+pub(crate) fn queue_insert(event: &Event) -> Statement {
+    let at = event.time().unwrap_or_else(now_ms);
+    Statement::execute(
+        "INSERT INTO guard_audit_queue
+            (body, trace_id, tool, outcome, tenant, user_id, operation_id, at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        std::iter::once(event.body(at).into())
+            .chain(indexed(event, at))
+            .collect(),
+    )
+}
+
+/// What the queue holds, oldest id first, at most one batch.
+const QUEUED: &str = "SELECT id, body, trace_id, tool, outcome, tenant, user_id, operation_id, at
+     FROM guard_audit_queue ORDER BY id LIMIT $1";
+
+/// One process's sequencer of one store: a task started on the first entry this process
+/// queues, and the bell its commits ring.
+pub(crate) struct Sequencer {
+    bell: Arc<Notify>,
+    task: OnceLock<()>,
+}
+
+impl Sequencer {
+    pub(crate) fn new() -> Self {
+        Self {
+            bell: Arc::new(Notify::new()),
+            task: OnceLock::new(),
+        }
+    }
+
+    /// Rings after a commit that queued an entry, starting the task on first use (on the
+    /// caller's runtime). The task ends when the store is dropped.
+    pub(crate) fn ring(&self, store: &Arc<dyn OperationStore>) {
+        if self.task.get().is_none()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            self.task.get_or_init(|| {
+                let store = Arc::downgrade(store);
+                runtime.spawn(run(store, self.bell.clone()));
+            });
+        }
+        self.bell.notify_one();
+    }
+}
+
+/// The task: sequences on every ring and every [`IDLE`], while the store lives.
+async fn run(store: Weak<dyn OperationStore>, bell: Arc<Notify>) {
+    loop {
+        let _ = tokio::time::timeout(IDLE, bell.notified()).await;
+        let Some(store) = store.upgrade() else {
+            return;
+        };
+        if let Err(error) = drain(&*store, Wait::No).await {
+            tracing::error!(target: "guard::audit", %error, "could not sequence queued audit entries; retrying on the next commit or within a second");
+        }
+    }
+}
+
+/// Whether a batch waits for the log's lock or leaves the work to whoever holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wait {
+    /// Wait for it (a flush: everything committed before it is sequenced when it returns).
+    Yes,
+    /// Try, and try again shortly while another sequencer holds it.
+    No,
+}
+
+/// Sequences batches until the queue is empty (or, not waiting, until another sequencer
+/// kept the lock through [`BUSY_TRIES`] tries); returns how many entries were integrated.
+pub(crate) async fn drain(store: &dyn OperationStore, wait: Wait) -> Result<u64, StoreError> {
+    let (mut total, mut busy) = (0, 0);
+    loop {
+        match batch(store, wait).await? {
+            Batch::Engine => return Ok(total),
+            Batch::Busy if busy == BUSY_TRIES => return Ok(total),
+            Batch::Busy => {
+                busy += 1;
+                tokio::time::sleep(BUSY).await;
+            }
+            Batch::Done(n) => {
+                total += n as u64;
+                if n < BATCH {
+                    return Ok(total);
+                }
+            }
+        }
+    }
+}
+
+enum Batch {
+    /// SQLite: nothing is ever queued.
+    Engine,
+    /// Another sequencer holds the lock.
+    Busy,
+    /// This many entries were integrated.
+    Done(usize),
+}
+
+/// One batch in one transaction: take the lock, read the queue and the head (one trip),
+/// then write the entries, delete them from the queue and commit (one trip).
+async fn batch(store: &dyn OperationStore, wait: Wait) -> Result<Batch, StoreError> {
+    let mut tx = store.begin().await?;
+    if tx.dialect() == Dialect::Sqlite {
+        tx.rollback().await?;
+        return Ok(Batch::Engine);
+    }
+    let take = match wait {
+        Wait::Yes => lock::statement(Dialect::Postgres, Lock::AuditAppend),
+        Wait::No => lock::try_statement(Dialect::Postgres, Lock::AuditAppend),
+    };
+    let mut statements: Vec<Statement> = take.into_iter().collect();
+    statements.push(Statement::query(QUEUED, vec![(BATCH as i64).into()]));
+    statements.push(head_statement());
+    let mut done = tx.pipeline(&statements).await?;
+    let got = match wait {
+        Wait::Yes => true,
+        Wait::No => done[0].rows.first().map(|r| r.int("got")).transpose()? == Some(1),
+    };
+    if !got {
+        tx.rollback().await?;
+        return Ok(Batch::Busy);
+    }
+    let last = done.pop().and_then(|d| d.rows.into_iter().next());
+    let queued = done.pop().map(|d| d.rows).unwrap_or_default();
+    if queued.is_empty() {
+        tx.rollback().await?;
+        return Ok(Batch::Done(0));
+    }
+    let mut head = Head::after(last.as_ref())?;
+    let mut writes = Vec::with_capacity(queued.len() * 2);
+    for row in &queued {
+        let id = row.int("id")?;
+        writes.push(head.integrate(row, id)?);
+        writes.push(Statement::execute(
+            "DELETE FROM guard_audit_queue WHERE id = $1",
+            vec![id.into()],
+        ));
+    }
+    tx.commit_after(writes).await?;
+    Ok(Batch::Done(queued.len()))
+}
+
+impl Head {
+    /// The statement that stores the queued `row` (queue id `id`) here; the head moves past
+    /// it.
+    fn integrate(&mut self, row: &crate::store::Row, id: i64) -> Result<Statement, StoreError> {
+        let entry = placed(self.seq as u64, &self.prev, row.text("body")?);
+        let leaf: Hash = super::event::entry_hash(entry.as_bytes());
+        let statement = Statement::execute(
+            "INSERT INTO guard_audit_log
+                (seq, hash, entry, trace_id, tool, outcome, tenant, user_id, operation_id, at,
+                 queue_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+            vec![
+                self.seq.into(),
+                hex(&leaf).into(),
+                entry.into(),
+                row.text("trace_id")?.into(),
+                row.text("tool")?.into(),
+                row.text("outcome")?.into(),
+                row.opt_text("tenant")?.map(str::to_owned).into(),
+                row.opt_text("user_id")?.map(str::to_owned).into(),
+                row.opt_text("operation_id")?.map(str::to_owned).into(),
+                row.int("at")?.into(),
+                id.into(),
+            ],
+        );
+        self.seq += 1;
+        self.prev = leaf;
+        Ok(statement)
+    }
+}
