@@ -116,6 +116,8 @@ mod secret;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod store;
 mod trace;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub mod undo;
 mod used;
 pub mod user_dirs;

@@ -89,3 +89,53 @@ impl Effect {
         crate::canonical::hex(&hash.finalize())
     }
 }
+
+/// What the human is told about reversing an effect, composed by guard from the tool's
+/// declaration, never by the author's preview: a question cannot promise an undo that the
+/// tool does not have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Terms {
+    /// The effect is final once it runs.
+    Final,
+    /// The owner can undo the effect with the `tool` tool until `deadline` (ms since the
+    /// Unix epoch); after it the effect is final.
+    Until {
+        /// The undo tool's name.
+        tool: &'static str,
+        /// The deadline (ms since the Unix epoch).
+        deadline: i64,
+    },
+}
+
+impl Terms {
+    /// The sentence the question ends with.
+    pub fn sentence(&self) -> String {
+        match self {
+            Terms::Final => "This cannot be undone.".to_owned(),
+            Terms::Until { tool, deadline } => {
+                let at = chrono::DateTime::from_timestamp_millis(*deadline)
+                    .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
+                    .unwrap_or_default();
+                format!("You can undo this until {at} with {tool}; after that it is final.")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Terms;
+
+    #[test]
+    fn terms_say_final_or_name_the_tool_and_deadline() {
+        assert_eq!(Terms::Final.sentence(), "This cannot be undone.");
+        let until = Terms::Until {
+            tool: "undo",
+            deadline: 1_796_300_000_000,
+        };
+        assert_eq!(
+            until.sentence(),
+            "You can undo this until 2026-12-03 12:13 UTC with undo; after that it is final."
+        );
+    }
+}

@@ -18,7 +18,7 @@ use crate::{
     error::{ToolError, codes},
     guard::Guard,
     outcome::{Outcome, Step},
-    undo::Terms,
+    preview::Terms,
 };
 
 /// The answer's one field: the keys of the picked items.

@@ -25,8 +25,7 @@ use crate::{
     form::Form,
     guard::Guard,
     outcome::{Outcome, Step},
-    preview::{Effect, Preview},
-    undo::Terms,
+    preview::{Effect, Preview, Terms},
 };
 
 mod accept;
