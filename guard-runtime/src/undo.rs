@@ -1,7 +1,7 @@
 //! Undo windows: an effect that can be reversed for a while, by its owner, exactly once.
 //!
-//! When a tool that declares an undo has run its effect, guard opens a window in the
-//! operation store: a server-generated `operation_id`, the caller's tenant and user
+//! After a reversible effect ran, its server opens a window in the operation store with
+//! [`UndoWindows::open`] (a tool attribute that declares the undo is not there yet): a server-generated `operation_id`, the caller's tenant and user
 //! (canonical), the tool, the target, what undoing needs (canonical JSON, from the effect
 //! itself) and a deadline. Until the deadline the owner may undo it once; after it, guard
 //! runs the author's purge once, and the effect is final.

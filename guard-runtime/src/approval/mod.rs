@@ -131,7 +131,13 @@ impl PrivateStore {
     fn open() -> Result<(Self, crate::store::SqliteStore), ApprovalPageError> {
         let name = desk::token().map_err(ApprovalPageError::NoRandomness)?;
         let dir = std::env::temp_dir().join(format!("guard-approvals-{}", &name[..16]));
-        let store = std::fs::create_dir_all(&dir)
+        // Its own, entered by this user only: the file holds the links' CSRF tokens, and a
+        // directory someone made under that name before is refused, never reused.
+        let mut create = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut create, 0o700);
+        let store = create
+            .create(&dir)
             .map_err(|e| e.to_string())
             .and_then(|()| {
                 crate::store::SqliteStore::open(dir.join("approvals.db")).map_err(|e| e.to_string())
@@ -468,5 +474,23 @@ impl Shared {
         self.base
             .join(&format!("approval/{token}"))
             .expect("a hex token is a valid path segment")
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::PrivateStore;
+
+    #[test]
+    fn the_private_store_is_its_users_alone_and_goes_with_the_page() {
+        let (private, store) = PrivateStore::open().unwrap();
+        let dir = private.0.clone();
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{}", dir.display());
+        drop(store);
+        drop(private);
+        assert!(!dir.exists(), "{} outlived the page", dir.display());
     }
 }
