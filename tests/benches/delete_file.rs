@@ -60,7 +60,8 @@ impl Guarded for GuardedOne {
 
 #[derive(Debug, Deserialize, JsonSchema, ToolArgs)]
 struct GuardedArgs {
-    /// Path of the file, relative to the sandbox root.
+    /// Path of the file, relative to the sandbox root (an absolute path beneath the root also
+    /// works).
     path: String,
 }
 

@@ -243,6 +243,7 @@ both_eras!(
     a_rewrite_keeping_size_and_mtime_is_refused,
     links_and_odd_files_are_refused_without_effect,
     hard_links_are_named_in_the_question,
+    an_absolute_path_inside_is_asked_about_by_its_path_inside,
     no_server_path_reaches_the_model,
 );
 
@@ -395,8 +396,9 @@ async fn links_and_odd_files_are_refused_without_effect(era: ProtocolVersion) {
         Mode::from_raw_mode(0o600),
     )
     .expect("fifo");
-    let absolute_inside = world.path("old.log").display().to_string();
     let absolute_outside = world.outside.display().to_string();
+    let absolute_beside = format!("{}2/old.log", world.root.display());
+    let absolute_out_of_it = format!("{}/../outside.txt", world.root.display());
     for path in [
         "leaf-out",
         "leaf-in",
@@ -410,8 +412,10 @@ async fn links_and_odd_files_are_refused_without_effect(era: ProtocolVersion) {
         "../outside.txt",
         "sub/../../outside.txt",
         "sub/..",
-        absolute_inside.as_str(),
         absolute_outside.as_str(),
+        absolute_beside.as_str(),
+        absolute_out_of_it.as_str(),
+        "/etc/passwd",
         "old.log\0",
         "old\u{200B}.log",
         "\u{202E}gol.dlo",
@@ -489,6 +493,36 @@ async fn hard_links_are_named_in_the_question(era: ProtocolVersion) {
     );
 }
 
+/// A model that only knows a file's absolute path can still name it: the question and the
+/// answer show the path inside the root, and the same file is deleted.
+async fn an_absolute_path_inside_is_asked_about_by_its_path_inside(era: ProtocolVersion) {
+    let world = World::new();
+    std::fs::create_dir(world.path("sub")).expect("sub");
+    std::fs::write(world.path("sub/kept.txt"), INSIDE_VICTIM).expect("sub/kept.txt");
+    let absolute = format!("{}//./sub/kept.txt", world.root.display());
+    let (result, human) = delete(&world, &era, &absolute).await;
+    assert_natural(&result, Outcome::Executed);
+    let shown = human.shown();
+    assert_eq!(shown.len(), 1);
+    assert!(
+        shown[0].message.starts_with(&format!(
+            "Delete file sub/kept.txt ({} bytes).",
+            INSIDE_VICTIM.len()
+        )),
+        "{}",
+        shown[0].message
+    );
+    assert!(
+        visible(&result).contains("Deleted sub/kept.txt."),
+        "{}",
+        visible(&result)
+    );
+    let root = world.root.display().to_string();
+    assert!(!visible(&result).contains(&root) && !shown[0].message.contains(&root));
+    assert_eq!(world.file("sub/kept.txt"), None);
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+}
+
 // ── what the model sees ─────────────────────────────────────────────────────────────────
 
 /// Every text a result carries: content blocks and structured content.
@@ -525,6 +559,11 @@ async fn no_server_path_reaches_the_model(era: ProtocolVersion) {
         (
             "delete_file",
             json!({"path": absolute_inside}),
+            Answer::Decline,
+        ),
+        (
+            "delete_file",
+            json!({"path": "/etc/passwd"}),
             accept_delete(),
         ),
         ("delete_file", json!({"path": "leaf-out"}), accept_delete()),

@@ -39,8 +39,9 @@ impl Sandbox {
         &self.root
     }
 
-    /// What `requested` (relative to the root) names now; refuses absolute paths, `..`,
-    /// symlinks at any component and anything that is not a regular file.
+    /// What `requested` (relative to the root, or absolute beneath it) names now; refuses
+    /// other absolute paths, `..`, symlinks at any component and anything that is not a
+    /// regular file.
     pub fn resolve(&self, requested: &str) -> Result<Lookup, SandboxError> {
         self.files.resolve(requested)
     }

@@ -51,7 +51,8 @@ impl Guarded for SafeOps {
 
 #[derive(Debug, Deserialize, JsonSchema, ToolArgs)]
 pub struct DeleteFileArgs {
-    /// Path of the file, relative to the sandbox root.
+    /// Path of the file, relative to the sandbox root (an absolute path beneath the root also
+    /// works).
     pub path: String,
 }
 

@@ -19,11 +19,11 @@ impl Sandbox {
     /// The regular files `pattern` (relative to the root) matches, sorted by path. In each
     /// component `*` matches any run of characters and `?` one character, neither matching
     /// a leading `.`; other characters match themselves. The pattern is checked like a path
-    /// (no absolute start, no `..`, no invisible characters). Symlinks are never followed,
+    /// (an absolute start only within the root, no `..`, no invisible characters). Symlinks are never followed,
     /// neither to directories on the way nor as matches; directories and other non-regular
     /// entries are not matches.
     pub fn find(&self, pattern: &str) -> Result<Vec<Entry>, SandboxError> {
-        let pattern = RelativePath::parse(pattern)?;
+        let pattern = RelativePath::parse_in(pattern, &self.names)?;
         if pattern.parts.iter().any(|p| p.contains("**")) {
             return Err(SandboxError::refused(format!(
                 "`{pattern}` uses `**`, which is not supported; write one `*` per directory \
@@ -247,7 +247,7 @@ mod tests {
         let (_dir, sandbox) = world();
         for (pattern, needle) in [
             ("../*", "`..`"),
-            ("/etc/*", "absolute paths"),
+            ("/etc/*", "not inside the sandbox"),
             ("logs/**/*.log", "`**`"),
             ("logs/\u{200B}*.log", "invisible"),
             ("", "empty"),

@@ -15,7 +15,9 @@
 //! is still that identity. A pin's text is a preview's target, so it travels through the
 //! confirmation unchanged and any swap between question and effect changes the fingerprint.
 //!
-//! Messages name paths relative to the root only; the root's own location never appears.
+//! Messages name paths relative to the root only; the root's own location never appears. A
+//! caller may name a file by its absolute path when that path begins with the root's name;
+//! the file is then reached through the handle by the rest, and shown by that rest.
 //!
 //! ```no_run
 //! use rmcp_guard::sandbox::{Lookup, Sandbox};

@@ -2,7 +2,10 @@
 //! message can quote them and a walk never meets `..`, an absolute start or a character the
 //! human could not see.
 
-use std::fmt;
+use std::{
+    fmt,
+    path::{Component, Path},
+};
 
 use super::error::SandboxError;
 
@@ -27,18 +30,7 @@ impl RelativePath {
                  example `reports/old.log`).",
             ));
         }
-        if let Some((index, c)) = requested.char_indices().find(|&(_, c)| hidden(c)) {
-            let at = requested[..index].chars().count() + 1;
-            let what = if c == '\0' {
-                "a NUL character".to_owned()
-            } else {
-                format!("an invisible or control character (U+{:04X})", c as u32)
-            };
-            return Err(SandboxError::refused(format!(
-                "the path contains {what} at character {at}; name the file with visible \
-                 characters only."
-            )));
-        }
+        visible(requested)?;
         if requested.starts_with('/') {
             return Err(SandboxError::refused(
                 "absolute paths are not accepted; name the file relative to the sandbox root \
@@ -79,6 +71,26 @@ impl RelativePath {
         Ok(path)
     }
 
+    /// Like [`parse`](Self::parse), and an absolute path is taken too when it begins with one
+    /// of the root's names: the rest is the path inside the root. One that does not is
+    /// refused without saying where the root is.
+    pub(super) fn parse_in(requested: &str, root: &RootNames) -> Result<Self, SandboxError> {
+        if !requested.starts_with('/') {
+            return Self::parse(requested);
+        }
+        visible(requested)?;
+        match root.strip(requested) {
+            Some(rest) if rest.is_empty() => Err(SandboxError::refused(
+                "the absolute path names the sandbox root itself, not a file in it.",
+            )),
+            Some(rest) => Self::parse(&rest),
+            None => Err(SandboxError::refused(
+                "this absolute path is not inside the sandbox, so it is not accepted; name a \
+                 file inside the sandbox, relative to its root (for example `reports/old.log`).",
+            )),
+        }
+    }
+
     pub(super) fn dirs(&self) -> &[String] {
         &self.parts[..self.parts.len() - 1]
     }
@@ -92,6 +104,78 @@ impl fmt::Display for RelativePath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.parts.join("/"))
     }
+}
+
+/// Refuses a path with a character the human could not see, saying where it is.
+fn visible(requested: &str) -> Result<(), SandboxError> {
+    match requested.char_indices().find(|&(_, c)| hidden(c)) {
+        None => Ok(()),
+        Some((index, c)) => {
+            let at = requested[..index].chars().count() + 1;
+            let what = if c == '\0' {
+                "a NUL character".to_owned()
+            } else {
+                format!("an invisible or control character (U+{:04X})", c as u32)
+            };
+            Err(SandboxError::refused(format!(
+                "the path contains {what} at character {at}; name the file with visible \
+                 characters only."
+            )))
+        }
+    }
+}
+
+/// The names the root had when it was opened, as absolute paths split into components: as
+/// the operator spelled it and as the kernel resolved it (symlinks on the way followed
+/// then, once). They only ever shorten an absolute path a caller gives to the part inside
+/// the root, which is then reached through the root's handle like any relative path.
+#[derive(Debug, Clone, Default)]
+pub(super) struct RootNames(Vec<Vec<String>>);
+
+impl RootNames {
+    pub(super) fn of(root: &Path) -> Self {
+        let mut names: Vec<Vec<String>> = Vec::new();
+        let spelled = std::path::absolute(root).ok();
+        let resolved = std::fs::canonicalize(root).ok();
+        for name in [spelled, resolved].into_iter().flatten() {
+            if let Some(parts) = plain_parts(&name)
+                && !names.contains(&parts)
+            {
+                names.push(parts);
+            }
+        }
+        Self(names)
+    }
+
+    /// The rest of `requested` after the longest root name it begins with, compared
+    /// component by component (`/srv/files2` does not begin with `/srv/files`).
+    fn strip(&self, requested: &str) -> Option<String> {
+        let parts: Vec<&str> = requested
+            .split('/')
+            .filter(|p| !p.is_empty() && *p != ".")
+            .collect();
+        self.0
+            .iter()
+            .filter(|name| {
+                name.len() <= parts.len() && name.iter().zip(&parts).all(|(a, b)| a == b)
+            })
+            .max_by_key(|name| name.len())
+            .map(|name| parts[name.len()..].join("/"))
+    }
+}
+
+/// An absolute path's names, or `None` if it has `..` or a name that is not UTF-8 (no
+/// caller's string could match it).
+fn plain_parts(path: &Path) -> Option<Vec<String>> {
+    let mut parts = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::RootDir | Component::CurDir => {}
+            Component::Normal(name) => parts.push(name.to_str()?.to_owned()),
+            Component::ParentDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(parts)
 }
 
 /// Characters a human cannot see in a path, or cannot tell from a plain one: controls
@@ -139,10 +223,9 @@ mod tests {
         world.refused("dir/../../outside/victim", "`..`");
         world.refused("dir/..", "`..`");
         let absolute = world.outside.join("victim").display().to_string();
-        world.refused(&absolute, "absolute");
-        let inside_absolute = world.root.join("top.txt").display().to_string();
-        world.refused(&inside_absolute, "absolute");
-        world.refused("//top.txt", "absolute");
+        world.refused(&absolute, "not inside the sandbox");
+        world.refused("//top.txt", "not inside the sandbox");
+        world.refused("/etc/passwd", "not inside the sandbox");
         world.refused("top.txt\0", "NUL character at character 8");
         world.refused("dir/victim\0/../../x", "NUL");
         world.refused("top\u{200B}.txt", "U+200B");
@@ -153,6 +236,69 @@ mod tests {
         world.refused("top\u{E0041}.txt", "U+E0041");
         world.refused(&"a".repeat(256), "at most 255");
         world.refused(&["d"; 2100].join("/"), "longer than 4095");
+        world.outside_intact();
+    }
+
+    #[test]
+    fn an_absolute_path_beneath_the_root_is_read_as_the_path_inside_it() {
+        let world = World::new();
+        let root = world.root.display().to_string();
+        for spelled in [format!("{root}/top.txt"), format!("{root}//./top.txt")] {
+            assert_eq!(world.entry(&spelled).path().to_string(), "top.txt");
+        }
+        assert_eq!(
+            world
+                .entry(&format!("{root}/dir/victim"))
+                .path()
+                .to_string(),
+            "dir/victim"
+        );
+        let found = world.sandbox.find(&format!("{root}/dir/*")).expect("finds");
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].path().to_string(), "dir/victim");
+    }
+
+    #[test]
+    fn an_absolute_path_near_the_root_is_still_refused() {
+        let world = World::new();
+        let root = world.root.display().to_string();
+        std::fs::create_dir(world.base.join("root2")).expect("sibling");
+        std::fs::write(world.base.join("root2/top.txt"), "sibling\n").expect("sibling file");
+        // A sibling whose name begins with the root's, the root itself, a way out after
+        // the root's name, a way in before it, and a hidden character.
+        world.refused(&format!("{root}2/top.txt"), "not inside the sandbox");
+        world.refused(&root, "sandbox root itself");
+        world.refused(&format!("{root}/"), "sandbox root itself");
+        world.refused(&format!("{root}/../outside/victim"), "`..`");
+        world.refused(&format!("{root}/dir/../../outside/victim"), "`..`");
+        let around = format!("{}/outside/../root/top.txt", world.base.display());
+        world.refused(&around, "not inside the sandbox");
+        world.refused(&format!("{root}/top\u{200B}.txt"), "U+200B");
+        world.refused(&format!("{root}\u{200B}/top.txt"), "U+200B");
+        world.outside_intact();
+    }
+
+    #[test]
+    fn the_root_opened_through_a_symlink_answers_to_both_names() {
+        let world = World::new();
+        let alias = world.base.join("alias");
+        std::os::unix::fs::symlink(&world.root, &alias).expect("alias");
+        let sandbox = crate::sandbox::Sandbox::open(&alias).expect("opens through the alias");
+        for name in [&alias, &world.root] {
+            let absolute = format!("{}/dir/victim", name.display());
+            match sandbox.resolve(&absolute) {
+                Ok(crate::sandbox::Lookup::File(entry)) => {
+                    assert_eq!(entry.path().to_string(), "dir/victim")
+                }
+                other => panic!("{absolute}: {other:?}"),
+            }
+        }
+        // A symlink inside the root is still a symlink, whatever the spelling.
+        std::os::unix::fs::symlink(&world.outside, world.root.join("escape")).expect("escape");
+        world.refused(
+            &format!("{}/escape/victim", world.root.display()),
+            "symbolic link",
+        );
         world.outside_intact();
     }
 }

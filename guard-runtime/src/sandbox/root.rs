@@ -16,13 +16,14 @@ use rustix::{
 use super::{
     error::SandboxError,
     identity::{Entry, regular_file},
-    path::RelativePath,
+    path::{RelativePath, RootNames},
 };
 
 /// A root directory, held open. Cloning shares the handle.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     pub(super) root: Arc<OwnedFd>,
+    pub(super) names: Arc<RootNames>,
 }
 
 /// What a path inside the root names.
@@ -37,15 +38,17 @@ pub enum Lookup {
 impl Sandbox {
     /// Opens the existing directory `root`. Only this call sees the root's location; from
     /// here on the sandbox acts through the handle, so renaming or replacing the root path
-    /// later does not redirect it.
+    /// later does not redirect it. The root's names (as given and as resolved now) are kept
+    /// only to read an absolute path a caller gives as one inside the root.
     pub fn open(root: impl AsRef<Path>) -> std::io::Result<Self> {
-        let root = fs::open(
+        let handle = fs::open(
             root.as_ref(),
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         )?;
         Ok(Self {
-            root: Arc::new(root),
+            root: Arc::new(handle),
+            names: Arc::new(RootNames::of(root.as_ref())),
         })
     }
 
@@ -55,10 +58,12 @@ impl Sandbox {
         Self::open(root)
     }
 
-    /// What `requested` (relative to the root) names now. Refuses absolute paths, `..`,
-    /// symlinks at any component, and anything that is not a regular file.
+    /// What `requested` names now: a path relative to the root, or an absolute one that
+    /// begins with the root's name (the entry then carries the path relative to the root).
+    /// Refuses any other absolute path without saying where the root is, `..`, symlinks at
+    /// any component, and anything that is not a regular file.
     pub fn resolve(&self, requested: &str) -> Result<Lookup, SandboxError> {
-        let path = RelativePath::parse(requested)?;
+        let path = RelativePath::parse_in(requested, &self.names)?;
         let Some(parent) = self.open_parent(&path)? else {
             return Ok(Lookup::Missing(path));
         };
