@@ -276,6 +276,110 @@ async fn with_sign_in_a_link_alone_decides_nothing_and_the_requester_approves_th
     assert_eq!(h.deployed().len(), 1);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_inbox_shows_each_approver_what_waits_for_them_and_only_that() {
+    let mut h = Setup {
+        sign_in: Some(BearerIdentity::hs256(JWT_SECRET, ISSUER, AUDIENCE).unwrap()),
+        ..Setup::new(PUSH)
+    }
+    .start()
+    .await;
+    const UNKNOWN: &str = "This approval link is not valid";
+    let inbox = format!("{}approval/inbox", h.base);
+    let call = h.call("deploy", "production");
+    h.requester_url().await;
+    let browser = Browser::start().await;
+
+    let page = browser.open(&inbox).await;
+    assert!(page.contains("Sign in to see what waits for you"), "{page}");
+    assert!(
+        !browser.has("#inbox").await,
+        "nothing is listed before sign-in"
+    );
+    let page = browser.sign_in(&inbox, "not-a-token").await;
+    assert!(page.contains("Not signed in:"), "{page}");
+
+    let page = browser.sign_in(&inbox, &token("Bob")).await;
+    assert!(page.contains("Signed in as bob (acme)."), "{page}");
+    assert!(
+        page.contains("deploy on production")
+            && page.contains("Requested by alice (acme).")
+            && page.contains("Approvals: 0 of 2."),
+        "{page}"
+    );
+    let item = browser
+        .client
+        .find(fantoccini::Locator::Css("#inbox a"))
+        .await
+        .unwrap()
+        .prop("href")
+        .await
+        .unwrap()
+        .unwrap();
+    // A decision from the inbox needs the page's CSRF token, as through a link.
+    let page = browser
+        .post_from_page(
+            &item,
+            &[
+                ("csrf", "forged"),
+                ("decision", "approve"),
+                ("typed", "production"),
+            ],
+        )
+        .await;
+    assert!(
+        page.contains("did not come from the approval page itself"),
+        "{page}"
+    );
+    let page = browser.approve(&item, "production", None).await;
+    assert!(page.contains("Approvals: 1 of 2"), "{page}");
+    let page = browser.open(&inbox).await;
+    assert!(page.contains("Nothing is waiting for you."), "{page}");
+
+    // The requester, and someone the approval does not list, see nothing and cannot open
+    // the approval by its id: it is unknown to them, as an id that does not exist.
+    for (user, who) in [("Alice", "alice"), ("dave", "dave")] {
+        let page = browser.sign_in(&inbox, &token(user)).await;
+        assert!(
+            page.contains(&format!("Signed in as {who} (acme)."))
+                && page.contains("Nothing is waiting for you."),
+            "{user}: {page}"
+        );
+        let page = browser.open(&item).await;
+        assert!(page.contains(UNKNOWN), "{user}: {page}");
+        assert!(!browser.has("#approve").await, "{user}");
+        let page = browser
+            .post_from_page(&item, &[("decision", "approve"), ("typed", "production")])
+            .await;
+        assert!(page.contains(UNKNOWN), "{user}: {page}");
+    }
+    let page = browser
+        .open(&format!("{inbox}?approval=no-such-approval"))
+        .await;
+    assert!(page.contains(UNKNOWN), "{page}");
+    assert!(h.deployed().is_empty());
+
+    let page = browser.sign_in(&inbox, &token("carol")).await;
+    assert!(page.contains("Approvals: 1 of 2."), "{page}");
+    let page = browser.approve(&item, "production", Some(TOKEN)).await;
+    assert!(page.contains("Approved: the action runs now."), "{page}");
+    let result = call.await.unwrap();
+    assert_eq!(outcome(&result), Some(Outcome::Executed), "{result:?}");
+    assert_eq!(h.deployed(), vec![("production".to_owned(), TOKEN.len())]);
+    let page = browser.open(&inbox).await;
+    assert!(page.contains("Nothing is waiting for you."), "{page}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_sign_in_there_is_no_inbox() {
+    let h = Setup::new(PUSH).start().await;
+    let page = visit::get(&format!("{}approval/inbox", h.base))
+        .await
+        .unwrap();
+    assert_eq!(page.status, 404);
+    assert!(page.text().contains("sign_in_approvers"), "{}", page.text());
+}
+
 /// One raw HTTP/1.1 exchange with the page: status, lowercase header lines, body.
 async fn raw(addr: SocketAddr, request: &[u8]) -> (u16, String, String) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};

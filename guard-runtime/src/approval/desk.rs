@@ -439,18 +439,27 @@ impl Desk {
     /// The page behind `link`, or `None` for a link never issued (or purged). A `visit`
     /// (a person loading the page) is recorded the first time for each link.
     pub async fn view(&self, link: &str, visit: bool) -> Result<Option<View>, Refusal> {
-        let key = digest(link);
+        self.view_key(&LinkKey::of(link), visit).await
+    }
+
+    /// The page behind the link stored under `key`, as [`view`](Self::view) shows it.
+    pub(super) async fn view_key(
+        &self,
+        key: &LinkKey,
+        visit: bool,
+    ) -> Result<Option<View>, Refusal> {
+        let key = &key.0;
         let sign_in = self.sign_in;
         (in_tx!(self, |tx| {
             let mut events = Vec::new();
-            let Some(link) = ledger::link(tx, &key).await? else {
+            let Some(link) = ledger::link(tx, key).await? else {
                 return Ok((None, events));
             };
             let Some(record) = settled(tx, &link.approval, false, &mut events).await? else {
                 return Ok((None, events));
             };
             let now = ledger::now(tx).await?;
-            if visit && !link.viewed && ledger::viewed(tx, &key, now).await? {
+            if visit && !link.viewed && ledger::viewed(tx, key, now).await? {
                 let who = person(&record, &link.role);
                 events.push(
                     subject(&record)
@@ -538,7 +547,19 @@ impl Desk {
         decision: Decision,
         signed_in: Option<&Person>,
     ) -> Result<Status, Refusal> {
-        let key = digest(link);
+        self.decide_key(&LinkKey::of(link), csrf, decision, signed_in)
+            .await
+    }
+
+    /// Takes `decision` through the link stored under `key`, as [`decide`](Self::decide).
+    pub(super) async fn decide_key(
+        &self,
+        key: &LinkKey,
+        csrf: &str,
+        decision: Decision,
+        signed_in: Option<&Person>,
+    ) -> Result<Status, Refusal> {
+        let key = key.0.clone();
         let mut secret_taken = None;
         let taken = in_tx!(self, |tx| {
             let mut events = Vec::new();
@@ -763,6 +784,42 @@ impl Desk {
         }
     }
 
+    /// What waits for `person`'s decision: each pending approval before its deadline on which
+    /// they hold an approver link they have not used, the soonest deadline first, with the
+    /// page that link shows. The requester holds no approver link, so their own requests
+    /// never appear.
+    pub async fn inbox(&self, person: &Person) -> Result<Vec<(String, View)>, Refusal> {
+        let waiting = (in_tx!(self, |tx| {
+            let now = ledger::now(tx).await?;
+            Ok((ledger::waiting_for(tx, person, now).await?, Vec::new()))
+        }))
+        .map_err(unavailable)?;
+        let mut inbox = Vec::with_capacity(waiting.len());
+        for (id, key) in waiting {
+            if let Some(view) = self.view_key(&LinkKey(key), false).await? {
+                inbox.push((id, view));
+            }
+        }
+        Ok(inbox)
+    }
+
+    /// The key of `person`'s approver link on approval `id`, or `None` when they hold none
+    /// (the same answer for an approval that does not exist, so the inbox tells nobody
+    /// which approvals exist).
+    pub(super) async fn link_of(
+        &self,
+        id: &str,
+        person: &Person,
+    ) -> Result<Option<LinkKey>, Refusal> {
+        (in_tx!(self, |tx| {
+            Ok((
+                ledger::link_of(tx, id, person).await?.map(LinkKey),
+                Vec::new(),
+            ))
+        }))
+        .map_err(unavailable)
+    }
+
     /// Ends a still-pending approval as `status` (expired, or withdrawn by the client), and
     /// returns where it stands: an approval that completed first stays approved.
     pub async fn close(&self, id: &str, status: Status) -> Status {
@@ -964,6 +1021,16 @@ pub(crate) fn token() -> Result<String, String> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| format!("the system random source failed: {e}"))?;
     Ok(crate::canonical::hex(&bytes))
+}
+
+/// How the store knows a link: the SHA-256 of its token. A token a person holds becomes
+/// one only through [`LinkKey::of`]; a key read from the store is one already.
+pub(super) struct LinkKey(String);
+
+impl LinkKey {
+    fn of(token: &str) -> Self {
+        Self(digest(token))
+    }
 }
 
 fn digest(s: &str) -> String {

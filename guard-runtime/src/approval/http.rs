@@ -1,5 +1,7 @@
 //! The approval page over HTTP: `GET /approval/{link}` shows it, `POST /approval/{link}`
-//! decides (or, where approvers sign in, signs in). Nothing is decided by a GET; a POST must
+//! decides (or, where approvers sign in, signs in). Where approvers sign in,
+//! `/approval/inbox` lists what waits for the signed-in person and decides through their
+//! own links. Nothing is decided by a GET; a POST must
 //! come from the page's own origin and carry the link's CSRF token. Every answer, axum's
 //! own included, passes through [`super::shield`]: requests for another `Host` are refused,
 //! and every answer forbids framing, caching, and any script or asset from elsewhere. The
@@ -11,7 +13,7 @@ use std::{fmt::Write, sync::Arc};
 
 use axum::{
     Form, Router,
-    extract::{Path, State},
+    extract::{Path, RawQuery, State},
     http::{HeaderMap, HeaderValue, StatusCode, header},
     middleware,
     response::{IntoResponse, Response},
@@ -21,7 +23,7 @@ use serde::Deserialize;
 
 use super::{
     Shared,
-    desk::{Decision, Refusal, Role, Status, View},
+    desk::{Decision, LinkKey, Refusal, Role, Status, View},
     shield,
 };
 use crate::person::Person;
@@ -36,6 +38,7 @@ pub(super) fn router(shared: Arc<Shared>) -> Router {
     };
     let admit = (shared.hosts.clone(), default_port);
     Router::new()
+        .route("/approval/inbox", get(inbox).post(inbox_post))
         .route("/approval/{link}", get(show).post(decide))
         .route("/approval-assets/page.css", get(style))
         .fallback(not_found)
@@ -108,15 +111,144 @@ async fn decide(
         .decide(&link, &posted.csrf, decision, signed_in.as_ref())
         .await;
     let view = shared.desk.view(&link, false).await.ok().flatten();
+    after_decision(taken, view, signed_in.as_ref())
+}
+
+/// The page after a decision was posted: where the approval stands, and why the decision
+/// was refused if it was.
+fn after_decision(
+    taken: Result<Status, Refusal>,
+    view: Option<View>,
+    signed_in: Option<&Person>,
+) -> Response {
     match (taken, view) {
-        (Ok(_), Some(view)) => page(StatusCode::OK, &render(&view, None, signed_in.as_ref())),
+        (Ok(_), Some(view)) => page(StatusCode::OK, &render(&view, None, signed_in)),
         (Err(refusal), Some(view)) if refusal != Refusal::BadCsrf => page(
             StatusCode::from_u16(refusal.status()).unwrap_or(StatusCode::FORBIDDEN),
-            &render(&view, Some(refusal.message()), signed_in.as_ref()),
+            &render(&view, Some(refusal.message()), signed_in),
         ),
         (Err(refusal), _) => refused(&refusal),
         (Ok(_), None) => refused(&Refusal::UnknownLink),
     }
+}
+
+/// `GET /approval/inbox`: what waits for the signed-in approver; with `?approval=ID`, the page
+/// of their own link on that approval. Only where approvers sign in: the person comes from
+/// the identity provider, never from a link.
+async fn inbox(
+    State(shared): State<Arc<Shared>>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    if shared.sign_in.is_none() {
+        return no_inbox();
+    }
+    let Some(person) = signed_in(&shared, &headers) else {
+        return page(StatusCode::UNAUTHORIZED, &inbox_sign_in(None));
+    };
+    match approval_asked(query.as_deref()) {
+        None => list(&shared, &person).await,
+        Some(id) => match theirs(&shared, &id, &person).await {
+            Ok(key) => match shared.desk.view_key(&key, true).await {
+                Ok(Some(view)) => page(StatusCode::OK, &render(&view, None, Some(&person))),
+                Ok(None) => refused(&Refusal::UnknownLink),
+                Err(refusal) => refused(&refusal),
+            },
+            Err(refusal) => refused(&refusal),
+        },
+    }
+}
+
+/// `POST /approval/inbox`: signs in (`decision=sign_in`), or decides on `?approval=ID` through
+/// the signed-in person's own link, under the same rules and CSRF token as the link's page.
+async fn inbox_post(
+    State(shared): State<Arc<Shared>>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    Form(posted): Form<Posted>,
+) -> Response {
+    let Some(sessions) = &shared.sign_in else {
+        return no_inbox();
+    };
+    if !same_origin(&shared.origin, &headers) {
+        tracing::warn!(target: "guard::audit", outcome = "approval_cross_site", "an inbox form was posted from another site and refused");
+        return refused(&Refusal::BadCsrf);
+    }
+    if posted.decision == "sign_in" {
+        return match sessions.sign_in(posted.token.as_deref().unwrap_or_default()) {
+            Ok((person, cookie)) => {
+                let mut response = list(&shared, &person).await;
+                if let Ok(cookie) = HeaderValue::from_str(&cookie) {
+                    response.headers_mut().insert(header::SET_COOKIE, cookie);
+                }
+                response
+            }
+            Err(problem) => page(
+                StatusCode::UNAUTHORIZED,
+                &inbox_sign_in(Some(&format!("Not signed in: {problem}"))),
+            ),
+        };
+    }
+    let Some(person) = signed_in(&shared, &headers) else {
+        return page(
+            StatusCode::UNAUTHORIZED,
+            &inbox_sign_in(Some(&Refusal::SignInRequired.message())),
+        );
+    };
+    let Some(id) = approval_asked(query.as_deref()) else {
+        return refused(&Refusal::UnknownLink);
+    };
+    let key = match theirs(&shared, &id, &person).await {
+        Ok(key) => key,
+        Err(refusal) => return refused(&refusal),
+    };
+    let decision = match posted.decision.as_str() {
+        "approve" => Decision::Approve {
+            typed: posted.typed,
+            secret: posted.secret,
+        },
+        "reject" => Decision::Reject,
+        _ => return refused(&Refusal::UnknownLink),
+    };
+    let taken = shared
+        .desk
+        .decide_key(&key, &posted.csrf, decision, Some(&person))
+        .await;
+    let view = shared.desk.view_key(&key, false).await.ok().flatten();
+    after_decision(taken, view, Some(&person))
+}
+
+/// The approval id an inbox request names (`?approval=ID`).
+fn approval_asked(query: Option<&str>) -> Option<String> {
+    url::form_urlencoded::parse(query?.as_bytes())
+        .find(|(name, _)| name == "approval")
+        .map(|(_, id)| id.into_owned())
+}
+
+/// `person`'s own link on approval `id`; an approval they hold no link on is unknown to them.
+async fn theirs(shared: &Shared, id: &str, person: &Person) -> Result<LinkKey, Refusal> {
+    shared
+        .desk
+        .link_of(id, person)
+        .await?
+        .ok_or(Refusal::UnknownLink)
+}
+
+async fn list(shared: &Shared, person: &Person) -> Response {
+    match shared.desk.inbox(person).await {
+        Ok(waiting) => page(StatusCode::OK, &render_inbox(person, &waiting)),
+        Err(refusal) => refused(&refusal),
+    }
+}
+
+fn no_inbox() -> Response {
+    page(
+        StatusCode::NOT_FOUND,
+        &shell(
+            "No inbox",
+            "<p class=\"refused\">This approval page has no inbox: each approver decides through the link delivered to them. The operator can give approvers an inbox by having them sign in (ApprovalPageBuilder::sign_in_approvers).</p>",
+        ),
+    )
 }
 
 /// Verifies the pasted token, and starts a session if it names the link's person.
@@ -354,6 +486,68 @@ fn render(view: &View, refusal: Option<String>, signed_in: Option<&Person>) -> S
         b.push_str("<p id=\"done\">Your decision is recorded. This page shows where the approval stands when reloaded.</p>");
     }
     shell(&format!("Approve {}", view.tool), &b)
+}
+
+/// The inbox's sign-in page; `problem` says why the last attempt failed.
+fn inbox_sign_in(problem: Option<&str>) -> String {
+    let mut b = String::from("<h1>Approvals waiting for you</h1>");
+    if let Some(problem) = problem {
+        let _ = write!(
+            b,
+            "<p id=\"refusal\" class=\"refused\">{}</p>",
+            esc(problem)
+        );
+    }
+    sign_in_form(&mut b, "Sign in to see what waits for you");
+    shell("Approvals waiting for you", &b)
+}
+
+/// A form that signs in with a pasted access token (and replaces any session).
+fn sign_in_form(b: &mut String, label: &str) {
+    let _ = write!(
+        b,
+        "<form method=\"post\" action=\"inbox\" id=\"sign-in\"><label for=\"token\">{}: your access token</label><input id=\"token\" name=\"token\" type=\"password\" autocomplete=\"off\"><button id=\"sign-in-button\" name=\"decision\" value=\"sign_in\">Sign in</button></form>",
+        esc(label)
+    );
+}
+
+/// The inbox: every request waiting for `person`, each opening their own link's page.
+fn render_inbox(person: &Person, waiting: &[(String, View)]) -> String {
+    let mut b = String::from("<h1>Approvals waiting for you</h1>");
+    let _ = write!(
+        b,
+        "<p id=\"signed-in\">Signed in as {} ({}).</p>",
+        esc(person.user()),
+        esc(person.tenant())
+    );
+    if waiting.is_empty() {
+        b.push_str("<p id=\"empty\">Nothing is waiting for you.</p>");
+    } else {
+        b.push_str("<ul id=\"inbox\">");
+    }
+    for (id, view) in waiting {
+        let query: String = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("approval", id)
+            .finish();
+        let _ = write!(
+            b,
+            "<li class=\"waiting\"><a href=\"?{}\"><code>{}</code> on {}</a>: {} <span class=\"requester\">Requested by {} ({}).</span> <span class=\"count\">Approvals: {} of {}.</span> <span class=\"expires\">Expires {}.</span></li>",
+            esc(&query),
+            esc(&view.tool),
+            esc(&view.target),
+            esc(&view.summary),
+            esc(view.requester.user()),
+            esc(view.requester.tenant()),
+            view.given.len(),
+            view.required,
+            utc(view.expires_at),
+        );
+    }
+    if !waiting.is_empty() {
+        b.push_str("</ul>");
+    }
+    sign_in_form(&mut b, "Not you? Sign in as yourself");
+    shell("Approvals waiting for you", &b)
 }
 
 fn utc(at: std::time::SystemTime) -> String {

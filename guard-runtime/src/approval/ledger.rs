@@ -221,6 +221,48 @@ pub(super) async fn link(tx: &mut Tx, key: &str) -> Result<Option<Link>, StoreEr
     }))
 }
 
+/// The approvals still waiting for `person` (by approval id, with the key of their link):
+/// pending, before their deadline, through an approver link of theirs not used yet.
+pub(super) async fn waiting_for(
+    tx: &mut Tx,
+    person: &Person,
+    now: i64,
+) -> Result<Vec<(String, String)>, StoreError> {
+    tx.query(
+        "SELECT l.approval_id, l.token_sha256
+         FROM guard_approval_links l JOIN guard_approvals a ON a.approval_id = l.approval_id
+         WHERE l.role = 'APPROVER' AND l.tenant = $1 AND l.user_id = $2 AND l.used_at IS NULL
+           AND a.status = 'PENDING' AND a.expires_at > $3
+         ORDER BY a.expires_at, a.approval_id",
+        &[person.tenant().into(), person.user().into(), now.into()],
+    )
+    .await?
+    .iter()
+    .map(|row| {
+        Ok((
+            row.text("approval_id")?.to_owned(),
+            row.text("token_sha256")?.to_owned(),
+        ))
+    })
+    .collect()
+}
+
+/// The key of `person`'s approver link on approval `id`.
+pub(super) async fn link_of(
+    tx: &mut Tx,
+    id: &str,
+    person: &Person,
+) -> Result<Option<String>, StoreError> {
+    tx.query_opt(
+        "SELECT token_sha256 FROM guard_approval_links
+         WHERE approval_id = $1 AND role = 'APPROVER' AND tenant = $2 AND user_id = $3",
+        &[id.into(), person.tenant().into(), person.user().into()],
+    )
+    .await?
+    .map(|row| row.text("token_sha256").map(str::to_owned))
+    .transpose()
+}
+
 /// The approvals given so far, in the order they arrived.
 pub(super) async fn given(tx: &mut Tx, approval: &str) -> Result<Vec<Given>, StoreError> {
     tx.query(

@@ -11,7 +11,9 @@
 //! [`FileDropNotifier`], or the deployment's own [`ApprovalPageBuilder::deliver_links`]);
 //! the requester's page shows who has approved so far. With
 //! [`ApprovalPageBuilder::sign_in_approvers`] a link alone decides nothing: whoever decides
-//! must also be signed in, by the deployment's identity provider, as the link's person. With
+//! must also be signed in, by the deployment's identity provider, as the link's person, and
+//! each approver has an inbox at `/approval/inbox`: every request waiting for them (tool,
+//! target, requester, deadline, approvals so far), decided there through their own link. With
 //! `secret = "..."` the page asks for a password or token that reaches the handler as a
 //! [`crate::secret::Secret`], never the model.
 //!
@@ -320,6 +322,9 @@ impl ApprovalPageBuilder {
     /// authenticating proxy in front of the page adds it) or by pasting an access token on
     /// the page once, which starts a signed session cookie. A link the requester has seen
     /// then decides nothing, and the requester, signed in as themself, approves nothing.
+    /// It also opens each approver's inbox (`/approval/inbox`): the pending requests on which
+    /// the signed-in person holds an approver link they have not used, decided there under
+    /// the same rules; nobody else's, and never the requester's own.
     pub fn sign_in_approvers(mut self, verifier: impl ApproverSignIn) -> Self {
         self.sign_in = Some(Arc::new(verifier));
         self
