@@ -164,9 +164,10 @@ async fn a_rejection_ends_the_call_and_the_links_decide_nothing_more() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_approval_then_the_deadline_runs_nothing() {
     let mut h = harness(true, Duration::from_secs(3)).await;
+    // The browser starts before the 3 s deadline does, so a slow start cannot outlast it.
+    let browser = Browser::start().await;
     let call = h.call("deploy", "production");
     h.requester_url().await;
-    let browser = Browser::start().await;
     let carol = h.link("carol");
     browser.approve(&h.link("bob"), "production", None).await;
     let result = call.await.unwrap();
