@@ -17,7 +17,7 @@ use bench::*;
 use rmcp::model::{CallToolResponse, DEFAULT_MRTR_MAX_ROUNDS};
 use rmcp_guard::{
     approval::WAITING_ROUNDS,
-    ops::{OperationStore, PgStore, SqliteStore},
+    ops::{OperationStore, SqliteStore},
     outcome::Outcome,
 };
 use safe_ops::visit;
@@ -344,19 +344,7 @@ async fn on_two_replicas_calling_again_on_the_other_takes_the_approval_up() {
     let Some(url) = guard_tests::pg_url("the approval take-up replicas test") else {
         return;
     };
-    let schema = crate::support::orders::fresh_schema("guard_take_up");
-    let (admin, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(connection);
-    admin
-        .batch_execute(&format!("CREATE SCHEMA {schema}"))
-        .await
-        .unwrap();
-    let config = order_cancel::stores::pg_config(&url, &schema, None).unwrap();
-    let pg = PgStore::from_config(config, 4).unwrap();
-    pg.migrate().await.unwrap();
-    let store: Arc<dyn OperationStore> = Arc::new(pg);
+    let (store, admin, schema) = fresh_pg(&url, "guard_take_up").await;
     let (one, two) = (
         on(&store, MRTR).start().await,
         on(&store, MRTR).start().await,
@@ -381,10 +369,7 @@ async fn on_two_replicas_calling_again_on_the_other_takes_the_approval_up() {
     assert_eq!(two.deployed(), [("restart web".to_owned(), 0)]);
     assert!(one.deployed().is_empty());
     assert_eq!(approvals(store.as_ref()).await, 1);
-    admin
-        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
-        .await
-        .unwrap();
+    drop_pg(admin, &schema).await;
 }
 
 /// On 2025-11-25 a server that stops while a call waits (a crash: nothing withdraws the

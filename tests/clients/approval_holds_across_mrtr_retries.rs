@@ -10,7 +10,7 @@ use std::{sync::Arc, time::Duration};
 
 use bench::*;
 use rmcp::model::{CallToolRequestParams, CallToolResponse};
-use rmcp_guard::ops::{OperationStore, PgStore, SqliteStore};
+use rmcp_guard::ops::{OperationStore, SqliteStore};
 use rmcp_guard::outcome::Outcome;
 use safe_ops::visit;
 
@@ -334,19 +334,7 @@ async fn two_replicas_on_one_postgres_share_an_approval() {
     let Some(url) = guard_tests::pg_url("the approval replicas test") else {
         return;
     };
-    let schema = crate::support::orders::fresh_schema("guard_replicas");
-    let (admin, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(connection);
-    admin
-        .batch_execute(&format!("CREATE SCHEMA {schema}"))
-        .await
-        .unwrap();
-    let config = order_cancel::stores::pg_config(&url, &schema, None).unwrap();
-    let pg = PgStore::from_config(config, 4).unwrap();
-    pg.migrate().await.unwrap();
-    let store: Arc<dyn OperationStore> = Arc::new(pg);
+    let (store, admin, schema) = fresh_pg(&url, "guard_replicas").await;
     let replica = || Setup {
         key: Some(KEY.to_vec()),
         store: Some(store.clone()),
@@ -374,10 +362,7 @@ async fn two_replicas_on_one_postgres_share_an_approval() {
         .unwrap()
         .text();
     assert!(shown.contains("Approved"), "{shown}");
-    admin
-        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
-        .await
-        .unwrap();
+    drop_pg(admin, &schema).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -388,6 +388,35 @@ pub async fn connect<S: ServerHandler>(
     running
 }
 
+/// A fresh PostgreSQL schema at `url` with guard's tables, for replicas to share: the store
+/// (as the tables' owner), and the admin connection and schema name [`drop_pg`] takes.
+pub async fn fresh_pg(
+    url: &str,
+    prefix: &str,
+) -> (Arc<dyn OperationStore>, tokio_postgres::Client, String) {
+    let schema = crate::support::orders::fresh_schema(prefix);
+    let (admin, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    admin
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .await
+        .unwrap();
+    let config = order_cancel::stores::pg_config(url, &schema, None).unwrap();
+    let pg = rmcp_guard::ops::PgStore::from_config(config, 4).unwrap();
+    pg.migrate().await.unwrap();
+    (Arc::new(pg), admin, schema)
+}
+
+/// Drops the schema [`fresh_pg`] made.
+pub async fn drop_pg(admin: tokio_postgres::Client, schema: &str) {
+    admin
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .await
+        .unwrap();
+}
+
 /// What an MRTR round of a call approved on the page asked for.
 #[derive(Debug, Clone)]
 pub struct Asked {

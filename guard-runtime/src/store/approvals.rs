@@ -273,19 +273,42 @@ CREATE TRIGGER guard_approval_links_check
 
 /// The schema step: the tables and the engine's triggers.
 pub(crate) fn create(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
-    Box::pin(async move {
-        tx.batch(TABLES).await?;
-        match tx.dialect() {
+    Box::pin(step(
+        tx,
+        TABLES,
+        Engines {
             #[cfg(feature = "sqlite")]
-            Dialect::Sqlite => tx.batch(SQLITE_GUARDS).await,
+            sqlite: SQLITE_GUARDS,
             #[cfg(feature = "postgres")]
-            Dialect::Postgres => tx.batch(POSTGRES_GUARDS).await,
-            #[allow(unreachable_patterns)]
-            other => Err(StoreError::Other(format!(
+            postgres: POSTGRES_GUARDS,
+        },
+    ))
+}
+
+/// A step's triggers on each engine this build has.
+struct Engines {
+    #[cfg(feature = "sqlite")]
+    sqlite: &'static str,
+    #[cfg(feature = "postgres")]
+    postgres: &'static str,
+}
+
+/// Runs `tables`, then the triggers of the transaction's engine.
+async fn step(tx: &mut Tx, tables: &str, triggers: Engines) -> Result<(), StoreError> {
+    tx.batch(tables).await?;
+    match tx.dialect() {
+        #[cfg(feature = "sqlite")]
+        Dialect::Sqlite => tx.batch(triggers.sqlite).await,
+        #[cfg(feature = "postgres")]
+        Dialect::Postgres => tx.batch(triggers.postgres).await,
+        #[allow(unreachable_patterns)]
+        other => {
+            let _ = triggers;
+            Err(StoreError::Other(format!(
                 "guard cannot add the approval tables' triggers on {other:?}: build it with that engine's feature"
-            ))),
+            )))
         }
-    })
+    }
 }
 
 /// What the take-over step adds, the same on both engines.
@@ -365,17 +388,14 @@ CREATE TRIGGER guard_approval_uses_check
 
 /// The take-over step: the fingerprint the approvers saw, and the uses of approvals.
 pub(crate) fn take_over(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
-    Box::pin(async move {
-        tx.batch(TAKE_OVER).await?;
-        match tx.dialect() {
+    Box::pin(step(
+        tx,
+        TAKE_OVER,
+        Engines {
             #[cfg(feature = "sqlite")]
-            Dialect::Sqlite => tx.batch(SQLITE_TAKE_OVER).await,
+            sqlite: SQLITE_TAKE_OVER,
             #[cfg(feature = "postgres")]
-            Dialect::Postgres => tx.batch(POSTGRES_TAKE_OVER).await,
-            #[allow(unreachable_patterns)]
-            other => Err(StoreError::Other(format!(
-                "guard cannot add the approvals' take-over triggers on {other:?}: build it with that engine's feature"
-            ))),
-        }
-    })
+            postgres: POSTGRES_TAKE_OVER,
+        },
+    ))
 }
