@@ -61,6 +61,13 @@ pub struct Guard {
     operations: Option<crate::ops::Operations>,
     #[cfg(feature = "approval")]
     approval: Option<Arc<crate::approval::ApprovalPage>>,
+    /// Derived from the key: the approval page derives requesters' links with it, so
+    /// replicas sharing the key send a requester back to the same link.
+    #[cfg(feature = "approval")]
+    link_key: [u8; 32],
+    /// How long one MRTR round of a call approved on the page waits for the decision.
+    #[cfg(feature = "approval")]
+    round_wait: Duration,
     /// Where every outcome of this guard's tools is recorded.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     audit: Option<Arc<crate::audit::Pipeline>>,
@@ -84,6 +91,8 @@ impl Guard {
     pub fn with_key(key: impl Into<Vec<u8>>) -> Result<Self, GuardError> {
         let key = key.into();
         let len = key.len();
+        #[cfg(feature = "approval")]
+        let link_key = link_key(&key);
         let codec = RequestStateCodec::try_new(key).map_err(|_| GuardError::KeyTooShort(len))?;
         let mut epoch = [0u8; 16];
         getrandom::fill(&mut epoch).map_err(|e| GuardError::NoRandomness(e.to_string()))?;
@@ -100,6 +109,10 @@ impl Guard {
             operations: None,
             #[cfg(feature = "approval")]
             approval: None,
+            #[cfg(feature = "approval")]
+            link_key,
+            #[cfg(feature = "approval")]
+            round_wait: crate::approval::ROUND_WAIT,
             #[cfg(any(feature = "sqlite", feature = "postgres"))]
             audit: None,
         })
@@ -267,9 +280,25 @@ impl Guard {
         mut self,
         page: impl Into<Arc<crate::approval::ApprovalPage>>,
     ) -> Self {
-        self.approval = Some(page.into());
+        let page = page.into();
+        page.shared().desk.use_link_key(self.link_key);
+        self.approval = Some(page);
         self.approval_page_records();
         self
+    }
+
+    /// Makes each MRTR round of a call approved on the page wait at most `wait` for the
+    /// decision (never longer than [`ROUND_WAIT`](crate::approval::ROUND_WAIT), the
+    /// default): for a client that retries sooner, or for tests.
+    #[cfg(feature = "approval")]
+    pub fn approval_round_wait(mut self, wait: Duration) -> Self {
+        self.round_wait = wait.min(crate::approval::ROUND_WAIT);
+        self
+    }
+
+    #[cfg(feature = "approval")]
+    pub(crate) fn round_wait(&self) -> Duration {
+        self.round_wait
     }
 
     #[cfg(feature = "approval")]
@@ -320,6 +349,16 @@ impl Guard {
             .unwrap_or_else(|p| p.into_inner())
             .mark(nonce, valid_for, Instant::now())
     }
+}
+
+/// The key requesters' approval links are derived with: the guard's key, never used
+/// directly for anything but sealing request states, through HMAC with a label of its own.
+#[cfg(feature = "approval")]
+fn link_key(key: &[u8]) -> [u8; 32] {
+    use hmac::{Hmac, KeyInit, Mac};
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(key).expect("HMAC takes keys of any length");
+    mac.update(b"guard/v1 approval page requester links");
+    mac.finalize().into_bytes().into()
 }
 
 impl std::fmt::Debug for Guard {

@@ -83,6 +83,11 @@ pub enum Outcome {
     ApprovalUnknown,
     /// The retry names an approval given for another call.
     ApprovalMismatch,
+    /// The approval is still pending after the last waiting round: nothing ran, and the
+    /// requester's next call with the same arguments continues the same approval.
+    ApprovalPending,
+    /// The approval already let its effect run for another call of the requester.
+    ApprovalUsed,
     /// A batch's preview matched nothing.
     NothingMatched,
     /// A batch's preview matched more items than it may offer.
@@ -174,7 +179,7 @@ const CODES: [&str; 15] = [
 ];
 
 /// Every outcome without a payload, for reading a spelling back.
-const NAMED: [Outcome; 62] = [
+const NAMED: [Outcome; 64] = [
     Outcome::Asked,
     Outcome::Accepted,
     Outcome::Executed,
@@ -206,6 +211,8 @@ const NAMED: [Outcome; 62] = [
     Outcome::Rejected,
     Outcome::ApprovalUnknown,
     Outcome::ApprovalMismatch,
+    Outcome::ApprovalPending,
+    Outcome::ApprovalUsed,
     Outcome::NothingMatched,
     Outcome::TooMany,
     Outcome::NothingPicked,
@@ -274,6 +281,8 @@ impl Outcome {
             Outcome::Rejected => "rejected",
             Outcome::ApprovalUnknown => "approval_unknown",
             Outcome::ApprovalMismatch => "approval_mismatch",
+            Outcome::ApprovalPending => "approval_pending",
+            Outcome::ApprovalUsed => "approval_used",
             Outcome::NothingMatched => "nothing_matched",
             Outcome::TooMany => "too_many",
             Outcome::NothingPicked => "nothing_picked",
@@ -440,6 +449,8 @@ mod tests {
             (Outcome::Rejected, "rejected"),
             (Outcome::ApprovalUnknown, "approval_unknown"),
             (Outcome::ApprovalMismatch, "approval_mismatch"),
+            (Outcome::ApprovalPending, "approval_pending"),
+            (Outcome::ApprovalUsed, "approval_used"),
             (Outcome::NothingMatched, "nothing_matched"),
             (Outcome::TooMany, "too_many"),
             (Outcome::NothingPicked, "nothing_picked"),

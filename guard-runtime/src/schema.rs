@@ -15,7 +15,7 @@ use crate::store::{
 use crate::store::{SqliteStore, sqlite::Access};
 
 /// Every step, in order: step `i` brings a store to version `i + 1`.
-pub(crate) const STEPS: [Step; 8] = [
+pub(crate) const STEPS: [Step; 9] = [
     // Version 1: the tables as guard created them before it versioned them.
     Step {
         name: "tables",
@@ -60,6 +60,13 @@ pub(crate) const STEPS: [Step; 8] = [
     Step {
         name: "audit queue",
         apply: audit_queue,
+    },
+    // Version 9: `guard_approvals.fingerprint` (the effect the approvers saw, fixed) and
+    // `guard_approval_uses` (an approval lets its effect run once), so the requester's next
+    // call takes up an approval instead of opening another.
+    Step {
+        name: "approval take-over",
+        apply: crate::store::approvals::take_over,
     },
 ];
 
@@ -168,11 +175,12 @@ mod tests {
                 "audit cosignatures",
                 "undo windows",
                 "approvals",
-                "audit queue"
+                "audit queue",
+                "approval take-over"
             ]
         );
         assert!(pending(version(&STEPS), &STEPS).unwrap().is_empty());
-        assert_eq!(version(&STEPS), 8);
+        assert_eq!(version(&STEPS), 9);
     }
 
     #[test]

@@ -12,6 +12,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod approval_continues_when_called_again;
 mod approval_holds_across_mrtr_retries;
 mod approval_needs_two_other_people;
 mod approvers_are_who_they_say;

@@ -94,6 +94,16 @@ async fn end(
     .await
 }
 
+/// Marks approval `id` used: its effect runs.
+async fn use_(store: &dyn OperationStore, id: &str) -> Result<u64, StoreError> {
+    run(
+        store,
+        "INSERT INTO guard_approval_uses (approval_id, trace_id, at) VALUES ($1, 'trace', $2)",
+        &[id.into(), now_ms().into()],
+    )
+    .await
+}
+
 async fn status(store: &dyn OperationStore, id: &str) -> String {
     let mut tx = store.begin().await.unwrap();
     let row = tx
@@ -150,6 +160,16 @@ async fn the_database_keeps_approvals_honest(store: &dyn OperationStore) {
     refused(
         run(
             store,
+            "UPDATE guard_approvals SET fingerprint = 'another effect' WHERE approval_id = 'a1'",
+            &[],
+        )
+        .await,
+        "changing the effect the approvers saw",
+    );
+    refused(use_(store, "a1").await, "using a pending approval");
+    refused(
+        run(
+            store,
             "DELETE FROM guard_approvals WHERE approval_id = 'a1'",
             &[],
         )
@@ -191,6 +211,19 @@ async fn the_database_keeps_approvals_honest(store: &dyn OperationStore) {
         refused(undo, &format!("APPROVED going to {back}"));
     }
     assert_eq!(status(store, "a1").await, "APPROVED");
+    // An approval lets its effect run once.
+    use_(store, "a1").await.unwrap();
+    let again = refused(use_(store, "a1").await, "using an approval twice");
+    assert!(again.is_unique(), "{again}");
+    refused(
+        run(
+            store,
+            "UPDATE guard_approval_uses SET trace_id = 'other' WHERE approval_id = 'a1'",
+            &[],
+        )
+        .await,
+        "rewriting an approval's use",
+    );
 
     // Its deadline passed by the database's clock. The replica deciding claims a time
     // before the deadline (its clock runs late): the database decides by its own.
@@ -208,6 +241,7 @@ async fn the_database_keeps_approvals_honest(store: &dyn OperationStore) {
         decide(store, "a2", BOB, "APPROVE", now).await,
         "a decision on an expired approval",
     );
+    refused(use_(store, "a2").await, "using an expired approval");
 
     // A link decides once and speaks for one person.
     run(
@@ -253,7 +287,11 @@ async fn the_database_keeps_approvals_honest(store: &dyn OperationStore) {
     .await
     .expect("ended approvals are purged");
     let mut tx = store.begin().await.unwrap();
-    for table in ["guard_approval_links", "guard_approval_decisions"] {
+    for table in [
+        "guard_approval_links",
+        "guard_approval_decisions",
+        "guard_approval_uses",
+    ] {
         let sql = format!("SELECT count(*) AS n FROM {table}");
         let n = tx
             .query_opt(&sql, &[])
@@ -364,6 +402,7 @@ async fn postgres_servers_role_holds_only_what_guard_needs() {
         "DELETE FROM guard_approval_decisions WHERE approval_id = 'g1'",
         "UPDATE guard_approvals SET expires_at = expires_at + 1 WHERE approval_id = 'g1'",
         "DELETE FROM guard_approval_links",
+        "DELETE FROM guard_approval_uses",
     ] {
         let error = run(&store, sql, &[]).await.expect_err(sql);
         assert!(

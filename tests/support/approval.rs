@@ -60,6 +60,8 @@ struct Ops {
     guard: Arc<Guard>,
     /// Every deploy the handler ran: environment, and the length of the secret it received.
     deployed: Arc<Mutex<Vec<(String, usize)>>>,
+    /// The release a deploy would ship, as the preview shows it (a test may change it).
+    release: Arc<Mutex<String>>,
 }
 
 impl Guarded for Ops {
@@ -70,9 +72,10 @@ impl Guarded for Ops {
 
 impl Ops {
     async fn preview(&self, args: &DeployArgs) -> Result<Preview, ToolError> {
+        let release = self.release.lock().unwrap().clone();
         Ok(Preview::effect(
             args.environment.clone(),
-            format!("Deploy release 2.4.1 to {}.", args.environment),
+            format!("Deploy release {release} to {}.", args.environment),
         ))
     }
 }
@@ -217,6 +220,8 @@ pub struct Setup {
     pub sign_in: Option<BearerIdentity>,
     /// The log the guard (and so the page) records in.
     pub audit: Option<AuditLog>,
+    /// How long one MRTR round waits for the decision; guard's default if `None`.
+    pub round_wait: Option<Duration>,
 }
 
 impl Setup {
@@ -238,6 +243,7 @@ impl Setup {
             notifier: None,
             sign_in: None,
             audit: None,
+            round_wait: None,
         }
     }
 
@@ -270,15 +276,20 @@ impl Setup {
         if let Some(log) = self.audit {
             guard = guard.with_audit(log);
         }
+        if let Some(wait) = self.round_wait {
+            guard = guard.approval_round_wait(wait);
+        }
         let guard = guard
             .answer_timeout(self.timeout)
             .with_exposure(Exposure::all_tools())
             .with_approval_page(page);
         let deployed = Arc::new(Mutex::new(Vec::new()));
         let guard = Arc::new(guard);
+        let release = Arc::new(Mutex::new("2.4.1".to_owned()));
         let server = Ops {
             guard: guard.clone(),
             deployed: deployed.clone(),
+            release: release.clone(),
         };
         let (tx, urls) = mpsc::unbounded_channel();
         let completed = Arc::new(Mutex::new(Vec::new()));
@@ -301,6 +312,7 @@ impl Setup {
             base,
             caller,
             guard,
+            release,
         }
     }
 }
@@ -314,6 +326,7 @@ pub struct Harness {
     pub base: String,
     caller: Caller,
     pub guard: Arc<Guard>,
+    release: Arc<Mutex<String>>,
 }
 
 /// A bench on protocol 2025-11-25.
@@ -375,6 +388,98 @@ pub async fn connect<S: ServerHandler>(
     running
 }
 
+/// A fresh PostgreSQL schema at `url` with guard's tables, for replicas to share: the store
+/// (as the tables' owner), and the admin connection and schema name [`drop_pg`] takes.
+pub async fn fresh_pg(
+    url: &str,
+    prefix: &str,
+) -> (Arc<dyn OperationStore>, tokio_postgres::Client, String) {
+    let schema = crate::support::orders::fresh_schema(prefix);
+    let (admin, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    admin
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .await
+        .unwrap();
+    let config = order_cancel::stores::pg_config(url, &schema, None).unwrap();
+    let pg = rmcp_guard::ops::PgStore::from_config(config, 4).unwrap();
+    pg.migrate().await.unwrap();
+    (Arc::new(pg), admin, schema)
+}
+
+/// Drops the schema [`fresh_pg`] made.
+pub async fn drop_pg(admin: tokio_postgres::Client, schema: &str) {
+    admin
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .await
+        .unwrap();
+}
+
+/// What an MRTR round of a call approved on the page asked for.
+#[derive(Debug, Clone)]
+pub struct Asked {
+    /// The sealed `requestState` to echo.
+    pub state: String,
+    /// The URL-mode elicitation's URL, its id and its message.
+    pub url: String,
+    pub id: String,
+    pub message: String,
+}
+
+impl Asked {
+    /// The link's token: the same link on every replica, whatever base URL serves it.
+    pub fn token(&self) -> &str {
+        self.url.rsplit('/').next().unwrap()
+    }
+}
+
+/// The round's one URL-mode input request under guard's key, or the final result.
+pub fn asked(response: CallToolResponse) -> Result<Asked, Box<CallToolResult>> {
+    let required = match response {
+        CallToolResponse::Complete(result) => return Err(Box::new(result)),
+        CallToolResponse::InputRequired(required) => required,
+        other => panic!("expected a result or an input request, got {other:?}"),
+    };
+    let mut requests = required.input_requests.expect("input requests");
+    assert_eq!(requests.len(), 1, "one input request");
+    let Some(rmcp::model::InputRequest::Elicitation(request)) = requests.remove(INPUT_KEY) else {
+        panic!("guard's input request is an elicitation under {INPUT_KEY}");
+    };
+    let ElicitRequestParams::UrlElicitationParams {
+        message,
+        url,
+        elicitation_id,
+        ..
+    } = request.params
+    else {
+        panic!("a URL-mode elicitation");
+    };
+    Ok(Asked {
+        state: required.request_state.expect("a sealed requestState"),
+        url,
+        id: elicitation_id,
+        message,
+    })
+}
+
+/// A retry of `tool` with `environment`, echoing `state` and answering `action`.
+pub fn retry_params(
+    tool: &str,
+    environment: &str,
+    state: &str,
+    action: &str,
+) -> CallToolRequestParams {
+    CallToolRequestParams::new(tool.to_owned())
+        .with_arguments(arguments(environment))
+        .with_request_state(state)
+        .with_input_responses(InputResponses::from([(
+            INPUT_KEY.to_owned(),
+            json!({"action": action}),
+        )]))
+}
+
 pub fn arguments(environment: &str) -> rmcp::model::JsonObject {
     json!({"environment": environment})
         .as_object()
@@ -400,7 +505,9 @@ impl Harness {
             .expect("tools/call round")
     }
 
-    /// A retry of `tool` with `environment`, echoing `state` and answering `action`.
+    /// A retry of `tool` with `environment`, echoing `state` and answering `action`, and
+    /// every further round the server asks for (answered `accept`, as a client whose human
+    /// went to the page does), until a final result.
     pub fn retry(
         &self,
         tool: &str,
@@ -409,23 +516,44 @@ impl Harness {
         action: &str,
     ) -> tokio::task::JoinHandle<CallToolResult> {
         let client = self.client.clone();
-        let params = CallToolRequestParams::new(tool.to_owned())
-            .with_arguments(arguments(environment))
-            .with_request_state(state)
-            .with_input_responses(InputResponses::from([(
-                INPUT_KEY.to_owned(),
-                json!({"action": action}),
-            )]));
+        let (tool, environment) = (tool.to_owned(), environment.to_owned());
+        let (mut state, mut action) = (state.to_owned(), action.to_owned());
         tokio::spawn(async move {
-            match client
-                .call_tool_once(params)
-                .await
-                .expect("tools/call retry")
-            {
-                CallToolResponse::Complete(result) => result,
-                other => panic!("expected a final result, got {other:?}"),
+            loop {
+                match client
+                    .call_tool_once(retry_params(&tool, &environment, &state, &action))
+                    .await
+                    .expect("tools/call retry")
+                {
+                    CallToolResponse::Complete(result) => return result,
+                    CallToolResponse::InputRequired(more) => {
+                        state = more.request_state.expect("a sealed requestState");
+                        action = "accept".to_owned();
+                    }
+                    other => panic!("expected a result or another round, got {other:?}"),
+                }
             }
         })
+    }
+
+    /// A call of `tool` without a state (a first round, or calling again), not driven.
+    pub async fn fresh(&self, tool: &str, environment: &str) -> CallToolResponse {
+        self.round(
+            CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments(environment)),
+        )
+        .await
+    }
+
+    /// One retry round of `tool`, not driven further.
+    pub async fn retry_once(
+        &self,
+        tool: &str,
+        environment: &str,
+        state: &str,
+        action: &str,
+    ) -> CallToolResponse {
+        self.round(retry_params(tool, environment, state, action))
+            .await
     }
 
     /// The URL the client was sent to, and the elicitation id.
@@ -460,6 +588,11 @@ impl Harness {
     /// From now on the person at the client is `user` (same tenant, same scopes).
     pub fn as_user(&self, user: &str) {
         *self.caller.0.lock().unwrap() = person(user);
+    }
+
+    /// From now on a deploy would ship `release`: what the preview shows changes.
+    pub fn set_release(&self, release: &str) {
+        *self.release.lock().unwrap() = release.to_owned();
     }
 }
 

@@ -14,8 +14,10 @@
 //! approval ended or after its deadline by the database's clock, a status going back. So a
 //! restarted server, or another replica on the same store, serves the same links and finds
 //! the same decisions. Only the requester's own later round, for the same binding, may wait
-//! for an approval ([`Desk::watch`]); it learns of a decision taken in this process at once
-//! and of one taken elsewhere by reading the store ([`POLL`]).
+//! for an approval ([`Desk::watch`]), or a later call of theirs take it up ([`Desk::find`]);
+//! it learns of a decision taken in this process at once and of one taken elsewhere by
+//! reading the store ([`POLL`]). An approved approval lets its effect run once: the store
+//! refuses a second use ([`Desk::take_answer`]).
 //!
 //! A secret entered on the page never reaches the store: it waits in the memory of the
 //! process whose page took it, for the call that process runs.
@@ -95,6 +97,9 @@ pub struct Request {
     /// What the call that opened it is bound to (tool, form, confirmation kind and canonical
     /// arguments): a later round of that call must name the same.
     pub bound_to: String,
+    /// The fingerprint of the effect the approvers are shown: a later call whose preview
+    /// differs never runs on this approval.
+    pub fingerprint: String,
 }
 
 /// One approval given on the page.
@@ -136,6 +141,37 @@ pub enum Claim {
     NotYours,
     /// The store could not be read.
     Unavailable,
+}
+
+/// What [`Desk::take_answer`] hands the call that runs the approved effect.
+pub enum Taken {
+    /// The typed name, the secret and who approved; the approval is now used.
+    Answer(Option<String>, Option<crate::secret::Secret>, Vec<Given>),
+    /// Another call already ran the effect on this approval.
+    Used,
+    /// Not approved, not readable, or its secret is not in this process: nothing runs.
+    Missing,
+}
+
+/// An approval a new call of its requester may take up.
+pub struct Found {
+    pub id: String,
+    /// Pending or approved.
+    pub status: Status,
+    /// The effect the approvers were shown (`None` if stored before guard kept it).
+    pub fingerprint: Option<String>,
+    /// The requester's link token, when this desk can derive the one the approval holds.
+    pub requester_token: Option<String>,
+    pub expires_at: SystemTime,
+}
+
+/// Where an approval stands, for a call that stops waiting before it is decided.
+pub struct Standing {
+    pub status: Status,
+    /// Approvals given so far.
+    pub given: usize,
+    pub required: u8,
+    pub expires_at: SystemTime,
 }
 
 /// A decision posted from a link.
@@ -261,6 +297,8 @@ pub struct Desk {
     changed: watch::Sender<u64>,
     /// Secrets entered on this process's page, until the waiting call takes them.
     secrets: Mutex<HashMap<String, crate::secret::Secret>>,
+    /// The key the requester's link token is derived from (see [`Desk::use_link_key`]).
+    link_key: OnceLock<[u8; 32]>,
 }
 
 /// Ended approvals stay readable this long after their deadline, so a late visitor sees
@@ -283,7 +321,31 @@ impl Desk {
             sign_in,
             changed: watch::channel(0).0,
             secrets: Mutex::default(),
+            link_key: OnceLock::new(),
         }
+    }
+
+    /// Derives each requester's link token from the approval id under `key` (the guard's,
+    /// which its replicas share to seal request states) instead of drawing it at random:
+    /// any replica, and this server after a restart, can then send the requester back to
+    /// the same link, while the store keeps only its SHA-256. A desk without one cannot, and
+    /// a later call of the requester opens a new approval.
+    pub(crate) fn use_link_key(&self, key: [u8; 32]) {
+        if self.link_key.set(key).is_err() {
+            tracing::warn!(
+                "this approval page already derives requesters' links from another guard's key; it keeps that one (give each guard its own page)"
+            );
+        }
+    }
+
+    /// The requester's link token of approval `id`, if this desk derives them.
+    fn derived_token(&self, id: &str) -> Option<String> {
+        use hmac::{Hmac, KeyInit, Mac};
+        let key = self.link_key.get()?;
+        let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes keys of any length");
+        mac.update(b"guard/v1 requester link\0");
+        mac.update(id.as_bytes());
+        Some(crate::canonical::hex(&mac.finalize().into_bytes()))
     }
 
     /// Keeps approvals in `store` from now on (the guard's operation store, shared by its
@@ -335,7 +397,10 @@ impl Desk {
     /// someone who could be taken for them, each person once.
     pub async fn open(&self, request: Request, approvers: &[Person]) -> Result<Opened, String> {
         let id = token()?;
-        let requester_token = token()?;
+        let requester_token = match self.derived_token(&id) {
+            Some(derived) => derived,
+            None => token()?,
+        };
         let mut approver_tokens: Vec<(Person, String)> = Vec::new();
         if request.required > 1 {
             for approver in approvers {
@@ -384,6 +449,7 @@ impl Desk {
                     requester: &request.requester,
                     trace_id: &request.trace_id,
                     bound_sha256: &bound,
+                    fingerprint: &request.fingerprint,
                     expected: request.expected.as_deref(),
                     secret_label: request.secret,
                     required: request.required,
@@ -884,35 +950,109 @@ impl Desk {
         Ok(record.map_or(Status::Expired, |r| r.status))
     }
 
-    /// Hands the approved answer over to the waiting call: the typed name, the secret, and
-    /// who approved. The secret is handed over once, and only by the process whose page
-    /// took it: elsewhere an approval that needs one has no answer, and nothing runs.
-    pub async fn take_answer(
+    /// Hands the approved answer over to the call that runs it (the typed name, the secret,
+    /// who approved) and marks the approval used, in one transaction: the database refuses
+    /// a second use, so of two calls (two fresh calls, or a fresh call and a late retry) one
+    /// runs the effect and the other is told it ran. The secret is handed over only by the
+    /// process whose page took it: elsewhere an approval that needs one has no answer, and
+    /// nothing runs (nor is it used up).
+    pub async fn take_answer(&self, id: &str, trace_id: &str) -> Taken {
+        let has_secret = self.lock_secrets().contains_key(id);
+        let found = in_tx!(self, |tx| {
+            let Some(record) = ledger::approval(tx, id, true).await? else {
+                return Ok((Taken::Missing, Vec::new()));
+            };
+            if record.status != Status::Approved {
+                return Ok((Taken::Missing, Vec::new()));
+            }
+            if record.secret_label.is_some() && !has_secret {
+                tracing::warn!(
+                    approval_id = id,
+                    "the approval's secret was entered on another process's page, or already handed over; nothing runs"
+                );
+                return Ok((Taken::Missing, Vec::new()));
+            }
+            let given = ledger::given(tx, id).await?;
+            let now = ledger::now(tx).await?;
+            ledger::used(tx, id, trace_id, now).await?;
+            Ok((Taken::Answer(record.typed, None, given), Vec::new()))
+        });
+        match found {
+            Ok(Taken::Answer(typed, _, given)) => {
+                let secret = self.lock_secrets().remove(id);
+                Taken::Answer(typed, secret, given)
+            }
+            Ok(other) => other,
+            Err(error) if error.is_constraint() => {
+                tracing::info!(approval_id = id, %error, "the approval was already used by another call");
+                Taken::Used
+            }
+            Err(error) => {
+                tracing::error!(approval_id = id, %error, "the approval store could not be read");
+                Taken::Missing
+            }
+        }
+    }
+
+    /// The approval `requester` opened for `bound_to` that a new call of theirs may take up
+    /// (pending, or approved and not yet used, before its deadline), with what the call must
+    /// check before it does.
+    pub async fn find(
         &self,
-        id: &str,
-    ) -> Option<(Option<String>, Option<crate::secret::Secret>, Vec<Given>)> {
-        let found = (in_tx!(self, |tx| {
-                let Some(record) = ledger::approval(tx, id, false).await? else {
-                    return Ok((None, Vec::new()));
-                };
-                let given = ledger::given(tx, id).await?;
-                Ok((Some((record, given)), Vec::new()))
-            }))
-            .inspect_err(|error| tracing::error!(approval_id = id, %error, "the approval store could not be read"))
-            .ok()??;
-        let (record, given) = found;
-        if record.status != Status::Approved {
-            return None;
-        }
-        let secret = self.lock_secrets().remove(id);
-        if record.secret_label.is_some() && secret.is_none() {
-            tracing::warn!(
-                approval_id = id,
-                "the approval's secret was entered on another process's page, or already handed over; nothing runs"
-            );
-            return None;
-        }
-        Some((record.typed, secret, given))
+        requester: &Person,
+        bound_to: &str,
+    ) -> Result<Option<Found>, StoreError> {
+        let bound = digest(bound_to);
+        in_tx!(self, |tx| {
+            let mut events = Vec::new();
+            let Some(id) = ledger::open_for(tx, requester, &bound).await? else {
+                return Ok((None, events));
+            };
+            let Some(record) = settled(tx, &id, false, &mut events).await? else {
+                return Ok((None, events));
+            };
+            if !matches!(record.status, Status::Pending | Status::Approved) {
+                return Ok((None, events));
+            }
+            let link = match self.derived_token(&id) {
+                Some(token) if ledger::is_requester_link(tx, &id, &digest(&token)).await? => {
+                    Some(token)
+                }
+                _ => None,
+            };
+            let found = Found {
+                id,
+                status: record.status,
+                fingerprint: record.fingerprint,
+                requester_token: link,
+                expires_at: ledger::system_time(record.expires_at),
+            };
+            Ok((Some(found), events))
+        })
+    }
+
+    /// Where approval `id` stands: its status, how many approved so far, how many must, and
+    /// its deadline.
+    pub async fn standing(&self, id: &str) -> Result<Option<Standing>, StoreError> {
+        in_tx!(self, |tx| {
+            let mut events = Vec::new();
+            let Some(record) = settled(tx, id, false, &mut events).await? else {
+                return Ok((None, events));
+            };
+            let given = ledger::given(tx, id).await?.len();
+            let standing = Standing {
+                status: record.status,
+                given,
+                required: record.required,
+                expires_at: ledger::system_time(record.expires_at),
+            };
+            Ok((Some(standing), events))
+        })
+    }
+
+    /// The requester's link token of approval `id`, when this desk derives them.
+    pub(crate) fn requester_token(&self, id: &str) -> Option<String> {
+        self.derived_token(id)
     }
 
     fn lock_secrets(&self) -> std::sync::MutexGuard<'_, HashMap<String, crate::secret::Secret>> {
@@ -1054,6 +1194,15 @@ mod tests {
             secret: None,
             valid_for: Duration::from_secs(60),
             bound_to: "deploy production".into(),
+            fingerprint: "shown".into(),
+        }
+    }
+
+    /// The answer handed over, if any.
+    fn answer(taken: Taken) -> Option<(Option<String>, Option<crate::secret::Secret>, Vec<Given>)> {
+        match taken {
+            Taken::Answer(typed, secret, given) => Some((typed, secret, given)),
+            Taken::Used | Taken::Missing => None,
         }
     }
 
@@ -1155,7 +1304,7 @@ mod tests {
             Err(Refusal::AlreadyDecided)
         );
         assert_eq!(desk.status(&opened.id).await.unwrap(), Status::Approved);
-        let (_, _, given) = desk.take_answer(&opened.id).await.unwrap();
+        let (_, _, given) = answer(desk.take_answer(&opened.id, "t").await).unwrap();
         let who: Vec<_> = given.iter().map(|g| g.who.user()).collect();
         assert_eq!(who, ["bob", "carol"]);
     }
@@ -1226,11 +1375,11 @@ mod tests {
                 .await,
             Ok(Status::Approved)
         );
-        let (typed, secret, _) = desk.take_answer(&opened.id).await.unwrap();
+        let (typed, secret, _) = answer(desk.take_answer(&opened.id, "t").await).unwrap();
         assert_eq!(typed.as_deref(), Some("production"));
         assert_eq!(secret.unwrap().expose(), "tok");
         // Handed over once: an approval that needs a secret has no answer without it.
-        assert!(desk.take_answer(&opened.id).await.is_none());
+        assert!(answer(desk.take_answer(&opened.id, "t").await).is_none());
     }
 
     #[tokio::test]
@@ -1370,7 +1519,7 @@ mod tests {
                 .await
                 .is_ok()
         );
-        let (_, _, given) = after.take_answer(&opened.id).await.unwrap();
+        let (_, _, given) = answer(after.take_answer(&opened.id, "t").await).unwrap();
         assert_eq!(given.len(), 2);
     }
 
@@ -1397,6 +1546,85 @@ mod tests {
             Err(Refusal::Expired)
         );
         assert_eq!(desk.status(&opened.id).await.unwrap(), Status::Expired);
-        assert!(desk.take_answer(&opened.id).await.is_none());
+        assert!(answer(desk.take_answer(&opened.id, "t").await).is_none());
+    }
+
+    /// A later call of the requester finds the approval by person and binding, with the
+    /// same link (derived from the id under the key), until it is used, and never when it
+    /// ended otherwise.
+    #[tokio::test]
+    async fn the_requesters_next_call_finds_the_approval_and_it_runs_once() {
+        let (store, _dir) = store();
+        let desk = desk_on(&store, false);
+        desk.use_link_key([7; 32]);
+        let opened = desk.open(request(1), &[]).await.unwrap();
+        let alice = Person::new("ACME", "\u{FF21}lice").unwrap();
+        let found = desk
+            .find(&alice, "deploy production")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(found.id, opened.id);
+        assert_eq!(found.status, Status::Pending);
+        assert_eq!(found.fingerprint.as_deref(), Some("shown"));
+        assert_eq!(
+            found.requester_token.as_deref(),
+            Some(opened.requester_token.as_str())
+        );
+        // Another replica with the same key derives the same link; one with another key
+        // cannot, and finds no link to send the requester to.
+        let replica = desk_on(&store, false);
+        replica.use_link_key([7; 32]);
+        let seen = replica
+            .find(&alice, "deploy production")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(seen.requester_token, found.requester_token);
+        let stranger = desk_on(&store, false);
+        stranger.use_link_key([8; 32]);
+        let unseen = stranger
+            .find(&alice, "deploy production")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(unseen.requester_token, None);
+        for (who, bound) in [
+            (Person::new("acme", "dave").unwrap(), "deploy production"),
+            (alice.clone(), "deploy staging"),
+        ] {
+            assert!(desk.find(&who, bound).await.unwrap().is_none());
+        }
+
+        let t = &opened.requester_token;
+        desk.decide(t, &csrf(&desk, t).await, approve(), None)
+            .await
+            .unwrap();
+        let found = replica
+            .find(&alice, "deploy production")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(found.status, Status::Approved);
+        assert!(answer(replica.take_answer(&opened.id, "first").await).is_some());
+        assert!(matches!(
+            desk.take_answer(&opened.id, "second").await,
+            Taken::Used
+        ));
+        assert!(
+            desk.find(&alice, "deploy production")
+                .await
+                .unwrap()
+                .is_none()
+        );
+
+        let withdrawn = desk.open(request(1), &[]).await.unwrap();
+        desk.close(&withdrawn.id, Status::Withdrawn).await;
+        assert!(
+            desk.find(&alice, "deploy production")
+                .await
+                .unwrap()
+                .is_none()
+        );
     }
 }

@@ -23,6 +23,8 @@ pub(super) struct Stored {
     pub requester: Person,
     pub trace_id: String,
     pub bound_sha256: String,
+    /// The effect the approvers were shown (none on an approval stored before guard kept it).
+    pub fingerprint: Option<String>,
     pub expected: Option<String>,
     pub secret_label: Option<String>,
     pub required: u8,
@@ -50,6 +52,7 @@ pub(super) struct New<'a> {
     pub requester: &'a Person,
     pub trace_id: &'a str,
     pub bound_sha256: &'a str,
+    pub fingerprint: &'a str,
     pub expected: Option<&'a str>,
     pub secret_label: Option<&'a str>,
     pub required: u8,
@@ -80,8 +83,8 @@ pub(super) async fn insert(tx: &mut Tx, new: New<'_>) -> Result<(), StoreError> 
     tx.execute(
         "INSERT INTO guard_approvals (approval_id, tool, message, target, summary, tenant,
              user_id, trace_id, bound_sha256, expected, secret_label, required, created_at,
-             expires_at, status)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 'PENDING')",
+             expires_at, fingerprint, status)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 'PENDING')",
         &[
             new.id.into(),
             new.tool.into(),
@@ -97,6 +100,7 @@ pub(super) async fn insert(tx: &mut Tx, new: New<'_>) -> Result<(), StoreError> 
             i64::from(new.required).into(),
             new.created_at.into(),
             new.expires_at.into(),
+            new.fingerprint.into(),
         ],
     )
     .await
@@ -145,8 +149,8 @@ pub(super) async fn approval(
     };
     let sql = format!(
         "SELECT approval_id, tool, message, target, summary, tenant, user_id, trace_id,
-                bound_sha256, expected, secret_label, required, expires_at, status, ended_by,
-                typed
+                bound_sha256, fingerprint, expected, secret_label, required, expires_at, status,
+                ended_by, typed
          FROM guard_approvals WHERE approval_id = $1{lock}"
     );
     tx.query_opt(&sql, &[id.into()])
@@ -181,6 +185,7 @@ fn stored(row: &Row) -> Result<Stored, StoreError> {
         requester: person(row.text("tenant")?, row.text("user_id")?)?,
         trace_id: text("trace_id")?,
         bound_sha256: text("bound_sha256")?,
+        fingerprint: opt("fingerprint")?,
         expected: opt("expected")?,
         secret_label: opt("secret_label")?,
         required: u8::try_from(row.int("required")?)
@@ -364,4 +369,66 @@ pub(super) async fn end(
         )
         .await?;
     Ok(changed == 1)
+}
+
+/// The newest approval `requester` opened for the binding `bound_sha256` that may still be
+/// taken up: pending, or approved and not yet used, before its deadline by the database's
+/// clock.
+pub(super) async fn open_for(
+    tx: &mut Tx,
+    requester: &Person,
+    bound_sha256: &str,
+) -> Result<Option<String>, StoreError> {
+    let now = now(tx).await?;
+    let row = tx
+        .query_opt(
+            "SELECT a.approval_id FROM guard_approvals a
+             WHERE a.tenant = $1 AND a.user_id = $2 AND a.bound_sha256 = $3
+               AND a.status IN ('PENDING', 'APPROVED') AND a.expires_at > $4
+               AND NOT EXISTS (SELECT 1 FROM guard_approval_uses u
+                               WHERE u.approval_id = a.approval_id)
+             ORDER BY a.created_at DESC, a.approval_id LIMIT 1",
+            &[
+                requester.tenant().into(),
+                requester.user().into(),
+                bound_sha256.into(),
+                now.into(),
+            ],
+        )
+        .await?;
+    row.map(|r| r.text("approval_id").map(str::to_owned))
+        .transpose()
+}
+
+/// Whether the requester's link of approval `id` has the token whose SHA-256 is `key`.
+pub(super) async fn is_requester_link(
+    tx: &mut Tx,
+    id: &str,
+    key: &str,
+) -> Result<bool, StoreError> {
+    Ok(tx
+        .query_opt(
+            "SELECT 1 AS found FROM guard_approval_links
+             WHERE token_sha256 = $1 AND approval_id = $2 AND role = 'REQUESTER'",
+            &[key.into(), id.into()],
+        )
+        .await?
+        .is_some())
+}
+
+/// Records that approval `id` let its effect run, for the call `trace_id`. The database
+/// refuses a second use ([`StoreError::is_unique`]) and the use of an approval that is not
+/// approved.
+pub(super) async fn used(
+    tx: &mut Tx,
+    id: &str,
+    trace_id: &str,
+    now: i64,
+) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO guard_approval_uses (approval_id, trace_id, at) VALUES ($1, $2, $3)",
+        &[id.into(), trace_id.into(), now.into()],
+    )
+    .await
+    .map(drop)
 }

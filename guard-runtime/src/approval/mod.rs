@@ -4,8 +4,12 @@
 //! `#[destructive(approve = "url", ...)]` sends the client an `elicitation/create` with
 //! `mode: "url"` pointing at this page, waits for the decision, and completes the elicitation
 //! with `notifications/elicitation/complete`. On protocol 2026-07-28 the same elicitation is
-//! the input request of an MRTR round whose sealed state names the approval, and the client's
-//! retry waits for the decision. With `approvers = 2` two people other than the
+//! the input request of an MRTR round whose sealed state names the approval; each retry waits
+//! at most [`ROUND_WAIT`] for the decision, then asks again with the same link, for at most
+//! [`WAITING_ROUNDS`] rounds, and never sends that notification. The requester's next call
+//! for the same binding takes a pending (or approved, not yet used) approval up instead of
+//! opening another: its link is derived from the approval id under the guard's key, so any
+//! replica sharing the key serves it again. With `approvers = 2` two people other than the
 //! requester must approve, each through a one-time link of their own that guard hands to a
 //! [`Notifier`] the requester does not control (a signed [`WebhookNotifier`], a
 //! [`FileDropNotifier`], or the deployment's own [`ApprovalPageBuilder::deliver_links`]);
@@ -64,10 +68,27 @@ use crate::{
 };
 
 pub use delivery::{Delivery, Notifier};
-pub(crate) use desk::{Claim, Desk, Opened, POLL, Request, Status};
+pub(crate) use desk::{Claim, Desk, Opened, POLL, Request, Status, Taken};
 pub use file_drop::FileDropNotifier;
 pub use sign_in::ApproverSignIn;
 pub use webhook::WebhookNotifier;
+
+/// How long one round of a call approved on the page waits for the decision on protocol
+/// 2026-07-28, which holds no request open for long: approvers take minutes, so a round that
+/// is still pending after this answers the client with the same URL and a fresh state, and
+/// the client's retry waits again. Twelve seconds keeps each request far below common HTTP
+/// proxy and client timeouts (30–60 s) while a decision taken meanwhile still reaches the
+/// waiting round at once. [`Guard::approval_round_wait`](crate::guard::Guard::approval_round_wait)
+/// can only shorten it.
+pub const ROUND_WAIT: std::time::Duration = std::time::Duration::from_secs(12);
+
+/// How many retries of one call on protocol 2026-07-28 wait for a pending approval before
+/// the call ends as `approval_pending`: with the first round, nine requests, one fewer than
+/// the ten rounds rmcp's client drives before it fails the call
+/// (`DEFAULT_MRTR_MAX_ROUNDS`, rmcp 3.11 `model/mrtr.rs`), so the client gets guard's
+/// answer, never its own round-limit error. About a minute and a half in all; calling the
+/// tool again continues the same approval.
+pub const WAITING_ROUNDS: u8 = 8;
 
 /// A one-time approver link for a [`Notifier`] to deliver to one person: whoever holds it
 /// approves as `approver` (unless approvers must also sign in), so it must reach that person
@@ -475,7 +496,8 @@ impl Shared {
         Ok((opened, url))
     }
 
-    fn link(&self, token: &str) -> Url {
+    /// The page's URL of the link with `token`.
+    pub(crate) fn link(&self, token: &str) -> Url {
         self.base
             .join(&format!("approval/{token}"))
             .expect("a hex token is a valid path segment")

@@ -38,6 +38,10 @@ pub(super) struct SealedState {
     /// The approval a call approved on the page waits for (see `page_mrtr`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) approval: Option<String>,
+    /// How many rounds of that approval already waited and found it pending (see
+    /// `page_mrtr`): the client's round limit is counted here, not by the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) round: Option<u8>,
     /// A batch question's offer, item by item: the answering round judges the picks
     /// against it, so a retry cannot widen what was offered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -55,7 +59,7 @@ impl<F: Form> Flow<'_, F> {
             if !self.client_can_confirm() {
                 return Err(self.unsupported());
             }
-            let state = self.seal(effect, ttl, None)?;
+            let state = self.seal(effect, ttl)?;
             let request =
                 InputRequest::Elicitation(ElicitRequest::new(self.question(effect, expected)));
             self.audit(Outcome::Asked, "mrtr");
@@ -78,13 +82,8 @@ impl<F> Flow<'_, F> {
     }
 
     /// Seals this round's state, bound to the call's canonical arguments, valid for `ttl`.
-    pub(super) fn seal(
-        &self,
-        effect: &Effect,
-        ttl: Duration,
-        approval: Option<String>,
-    ) -> Step<String> {
-        self.seal_state(effect.fingerprint(), ttl, approval, None)
+    pub(super) fn seal(&self, effect: &Effect, ttl: Duration) -> Step<String> {
+        self.seal_state(effect.fingerprint(), ttl, None, None)
     }
 
     /// Seals a state with `fingerprint` (what the human is shown) and, for a batch, the
@@ -93,7 +92,7 @@ impl<F> Flow<'_, F> {
         &self,
         fingerprint: String,
         ttl: Duration,
-        approval: Option<String>,
+        approval: Option<(String, u8)>,
         offered: Option<Vec<crate::batch::Offered>>,
     ) -> Step<String> {
         let binding = binding(self.form_name, self.spec, &self.call.arguments).map_err(|e| {
@@ -107,7 +106,8 @@ impl<F> Flow<'_, F> {
             fingerprint,
             trace_id: self.trace_id.clone(),
             epoch: self.guard.boot_epoch().map(str::to_owned),
-            approval,
+            round: approval.as_ref().map(|(_, round)| *round),
+            approval: approval.map(|(id, _)| id),
             offered,
         };
         self.guard

@@ -5,7 +5,13 @@
 //!
 //! This module holds the push era (2025-11-25: `elicitation/create` with `mode: "url"`, then
 //! `notifications/elicitation/complete`) and the steps both eras share; `page_mrtr` holds
-//! the 2026-07-28 rounds.
+//! the 2026-07-28 rounds, which never send that notification.
+//!
+//! A push call waits on its open request until the page decides or the approval's deadline.
+//! A call whose requester already has an approval for the same binding (a call that ended
+//! with the server's restart, or on another replica) takes it up ([`Flow::earlier`]): while
+//! pending it sends the same link again and waits; approved and not yet used, it runs now,
+//! once. An approval whose effect differs from this call's preview is withdrawn instead.
 
 use serde_json::Value;
 
@@ -55,28 +61,34 @@ impl<F: Form> Flow<'_, F> {
         if cancelled.is_cancelled() {
             return Err(self.cancelled_by_client());
         }
-        let ttl = self.guard.timeout(self.spec.timeout);
-        let deadline = tokio::time::Instant::now() + ttl;
-        // Only an MRTR round ever claims an approval by its binding; a push call holds it.
-        let bound_to = self.bound_to().unwrap_or_default();
-        let (opened, url) = self
-            .open_approval(page, effect, expected, approval, bound_to)
-            .await?;
         let desk = &page.shared().desk;
+        // A call after a restart (or on another replica) takes up its earlier approval.
+        let (id, url, until) = match self.earlier(page, effect).await? {
+            Earlier::Approved(id) => return self.decided(&id, Status::Approved, desk).await,
+            Earlier::Pending(id, url, until) => (id, url, until),
+            Earlier::None => {
+                let (opened, url) = self
+                    .open_approval(page, effect, expected, approval, self.bound_to()?)
+                    .await?;
+                (opened.id, url, opened.expires_at)
+            }
+        };
+        let deadline = until_instant(until);
+        let left = deadline - tokio::time::Instant::now();
         self.audit(Outcome::Asked, "url");
-        let params = self.url_question(effect, approval, &url, &opened.id);
+        let params = self.url_question(effect, approval, &url, &id);
         let peer = &self.call.request.peer;
         let sent = match peer
             .send_request_with_option(
                 ServerRequest::ElicitRequest(ElicitRequest::new(params)),
-                PeerRequestOptions::with_timeout(ttl),
+                PeerRequestOptions::with_timeout(left),
             )
             .await
         {
             Ok(handle) => tokio::select! {
                 biased;
                 () = cancelled.cancelled() => {
-                    desk.close(&opened.id, Status::Withdrawn).await;
+                    desk.close(&id, Status::Withdrawn).await;
                     return Err(self.cancelled_by_client());
                 }
                 answer = handle.await_response() => answer,
@@ -88,16 +100,16 @@ impl<F: Form> Flow<'_, F> {
             Ok(ClientResult::ElicitResult(answer)) => match answer.action {
                 ElicitationAction::Accept => {}
                 ElicitationAction::Decline => {
-                    desk.close(&opened.id, Status::Withdrawn).await;
+                    desk.close(&id, Status::Withdrawn).await;
                     return Err(self.page_declined());
                 }
                 _ => {
-                    desk.close(&opened.id, Status::Withdrawn).await;
+                    desk.close(&id, Status::Withdrawn).await;
                     return Err(self.cancelled());
                 }
             },
             Ok(_) | Err(_) if cancelled.is_cancelled() => {
-                desk.close(&opened.id, Status::Withdrawn).await;
+                desk.close(&id, Status::Withdrawn).await;
                 return Err(self.cancelled_by_client());
             }
             Ok(_) | Err(_) => {
@@ -106,13 +118,14 @@ impl<F: Form> Flow<'_, F> {
                 tracing::debug!(trace_id = %self.trace_id, "no answer to the URL elicitation; waiting for the page");
             }
         }
-        let status = self.decision(&opened.id, deadline, desk).await?;
-        self.complete(&opened.id).await;
-        self.decided(&opened.id, status, desk).await
+        let status = self.decision(&id, deadline, deadline, desk).await?;
+        self.complete(&id).await;
+        self.decided(&id, status, desk).await
     }
 
     /// The canonical binding of this call (tool, form, confirmation kind, arguments), which
-    /// the approval records so that only a later round of this very call can claim it.
+    /// the approval records so that only a later round of this very call, or a later call
+    /// of the same requester with the same arguments, can claim it.
     #[cfg(feature = "approval")]
     pub(super) fn bound_to(&self) -> Step<String> {
         super::binding(self.form_name, self.spec, &self.call.arguments)
@@ -148,6 +161,7 @@ impl<F: Form> Flow<'_, F> {
             secret: approval.secret,
             valid_for: self.guard.timeout(self.spec.timeout),
             bound_to,
+            fingerprint: effect.fingerprint(),
         };
         let opened = page.shared().open(request).await.map_err(|problem| {
             tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, %problem, "cannot open an approval");
@@ -164,6 +178,61 @@ impl<F: Form> Flow<'_, F> {
         })?;
         self.seen().approval = Some((opened.0.id.clone(), Vec::new()));
         Ok(opened)
+    }
+
+    /// The approval this call's requester opened before for the same binding, if a new call
+    /// takes it up instead of opening another: pending with the same effect (answered with
+    /// the same link), or approved and not yet used (run now, once). One whose effect
+    /// differs from what this call's preview shows now is withdrawn, so approvers never
+    /// approve something other than what runs; so is one whose link this server cannot
+    /// derive (its replicas do not share the guard's key), and a new one opens.
+    #[cfg(feature = "approval")]
+    pub(super) async fn earlier(
+        &self,
+        page: &crate::approval::ApprovalPage,
+        effect: &Effect,
+    ) -> Step<Earlier> {
+        use crate::approval::Status;
+        let requester = self.requester(page)?;
+        let desk = &page.shared().desk;
+        let found = desk
+            .find(&requester, &self.bound_to()?)
+            .await
+            .map_err(|error| {
+                tracing::error!(trace_id = %self.trace_id, %error, "the approval store could not be read");
+                self.refuse(
+                    Outcome::StoreFailed,
+                    ToolError::new(
+                        codes::UNAVAILABLE,
+                        format!(
+                            "Nothing was changed: the server cannot read its approvals right now (trace_id {}). Call the tool again in a moment.",
+                            self.trace_id
+                        ),
+                    ),
+                )
+            })?;
+        let Some(found) = found else {
+            return Ok(Earlier::None);
+        };
+        if found.fingerprint.as_deref() != Some(effect.fingerprint().as_str()) {
+            tracing::info!(trace_id = %self.trace_id, approval_id = %found.id, "the effect changed since the approvers saw it; the earlier approval is withdrawn");
+            desk.close(&found.id, Status::Withdrawn).await;
+            return Ok(Earlier::None);
+        }
+        self.seen().approval = Some((found.id.clone(), Vec::new()));
+        match (found.status, found.requester_token) {
+            (Status::Approved, _) => Ok(Earlier::Approved(found.id)),
+            (_, Some(token)) => Ok(Earlier::Pending(
+                found.id,
+                page.shared().link(&token),
+                found.expires_at,
+            )),
+            (_, None) => {
+                tracing::warn!(trace_id = %self.trace_id, approval_id = %found.id, "the earlier approval's link cannot be derived here (the servers do not share the guard key); it is withdrawn and a new one opens");
+                desk.close(&found.id, Status::Withdrawn).await;
+                Ok(Earlier::None)
+            }
+        }
     }
 
     /// The requester, as the page's identity provider names them, in canonical form: the
@@ -225,15 +294,17 @@ impl<F: Form> Flow<'_, F> {
         }
     }
 
-    /// Waits for the page's decision, the deadline, or the client cancelling the call,
-    /// whichever comes first; a cancelled call withdraws its approval. A decision taken in
-    /// this process wakes it at once; one taken by another process (a replica, or this
-    /// server before a restart) is read from the store every [`POLL`](crate::approval::POLL).
+    /// Waits for the page's decision, the deadline, the client cancelling the call, or
+    /// `until` (a round's bound, answered as still pending), whichever comes first; a
+    /// cancelled call withdraws its approval. A decision taken in this process wakes it at
+    /// once; one taken by another process (a replica, or this server before a restart) is
+    /// read from the store every [`POLL`](crate::approval::POLL).
     #[cfg(feature = "approval")]
     pub(super) async fn decision(
         &self,
         id: &str,
         deadline: tokio::time::Instant,
+        until: tokio::time::Instant,
         desk: &crate::approval::Desk,
     ) -> Step<crate::approval::Status> {
         use crate::approval::Status;
@@ -254,6 +325,7 @@ impl<F: Form> Flow<'_, F> {
                     return Err(self.cancelled_by_client());
                 }
                 () = tokio::time::sleep_until(deadline) => return Ok(desk.close(id, Status::Expired).await),
+                () = tokio::time::sleep_until(until), if until < deadline => return Ok(Status::Pending),
                 _ = changes.changed() => {}
                 () = tokio::time::sleep(crate::approval::POLL) => {}
             }
@@ -261,9 +333,10 @@ impl<F: Form> Flow<'_, F> {
     }
 
     /// Tells the client the out-of-band interaction is over (best effort: a client that
-    /// misses it still gets the call's result).
+    /// misses it still gets the call's result). Push era only: 2026-07-28 has no such
+    /// notification, and its rounds never send it.
     #[cfg(feature = "approval")]
-    pub(super) async fn complete(&self, id: &str) {
+    async fn complete(&self, id: &str) {
         use rmcp::model::{CustomNotification, ServerNotification};
         let complete = CustomNotification::new(
             "notifications/elicitation/complete",
@@ -291,14 +364,21 @@ impl<F: Form> Flow<'_, F> {
     ) -> Step<(Value, Option<crate::secret::Secret>)> {
         use crate::approval::Status;
         match status {
-            Status::Approved => {
-                let Some((typed, secret, given)) = desk.take_answer(id).await else {
-                    return Err(self.cancelled());
-                };
-                let approvers = given.iter().map(|g| g.who.user().to_owned()).collect();
-                self.seen().approval = Some((id.to_owned(), approvers));
-                Ok((page_answer::<F>(typed), secret))
-            }
+            Status::Approved => match desk.take_answer(id, &self.trace_id).await {
+                crate::approval::Taken::Answer(typed, secret, given) => {
+                    let approvers = given.iter().map(|g| g.who.user().to_owned()).collect();
+                    self.seen().approval = Some((id.to_owned(), approvers));
+                    Ok((page_answer::<F>(typed), secret))
+                }
+                crate::approval::Taken::Used => Err(self.natural(
+                    Outcome::ApprovalUsed,
+                    format!(
+                        "This approval of {} was already used: the approved action ran once, for another call of yours. Nothing more was changed; call the tool again to ask for a new approval if it must run again.",
+                        self.spec.name
+                    ),
+                )),
+                crate::approval::Taken::Missing => Err(self.cancelled()),
+            },
             Status::Rejected { by } => Err(self.natural(
                 Outcome::Rejected,
                 format!(
@@ -367,6 +447,25 @@ impl<F: Form> Flow<'_, F> {
             ),
         )
     }
+}
+
+/// An approval a new call of its requester takes up, or none.
+#[cfg(feature = "approval")]
+pub(super) enum Earlier {
+    /// None to take up: open a new one.
+    None,
+    /// Pending: its id, the requester's link, and its deadline.
+    Pending(String, url::Url, std::time::SystemTime),
+    /// Approved while nobody waited, not yet used.
+    Approved(String),
+}
+
+/// `at` on tokio's clock.
+#[cfg(feature = "approval")]
+pub(super) fn until_instant(at: std::time::SystemTime) -> tokio::time::Instant {
+    tokio::time::Instant::now()
+        + at.duration_since(std::time::SystemTime::now())
+            .unwrap_or_default()
 }
 
 /// The form answer the page's approval stands for: the typed name in the confirm-text field,

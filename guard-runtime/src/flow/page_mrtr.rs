@@ -1,19 +1,31 @@
-//! The approval page on protocol 2026-07-28, where a server sends no requests and a call
-//! asks by MRTR rounds instead.
+//! The approval page on protocol 2026-07-28, where a server sends no requests, holds no
+//! request open for long, and a call asks by MRTR rounds instead.
 //!
 //! The first round opens the approval and answers with an `InputRequiredResult` whose one
 //! input request is a URL-mode elicitation; its sealed state (nonce, effect fingerprint, trace
 //! id, boot epoch, bound to the canonical arguments like a form round's) also names the
-//! approval. The client shows the URL and retries with `accept` once the human went to the
-//! page, or with `decline`/`cancel`, which withdraw the approval.
+//! approval and counts the rounds. The client shows the URL and retries with `accept` once
+//! the human went to the page, or with `decline`/`cancel`, which withdraw the approval.
 //!
-//! The retry waits for the page's decision, the deadline or the client cancelling the call,
-//! then sends `notifications/elicitation/complete` on its own stream and ends like a push
-//! call, through the same [`Flow::accept`] and re-check. It does not answer the same input
-//! request again while the approval is pending: a client would show the human the same URL
-//! again on every round and spend its round limit (rmcp stops after ten) while approvers take
-//! minutes, and completion would depend on how often it polls. A retry sent before anyone
-//! approved therefore simply ends with whatever the page decides, a rejection included.
+//! A retry waits for the page's decision at most [`ROUND_WAIT`](crate::approval::ROUND_WAIT) (or the deadline, or the
+//! client cancelling the call). Decided in that time, the call ends like a push call, through
+//! the same [`Flow::accept`] and re-check, without `notifications/elicitation/complete`,
+//! which this revision does not have. Still pending, it answers another
+//! `InputRequiredResult` with the same URL and a fresh state naming the same approval, for
+//! at most [`WAITING_ROUNDS`] rounds: rmcp's client drives at most ten rounds per call
+//! (`DEFAULT_MRTR_MAX_ROUNDS` in rmcp 3.11's `model/mrtr.rs`) and fails the call after
+//! that, so the ninth request ends with a natural `approval_pending` result: nothing ran,
+//! how many approved so far, until when the approval stays open, and to call again.
+//!
+//! Calling again takes the approval up: a call without a state, from the same requester
+//! (compared as people) with the same binding (tool, form and canonical arguments), while
+//! the approval is pending before its deadline, answers with the same URL instead of opening
+//! another, so approvers may take longer than any request lasts. The link is derived from
+//! the approval id under the guard's key, so any replica sharing that key (and the server
+//! after a restart) sends the requester back to it; one that cannot derive it, and one whose
+//! preview shows another effect than the approvers saw, withdraws it and opens a new one.
+//! An approval approved while nobody waited runs on that call, once: the store marks it
+//! used in the same transaction that hands the answer over, and refuses a second use.
 //!
 //! The approval lives in the operation store: a retry that reaches a restarted server, or
 //! another replica on the same store, finds it there; one naming an approval the store does
@@ -25,8 +37,8 @@ use rmcp::model::{ElicitRequest, ElicitationAction, InputRequest};
 
 use serde_json::Value;
 
-use super::{ApprovalSpec, Flow, finish::state_changed};
-use crate::approval::{ApprovalPage, Claim, Status};
+use super::{ApprovalSpec, Flow, finish::state_changed, page::Earlier};
+use crate::approval::{ApprovalPage, Claim, Status, WAITING_ROUNDS};
 use crate::{
     error::{ToolError, codes},
     form::Form,
@@ -44,18 +56,28 @@ impl<F: Form> Flow<'_, F> {
         approval: ApprovalSpec,
     ) -> Step<(Value, Option<crate::secret::Secret>)> {
         let ttl = self.guard.timeout(self.spec.timeout);
+        let desk = &page.shared().desk;
         let Some(sealed) = self.verified_state()? else {
-            return Err(
-                match self.open_page_round(page, effect, expected, approval).await {
-                    Ok(asked) | Err(asked) => asked,
-                },
-            );
+            if !self.client_can_open_urls() {
+                return Err(self.no_url_mode());
+            }
+            let (id, url) = match self.earlier(page, effect).await? {
+                Earlier::Approved(id) => return self.decided(&id, Status::Approved, desk).await,
+                Earlier::Pending(id, url, _) => (id, url),
+                Earlier::None => {
+                    let (opened, url) = self
+                        .open_approval(page, effect, expected, approval, self.bound_to()?)
+                        .await?;
+                    (opened.id, url)
+                }
+            };
+            self.audit(Outcome::Asked, "url");
+            return Err(self.page_round(page, effect, approval, &id, &url, 0).await);
         };
         // A state sealed for a form question never names an approval.
         let Some(id) = sealed.approval.as_deref() else {
             return Err(self.bad_state());
         };
-        let desk = &page.shared().desk;
         let requester = self.requester(page)?;
         let (deadline, _) = desk
             .watch(id, &requester, &self.bound_to()?)
@@ -66,6 +88,7 @@ impl<F: Form> Flow<'_, F> {
             desk.close(id, Status::Withdrawn).await;
             return Err(self.refuse(Outcome::StateChanged, state_changed(effect.target())));
         }
+        let round = sealed.round.unwrap_or(0);
         // A replay is refused here and leaves the approval to the round already waiting.
         self.redeem_state(sealed, ttl).await?;
         let answer = match self.mrtr_answer() {
@@ -87,47 +110,81 @@ impl<F: Form> Flow<'_, F> {
                 return Err(self.cancelled());
             }
         }
-        let left = deadline
-            .duration_since(std::time::SystemTime::now())
-            .unwrap_or_default();
-        let status = self
-            .decision(id, tokio::time::Instant::now() + left, desk)
-            .await?;
-        self.complete(id).await;
-        self.decided(id, status, desk).await
+        let deadline = super::page::until_instant(deadline);
+        let until = (tokio::time::Instant::now() + self.guard.round_wait()).min(deadline);
+        match self.decision(id, deadline, until, desk).await? {
+            Status::Pending => {
+                let url = desk.requester_token(id).map(|t| page.shared().link(&t));
+                match url {
+                    Some(url) if round + 1 < WAITING_ROUNDS => Err(self
+                        .page_round(page, effect, approval, id, &url, round + 1)
+                        .await),
+                    _ => self.approval_pending(id, desk).await,
+                }
+            }
+            decided => self.decided(id, decided, desk).await,
+        }
     }
 
-    /// The first round: opens the approval and asks the client to send the human to it.
-    /// `Ok` is the input request, `Err` a refusal; either ends this round.
-    async fn open_page_round(
+    /// A round that asks the client to send the human to approval `id` at `url`, with a
+    /// state naming the approval and counting `round`.
+    async fn page_round(
         &self,
         page: &ApprovalPage,
         effect: &Effect,
-        expected: Option<&str>,
         approval: ApprovalSpec,
-    ) -> Step<Box<rmcp::model::CallToolResponse>> {
-        if !self.client_can_open_urls() {
-            return Err(self.no_url_mode());
-        }
+        id: &str,
+        url: &url::Url,
+        round: u8,
+    ) -> Box<rmcp::model::CallToolResponse> {
         let ttl = self.guard.timeout(self.spec.timeout);
-        let (opened, url) = self
-            .open_approval(page, effect, expected, approval, self.bound_to()?)
-            .await?;
-        let state = match self.seal(effect, ttl, Some(opened.id.clone())) {
-            Ok(state) => state,
+        match self.seal_state(
+            effect.fingerprint(),
+            ttl,
+            Some((id.to_owned(), round)),
+            None,
+        ) {
+            Ok(state) => {
+                let question = self.url_question(effect, approval, url, id);
+                self.input_required(
+                    InputRequest::Elicitation(ElicitRequest::new(question)),
+                    state,
+                )
+            }
             Err(refused) => {
-                page.shared()
-                    .desk
-                    .close(&opened.id, Status::Withdrawn)
-                    .await;
-                return Err(refused);
+                page.shared().desk.close(id, Status::Withdrawn).await;
+                refused
+            }
+        }
+    }
+
+    /// The call's last round found approval `id` still pending: nothing ran, and the
+    /// requester's next call with the same arguments continues it. (Decided in the meantime,
+    /// it ends as decided.)
+    async fn approval_pending(
+        &self,
+        id: &str,
+        desk: &crate::approval::Desk,
+    ) -> Step<(Value, Option<crate::secret::Secret>)> {
+        let standing = match desk.standing(id).await {
+            Ok(Some(standing)) => standing,
+            Ok(None) => return Err(self.unclaimed(&Claim::Unknown)),
+            Err(error) => {
+                tracing::error!(trace_id = %self.trace_id, %error, "the approval store could not be read");
+                return Err(self.unclaimed(&Claim::Unavailable));
             }
         };
-        let question = self.url_question(effect, approval, &url, &opened.id);
-        self.audit(Outcome::Asked, "url");
-        Ok(self.input_required(
-            InputRequest::Elicitation(ElicitRequest::new(question)),
-            state,
+        if standing.status != Status::Pending {
+            return self.decided(id, standing.status, desk).await;
+        }
+        let until = chrono::DateTime::<chrono::Utc>::from(standing.expires_at)
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        Err(self.natural(
+            Outcome::ApprovalPending,
+            format!(
+                "Nothing ran yet: {} is waiting for approval on the approval page ({} of {} approvals so far). The approval stays open until {until}; call the tool again with the same arguments to keep waiting (the same approval continues; nothing new is asked of the approvers).",
+                self.spec.name, standing.given, standing.required
+            ),
         ))
     }
 

@@ -23,6 +23,12 @@
 //! - a link changing whom it speaks for, or being used twice: a trigger;
 //! - a pending approval deleted before its deadline: a trigger.
 //!
+//! A later step ([`take_over`]) adds what lets the requester's next call take up an
+//! approval instead of opening another: `guard_approvals.fingerprint`, the effect the
+//! approvers were shown (it never changes: a trigger), and `guard_approval_uses`, one row
+//! per approval whose effect was let run, its primary key the rule that an approval runs
+//! its effect once whoever asks, and a trigger that lets only an `APPROVED` approval in.
+//!
 //! Times are milliseconds since the Unix epoch, like every time guard stores.
 
 use super::sql::{BoxFuture, Dialect, StoreError, Tx};
@@ -267,17 +273,129 @@ CREATE TRIGGER guard_approval_links_check
 
 /// The schema step: the tables and the engine's triggers.
 pub(crate) fn create(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
-    Box::pin(async move {
-        tx.batch(TABLES).await?;
-        match tx.dialect() {
+    Box::pin(step(
+        tx,
+        TABLES,
+        Engines {
             #[cfg(feature = "sqlite")]
-            Dialect::Sqlite => tx.batch(SQLITE_GUARDS).await,
+            sqlite: SQLITE_GUARDS,
             #[cfg(feature = "postgres")]
-            Dialect::Postgres => tx.batch(POSTGRES_GUARDS).await,
-            #[allow(unreachable_patterns)]
-            other => Err(StoreError::Other(format!(
+            postgres: POSTGRES_GUARDS,
+        },
+    ))
+}
+
+/// A step's triggers on each engine this build has.
+struct Engines {
+    #[cfg(feature = "sqlite")]
+    sqlite: &'static str,
+    #[cfg(feature = "postgres")]
+    postgres: &'static str,
+}
+
+/// Runs `tables`, then the triggers of the transaction's engine.
+async fn step(tx: &mut Tx, tables: &str, triggers: Engines) -> Result<(), StoreError> {
+    tx.batch(tables).await?;
+    match tx.dialect() {
+        #[cfg(feature = "sqlite")]
+        Dialect::Sqlite => tx.batch(triggers.sqlite).await,
+        #[cfg(feature = "postgres")]
+        Dialect::Postgres => tx.batch(triggers.postgres).await,
+        #[allow(unreachable_patterns)]
+        other => {
+            let _ = triggers;
+            Err(StoreError::Other(format!(
                 "guard cannot add the approval tables' triggers on {other:?}: build it with that engine's feature"
-            ))),
+            )))
         }
-    })
+    }
+}
+
+/// What the take-over step adds, the same on both engines.
+const TAKE_OVER: &str = "ALTER TABLE guard_approvals ADD COLUMN fingerprint TEXT;
+    CREATE INDEX IF NOT EXISTS guard_approvals_requester
+        ON guard_approvals (tenant, user_id, bound_sha256, status);
+    CREATE TABLE IF NOT EXISTS guard_approval_uses (
+        approval_id TEXT PRIMARY KEY REFERENCES guard_approvals (approval_id) ON DELETE CASCADE,
+        trace_id    TEXT NOT NULL,
+        at          BIGINT NOT NULL
+    )";
+
+/// SQLite's triggers of the take-over step.
+#[cfg(feature = "sqlite")]
+const SQLITE_TAKE_OVER: &str = "
+    CREATE TRIGGER IF NOT EXISTS guard_approvals_fingerprint_fixed
+        BEFORE UPDATE OF fingerprint ON guard_approvals
+        WHEN NEW.fingerprint IS NOT OLD.fingerprint
+    BEGIN
+        SELECT RAISE(ABORT, 'guard: what an approval asks, of whom and until when never changes');
+    END;
+    CREATE TRIGGER IF NOT EXISTS guard_approval_uses_approved
+        BEFORE INSERT ON guard_approval_uses
+        WHEN NOT EXISTS (
+            SELECT 1 FROM guard_approvals a
+            WHERE a.approval_id = NEW.approval_id AND a.status = 'APPROVED')
+    BEGIN
+        SELECT RAISE(ABORT, 'guard: only an approved approval lets its effect run');
+    END;
+    CREATE TRIGGER IF NOT EXISTS guard_approval_uses_fixed
+        BEFORE UPDATE ON guard_approval_uses
+    BEGIN
+        SELECT RAISE(ABORT, 'guard: an approval that let its effect run stays used');
+    END";
+
+/// PostgreSQL's triggers of the take-over step, raised as SQLSTATE class 23 like the
+/// approvals' others.
+#[cfg(feature = "postgres")]
+const POSTGRES_TAKE_OVER: &str = r#"
+CREATE OR REPLACE FUNCTION guard_approvals_fingerprint_check() RETURNS trigger
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $guard$
+BEGIN
+    IF NEW.fingerprint IS DISTINCT FROM OLD.fingerprint THEN
+        RAISE EXCEPTION 'guard: what approval % asks, of whom and until when never changes', OLD.approval_id
+            USING ERRCODE = 'integrity_constraint_violation';
+    END IF;
+    RETURN NEW;
+END
+$guard$;
+CREATE OR REPLACE FUNCTION guard_approval_uses_check() RETURNS trigger
+    LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $guard$
+DECLARE
+    found_status text;
+BEGIN
+    IF TG_OP = 'UPDATE' THEN
+        RAISE EXCEPTION 'guard: approval % let its effect run and stays used', OLD.approval_id
+            USING ERRCODE = 'integrity_constraint_violation';
+    END IF;
+    EXECUTE pg_catalog.format(
+        'SELECT status FROM %I.guard_approvals WHERE approval_id = $1 FOR UPDATE',
+        TG_TABLE_SCHEMA)
+        INTO found_status USING NEW.approval_id;
+    IF found_status IS DISTINCT FROM 'APPROVED' THEN
+        RAISE EXCEPTION 'guard: approval % is not approved, so it lets no effect run', NEW.approval_id
+            USING ERRCODE = 'integrity_constraint_violation';
+    END IF;
+    RETURN NEW;
+END
+$guard$;
+CREATE TRIGGER guard_approvals_fingerprint_check
+    BEFORE UPDATE OF fingerprint ON guard_approvals
+    FOR EACH ROW EXECUTE FUNCTION guard_approvals_fingerprint_check();
+CREATE TRIGGER guard_approval_uses_check
+    BEFORE INSERT OR UPDATE ON guard_approval_uses
+    FOR EACH ROW EXECUTE FUNCTION guard_approval_uses_check();
+"#;
+
+/// The take-over step: the fingerprint the approvers saw, and the uses of approvals.
+pub(crate) fn take_over(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
+    Box::pin(step(
+        tx,
+        TAKE_OVER,
+        Engines {
+            #[cfg(feature = "sqlite")]
+            sqlite: SQLITE_TAKE_OVER,
+            #[cfg(feature = "postgres")]
+            postgres: POSTGRES_TAKE_OVER,
+        },
+    ))
 }
