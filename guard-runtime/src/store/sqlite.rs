@@ -63,11 +63,16 @@ impl SqliteStore {
             begin: "BEGIN IMMEDIATE",
         };
         // One `BEGIN IMMEDIATE` transaction: two processes opening one old file migrate it
-        // once.
+        // once. The pages the migration read or wrote are handed back to the system: an
+        // idle server needs none of them (a fresh file's are every table of the schema).
         wait(async {
             let mut tx = store.begin().await?;
             migrate::run(&mut tx, steps).await?;
-            tx.commit().await
+            tx.commit().await?;
+            store
+                .worker
+                .request(|connection| connection.release_memory())?
+                .await
         })
         .map_err(|e| {
             StoreError::Other(format!(
