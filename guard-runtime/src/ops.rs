@@ -66,8 +66,8 @@ pub(crate) use redeem::redeem;
 #[cfg(feature = "sqlite")]
 pub use crate::store::SqliteStore;
 pub use crate::store::{
-    BoxFuture, Dialect, Done, OperationStore, Row, SqlValue, Statement, StoreError, Tx, TxBackend,
-    now_ms,
+    BoxFuture, Dialect, Done, OperationStore, Row, SqlValue, Statement, StoreError, Then, Tx,
+    TxBackend, now_ms,
 };
 #[cfg(feature = "postgres")]
 pub use crate::store::{PgStore, pg};

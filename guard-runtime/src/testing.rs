@@ -1,5 +1,6 @@
 //! A scripted human for driving guarded servers in process: it answers each elicitation
-//! from a queue and records every question it was shown.
+//! from a queue and records every question it was shown. And a store that records the
+//! trips its transactions make ([`CountingStore`]).
 
 use std::{
     collections::VecDeque,
@@ -18,6 +19,11 @@ use rmcp::{
     transport::IntoTransport,
 };
 use serde_json::Value;
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod trips;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub use trips::CountingStore;
 
 /// The key of guard's one input request in an `InputRequiredResult` (2026-07-28): a client
 /// answering by hand sends its answer back under it.

@@ -21,4 +21,5 @@ mod keyed_calls_run_once;
 mod postgres_read_handles_cannot_write;
 mod servers_have_their_logs_witnessed;
 mod stores_migrate_and_never_block;
+mod two_phase_pairs_take_pinned_trips;
 mod undo_windows_hold;

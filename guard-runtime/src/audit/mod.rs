@@ -78,7 +78,7 @@ pub(crate) use sequencer::create_queue;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use store::{AuditLog, Pending, Record, VerifyError, export};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) use store::{COSIGNATURES_TABLE, LEGACY_TABLE, migrate_legacy};
+pub(crate) use store::{COSIGNATURES_TABLE, Check, LEGACY_TABLE, migrate_legacy};
 pub use story::story;
 pub use verify::{
     Fault, FaultKind, Item, Verified, verify, verify_against, verify_export, verify_export_against,

@@ -42,6 +42,10 @@ pub(crate) const COSIGNATURES_TABLE: &str = "CREATE TABLE IF NOT EXISTS guard_au
     PRIMARY KEY (size, signature)
 )";
 
+/// What a caller's last writes must have done for its transaction to commit (see
+/// [`AuditLog::commit_with`]).
+pub(crate) type Check = Box<dyn FnOnce(&[Done]) -> Result<(), StoreError> + Send>;
+
 /// The audit log in an operation store.
 #[derive(Clone)]
 pub struct AuditLog {
@@ -203,31 +207,45 @@ impl AuditLog {
     }
 
     /// Runs `last` (the caller's own last writes), lets `check` look at what they did, then
-    /// writes `event` and commits: two trips to the store at most. A failed check rolls
-    /// everything back. On PostgreSQL the entry is queued, taking no lock.
+    /// writes `event` and commits; a refused check rolls everything back. One trip to the
+    /// store: on SQLite the check and the entry's place in the log are worked out on the
+    /// store's thread, between the statements; on PostgreSQL the entry is queued (taking no
+    /// lock) and sent with `last` and the `COMMIT`, unless a check must see `last`'s answers
+    /// first (then two trips).
     pub(crate) async fn commit_with(
         &self,
-        mut tx: Tx,
-        last: Vec<Statement>,
+        tx: Tx,
+        mut last: Vec<Statement>,
         event: &Event,
-        check: impl FnOnce(&[Done]) -> Result<(), StoreError>,
+        check: Option<Check>,
     ) -> Result<(), StoreError> {
         match tx.dialect() {
             Dialect::Postgres => {
-                let done = if last.is_empty() {
-                    Vec::new()
-                } else {
-                    tx.pipeline(&last).await?
-                };
-                check(&done)?;
-                tx.commit_after(vec![queue_insert(event)]).await?;
+                let mut tx = tx;
+                if let Some(check) = check {
+                    let done = tx.pipeline(&last).await?;
+                    check(&done)?;
+                    last.clear();
+                }
+                last.push(queue_insert(event));
+                tx.commit_after(last).await?;
                 self.queued_committed();
                 Ok(())
             }
             Dialect::Sqlite => {
-                let (done, head) = lock_after(&mut tx, last).await?;
-                check(&done)?;
-                commit_at(tx, head, event).await.map(drop)
+                let mine = last.len();
+                last.extend(lock::statement(tx.dialect(), Lock::AuditAppend));
+                last.push(head_statement());
+                let event = event.clone();
+                let then = move |mut done: Vec<Done>| {
+                    let head = done.pop().and_then(|d| d.rows.into_iter().next());
+                    done.truncate(mine);
+                    if let Some(check) = check {
+                        check(&done)?;
+                    }
+                    Ok(vec![Head::after(head.as_ref())?.next(&event)])
+                };
+                tx.commit_then(last, Box::new(then)).await
             }
         }
     }

@@ -7,10 +7,10 @@ use rmcp::model::{CallToolResponse, CallToolResult};
 use serde_json::Value;
 
 use super::{Configured, Operations, intent::OperationRef, rate::Rate};
-use crate::store::{Done, Statement, StoreError, Tx, now_ms};
+use crate::store::{Statement, StoreError, Tx, now_ms};
 use crate::{
     args::GuardArguments,
-    audit::Event,
+    audit::{Check, Event},
     error::{ToolError, codes},
     identity::{Identity, require_scopes_traced},
     outcome::{Outcome, Step, tag},
@@ -199,22 +199,36 @@ impl Caller {
 
     /// Writes `record` and commits `tx`.
     pub async fn commit_audit(&self, tx: Tx, record: &Event) -> Result<(), StoreError> {
-        self.commit_audited(tx, Vec::new(), record, |_| Ok(()))
-            .await
+        self.commit_audited(tx, Vec::new(), record).await
     }
 
-    /// Runs `last` (the call's own last writes), lets `check` look at what they did, then
-    /// writes `record` and commits: two trips to the store in all. A failed check rolls
-    /// everything back.
+    /// Runs `last` (the call's own last writes), writes `record` and commits: one trip to
+    /// the store.
     pub async fn commit_audited(
         &self,
         tx: Tx,
         last: Vec<Statement>,
         record: &Event,
-        check: impl FnOnce(&[Done]) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         record.mirror();
-        self.ops.audit.commit_with(tx, last, record, check).await
+        self.ops.audit.commit_with(tx, last, record, None).await
+    }
+
+    /// Like [`commit_audited`](Self::commit_audited), letting `check` look at what `last`
+    /// did first; a refused check rolls everything back. One trip on SQLite, two on
+    /// PostgreSQL (the check needs `last`'s answers before the `COMMIT` goes).
+    pub async fn commit_checked(
+        &self,
+        tx: Tx,
+        last: Vec<Statement>,
+        record: &Event,
+        check: Check,
+    ) -> Result<(), StoreError> {
+        record.mirror();
+        self.ops
+            .audit
+            .commit_with(tx, last, record, Some(check))
+            .await
     }
 
     /// Writes `record` in a transaction of its own, for outcomes whose own transaction

@@ -31,7 +31,7 @@ use super::{
 };
 use crate::canonical::sha256_hex;
 use crate::store::{
-    Dialect, Statement, StoreError, Tx,
+    Dialect, Done, Statement, StoreError, Tx,
     lock::{self, Lock},
     now_ms,
 };
@@ -198,9 +198,7 @@ impl<P: DeserializeOwned> Locked<P> {
                     None,
                 );
                 let closed = caller
-                    .commit_audited(tx, vec![set_status(id, Status::Rejected)], &record, |_| {
-                        Ok(())
-                    })
+                    .commit_audited(tx, vec![set_status(id, Status::Rejected)], &record)
                     .await;
                 if let Err(e) = closed {
                     return Err(not_carried_out(&caller, id, Some(&intent.target), spec, &e).await);
@@ -288,9 +286,7 @@ async fn reject_after_rollback(
             return Ok(Some(now));
         }
         caller
-            .commit_audited(tx, vec![set_status(id, Status::Rejected)], &record, |_| {
-                Ok(())
-            })
+            .commit_audited(tx, vec![set_status(id, Status::Rejected)], &record)
             .await?;
         Ok::<_, StoreError>(None)
     }
@@ -370,29 +366,7 @@ impl<P: DeserializeOwned> Approved<P> {
         let record = caller
             .record(Outcome::Submitted, Some(id), Some(&intent.target), None)
             .digest("result_sha256", &result);
-        let last = vec![
-            Statement::execute(
-                "INSERT INTO guard_operation_effects (operation_id, committed_at) VALUES ($1, $2)",
-                vec![id.into(), now.into()],
-            ),
-            Statement::execute(
-                "UPDATE guard_operations SET status = 'SUBMITTED', result = $2, confirmed_at = $3
-                 WHERE operation_id = $1 AND status = 'PREPARED'",
-                vec![id.into(), result.to_string().into(), now.into()],
-            ),
-        ];
-        let committed = caller
-            .commit_audited(tx, last, &record, |done| match done {
-                [_, updated] if updated.changed == 1 => Ok(()),
-                [_, updated] => Err(StoreError::Other(format!(
-                    "operation {id} left PREPARED while locked ({} rows updated)",
-                    updated.changed
-                ))),
-                _ => Err(StoreError::Other(
-                    "the store answered the wrong number of statements".into(),
-                )),
-            })
-            .await;
+        let committed = store_result(&caller, tx, id, &result, now, &record).await;
         if let Err(e) = committed {
             return Ok(*result_unknown(&caller, id, Some(&intent.target), spec, &e).await);
         }
@@ -402,6 +376,74 @@ impl<P: DeserializeOwned> Approved<P> {
             id,
         ))
     }
+}
+
+/// Step 7: the effect's row, the result and the `SUBMITTED` status, with the audit record,
+/// committed only if the intent was still `PREPARED` (an effect must not have moved it).
+/// One trip to the store: on PostgreSQL the status update feeds the effect's row, whose
+/// `operation_id` is then `NULL` (refused by its constraint, so nothing commits) if no
+/// `PREPARED` intent was updated; on SQLite the check runs on the store's thread.
+async fn store_result(
+    caller: &Caller,
+    tx: Tx,
+    id: &str,
+    result: &Value,
+    now: i64,
+    record: &crate::audit::Event,
+) -> Result<(), StoreError> {
+    if tx.dialect() == Dialect::Postgres {
+        let submit = Statement::execute(
+            "WITH submitted AS (
+                 UPDATE guard_operations SET status = 'SUBMITTED', result = $2, confirmed_at = $3
+                 WHERE operation_id = $1 AND status = 'PREPARED'
+                 RETURNING operation_id)
+             INSERT INTO guard_operation_effects (operation_id, committed_at)
+             VALUES ((SELECT operation_id FROM submitted), $3)",
+            vec![id.into(), result.to_string().into(), now.into()],
+        );
+        return caller
+            .commit_audited(tx, vec![submit], record)
+            .await
+            .map_err(|e| {
+                if e.is_constraint() {
+                    not_stored(id, e)
+                } else {
+                    e
+                }
+            });
+    }
+    let last = vec![
+        Statement::execute(
+            "INSERT INTO guard_operation_effects (operation_id, committed_at) VALUES ($1, $2)",
+            vec![id.into(), now.into()],
+        ),
+        Statement::execute(
+            "UPDATE guard_operations SET status = 'SUBMITTED', result = $2, confirmed_at = $3
+             WHERE operation_id = $1 AND status = 'PREPARED'",
+            vec![id.into(), result.to_string().into(), now.into()],
+        ),
+    ];
+    let id = id.to_owned();
+    let check = move |done: &[Done]| match done {
+        [_, updated] if updated.changed == 1 => Ok(()),
+        [_, updated] => Err(not_stored(
+            &id,
+            format!("{} rows of it updated", updated.changed),
+        )),
+        _ => Err(StoreError::Other(
+            "the store answered the wrong number of statements".into(),
+        )),
+    };
+    caller
+        .commit_checked(tx, last, record, Box::new(check))
+        .await
+}
+
+/// A result that did not commit because its intent was no longer `PREPARED` under the lock.
+fn not_stored(id: &str, detail: impl std::fmt::Display) -> StoreError {
+    StoreError::Other(format!(
+        "operation {id} left PREPARED while locked, so its result was not stored ({detail})"
+    ))
 }
 
 /// Steps 1–4 over one transaction.
@@ -438,16 +480,17 @@ impl Gate<'_> {
             _ => return Ok(not_found()),
         };
         let intent = if intent.status == Status::Prepared && tx.dialect() == Dialect::Postgres {
-            lock::hold(
-                tx,
-                Lock::Target {
-                    tenant: who.0,
-                    op: self.spec.op,
-                    target: &intent.target,
-                },
-            )
-            .await?;
-            match Stored::read(tx, id, who, true).await? {
+            // The target's lock, then the row's, in one trip.
+            let target = Lock::Target {
+                tenant: who.0,
+                op: self.spec.op,
+                target: &intent.target,
+            };
+            let mut locked: Vec<Statement> =
+                lock::statement(tx.dialect(), target).into_iter().collect();
+            locked.push(Stored::select(tx.dialect(), id, true));
+            let done = tx.pipeline(&locked).await?;
+            match Stored::owned(done.into_iter().last(), who)? {
                 Some(intent) => intent,
                 None => return Ok(not_found()),
             }

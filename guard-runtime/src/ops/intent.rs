@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::outcome::Outcome;
-use crate::store::{Dialect, Row, StoreError, Tx};
+use crate::store::{Dialect, Done, Row, Statement, StoreError, Tx};
 
 /// Where an intent stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -122,29 +122,48 @@ pub(crate) struct Stored {
 
 impl Stored {
     /// Reads one intent of `owner` (tenant, user); another owner's intent reads as missing.
-    /// The owner is part of the statement itself, so with `lock` (which holds the row until
-    /// the transaction ends, on PostgreSQL; SQLite's `BEGIN IMMEDIATE` already holds the
-    /// whole database) another owner's id is never waited on: it answers as fast as an
-    /// unknown one.
+    /// With `lock` the row is held until the transaction ends (on PostgreSQL; SQLite's
+    /// `BEGIN IMMEDIATE` already holds the whole database): read it unlocked first and lock
+    /// only the caller's own, so another owner's id is never waited on.
     pub async fn read(
         tx: &mut Tx,
         operation_id: &str,
-        (tenant, user): (&str, &str),
+        owner: (&str, &str),
         lock: bool,
     ) -> Result<Option<Self>, StoreError> {
-        let lock = if lock && tx.dialect() == Dialect::Postgres {
-            " FOR UPDATE"
+        let select = Self::select(tx.dialect(), operation_id, lock);
+        let done = tx.pipeline(&[select]).await?;
+        Self::owned(done.into_iter().next(), owner)
+    }
+
+    /// The statement that reads one intent, locking its row with `lock` on PostgreSQL; to
+    /// send with others, and read with [`owned`](Self::owned).
+    pub fn select(dialect: Dialect, operation_id: &str, lock: bool) -> Statement {
+        macro_rules! select {
+            ($($tail:literal)?) => {
+                concat!(
+                    "SELECT operation_id, tenant, user_id, op, target, payload, payload_sha256,
+                            preview, status, expires_at, result, created_at, confirmed_at
+                     FROM guard_operations WHERE operation_id = $1"
+                    $(, $tail)?
+                )
+            };
+        }
+        let sql = if lock && dialect == Dialect::Postgres {
+            select!(" FOR UPDATE")
         } else {
-            ""
+            select!()
         };
-        let sql = format!(
-            "SELECT operation_id, tenant, user_id, op, target, payload, payload_sha256, preview,
-                    status, expires_at, result, created_at, confirmed_at
-             FROM guard_operations WHERE operation_id = $1{lock}"
-        );
-        let intent = tx
-            .query_opt(&sql, &[operation_id.into()])
-            .await?
+        Statement::query(sql, vec![operation_id.into()])
+    }
+
+    /// The intent a [`select`](Self::select) answered, if it belongs to `owner`.
+    pub fn owned(
+        done: Option<Done>,
+        (tenant, user): (&str, &str),
+    ) -> Result<Option<Self>, StoreError> {
+        let intent = done
+            .and_then(|done| done.rows.into_iter().next())
             .map(|row| Self::from_row(&row))
             .transpose()?;
         Ok(intent.filter(|intent| intent.owned_by(tenant, user, None)))

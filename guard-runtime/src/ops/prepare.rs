@@ -278,9 +278,7 @@ impl<P> Stored<'_, P> {
             )
             .field("preview", self.preview)
             .field("payload_sha256", self.payload.1);
-        self.caller
-            .commit_audited(tx, last, &record, |_| Ok(()))
-            .await
+        self.caller.commit_audited(tx, last, &record).await
     }
 }
 

@@ -22,7 +22,9 @@ use std::sync::Arc;
 #[cfg(feature = "postgres")]
 pub use pg::PgStore;
 pub(crate) use sql::Kind;
-pub use sql::{BoxFuture, Dialect, Done, Row, SqlValue, Statement, StoreError, Tx, TxBackend};
+pub use sql::{
+    BoxFuture, Dialect, Done, Row, SqlValue, Statement, StoreError, Then, Tx, TxBackend,
+};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 

@@ -280,6 +280,10 @@ pub struct Done {
     pub changed: u64,
 }
 
+/// What [`TxBackend::commit_then`] runs on what its first statements did: the statements
+/// to run next, or why nothing may commit.
+pub type Then = Box<dyn FnOnce(Vec<Done>) -> Result<Vec<Statement>, StoreError> + Send>;
+
 /// What a store engine implements for one open transaction. Guard and the authors use it
 /// through [`Tx`]. Dropping a backend that was neither committed nor rolled back must roll
 /// it back (or discard its connection, which does the same).
@@ -352,6 +356,27 @@ pub trait TxBackend: Send + 'static {
             }
         })
     }
+    /// Runs `statements`, hands what they did to `then`, runs the statements `then` answers
+    /// and commits; if any of them fails, or `then` refuses, nothing commits. For a write
+    /// that depends on what the transaction just read (an audit entry chains to the last
+    /// one). An engine that can run `then` where the statements run (SQLite, on its thread)
+    /// does it all in one trip; this default takes two.
+    fn commit_then(
+        mut self: Box<Self>,
+        statements: Vec<Statement>,
+        then: Then,
+    ) -> BoxFuture<'static, Result<(), StoreError>> {
+        Box::pin(async move {
+            let more = match self.pipeline(&statements).await.and_then(then) {
+                Ok(more) => more,
+                Err(error) => {
+                    let _ = self.rollback().await;
+                    return Err(error);
+                }
+            };
+            self.commit_after(more).await
+        })
+    }
     /// Commits.
     fn commit(self: Box<Self>) -> BoxFuture<'static, Result<(), StoreError>>;
     /// Rolls back.
@@ -415,6 +440,17 @@ impl Tx {
     /// of them fails, nothing commits (guard's own use).
     pub(crate) async fn commit_after(self, statements: Vec<Statement>) -> Result<(), StoreError> {
         self.backend.commit_after(statements).await
+    }
+
+    /// Runs `statements`, then what `then` makes of their results, then commits, in one
+    /// trip where the engine allows; if anything fails or `then` refuses, nothing commits
+    /// (guard's own use).
+    pub(crate) async fn commit_then(
+        self,
+        statements: Vec<Statement>,
+        then: Then,
+    ) -> Result<(), StoreError> {
+        self.backend.commit_then(statements, then).await
     }
 
     /// Rolls back (guard's own use; effects get `&mut Tx`).

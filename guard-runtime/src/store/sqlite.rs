@@ -21,7 +21,7 @@ use super::{
     OperationStore,
     migrate::{self, Step},
     sql::{
-        BoxFuture, Dialect, Done, Kind, Row, SqlValue, Statement, StoreError, Tx, TxBackend,
+        BoxFuture, Dialect, Done, Kind, Row, SqlValue, Statement, StoreError, Then, Tx, TxBackend,
         numbered_for_sqlite,
     },
 };
@@ -63,11 +63,16 @@ impl SqliteStore {
             begin: "BEGIN IMMEDIATE",
         };
         // One `BEGIN IMMEDIATE` transaction: two processes opening one old file migrate it
-        // once.
+        // once. The pages the migration read or wrote are handed back to the system: an
+        // idle server needs none of them (a fresh file's are every table of the schema).
         wait(async {
             let mut tx = store.begin().await?;
             migrate::run(&mut tx, steps).await?;
-            tx.commit().await
+            tx.commit().await?;
+            store
+                .worker
+                .request(|connection| connection.release_memory())?
+                .await
         })
         .map_err(|e| {
             StoreError::Other(format!(
@@ -354,28 +359,29 @@ impl SqliteTx {
     /// future is never polled.
     fn end(
         mut self: Box<Self>,
-        finish: impl FnOnce(&mut Connection) -> rusqlite::Result<bool> + Send + 'static,
+        finish: impl FnOnce(&mut Connection) -> Result<bool, StoreError> + Send + 'static,
     ) -> BoxFuture<'static, Result<(), StoreError>> {
         let begin = (!self.begun).then_some(self.begin);
         let answer = self.worker.request(move |connection| {
-            if let Some(begin) = begin {
-                connection.execute_batch(begin)?;
-            }
-            let result = match finish(connection) {
-                Ok(true) => connection.execute_batch("COMMIT"),
-                Ok(false) => connection.execute_batch("ROLLBACK"),
-                Err(error) => Err(error),
-            };
+            let ended = begin
+                .map_or(Ok(()), |begin| {
+                    connection.execute_batch(begin).map_err(store_error)
+                })
+                .and_then(|()| finish(connection))
+                .and_then(|commit| {
+                    let end = if commit { "COMMIT" } else { "ROLLBACK" };
+                    connection.execute_batch(end).map_err(store_error)
+                });
             if !connection.is_autocommit() {
                 // A failed statement or COMMIT leaves the transaction open; end it so the
                 // connection is usable.
                 let _ = connection.execute_batch("ROLLBACK");
             }
-            result
+            Ok(ended)
         });
         self.begun = answer.is_err();
         Box::pin(async move {
-            let result = answer?.await;
+            let result = answer?.await.and_then(|ended| ended);
             drop(self);
             result
         })
@@ -411,6 +417,14 @@ fn run(
 fn run_statement(connection: &mut Connection, statement: &Statement) -> rusqlite::Result<Done> {
     let params = statement.params().iter().map(to_sqlite);
     run(connection, statement.sql(), params, statement.wants_rows())
+}
+
+/// Runs `statements` in order, stopping at the first that fails.
+fn run_all(connection: &mut Connection, statements: &[Statement]) -> Result<Vec<Done>, StoreError> {
+    statements
+        .iter()
+        .map(|s| run_statement(connection, s).map_err(store_error))
+        .collect()
 }
 
 fn rows(
@@ -473,9 +487,20 @@ impl TxBackend for SqliteTx {
         statements: Vec<Statement>,
     ) -> BoxFuture<'static, Result<(), StoreError>> {
         self.end(move |connection| {
-            for statement in &statements {
-                run_statement(connection, statement)?;
-            }
+            run_all(connection, &statements)?;
+            Ok(true)
+        })
+    }
+
+    /// One trip: `then` runs on the connection's thread, between the statements.
+    fn commit_then(
+        self: Box<Self>,
+        statements: Vec<Statement>,
+        then: Then,
+    ) -> BoxFuture<'static, Result<(), StoreError>> {
+        self.end(move |connection| {
+            let more = then(run_all(connection, &statements)?)?;
+            run_all(connection, &more)?;
             Ok(true)
         })
     }
