@@ -163,6 +163,7 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
             confirm: #private::ConfirmKind::Form,
             #spec_fields
             approval: ::core::option::Option::None,
+            undo_within: ::core::option::Option::None,
         };
         // The form's description decides its roles, at compile time: a form that asks for a
         // retyped target belongs to a `#[destructive]` tool.
@@ -188,5 +189,5 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
         };
         __guard_flow.finish(#body)
     };
-    handler::finish(tool_fn, &params, block, rt)
+    handler::finish(tool_fn, &params, block, rt, TokenStream::new())
 }

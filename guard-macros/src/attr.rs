@@ -222,6 +222,13 @@ pub const KEY_TTL: Limit = Limit {
     why: "the store keeps every key's result that long; a client retries within hours, not months",
 };
 
+/// `undo_within` in `#[destructive]`: how long the owner can undo the effect.
+pub const UNDO_WITHIN: Limit = Limit {
+    max_secs: 7 * 86_400,
+    max: "7d",
+    why: "the undo data (a trashed file, a renamed table) is kept until the window closes, and an undo offered for longer is forgotten rather than used; keep backups for what must be recoverable longer",
+};
+
 /// The period of `rate` in `#[prepare]`.
 pub const RATE_PERIOD: Limit = Limit {
     max_secs: 7 * 86_400,

@@ -30,6 +30,9 @@ const OPTIONS: &[&str] = &[
     "secret",
     "batch",
     "max_items",
+    "undo",
+    "undo_within",
+    "purge",
     "crate",
 ];
 
@@ -59,6 +62,12 @@ struct Options {
     /// `batch`: the human picks which of the preview's items the effect touches.
     batch: Option<Span>,
     max_items: Option<(u64, Span)>,
+    /// `undo = Self::undo_fn`: the effect can be undone for a while, by its owner.
+    undo: Option<Expr>,
+    /// `undo_within = "10m"`, in seconds, and where it was written.
+    undo_within: Option<(u64, Span)>,
+    /// `purge = Self::purge_fn`: what makes the effect final when the window closes.
+    purge: Option<Expr>,
 }
 
 pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
@@ -136,6 +145,7 @@ fn check_options(cx: &Ctxt, o: &Options) {
             "`#[destructive]` needs `preview = path::to::fn`: the human must see the concrete effect (the resolved target, the counts, what disappears) before confirming, and guard re-runs it to refuse if the target changed. Add `preview = Self::preview_...`",
         ));
     }
+    check_undo(cx, o);
     if let Some(batch) = o.batch {
         batch::check_options(cx, o, batch);
         return;
@@ -171,6 +181,22 @@ fn check_options(cx: &Ctxt, o: &Options) {
             target,
             "`target` is what the human retypes, so it goes with `confirm = \"type_to_confirm\"`",
         );
+    }
+}
+
+/// `undo`, `undo_within` and `purge` go together: an undo needs its window's length, and the
+/// window's length and the purge mean nothing without an undo.
+fn check_undo(cx: &Ctxt, o: &Options) {
+    match (&o.undo, o.undo_within) {
+        (Some(undo), None) => cx.error_spanned_by(undo, "`undo` needs `undo_within = \"<duration>\"`: how long the owner can undo the effect (the question tells the human until when), e.g. `undo_within = \"10m\"`, at most 7d"),
+        (None, Some((_, span))) => cx.push(syn::Error::new(span, "`undo_within` is the length of an undo window, so it goes with `undo = Self::undo_fn`: add the undo function, or remove `undo_within`")),
+        _ => {}
+    }
+    if let (None, Some(purge)) = (&o.undo, &o.purge) {
+        cx.error_spanned_by(purge, "`purge` makes an undoable effect final when its undo window closes, so it goes with `undo = Self::undo_fn` and `undo_within`: add them, or remove `purge`");
+    }
+    if let (Some(undo), Some(_)) = (&o.undo, o.batch) {
+        cx.error_spanned_by(undo, "`undo` opens one window for one confirmed target, and a batch acts on many: remove `undo` (and `undo_within`, `purge`), or make the tool act on one target");
     }
 }
 
@@ -212,6 +238,12 @@ fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
         "approvers" => o.approvers = approvers_value(cx, &opt),
         "batch" => o.batch = attr::flag_value(cx, &opt).then(|| opt.key.span()),
         "max_items" => o.max_items = batch::max_items_value(cx, &opt),
+        "undo" => o.undo = attr::expr_value(cx, &opt, "Self::undo_fn").cloned(),
+        "undo_within" => {
+            o.undo_within = attr::duration_value(cx, &opt, &attr::UNDO_WITHIN)
+                .map(|secs| (secs, opt.value.span()))
+        }
+        "purge" => o.purge = attr::expr_value(cx, &opt, "Self::purge_fn").cloned(),
         "secret" => {
             o.secret = attr::string_value(cx, &opt).and_then(|label| {
                 if label.trim().is_empty() {
@@ -376,6 +408,7 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
     }
 
     let body = handler::body(&tool_fn, &rebind);
+    let (finish, undo_within, register) = undo(o, &tool_fn, &body, &mut asserts, &private);
 
     let steps = match (&shape.proof, o.batch) {
         (Some((_, _, form_ty)), None) => {
@@ -410,7 +443,7 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
                     ::core::result::Result::Ok(confirmed) => confirmed,
                     ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
                 };
-                __guard_flow.finish(#body)
+                #finish
             }
         }
         _ => batch::steps(o, &tool_fn, &asserts, &unpack, &preview_call, &body, rt),
@@ -422,8 +455,54 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
             confirm: #private::ConfirmKind::#confirm_kind,
             #spec_fields
             approval: #approval,
+            undo_within: #undo_within,
         };
         #steps
     };
-    handler::finish(tool_fn, &params, block, rt)
+    handler::finish(tool_fn, &params, block, rt, register)
+}
+
+/// A tool with `undo = ...`: the handler's result goes through `finish_reversible` (which
+/// takes only `Reversible` results, so the undo data cannot be left out), the window's
+/// length goes in the spec, the undo and purge functions are checked at their options and
+/// registered for the server type when the route is built. Without: `finish`, which takes
+/// no `Reversible` (it is no tool result), so a handler cannot pretend to be undoable.
+fn undo(
+    o: &Options,
+    tool_fn: &ImplItemFn,
+    body: &TokenStream,
+    asserts: &mut Vec<TokenStream>,
+    private: &TokenStream,
+) -> (TokenStream, TokenStream, TokenStream) {
+    let (Some(undo), Some((secs, _))) = (&o.undo, o.undo_within) else {
+        let finish = quote!(__guard_flow.finish(#body));
+        return (
+            finish,
+            quote!(::core::option::Option::None),
+            TokenStream::new(),
+        );
+    };
+    let at_undo = krate::respan(private.clone(), undo.span());
+    asserts.push(quote_spanned!(undo.span()=> #at_undo::assert_undo::<Self, _>(&#undo);));
+    let purge = match &o.purge {
+        Some(purge) => {
+            let at_purge = krate::respan(private.clone(), purge.span());
+            asserts
+                .push(quote_spanned!(purge.span()=> #at_purge::assert_purge::<Self, _>(&#purge);));
+            quote!(::core::option::Option::Some(#purge))
+        }
+        None => quote!(::core::option::Option::None::<#private::NoPurge<Self>>),
+    };
+    let output_span = match &tool_fn.sig.output {
+        syn::ReturnType::Type(_, ty) => ty.span(),
+        syn::ReturnType::Default => tool_fn.sig.span(),
+    };
+    let at_output = krate::respan(private.clone(), output_span);
+    let finish = quote_spanned! {output_span=>
+        __guard_flow.finish_reversible(self, #at_output::reversible(#body)).await
+    };
+    let name = tool_attr::routed_name(tool_fn);
+    let register = quote!(#private::register_undo::<Self, _, _>(#name, #undo, #purge););
+    let within = quote!(::core::option::Option::Some(::core::time::Duration::from_secs(#secs)));
+    (finish, within, register)
 }

@@ -74,6 +74,12 @@ pub fn route(f: &ImplItemFn) -> (String, Span) {
 /// name (see the runtime's `entry::claims`). The schema is the one `#[tool]` would build:
 /// an explicit `input_schema`, else the `Parameters<T>` parameter's, else an empty object.
 pub fn claim(f: &mut ImplItemFn, rt: &TokenStream) {
+    claim_after(f, rt, TokenStream::new());
+}
+
+/// [`claim`], running `first` (statements) before the schema is claimed: what a tool
+/// registers for its server type when its route is built.
+pub fn claim_after(f: &mut ImplItemFn, rt: &TokenStream, first: TokenStream) {
     let name = routed_name(f);
     // The schema of the arguments, whether rmcp (`Parameters<T>`) or guard
     // (`GuardArguments<T>`, in the methods guard generates) deserialises them.
@@ -108,7 +114,11 @@ pub fn claim(f: &mut ImplItemFn, rt: &TokenStream) {
         .into_iter()
         .filter(|m| !m.path().is_ident("input_schema"))
         .collect();
-    args.push(parse_quote!(input_schema = #schema));
+    if first.is_empty() {
+        args.push(parse_quote!(input_schema = #schema));
+    } else {
+        args.push(parse_quote!(input_schema = { #first #schema }));
+    }
     let path = tool.path().clone();
     *tool = parse_quote!(#[#path(#args)]);
 }

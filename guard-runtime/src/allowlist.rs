@@ -244,7 +244,7 @@ impl Exposure {
                 let unknown: Vec<&str> = listed
                     .iter()
                     .map(String::as_str)
-                    .filter(|n| !known.contains(n))
+                    .filter(|n| !known.contains(n) && !guards_own(n))
                     .collect();
                 if unknown.is_empty() {
                     Ok(listed.clone())
@@ -540,6 +540,19 @@ pub fn read_only_from_env() -> bool {
             );
             true
         }
+    }
+}
+
+/// A tool guard adds itself where it can serve it: `undo`, published beside the tools that
+/// declare an undo when the guard has a store for their windows. An allowlist may list it
+/// for a server that runs without a store too (the tool is then simply not there).
+fn guards_own(name: &str) -> bool {
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    return name == crate::undo::TOOL;
+    #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+    {
+        let _ = name;
+        false
     }
 }
 

@@ -274,6 +274,17 @@ impl Guard {
         self.operations.as_ref()
     }
 
+    /// The undo windows of this guard's operation store, audited into its log: where tools
+    /// that declare an undo keep what undoing needs. `None` without operations.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub fn undo_windows(&self) -> Option<crate::undo::UndoWindows> {
+        let operations = self.operations.as_ref()?;
+        Some(crate::undo::UndoWindows::new(
+            operations.store().clone(),
+            operations.audit_log().clone(),
+        ))
+    }
+
     /// The page where tools with `approve = "url"` are approved.
     #[cfg(feature = "approval")]
     pub fn with_approval_page(

@@ -134,6 +134,9 @@ pub use answered::Answered;
 pub use args::ToolArgs;
 pub use confirmed::Confirmed;
 pub use entry::exposed;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
+pub use entry::undo::{purge_due_undo_windows, purge_undo_windows};
 pub use error::{ToolError, codes};
 pub use exposure::Exposure;
 pub use form::{Form, FormEnum};

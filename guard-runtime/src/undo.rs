@@ -1,7 +1,8 @@
 //! Undo windows: an effect that can be reversed for a while, by its owner, exactly once.
 //!
-//! After a reversible effect ran, its server opens a window in the operation store with
-//! [`UndoWindows::open`] (a tool attribute that declares the undo is not there yet): a server-generated `operation_id`, the caller's tenant and user
+//! A tool declares its undo with `#[destructive(undo = Self::undo_x, undo_within = "10m",
+//! purge = Self::purge_x)]` and returns [`Reversible`]; after its effect ran, guard opens a
+//! window in the operation store with [`UndoWindows::open`]: a server-generated `operation_id`, the caller's tenant and user
 //! (canonical), the tool, the target, what undoing needs (canonical JSON, from the effect
 //! itself) and a deadline. Until the deadline the owner may undo it once; after it, guard
 //! runs the author's purge once, and the effect is final.
@@ -23,6 +24,7 @@
 mod answer;
 mod purge;
 mod redeem;
+mod reversible;
 pub(crate) mod table;
 
 use std::{sync::Arc, time::Duration};
@@ -32,6 +34,7 @@ use serde_json::Value;
 pub use crate::preview::Terms;
 pub use purge::Purger;
 pub use redeem::Undo;
+pub use reversible::{IntoReversible, Ran, Reversible};
 
 use crate::{
     audit::{AuditLog, Event},

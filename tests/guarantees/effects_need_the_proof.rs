@@ -45,6 +45,7 @@ const fn spec(name: &'static str) -> ToolSpec {
         on_decline: None,
         on_cancel: None,
         approval: None,
+        undo_within: None,
     }
 }
 
@@ -349,6 +350,7 @@ mod forged_rounds {
         on_decline: None,
         on_cancel: None,
         approval: None,
+        undo_within: None,
     };
 
     #[derive(Clone)]

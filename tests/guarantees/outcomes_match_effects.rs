@@ -547,7 +547,7 @@ fn expected_schema(tool: &str) -> (Value, Vec<&'static str>) {
                     "confirm": {
                         "type": "boolean",
                         "title": "Confirm deletion",
-                        "description": "I understand this cannot be undone.",
+                        "description": "Delete the file.",
                         "default": false
                     },
                     "reason": {

@@ -41,7 +41,7 @@ DELETE_SCHEMA = {
         "confirm": {
             "type": "boolean",
             "title": "Confirm deletion",
-            "description": "I understand this cannot be undone.",
+            "description": "Delete the file.",
             "default": False,
         },
         "reason": {

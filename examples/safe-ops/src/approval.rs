@@ -23,16 +23,9 @@ pub const REQUIRED: usize = 2;
 /// argument, which every local user can read in the process list).
 pub const WEBHOOK_SECRET_ENV: &str = "SAFE_OPS_WEBHOOK_SECRET";
 
-/// The local user, as `GUARD_TENANT` and `GUARD_USER` name them; by default tenant `local`
-/// and the login name (`USER`), so a plain stdio session needs no setup.
+/// The local user (see [`crate::identity::local_user`]).
 pub fn local_identity() -> Result<Identity, String> {
-    let login = std::env::var("USER").unwrap_or_else(|_| "operator".to_owned());
-    let identity = EnvIdentity::from_lookup(|name| match name {
-        EnvIdentity::TENANT_ENV => Some(std::env::var(name).unwrap_or_else(|_| "local".to_owned())),
-        EnvIdentity::USER_ENV => Some(std::env::var(name).unwrap_or_else(|_| login.clone())),
-        _ => Some(std::env::var(name).unwrap_or_default()),
-    })?;
-    Ok(identity.identity().clone())
+    Ok(crate::identity::local_user()?.identity().clone())
 }
 
 /// Where approver links go, as the operator configured it.

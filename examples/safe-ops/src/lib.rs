@@ -5,6 +5,7 @@ pub mod approval;
 pub mod db;
 #[cfg(feature = "demo")]
 pub mod demo;
+pub mod identity;
 pub mod log_writer;
 pub mod logging;
 #[cfg(feature = "demo")]

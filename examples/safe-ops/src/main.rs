@@ -25,9 +25,8 @@ use rmcp::transport::streamable_http_server::{
 };
 use rmcp_guard::{
     Exposure, Guard,
-    audit::AuditLog,
     exposure::read_only_from_env,
-    ops::SqliteStore,
+    ops::{Operations, SqliteStore},
     user_dirs::{UserDirs, install_default},
 };
 
@@ -38,6 +37,9 @@ use safe_ops::demo;
 /// The name safe-ops' audit log carries in its checkpoints (`guard-audit checkpoint
 /// --origin`).
 const AUDIT_ORIGIN: &str = "safe-ops audit log";
+
+/// How often closed undo windows are looked for and their trashed files purged.
+const PURGE_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// How often the allowlist file is checked for changes (SIGHUP reloads at once).
 const RELOAD_POLL: std::time::Duration = std::time::Duration::from_millis(500);
@@ -270,10 +272,13 @@ async fn serve(cli: &Cli) -> Result<(), String> {
             audit_db.display()
         )
     })?;
+    // The audit log's store keeps the undo windows too, bound to the local user.
+    let operations =
+        Operations::new(log, safe_ops::identity::local_user()?).audit_origin(AUDIT_ORIGIN);
     let guard = Guard::from_env()
         .map_err(|e| e.to_string())?
         .with_exposure(exposure)
-        .with_audit(AuditLog::new(log, AUDIT_ORIGIN));
+        .with_operations(operations);
     #[cfg(feature = "approval")]
     let guard = guard.with_approval_page(approval_page(cli).await?);
     #[cfg(feature = "witness")]
@@ -286,6 +291,8 @@ async fn serve(cli: &Cli) -> Result<(), String> {
         (anchor, task)
     });
     let settle = server.clone();
+    // Deleted files whose undo window closed leave the trash, from this process on.
+    let _purger = server.purge_undo_windows(PURGE_EVERY);
     let served = serve_on(cli, server).await;
     // The outcomes still queued for the log are written before the process goes.
     settle.guard_config().audit_settled().await;

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rmcp_guard::sandbox::{Entry, Lookup, Pin, SandboxError};
+use rmcp_guard::sandbox::{Entry, Lookup, Pin, SandboxError, Trashed};
 
 /// The sandbox root: its handle for the tools, its location for the operator's log only.
 #[derive(Debug, Clone)]
@@ -55,5 +55,21 @@ impl Sandbox {
     /// Deletes the pinned file if it is still that file, relative to its parent directory.
     pub fn remove(&self, pin: &Pin) -> Result<Entry, SandboxError> {
         self.files.remove(pin)
+    }
+
+    /// Moves the pinned file into the sandbox's trash if it is still that file; no tool
+    /// reaches the trash by a path or a glob.
+    pub fn trash(&self, pin: &Pin) -> Result<Trashed, SandboxError> {
+        self.files.trash(pin)
+    }
+
+    /// Moves a trashed file back, never over a file that took its name since.
+    pub fn restore(&self, trashed: &Trashed) -> Result<Entry, SandboxError> {
+        self.files.restore(trashed)
+    }
+
+    /// Deletes a trashed file for good.
+    pub fn purge(&self, trashed: &Trashed) -> Result<(), SandboxError> {
+        self.files.purge(trashed)
     }
 }

@@ -27,7 +27,8 @@ use rmcp_guard::{
     destructive, exposed,
     forms::TypeToConfirm,
     read_only,
-    sandbox::{Lookup, Pin},
+    sandbox::{Lookup, Pin, Trashed},
+    undo::{Purger, Reversible, Window},
 };
 use rusqlite::Connection;
 use schemars::JsonSchema;
@@ -65,7 +66,7 @@ pub struct DeleteFilesArgs {
 
 #[derive(Debug, Form)]
 pub struct DeleteConfirmation {
-    /// I understand this cannot be undone.
+    /// Delete the file.
     #[form(checkbox, title = "Confirm deletion", default = false)]
     pub confirm: bool,
     /// Why (optional, for the audit log).
@@ -239,6 +240,19 @@ impl SafeOps {
         })
     }
 
+    /// Purges the trashed files of deletes whose undo window closed, every `every`, while
+    /// the returned purger lives; `None` if the guard keeps no undo windows.
+    pub fn purge_undo_windows(&self, every: std::time::Duration) -> Option<Purger> {
+        rmcp_guard::purge_undo_windows(self.clone(), Self::tool_router, every)
+    }
+
+    /// One purge pass at `now` (ms since the Unix epoch); how many windows it purged.
+    pub async fn purge_due_undo_windows(&self, now: i64) -> Result<u64, String> {
+        rmcp_guard::purge_due_undo_windows(self, Self::tool_router, now)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
     pub fn guard_config(&self) -> &Arc<Guard> {
         &self.guard
     }
@@ -253,6 +267,20 @@ impl SafeOps {
 
     async fn preview_delete(&self, args: &DeleteFileArgs) -> Result<Preview, ToolError> {
         preview_delete(&self.sandbox, &args.path)
+    }
+
+    /// Undoes a `delete_file`: the trashed file goes back under its name, unless a new file
+    /// took the name since (`STATE_CHANGED`, nothing overwritten).
+    async fn undo_delete(&self, window: Window) -> Result<serde_json::Value, ToolError> {
+        let trashed: Trashed = window.data()?;
+        let restored = self.sandbox.restore(&trashed)?;
+        Ok(serde_json::json!({"restored": restored.path().to_string(), "bytes": restored.size()}))
+    }
+
+    /// Makes a `delete_file` final once its undo window closed: the trashed copy goes.
+    async fn purge_delete(&self, window: Window) -> Result<(), String> {
+        let trashed: Trashed = window.data().map_err(|e| e.message().to_owned())?;
+        self.sandbox.purge(&trashed).map_err(|e| e.to_string())
     }
 
     async fn preview_delete_files(&self, args: &DeleteFilesArgs) -> Result<Batch, ToolError> {
@@ -350,10 +378,14 @@ fn staging_only(service: &str, environment: &str) -> Result<Preview, ToolError> 
 
 #[tool_router]
 impl SafeOps {
-    /// Delete a file inside the sandbox root. The user confirms in a form first.
+    /// Delete a file inside the sandbox root. The user confirms in a form first; the
+    /// deletion can be undone with `undo` for 10 minutes.
     #[destructive(
         confirm = "checkbox",
         preview = Self::preview_delete,
+        undo = Self::undo_delete,
+        undo_within = "10m",
+        purge = Self::purge_delete,
         on_decline = "The user declined; nothing was deleted.",
         on_cancel = "The confirmation was cancelled; nothing was deleted."
     )]
@@ -363,18 +395,21 @@ impl SafeOps {
         // The path is in the pin the preview made: the handler acts on that, not on this.
         Parameters(_args): Parameters<DeleteFileArgs>,
         confirmed: Confirmed<DeleteConfirmation>,
-    ) -> Result<String, ToolError> {
+    ) -> Result<Reversible<String, Trashed>, ToolError> {
         // The confirmed target is the pin of the file the human was shown: the sandbox opens
-        // its parent through the root handle and deletes the entry only if it is still that
-        // file, so nothing between the re-check and here can redirect the delete.
+        // its parent through the root handle and moves the entry into its trash only if it
+        // is still that file, so nothing between the re-check and here can redirect it.
         let pin: Pin = confirmed.target().parse()?;
-        let removed = self.sandbox.remove(&pin)?;
+        let trashed = self.sandbox.trash(&pin)?;
         let reason = confirmed
             .reason
             .as_deref()
             .map(|r| format!(" Reason: {r}."))
             .unwrap_or_default();
-        Ok(format!("Deleted {}.{reason}", removed.path()))
+        Ok(Reversible::new(
+            format!("Deleted {}.{reason}", trashed.path()),
+            trashed,
+        ))
     }
 
     /// Delete the files a glob matches inside the sandbox root. The user picks which of them

@@ -213,6 +213,7 @@ impl S {
             on_decline: ::core::option::Option::None,
             on_cancel: ::core::option::Option::None,
             approval: ::core::option::Option::None,
+            undo_within: ::core::option::Option::None,
         };
         const _: () = ::rmcp_guard::__private::assert_ask_roles(
             <Trip as ::rmcp_guard::Form>::SPEC,
@@ -292,6 +293,7 @@ impl S {
             on_decline: ::core::option::Option::Some("No seats picked."),
             on_cancel: ::core::option::Option::None,
             approval: ::core::option::Option::None,
+            undo_within: ::core::option::Option::None,
         };
         const _: () = ::rmcp_guard::__private::assert_ask_roles(
             <Trip as ::rmcp_guard::Form>::SPEC,

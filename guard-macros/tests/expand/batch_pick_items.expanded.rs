@@ -74,6 +74,7 @@ impl S {
             on_decline: ::core::option::Option::Some("Nothing was pruned."),
             on_cancel: ::core::option::Option::None,
             approval: ::core::option::Option::None,
+            undo_within: ::core::option::Option::None,
         };
         ::rmcp_guard::__private::assert_guarded::<Self>();
         ::rmcp_guard::__private::assert_parameters::<Parameters<PruneArgs>, PruneArgs>();
@@ -163,6 +164,7 @@ impl S {
             on_decline: ::core::option::Option::None,
             on_cancel: ::core::option::Option::None,
             approval: ::core::option::Option::None,
+            undo_within: ::core::option::Option::None,
         };
         ::rmcp_guard::__private::assert_guarded::<Self>();
         let __guard_flow = ::rmcp_guard::__private::Flow::<

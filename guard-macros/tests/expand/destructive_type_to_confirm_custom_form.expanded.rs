@@ -156,6 +156,7 @@ impl S {
             on_decline: ::core::option::Option::None,
             on_cancel: ::core::option::Option::None,
             approval: ::core::option::Option::None,
+            undo_within: ::core::option::Option::None,
         };
         const _: () = ::rmcp_guard::__private::assert_roles(
             <DropTableConfirmation as ::rmcp_guard::Form>::SPEC,

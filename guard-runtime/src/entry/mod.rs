@@ -5,6 +5,8 @@
 
 pub(crate) mod claims;
 pub(crate) mod dispatch;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) mod undo;
 
 use std::{any::TypeId, collections::BTreeSet, sync::Arc};
 
@@ -59,9 +61,11 @@ mod routes {
     impl<S, F: FnOnce() -> rmcp::handler::server::router::tool::ToolRouter<S>> Sealed for F {}
 }
 
-impl<S: Send + Sync + 'static> Routes<S> for ToolRouter<S> {
+impl<S: Guarded + Send + Sync + 'static> Routes<S> for ToolRouter<S> {
     fn exposed_by(self, exposure: &Exposure, guard: &Guard) -> Arc<Exposed<S>> {
-        Arc::new(Exposed::new(Some(exposure), self).audited(guard.recorder()))
+        Arc::new(
+            Exposed::new(Some(exposure), with_guards_tools(self, guard)).audited(guard.recorder()),
+        )
     }
 
     fn build(self) -> ToolRouter<S> {
@@ -71,7 +75,7 @@ impl<S: Send + Sync + 'static> Routes<S> for ToolRouter<S> {
 
 impl<S, F> Routes<S> for F
 where
-    S: Send + Sync + 'static,
+    S: Guarded + Send + Sync + 'static,
     F: FnOnce() -> ToolRouter<S> + 'static,
 {
     fn exposed_by(self, exposure: &Exposure, guard: &Guard) -> Arc<Exposed<S>> {
@@ -80,7 +84,8 @@ where
         let log = audit.as_ref().map_or(0, recorder_key);
         let key = (TypeId::of::<S>(), TypeId::of::<F>(), log);
         exposure.cached(key, |exposure| {
-            let exposed = Exposed::new(Some(exposure), self()).audited(audit);
+            let exposed =
+                Exposed::new(Some(exposure), with_guards_tools(self(), guard)).audited(audit);
             let generation = exposed.generation;
             (Arc::new(exposed), generation)
         })
@@ -89,6 +94,23 @@ where
     fn build(self) -> ToolRouter<S> {
         self()
     }
+}
+
+/// The author's routes and the tools guard adds to them: `undo`, when a tool declares one
+/// and the guard has a store to keep undo windows in.
+#[cfg_attr(
+    not(any(feature = "sqlite", feature = "postgres")),
+    allow(unused_variables)
+)]
+fn with_guards_tools<S: Guarded + Send + Sync + 'static>(
+    router: ToolRouter<S>,
+    guard: &Guard,
+) -> ToolRouter<S> {
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    if guard.operations().is_some() {
+        return undo::with_undo_tool(router);
+    }
+    router
 }
 
 /// The tools a server publishes, as [`exposed`](crate::exposed) returns them: rmcp's

@@ -20,7 +20,18 @@ impl<F> Flow<'_, F> {
         &self,
         result: impl IntoCallToolResult,
     ) -> Result<CallToolResponse, rmcp::ErrorData> {
-        let response = result.into_call_tool_result();
+        let (response, outcome) = self.settle(result.into_call_tool_result());
+        response.map(|r| match r {
+            CallToolResponse::Complete(result) => self.tag(result, outcome).into(),
+            other => other,
+        })
+    }
+
+    /// The handler's response audited with its outcome (not tagged yet).
+    pub(super) fn settle(
+        &self,
+        response: Result<CallToolResponse, rmcp::ErrorData>,
+    ) -> (Result<CallToolResponse, rmcp::ErrorData>, Outcome) {
         let outcome = match &response {
             Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => Outcome::HandlerError,
             Ok(_) => Outcome::Executed,
@@ -31,10 +42,7 @@ impl<F> Flow<'_, F> {
             _ => None,
         };
         self.record(outcome, "", result.as_ref());
-        response.map(|r| match r {
-            CallToolResponse::Complete(result) => self.tag(result, outcome).into(),
-            other => other,
-        })
+        (response, outcome)
     }
 
     /// A non-error result: decline, cancel and unmet preconditions are outcomes.

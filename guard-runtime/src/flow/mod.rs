@@ -37,6 +37,8 @@ mod page;
 #[cfg(feature = "approval")]
 mod page_mrtr;
 mod push;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod undo;
 
 pub use accept::roles_problem;
 pub use call::GuardCall;
@@ -86,6 +88,8 @@ pub struct ToolSpec {
     pub on_cancel: Option<&'static str>,
     /// Approved on guard's approval page (`approve = "url"`) instead of a form in the client.
     pub approval: Option<ApprovalSpec>,
+    /// How long the effect stays undoable (`undo_within`), for a tool that declares an undo.
+    pub undo_within: Option<Duration>,
 }
 
 /// How a tool with `approve = "url"` is approved on the page.
@@ -121,6 +125,9 @@ struct Seen {
     answer: Option<JsonObject>,
     /// A batch's per-item counts, once the handler reported.
     counts: Option<Value>,
+    /// Who will own the undo window, identified before the human is asked.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    undoer: Option<crate::person::Person>,
     /// Who asked, where guard's approval page identified them.
     #[cfg_attr(not(feature = "approval"), allow(dead_code))]
     requester: Option<crate::person::Person>,
@@ -176,6 +183,7 @@ impl<'g, F: Form> Flow<'g, F> {
     ) -> Step<Accepted<F>> {
         self.published()?;
         self.roles_hold(expected)?;
+        self.undo_owner()?;
         let effect = shown.effect;
         if let Some(approval) = self.spec.approval {
             let (content, secret) = self.ask_page(&effect, expected, approval).await?;
@@ -269,13 +277,41 @@ impl<'g, F: Form> Flow<'g, F> {
 
 impl<F> Flow<'_, F> {
     /// The effect as the human is told it: the preview's summary, then the terms of
-    /// reversing it, which guard composes from the declaration (a `#[destructive]` effect
-    /// is final once it runs); an `#[ask]` question has no effect and no terms.
+    /// reversing it, which guard composes from the declaration (see [`Flow::terms`]); an
+    /// `#[ask]` question has no effect and no terms.
     fn told(&self, effect: &Effect) -> String {
         if effect.asks_only() {
             return effect.summary().to_owned();
         }
-        format!("{}\n\n{}", effect.summary(), Terms::Final.sentence())
+        format!("{}\n\n{}", effect.summary(), self.terms().sentence())
+    }
+
+    /// The terms of reversing the effect, from the tool's declaration and the guard: final,
+    /// or undoable with `undo` for `undo_within` when the guard has a store to keep the
+    /// window in (without one, guard makes the effect final at once, see
+    /// `Flow::finish_reversible`). The deadline is counted from now, and the window opens
+    /// when the effect runs, later, so it lasts at least until the time stated.
+    fn terms(&self) -> Terms {
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        if let Some(within) = self.undoable() {
+            return Terms::Until {
+                tool: crate::undo::TOOL,
+                deadline: crate::store::now_ms()
+                    .saturating_add(i64::try_from(within.as_millis()).unwrap_or(i64::MAX)),
+            };
+        }
+        Terms::Final
+    }
+
+    /// A window will be opened for the caller before the human is asked, so the caller
+    /// must be known: a caller without a usable identity ends the call here. Without a
+    /// store feature no tool declares an undo.
+    fn undo_owner(&self) -> Step<()> {
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        if self.undoable().is_some() {
+            return self.identify_undoer();
+        }
+        Ok(())
     }
 }
 

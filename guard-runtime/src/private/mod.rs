@@ -5,6 +5,8 @@
 pub use crate::args::{GuardArguments, TargetText};
 pub use crate::args::{ToolArgField, ToolArgsDerived, assert_tool_arg_field};
 pub use crate::entry::claims::claim;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub use crate::entry::undo::{WindowFn, assert_purge, assert_undo, register_undo};
 pub use crate::flow::{ApprovalSpec, ConfirmKind, Flow, GuardCall, Rules, ToolSpec};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use crate::ops::{
@@ -353,4 +355,16 @@ impl<T> SamePayload<T> for T {
     fn same(approved: &mut crate::ops::Approved<T>) -> &mut crate::ops::Approved<T> {
         approved
     }
+}
+
+/// The purge of a tool that declares an undo but no purge: nothing to make final.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub type NoPurge<S> = fn(&S, crate::undo::Window) -> std::future::Ready<Result<(), String>>;
+
+/// Pins a reversible tool's handler result to [`IntoReversible`](crate::undo::IntoReversible),
+/// at the handler's return type, so a tool that declares an undo and returns no undo data
+/// is one error there.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub fn reversible<T: crate::undo::IntoReversible>(ran: T) -> T {
+    ran
 }

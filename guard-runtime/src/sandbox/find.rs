@@ -51,6 +51,8 @@ fn walk(
     let names = if is_wild(part) {
         list(dir, pattern)?
             .into_iter()
+            // The trash at the root is no match, whatever the glob.
+            .filter(|name| !(at.is_empty() && name == super::trash::TRASH))
             .filter(|name| matches(part, name))
             .collect()
     } else {

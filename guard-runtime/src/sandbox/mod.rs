@@ -33,13 +33,14 @@
 // One role per file: `root` holds the root open and reaches paths beneath it through
 // directory handles; `path` checks the paths a caller names; `identity` tells one file from
 // another and pins it for the re-check; `remove` removes a pinned file; `find` lists the
-// files a glob names; `error` says why something was refused or failed.
+// files a glob names; `trash` keeps files an undo may restore; `error` says why something was refused or failed.
 mod error;
 mod find;
 mod identity;
 mod path;
 mod remove;
 mod root;
+mod trash;
 #[cfg(test)]
 mod world;
 
@@ -47,3 +48,4 @@ pub use error::{ErrorKind, SandboxError};
 pub use identity::{Entry, Identity, Pin};
 pub use path::RelativePath;
 pub use root::{Lookup, Sandbox};
+pub use trash::{TRASH, Trashed};

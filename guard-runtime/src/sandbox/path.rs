@@ -62,6 +62,12 @@ impl RelativePath {
                 "`{requested}` names the sandbox root itself, not a file in it."
             )));
         }
+        if parts[0] == super::trash::TRASH {
+            return Err(SandboxError::refused(format!(
+                "`{}` is the sandbox's trash: it keeps deleted files while they can be undone, and no tool reads, lists or deletes in it. Restore a deleted file with undo.",
+                super::trash::TRASH
+            )));
+        }
         let path = Self { parts };
         if path.to_string().len() > PATH_MAX {
             return Err(SandboxError::refused(format!(

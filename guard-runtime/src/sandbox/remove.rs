@@ -6,9 +6,12 @@ use rustix::{
     io::Errno,
 };
 
+use std::os::fd::OwnedFd;
+
 use super::{
     error::SandboxError,
-    identity::{Entry, Pin, regular_file},
+    identity::{Entry, Identity, Pin, regular_file},
+    path::RelativePath,
     root::Sandbox,
 };
 
@@ -18,24 +21,33 @@ impl Sandbox {
     /// `fstatat`ed without following symlinks, its identity compared, and the name unlinked
     /// relative to that parent. Returns the entry as it was just before removal.
     pub fn remove(&self, pin: &Pin) -> Result<Entry, SandboxError> {
+        let (parent, identity) = self.pinned(pin)?;
         let path = &pin.path;
-        let gone = || {
-            SandboxError::changed(format!(
-                "`{path}` is gone since the user confirmed; nothing was deleted. Call the tool \
-                 again if another file should be deleted."
-            ))
-        };
+        match fs::unlinkat(&parent, path.leaf(), AtFlags::empty()) {
+            Ok(()) => Ok(Entry {
+                path: path.clone(),
+                identity,
+            }),
+            Err(Errno::NOENT) => Err(gone(path)),
+            Err(errno) => Err(SandboxError::failed(path, "delete", errno)),
+        }
+    }
+
+    /// The parent directory of the pinned file, opened beneath the root, and the file's
+    /// identity, if the entry at its path is still the file that was resolved.
+    pub(super) fn pinned(&self, pin: &Pin) -> Result<(OwnedFd, Identity), SandboxError> {
+        let path = &pin.path;
         let Some(parent) = self.open_parent(path)? else {
-            return Err(gone());
+            return Err(gone(path));
         };
         let stat = match fs::statat(&parent, path.leaf(), AtFlags::SYMLINK_NOFOLLOW) {
             Ok(stat) => stat,
-            Err(Errno::NOENT) => return Err(gone()),
+            Err(Errno::NOENT) => return Err(gone(path)),
             Err(errno) => return Err(SandboxError::failed(path, "look up", errno)),
         };
         // A file whose last name another remover is unlinking right now has no links left.
         if stat.st_nlink == 0 {
-            return Err(gone());
+            return Err(gone(path));
         }
         let identity = regular_file(path, &stat).map_err(|refused| {
             SandboxError::changed(format!(
@@ -47,22 +59,23 @@ impl Sandbox {
             // goes: look once more, so that case reads as gone rather than as modified.
             let again = fs::statat(&parent, path.leaf(), AtFlags::SYMLINK_NOFOLLOW);
             if matches!(again, Err(Errno::NOENT) | Ok(fs::Stat { st_nlink: 0, .. })) {
-                return Err(gone());
+                return Err(gone(path));
             }
             return Err(SandboxError::changed(format!(
                 "`{path}` was replaced or modified after the user confirmed; nothing was \
                  deleted. Call the tool again to show the user the file as it is now."
             )));
         }
-        match fs::unlinkat(&parent, path.leaf(), AtFlags::empty()) {
-            Ok(()) => Ok(Entry {
-                path: path.clone(),
-                identity,
-            }),
-            Err(Errno::NOENT) => Err(gone()),
-            Err(errno) => Err(SandboxError::failed(path, "delete", errno)),
-        }
+        Ok((parent, identity))
     }
+}
+
+/// The pinned file is no longer there.
+pub(super) fn gone(path: &RelativePath) -> SandboxError {
+    SandboxError::changed(format!(
+        "`{path}` is gone since the user confirmed; nothing was deleted. Call the tool \
+         again if another file should be deleted."
+    ))
 }
 
 #[cfg(test)]

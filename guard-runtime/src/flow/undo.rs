@@ -1,0 +1,153 @@
+//! A tool that declares an undo (`#[destructive(undo = ..., undo_within = ...)]`): its
+//! caller is identified before the human is asked (the window will be theirs), the
+//! question states the terms (`Flow::terms`), and after the effect guard opens the window
+//! with what the handler handed over and names the undo in the model's result.
+//!
+//! A guard without an operation store keeps no windows: the question then says the effect
+//! cannot be undone, and guard runs the tool's purge right after the effect, so it is final
+//! as the human was told (a trashed file does not linger in the trash).
+
+use rmcp::model::{CallToolResponse, ContentBlock};
+
+use super::Flow;
+use crate::{
+    entry::undo::{caller, purge_now},
+    outcome::{Outcome, Step},
+    undo::{IntoReversible, Opened, Ran, Window},
+};
+
+impl<F> Flow<'_, F> {
+    /// How long the effect stays undoable: the declaration's `undo_within`, if the guard
+    /// has a store to keep the window in.
+    pub(super) fn undoable(&self) -> Option<std::time::Duration> {
+        self.spec
+            .undo_within
+            .filter(|_| self.guard.operations().is_some())
+    }
+
+    /// Before the question: the person who will own the window, from trusted context. A
+    /// caller without one ends the call before anyone is asked.
+    pub(super) fn identify_undoer(&self) -> Step<()> {
+        match caller(self.guard, &self.call.request) {
+            Ok(person) => {
+                self.seen().undoer = Some(person);
+                Ok(())
+            }
+            Err(error) => Err(self.refuse(Outcome::Refused(error.code()), error)),
+        }
+    }
+
+    /// Steps 9 and 10 of a reversible tool: the handler's outcome audited, then, if the
+    /// effect ran, its undo window opened for the caller until `undo_within` from now, and
+    /// the model's result ending with how to undo it. A window that cannot be stored leaves
+    /// the effect final, and the result says so rather than promise an undo.
+    pub async fn finish_reversible<S: 'static>(
+        &self,
+        server: &S,
+        ran: impl IntoReversible,
+    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let Ran {
+            response,
+            undo_data,
+        } = ran.into_ran();
+        let (response, outcome) = self.settle(response);
+        let Ok(CallToolResponse::Complete(mut result)) = response else {
+            return response;
+        };
+        let Some(data) = undo_data else {
+            return Ok(self.tag(result, outcome).into());
+        };
+        if self.undoable().is_none() {
+            return Ok(self.final_at_once(server, data, result, outcome).await);
+        }
+        let opened = match data {
+            Ok(data) => self.open_window(&data).await,
+            Err(reason) => Err(reason),
+        };
+        let operation_id = match opened {
+            Ok(opened) => {
+                result.content.push(ContentBlock::text(opened.note()));
+                Some(opened.operation_id)
+            }
+            Err(reason) => {
+                tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, %reason, "the effect ran but its undo window was not stored: it is final");
+                result.content.push(ContentBlock::text(format!(
+                    "This cannot be undone: the undo window could not be stored, so the effect is final. Quote trace_id {} to the operator.",
+                    self.trace_id
+                )));
+                None
+            }
+        };
+        Ok(crate::outcome::tag(result, outcome, &self.trace_id, operation_id.as_deref()).into())
+    }
+
+    /// No store, so no window: the tool's purge runs now on what the effect handed over,
+    /// and the effect is final, as the question said.
+    async fn final_at_once<S: 'static>(
+        &self,
+        server: &S,
+        data: Result<serde_json::Value, String>,
+        mut result: rmcp::model::CallToolResult,
+        outcome: Outcome,
+    ) -> CallToolResponse {
+        let now = crate::store::now_ms();
+        let target = self
+            .seen()
+            .effect
+            .as_ref()
+            .map(|(t, _)| t.clone())
+            .unwrap_or_default();
+        let purged = match data {
+            Ok(data) => {
+                let window = Window {
+                    operation_id: self.trace_id.clone(),
+                    tool: self.spec.name.to_owned(),
+                    target,
+                    data,
+                    created_at: now,
+                    expires_at: now,
+                };
+                purge_now::<S>(server, window).await
+            }
+            Err(reason) => Err(reason),
+        };
+        if let Err(reason) = purged {
+            tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, %reason, "the effect ran without an undo window and its purge failed: what undoing would need is left behind");
+            result.content.push(ContentBlock::text(format!(
+                "The effect is final, but cleaning up after it failed. Quote trace_id {} to the operator.",
+                self.trace_id
+            )));
+        }
+        self.tag(result, outcome).into()
+    }
+
+    /// Opens the window of the effect that just ran on the confirmed target.
+    async fn open_window(&self, data: &serde_json::Value) -> Result<Opened, String> {
+        let (Some(windows), Some(within)) = (self.guard.undo_windows(), self.spec.undo_within)
+        else {
+            return Err("the guard has no operation store".into());
+        };
+        let (owner, target) = {
+            let seen = self.seen();
+            let owner = seen.undoer.clone().ok_or("the caller was not identified")?;
+            let target = seen
+                .effect
+                .as_ref()
+                .map(|(t, _)| t.clone())
+                .unwrap_or_default();
+            (owner, target)
+        };
+        windows
+            .open(
+                &owner,
+                self.spec.name,
+                &target,
+                data,
+                within,
+                crate::store::now_ms(),
+                &self.trace_id,
+            )
+            .await
+            .map_err(|e| e.to_string())
+    }
+}

@@ -1,0 +1,366 @@
+//! safe-ops' `delete_file` declares an undo: the file goes into the sandbox's trash, the
+//! question says until when it can be undone, the model's result names the `undo` call, and
+//! `undo` restores the same bytes and mode, for its owner, once, never over a new file; after
+//! the window the purge deletes the trashed copy once and `undo` answers `UNDO_EXPIRED`.
+//! Real rmcp clients on both eras, a server whose guard keeps its windows in SQLite.
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+use crate::support::*;
+use rmcp::model::{CallToolResult, ProtocolVersion};
+use rmcp_guard::{
+    EnvIdentity, Guard,
+    ops::{Operations, SqliteStore},
+    outcome::Outcome,
+    testing::{Answer, ScriptedHuman},
+};
+use safe_ops::SafeOps;
+use serde_json::{Value, json};
+
+both_eras!(
+    undo_restores_the_same_bytes_and_mode,
+    the_question_states_the_terms_from_the_declaration,
+    the_result_names_the_undo,
+    a_second_undo_answers_with_the_first_result,
+    another_person_gets_not_found,
+    a_new_file_under_the_name_is_never_overwritten,
+    after_the_window_the_purge_runs_once_and_undo_is_expired,
+    a_restart_between_the_delete_and_the_undo_keeps_the_window,
+    the_trash_is_out_of_reach_of_the_other_tools,
+);
+
+/// The operation store of a world, opened once per process: the servers of one test share
+/// it, as the tools of one process do.
+fn store(world: &World) -> SqliteStore {
+    static OPEN: std::sync::LazyLock<std::sync::Mutex<Vec<(std::path::PathBuf, SqliteStore)>>> =
+        std::sync::LazyLock::new(Default::default);
+    let path = world.base.join("operations.db");
+    let mut open = OPEN.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, store)) = open.iter().find(|(p, _)| *p == path) {
+        return store.clone();
+    }
+    let store = SqliteStore::open(&path).expect("operation store");
+    open.push((path, store.clone()));
+    store
+}
+
+/// safe-ops on `world` with its undo windows in the world's store, calls made by `user`.
+fn server_for(world: &World, user: &str) -> SafeOps {
+    server_on(world, store(world), user)
+}
+
+fn server_on(world: &World, store: SqliteStore, user: &str) -> SafeOps {
+    let user = user.to_owned();
+    let identity = EnvIdentity::from_lookup(move |name| match name {
+        EnvIdentity::TENANT_ENV => Some("local".to_owned()),
+        EnvIdentity::USER_ENV => Some(user.clone()),
+        _ => Some(String::new()),
+    })
+    .expect("identity");
+    let guard = Guard::ephemeral()
+        .expect("guard key")
+        .with_operations(Operations::new(store, identity));
+    world.server_with(guard)
+}
+
+fn accept() -> Answer {
+    Answer::Accept(json!({"confirm": true}))
+}
+
+/// Deletes `old.log` as `alice` on a fresh connection; the result and what the human saw.
+async fn delete(world: &World, era: &ProtocolVersion) -> (CallToolResult, ScriptedHuman) {
+    let human = ScriptedHuman::new(era.clone());
+    human.will(accept());
+    let client = connect(server_for(world, "alice"), human.clone()).await;
+    let result = call(&client, "delete_file", json!({"path": "old.log"})).await;
+    let _ = client.cancel().await;
+    (result, human)
+}
+
+/// The window's id, from guard's tag on the delete's result.
+fn operation_id(result: &CallToolResult) -> String {
+    let meta = serde_json::to_value(&result.meta).expect("meta");
+    meta["guard"]["operationId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the delete's result names no undo window: {meta}"))
+        .to_owned()
+}
+
+/// `undo` of `id` as `user`, on a fresh connection to a fresh server on the world's store.
+async fn undo(world: &World, era: &ProtocolVersion, user: &str, id: &str) -> CallToolResult {
+    let client = connect(server_for(world, user), ScriptedHuman::new(era.clone())).await;
+    let result = call(&client, "undo", json!({"operation_id": id})).await;
+    let _ = client.cancel().await;
+    result
+}
+
+/// The names in the sandbox's trash.
+fn trashed(world: &World) -> Vec<String> {
+    match std::fs::read_dir(world.path(rmcp_guard::sandbox::TRASH)) {
+        Ok(entries) => entries
+            .map(|e| {
+                e.expect("trash entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+async fn undo_restores_the_same_bytes_and_mode(era: ProtocolVersion) {
+    let world = World::new();
+    let path = world.path("old.log");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).expect("chmod");
+    let before = std::fs::metadata(&path).expect("old.log");
+    let (result, _) = delete(&world, &era).await;
+    assert_natural(&result, Outcome::Executed);
+    assert_eq!(world.file("old.log"), None, "the file left its name");
+    assert_eq!(trashed(&world).len(), 1, "it waits in the trash");
+    let undone = undo(&world, &era, "alice", &operation_id(&result)).await;
+    assert_natural(&undone, Outcome::Undone);
+    assert_eq!(
+        world.file("old.log").as_deref(),
+        Some(OLD_LOG),
+        "same bytes"
+    );
+    let after = std::fs::metadata(&path).expect("restored");
+    assert_eq!(after.mode() & 0o7777, 0o640, "same mode");
+    assert_eq!(
+        (after.dev(), after.ino()),
+        (before.dev(), before.ino()),
+        "the same file"
+    );
+    assert!(trashed(&world).is_empty(), "nothing left in the trash");
+}
+
+async fn the_question_states_the_terms_from_the_declaration(era: ProtocolVersion) {
+    let world = World::new();
+    let (_, human) = delete(&world, &era).await;
+    let shown = human.shown();
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    let message = &shown[0].message;
+    assert!(
+        message.contains("\n\nYou can undo this until "),
+        "{message}"
+    );
+    assert!(
+        message.ends_with(" UTC with undo; after that it is final."),
+        "{message}"
+    );
+    assert!(!message.contains("cannot be undone"), "{message}");
+    // drop_table declares no undo: its question keeps the final terms.
+    let human = ScriptedHuman::new(era.clone());
+    human.will(Answer::Decline);
+    let client = connect(server_for(&world, "alice"), human.clone()).await;
+    let _ = call(&client, "drop_table", json!({"table": "orders"})).await;
+    let _ = client.cancel().await;
+    let shown = human.shown();
+    assert!(
+        shown[0].message.contains("\n\nThis cannot be undone."),
+        "{}",
+        shown[0].message
+    );
+    assert!(
+        !shown[0].message.contains("undo this"),
+        "{}",
+        shown[0].message
+    );
+    // Without a store to keep windows in, delete_file cannot promise an undo either.
+    let human = ScriptedHuman::new(era.clone());
+    human.will(Answer::Decline);
+    let client = connect(world.server(), human.clone()).await;
+    let _ = call(&client, "delete_file", json!({"path": "report.csv"})).await;
+    let _ = client.cancel().await;
+    let shown = human.shown();
+    assert!(
+        shown[0].message.ends_with("\n\nThis cannot be undone."),
+        "{}",
+        shown[0].message
+    );
+}
+
+async fn the_result_names_the_undo(era: ProtocolVersion) {
+    let world = World::new();
+    let (result, _) = delete(&world, &era).await;
+    let id = operation_id(&result);
+    let said = text(&result);
+    assert!(said.starts_with("Deleted old.log."), "{said}");
+    assert!(
+        said.contains(&format!(
+            "To undo this, call undo with operation_id {id} before "
+        )),
+        "{said}"
+    );
+    assert!(said.ends_with("; after that it is final."), "{said}");
+    assert!(
+        !said.contains(world.root.to_str().expect("utf-8 root")),
+        "{said}"
+    );
+}
+
+async fn a_second_undo_answers_with_the_first_result(era: ProtocolVersion) {
+    let world = World::new();
+    let (result, _) = delete(&world, &era).await;
+    let id = operation_id(&result);
+    let first = undo(&world, &era, "alice", &id).await;
+    assert_natural(&first, Outcome::Undone);
+    // The file is deleted by hand meanwhile: a second undo must not restore anything.
+    std::fs::remove_file(world.path("old.log")).expect("rm");
+    let second = undo(&world, &era, "alice", &id).await;
+    assert_natural(&second, Outcome::AlreadyUndone);
+    let result_of = |r: &CallToolResult| -> Value {
+        r.structured_content.clone().expect("structured")["result"].clone()
+    };
+    assert_eq!(result_of(&second), result_of(&first));
+    assert_eq!(world.file("old.log"), None, "nothing ran again");
+}
+
+async fn another_person_gets_not_found(era: ProtocolVersion) {
+    let world = World::new();
+    let (result, _) = delete(&world, &era).await;
+    let id = operation_id(&result);
+    let theirs = undo(&world, &era, "mallory", &id).await;
+    let unknown = undo(
+        &world,
+        &era,
+        "mallory",
+        "00000000-0000-4000-8000-000000000000",
+    )
+    .await;
+    assert_refused(
+        &theirs,
+        "OPERATION_NOT_FOUND",
+        Outcome::Refused("OPERATION_NOT_FOUND"),
+    );
+    assert_eq!(
+        text(&theirs).replace(&id, "ID"),
+        text(&unknown).replace("00000000-0000-4000-8000-000000000000", "ID"),
+        "another person's window reads exactly like one that never existed"
+    );
+    assert_eq!(world.file("old.log"), None, "nothing restored for them");
+    // The same person under another spelling of the name is the owner.
+    let own = undo(&world, &era, "ALICE", &id).await;
+    assert_natural(&own, Outcome::Undone);
+}
+
+async fn a_new_file_under_the_name_is_never_overwritten(era: ProtocolVersion) {
+    let world = World::new();
+    let (result, _) = delete(&world, &era).await;
+    let id = operation_id(&result);
+    std::fs::write(world.path("old.log"), "a new file\n").expect("new file");
+    let refused = undo(&world, &era, "alice", &id).await;
+    assert_refused(&refused, "STATE_CHANGED", Outcome::UndoRefused);
+    assert_eq!(
+        world.file("old.log").as_deref(),
+        Some("a new file\n"),
+        "not overwritten"
+    );
+    assert_eq!(trashed(&world).len(), 1, "the deleted file still waits");
+    // The window stays open: once the name is free again, the undo restores.
+    std::fs::remove_file(world.path("old.log")).expect("free the name");
+    let undone = undo(&world, &era, "alice", &id).await;
+    assert_natural(&undone, Outcome::Undone);
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+}
+
+async fn after_the_window_the_purge_runs_once_and_undo_is_expired(era: ProtocolVersion) {
+    let world = World::new();
+    let (result, _) = delete(&world, &era).await;
+    let id = operation_id(&result);
+    let server = server_for(&world, "alice");
+    let now = rmcp_guard::ops::now_ms();
+    assert_eq!(
+        server.purge_due_undo_windows(now).await,
+        Ok(0),
+        "not due yet"
+    );
+    assert_eq!(trashed(&world).len(), 1);
+    let later = now + 10 * 60 * 1000 + 1;
+    assert_eq!(
+        server.purge_due_undo_windows(later).await,
+        Ok(1),
+        "purged once"
+    );
+    assert!(trashed(&world).is_empty(), "the trashed copy is gone");
+    assert_eq!(
+        server.purge_due_undo_windows(later).await,
+        Ok(0),
+        "never twice"
+    );
+    let expired = undo(&world, &era, "alice", &id).await;
+    assert_refused(&expired, "UNDO_EXPIRED", Outcome::Refused("UNDO_EXPIRED"));
+    assert_eq!(world.file("old.log"), None, "nothing restored");
+}
+
+async fn a_restart_between_the_delete_and_the_undo_keeps_the_window(era: ProtocolVersion) {
+    let world = World::new();
+    let path = world.base.join("before-restart.db");
+    let human = ScriptedHuman::new(era.clone());
+    human.will(accept());
+    let first = SqliteStore::open(&path).expect("store");
+    let client = connect(server_on(&world, first, "alice"), human).await;
+    let result = call(&client, "delete_file", json!({"path": "old.log"})).await;
+    let id = operation_id(&result);
+    client
+        .cancel()
+        .await
+        .expect("the first server's session closes");
+    // A new server, with a new guard key and its own connection to the store file, on
+    // the same sandbox: what it knows of the window is what the store kept. (The first
+    // server lets go of the file once its session is closed; opening waits for that.)
+    let reopened = (0..100)
+        .find_map(|_| match SqliteStore::open(&path) {
+            Ok(store) => Some(store),
+            Err(_) => {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                None
+            }
+        })
+        .expect("the store opens again");
+    let client = connect(
+        server_on(&world, reopened, "alice"),
+        ScriptedHuman::new(era),
+    )
+    .await;
+    let undone = call(&client, "undo", json!({"operation_id": id})).await;
+    let _ = client.cancel().await;
+    assert_natural(&undone, Outcome::Undone);
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+}
+
+async fn the_trash_is_out_of_reach_of_the_other_tools(era: ProtocolVersion) {
+    let world = World::new();
+    let (_, _) = delete(&world, &era).await;
+    let name = trashed(&world).pop().expect("a trashed file");
+    let human = ScriptedHuman::new(era.clone());
+    let client = connect(server_for(&world, "alice"), human.clone()).await;
+    for path in [
+        format!(".guard-trash/{name}"),
+        format!("./.guard-trash/{name}"),
+        format!(".guard-trash//{name}"),
+    ] {
+        let result = call(&client, "delete_file", json!({"path": path})).await;
+        assert!(is_error(&result), "{path}: {}", text(&result));
+        assert!(
+            text(&result).contains("is the sandbox's trash"),
+            "{}",
+            text(&result)
+        );
+    }
+    for pattern in [".guard-tras?/*", "*/*", ".*/*", "?guard-trash/*"] {
+        let result = call(&client, "delete_files", json!({"pattern": pattern})).await;
+        assert!(
+            !text(&result).contains(&name),
+            "{pattern}: {}",
+            text(&result)
+        );
+    }
+    let _ = client.cancel().await;
+    assert!(
+        human.shown().is_empty(),
+        "nobody was asked about a trashed file"
+    );
+    assert_eq!(trashed(&world), vec![name], "the trashed file is untouched");
+}
