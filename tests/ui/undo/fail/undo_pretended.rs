@@ -1,0 +1,60 @@
+// A tool that declares no undo cannot return undo data: nothing would keep or honour it.
+use std::sync::Arc;
+
+use rmcp_guard::forms::Checkbox;
+use rmcp_guard::undo::{Reversible, Window};
+use rmcp_guard::{Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
+use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Clone)]
+struct S {
+    guard: Arc<Guard>,
+}
+
+impl Guarded for S {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+struct DeleteArgs {
+    /// Path of the file.
+    path: String,
+}
+
+impl S {
+    async fn preview_delete(&self, args: &DeleteArgs) -> Result<Preview, ToolError> {
+        Ok(Preview::effect(&args.path, format!("Delete {}", args.path)))
+    }
+
+    async fn undo_delete(&self, window: Window) -> Result<serde_json::Value, ToolError> {
+        let trashed: String = window.data()?;
+        Ok(serde_json::json!({ "restored": trashed }))
+    }
+
+    async fn purge_delete(&self, _window: Window) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+#[tool_router(server_handler)]
+impl S {
+    /// Delete a file.
+    #[destructive(
+        confirm = "checkbox",
+        preview = Self::preview_delete,
+    )]
+    #[tool]
+    async fn delete_file(
+        &self,
+        Parameters(args): Parameters<DeleteArgs>,
+        _confirmed: Confirmed<Checkbox>,
+    ) -> Result<Reversible<String, String>, ToolError> {
+        Ok(Reversible::new(format!("Deleted {}", args.path), args.path.clone()))
+    }
+}
+
+fn main() {}
