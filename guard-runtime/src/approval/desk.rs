@@ -47,16 +47,19 @@ use crate::{
 /// macro rather than a method taking a closure, so the body borrows the caller's locals.
 macro_rules! in_tx {
     ($desk:expr, |$tx:ident| $body:block) => {
-        match $desk.store().begin().await {
+        match $desk.store() {
             Err(error) => Err(error),
-            Ok(mut tx) => {
-                let done: Result<Done<_>, StoreError> = async {
-                    let $tx = &mut tx;
-                    $body
+            Ok(store) => match store.begin().await {
+                Err(error) => Err(error),
+                Ok(mut tx) => {
+                    let done: Result<Done<_>, StoreError> = async {
+                        let $tx = &mut tx;
+                        $body
+                    }
+                    .await;
+                    $desk.finish(tx, done).await
                 }
-                .await;
-                $desk.finish(tx, done).await
-            }
+            },
         }
     };
 }
@@ -288,8 +291,9 @@ impl View {
 pub struct Desk {
     /// The guard's operation store, once the page is handed to a guard with one.
     attached: OnceLock<Arc<dyn OperationStore>>,
-    /// Where approvals live when no guard with a store took the page: this process only.
-    private: Arc<dyn OperationStore>,
+    /// Where approvals live when no guard with a store took the page: this process only,
+    /// made on first use, so a page a guard's store takes never creates it.
+    private: Mutex<Option<Private>>,
     journal: Arc<Journal>,
     /// Deciding needs a signed-in person as well as the link.
     sign_in: bool,
@@ -301,6 +305,13 @@ pub struct Desk {
     link_key: OnceLock<[u8; 32]>,
 }
 
+/// The page's own store and the directory holding it; the store closes before the
+/// directory is removed.
+struct Private {
+    store: Arc<dyn OperationStore>,
+    _dir: super::PrivateStore,
+}
+
 /// Ended approvals stay readable this long after their deadline, so a late visitor sees
 /// the outcome instead of an unknown link; then they are purged.
 pub(crate) const KEEP_AFTER_DEADLINE: Duration = Duration::from_secs(600);
@@ -310,13 +321,13 @@ pub(crate) const KEEP_AFTER_DEADLINE: Duration = Duration::from_secs(600);
 type Done<T> = (T, Vec<Event>);
 
 impl Desk {
-    /// A desk keeping approvals in `private` until [`attach`](Self::attach) hands it the
-    /// guard's store, recording into `journal`; with `sign_in`, a decision needs the link's
-    /// person signed in.
-    pub fn new(private: Arc<dyn OperationStore>, journal: Arc<Journal>, sign_in: bool) -> Self {
+    /// A desk keeping approvals in the guard's store once [`attach`](Self::attach) hands it
+    /// one, and in a private store of its own made on first use until then, recording into
+    /// `journal`; with `sign_in`, a decision needs the link's person signed in.
+    pub fn new(journal: Arc<Journal>, sign_in: bool) -> Self {
         Self {
             attached: OnceLock::new(),
-            private,
+            private: Mutex::default(),
             journal,
             sign_in,
             changed: watch::channel(0).0,
@@ -358,11 +369,24 @@ impl Desk {
         }
     }
 
-    fn store(&self) -> &dyn OperationStore {
-        match self.attached.get() {
-            Some(store) => store.as_ref(),
-            None => self.private.as_ref(),
+    /// The guard's store, or else the private one, made now if this is its first use. A
+    /// private store that cannot be made fails the use, with the reason and what to do.
+    fn store(&self) -> Result<Arc<dyn OperationStore>, StoreError> {
+        if let Some(store) = self.attached.get() {
+            return Ok(store.clone());
         }
+        let mut private = self.private.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(made) = private.as_ref() {
+            return Ok(made.store.clone());
+        }
+        let (dir, store) =
+            super::PrivateStore::open().map_err(|e| StoreError::Other(e.to_string()))?;
+        let store: Arc<dyn OperationStore> = Arc::new(store);
+        *private = Some(Private {
+            store: store.clone(),
+            _dir: dir,
+        });
+        Ok(store)
     }
 
     /// Wakes when an approval's status changes in this process.
@@ -487,12 +511,14 @@ impl Desk {
                 ),
         );
         let keep = i64::try_from(KEEP_AFTER_DEADLINE.as_millis()).unwrap_or(i64::MAX);
-        crate::store::purge::expired_or_log(
-            self.store(),
-            crate::store::purge::Expiring::Approvals,
-            crate::store::now_ms().saturating_sub(keep),
-        )
-        .await;
+        if let Ok(store) = self.store() {
+            crate::store::purge::expired_or_log(
+                store.as_ref(),
+                crate::store::purge::Expiring::Approvals,
+                crate::store::now_ms().saturating_sub(keep),
+            )
+            .await;
+        }
         Ok(Opened {
             id,
             requester_token,
@@ -1222,7 +1248,9 @@ mod tests {
     }
 
     fn desk_on(store: &Arc<dyn OperationStore>, sign_in: bool) -> Desk {
-        Desk::new(store.clone(), Arc::default(), sign_in)
+        let desk = Desk::new(Arc::default(), sign_in);
+        desk.attach(store.clone());
+        desk
     }
 
     fn desk() -> (Desk, tempfile::TempDir) {
@@ -1239,6 +1267,41 @@ mod tests {
 
     async fn csrf(desk: &Desk, link: &str) -> String {
         desk.view(link, true).await.unwrap().unwrap().csrf
+    }
+
+    /// The private directory, if this desk made one.
+    fn private_dir(desk: &Desk) -> Option<std::path::PathBuf> {
+        let private = desk.private.lock().unwrap();
+        private.as_ref().map(|p| p._dir.0.clone())
+    }
+
+    #[tokio::test]
+    async fn a_desk_given_a_store_never_makes_one_of_its_own() {
+        let (desk, _dir) = desk();
+        let opened = desk.open(request(1), &[]).await.unwrap();
+        let t = &opened.requester_token;
+        let csrf_t = csrf(&desk, t).await;
+        desk.decide(t, &csrf_t, approve(), None).await.unwrap();
+        desk.status(&opened.id).await.unwrap();
+        assert_eq!(private_dir(&desk), None);
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_desk_without_a_store_makes_its_own_on_first_use_and_removes_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let desk = Desk::new(Arc::default(), false);
+        assert_eq!(private_dir(&desk), None, "made before anything needed it");
+        let opened = desk.open(request(1), &[]).await.unwrap();
+        let dir = private_dir(&desk).expect("the first approval made the private store");
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{}", dir.display());
+        let again = desk.open(request(1), &[]).await.unwrap();
+        assert_eq!(private_dir(&desk), Some(dir.clone()), "made once");
+        assert_eq!(desk.status(&opened.id).await.unwrap(), Status::Pending);
+        assert_eq!(desk.status(&again.id).await.unwrap(), Status::Pending);
+        drop(desk);
+        assert!(!dir.exists(), "{} outlived the desk", dir.display());
     }
 
     #[tokio::test]

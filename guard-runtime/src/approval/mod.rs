@@ -143,8 +143,6 @@ pub(crate) struct Shared {
     /// The `Host` values the page answers to.
     hosts: Arc<Vec<String>>,
     base: Url,
-    /// The page's own SQLite file, for approvals when no guard with a store takes the page.
-    _private: PrivateStore,
 }
 
 /// A directory of the page's own holding its private store, removed with the page.
@@ -385,9 +383,8 @@ impl ApprovalPageBuilder {
             ),
             None => None,
         };
-        let (private, store) = PrivateStore::open()?;
         let shared = Arc::new(Shared {
-            desk: Desk::new(Arc::new(store), journal.clone(), sign_in.is_some()),
+            desk: Desk::new(journal.clone(), sign_in.is_some()),
             origin,
             identity: self.identity,
             approvers,
@@ -396,7 +393,6 @@ impl ApprovalPageBuilder {
             sign_in,
             hosts,
             base,
-            _private: private,
         });
         let app = http::router(shared.clone());
         let server = tokio::spawn(async move {
