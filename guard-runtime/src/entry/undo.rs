@@ -282,7 +282,7 @@ pub(crate) fn no_store() -> String {
 
 /// Runs the purges of `S`'s tools every `every` in the background, for as long as the
 /// returned [`Purger`] lives: each window whose deadline passed is purged once, across
-/// restarts and processes sharing the store (see [`UndoWindows::purge_due`]). `routes`
+/// restarts and processes sharing the store (see [`UndoWindows::purge_due`](crate::undo::UndoWindows::purge_due)). `routes`
 /// builds the server's router once, so every tool's purge is registered. `None` when the
 /// guard has no operation store or no tool of `S` declares an undo.
 pub fn purge_undo_windows<S>(
