@@ -143,7 +143,8 @@ fn the_mcp_json_recipes_run_installed_servers_with_per_user_files() {
             "deploy",
             "deploy_production",
             "drop_table",
-            "list_tables"
+            "list_tables",
+            "undo"
         ]
     );
     let listed = machine.inspect(

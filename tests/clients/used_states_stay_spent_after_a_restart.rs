@@ -1,6 +1,8 @@
 //! MRTR request states are single use across a restart of the real safe-ops binary: a state
 //! answered before the process was killed is refused by the restarted process (same
-//! `GUARD_HMAC_KEY`), whether it was accepted or declined, and nothing runs again.
+//! `GUARD_HMAC_KEY`), whether it was accepted or declined, and nothing runs again. safe-ops
+//! keeps spent states in its operation store, so the restarted process knows the state as
+//! used (`replayed`), not merely as one from before its boot.
 
 use crate::support::{
     MRTR, World, assert_natural, assert_refused, call_once, complete, params, stdio::safe_ops_bin,
@@ -119,7 +121,7 @@ async fn accepted_state_is_refused_after_a_restart() {
     create_scratch(&world);
     let (client, pid) = boot(&world).await;
     let result = answer(&client, "drop_table", args, &state, accept_drop()).await;
-    assert_refused(&result, "INVALID_STATE", Outcome::Restarted);
+    assert_refused(&result, "INVALID_STATE", Outcome::Replayed);
     assert!(
         text(&result).contains("Call the tool again"),
         "{}",
@@ -149,7 +151,7 @@ async fn declined_state_with_a_forged_accept_is_refused_after_a_restart() {
 
     let (client, pid) = boot(&world).await;
     let result = answer(&client, "drop_table", args.clone(), &state, accept_drop()).await;
-    assert_refused(&result, "INVALID_STATE", Outcome::Restarted);
+    assert_refused(&result, "INVALID_STATE", Outcome::Replayed);
     assert_eq!(
         world.rows("scratch"),
         Some(3),

@@ -310,15 +310,22 @@ async fn a_restart_between_the_delete_and_the_undo_keeps_the_window(era: Protoco
     // A new server, with a new guard key and its own connection to the store file, on
     // the same sandbox: what it knows of the window is what the store kept. (The first
     // server lets go of the file once its session is closed; opening waits for that.)
-    let reopened = (0..100)
-        .find_map(|_| match SqliteStore::open(&path) {
-            Ok(store) => Some(store),
+    let mut tries = 0;
+    let reopened = loop {
+        // Opened off the runtime, which the first server still needs to let go of the file.
+        let file = path.clone();
+        match tokio::task::spawn_blocking(move || SqliteStore::open(&file))
+            .await
+            .expect("the open finishes")
+        {
+            Ok(store) => break store,
+            Err(error) if tries == 100 => panic!("the store does not open again: {error}"),
             Err(_) => {
-                std::thread::sleep(std::time::Duration::from_millis(100));
-                None
+                tries += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
             }
-        })
-        .expect("the store opens again");
+        }
+    };
     let client = connect(
         server_on(&world, reopened, "alice"),
         ScriptedHuman::new(era),

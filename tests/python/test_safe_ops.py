@@ -175,7 +175,8 @@ async def test_push_delete_file_accept_deletes_the_file(workspace: Workspace) ->
         result = await session.call_tool("delete_file", {"path": SEEDED_FILE})
 
     assert not result.is_error, text_of(result)
-    assert text_of(result) == f"Deleted {SEEDED_FILE}. Reason: cleanup."
+    assert text_of(result).startswith(f"Deleted {SEEDED_FILE}. Reason: cleanup.\n")
+    assert "To undo this, call undo with operation_id " in text_of(result)
     assert outcome_of(result) == "executed"
     assert not workspace.seeded.exists()
 
@@ -313,7 +314,8 @@ async def test_mrtr_delete_file_accept_deletes_the_file(workspace: Workspace) ->
         result = await client.call_tool("delete_file", {"path": SEEDED_FILE})
 
     assert not result.is_error, text_of(result)
-    assert text_of(result) == f"Deleted {SEEDED_FILE}."
+    assert text_of(result).startswith(f"Deleted {SEEDED_FILE}.\n")
+    assert "To undo this, call undo with operation_id " in text_of(result)
     assert outcome_of(result) == "executed"
     assert not workspace.seeded.exists()
     # The SDK's MRTR driver hands the callback the InputRequiredResult's key as the request id.
