@@ -189,7 +189,7 @@ async def test_push_delete_file_accept_deletes_the_file(workspace: Workspace) ->
     assert f"Delete file {SEEDED_FILE} (" in question.message
     assert str(workspace.root.resolve()) not in question.message
     assert str(workspace.db.parent.resolve()) not in question.message
-    assert "cannot be undone" in question.message
+    assert "You can undo this until" in question.message
 
 
 async def test_push_delete_file_decline_keeps_the_file(workspace: Workspace) -> None:
