@@ -200,13 +200,17 @@ async fn spellings_of_one_person_count_once_and_the_log_names_people_canonically
 }
 
 fn token(user: &str) -> String {
+    token_in("acme", user)
+}
+
+fn token_in(tenant: &str, user: &str) -> String {
     let now = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap()
         .as_secs();
     jsonwebtoken::encode(
         &jsonwebtoken::Header::default(),
-        &json!({"sub": user, "tenant": "acme", "iss": ISSUER, "aud": AUDIENCE, "exp": now + 600}),
+        &json!({"sub": user, "tenant": tenant, "iss": ISSUER, "aud": AUDIENCE, "exp": now + 600}),
         &jsonwebtoken::EncodingKey::from_secret(JWT_SECRET).unwrap(),
     )
     .unwrap()
@@ -353,6 +357,17 @@ async fn the_inbox_shows_each_approver_what_waits_for_them_and_only_that() {
             .await;
         assert!(page.contains(UNKNOWN), "{user}: {page}");
     }
+    // Carol of another tenant is not the carol the approval lists.
+    let page = browser
+        .sign_in(&inbox, &token_in("other-tenant", "carol"))
+        .await;
+    assert!(
+        page.contains("Signed in as carol (other-tenant).")
+            && page.contains("Nothing is waiting for you."),
+        "{page}"
+    );
+    let page = browser.open(&item).await;
+    assert!(page.contains(UNKNOWN), "{page}");
     let page = browser
         .open(&format!("{inbox}?approval=no-such-approval"))
         .await;

@@ -540,45 +540,10 @@ impl Desk {
         key: &LinkKey,
         visit: bool,
     ) -> Result<Option<View>, Refusal> {
-        let key = &key.0;
-        let sign_in = self.sign_in;
         (in_tx!(self, |tx| {
             let mut events = Vec::new();
-            let Some(link) = ledger::link(tx, key).await? else {
-                return Ok((None, events));
-            };
-            let Some(record) = settled(tx, &link.approval, false, &mut events).await? else {
-                return Ok((None, events));
-            };
-            let now = ledger::now(tx).await?;
-            if visit && !link.viewed && ledger::viewed(tx, key, now).await? {
-                let who = person(&record, &link.role);
-                events.push(
-                    subject(&record)
-                        .event(Outcome::Approval(ApprovalEvent::Viewed), Some(who))
-                        .field("role", role_name(&link.role)),
-                );
-            }
-            let given = ledger::given(tx, &record.id).await?;
-            let completes = given.len() + 1 == usize::from(record.required);
-            let view = View {
-                tool: record.tool,
-                message: record.message,
-                target: record.target,
-                summary: record.summary,
-                requester: record.requester,
-                expires_at: ledger::system_time(record.expires_at),
-                expected: record.expected,
-                required: record.required,
-                given,
-                status: record.status,
-                role: link.role,
-                csrf: link.csrf,
-                used: link.used,
-                secret: record.secret_label.filter(|_| completes),
-                sign_in,
-            };
-            Ok((Some(view), events))
+            let view = view_in(tx, &key.0, visit, self.sign_in, &mut events).await?;
+            Ok((view, events))
         }))
         .map_err(unavailable)
     }
@@ -881,18 +846,18 @@ impl Desk {
     /// page that link shows. The requester holds no approver link, so their own requests
     /// never appear.
     pub async fn inbox(&self, person: &Person) -> Result<Vec<(String, View)>, Refusal> {
-        let waiting = (in_tx!(self, |tx| {
+        (in_tx!(self, |tx| {
+            let mut events = Vec::new();
             let now = ledger::now(tx).await?;
-            Ok((ledger::waiting_for(tx, person, now).await?, Vec::new()))
-        }))
-        .map_err(unavailable)?;
-        let mut inbox = Vec::with_capacity(waiting.len());
-        for (id, key) in waiting {
-            if let Some(view) = self.view_key(&LinkKey(key), false).await? {
-                inbox.push((id, view));
+            let mut inbox = Vec::new();
+            for (id, key) in ledger::waiting_for(tx, person, now).await? {
+                if let Some(view) = view_in(tx, &key, false, self.sign_in, &mut events).await? {
+                    inbox.push((id, view));
+                }
             }
-        }
-        Ok(inbox)
+            Ok((inbox, events))
+        }))
+        .map_err(unavailable)
     }
 
     /// The key of `person`'s approver link on approval `id`, or `None` when they hold none
@@ -1187,6 +1152,51 @@ pub(crate) fn token() -> Result<String, String> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| format!("the system random source failed: {e}"))?;
     Ok(crate::canonical::hex(&bytes))
+}
+
+/// The page behind the link stored under `key`, read in `tx`; a first `visit` is recorded
+/// into `events`.
+async fn view_in(
+    tx: &mut Tx,
+    key: &str,
+    visit: bool,
+    sign_in: bool,
+    events: &mut Vec<Event>,
+) -> Result<Option<View>, StoreError> {
+    let Some(link) = ledger::link(tx, key).await? else {
+        return Ok(None);
+    };
+    let Some(record) = settled(tx, &link.approval, false, events).await? else {
+        return Ok(None);
+    };
+    let now = ledger::now(tx).await?;
+    if visit && !link.viewed && ledger::viewed(tx, key, now).await? {
+        let who = person(&record, &link.role);
+        events.push(
+            subject(&record)
+                .event(Outcome::Approval(ApprovalEvent::Viewed), Some(who))
+                .field("role", role_name(&link.role)),
+        );
+    }
+    let given = ledger::given(tx, &record.id).await?;
+    let completes = given.len() + 1 == usize::from(record.required);
+    Ok(Some(View {
+        tool: record.tool,
+        message: record.message,
+        target: record.target,
+        summary: record.summary,
+        requester: record.requester,
+        expires_at: ledger::system_time(record.expires_at),
+        expected: record.expected,
+        required: record.required,
+        given,
+        status: record.status,
+        role: link.role,
+        csrf: link.csrf,
+        used: link.used,
+        secret: record.secret_label.filter(|_| completes),
+        sign_in,
+    }))
 }
 
 /// How the store knows a link: the SHA-256 of its token. A token a person holds becomes
