@@ -320,6 +320,37 @@ async fn the_inbox_shows_each_approver_what_waits_for_them_and_only_that() {
         .await
         .unwrap()
         .unwrap();
+    // Another site posts to the inbox: neither a sign-in (which would plant its session)
+    // nor a decision with bob's own credentials is taken.
+    let base = url::Url::parse(&h.base).unwrap();
+    let addr: SocketAddr = format!("127.0.0.1:{}", base.port().unwrap())
+        .parse()
+        .unwrap();
+    let query = url::Url::parse(&item).unwrap().query().unwrap().to_owned();
+    let bob = token("bob");
+    for (what, target, credentials, form) in [
+        (
+            "a cross-site sign-in",
+            "/approval/inbox".to_owned(),
+            String::new(),
+            format!("decision=sign_in&token={bob}"),
+        ),
+        (
+            "a cross-site decision",
+            format!("/approval/inbox?{query}"),
+            format!("Authorization: Bearer {bob}\r\n"),
+            "decision=approve&typed=production&csrf=x".to_owned(),
+        ),
+    ] {
+        let request = format!(
+            "POST {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{credentials}Origin: http://evil.example\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{form}",
+            form.len()
+        );
+        let (status, head, _) = raw(addr, request.as_bytes()).await;
+        assert_eq!(status, 403, "{what}: {head}");
+        assert!(!head.contains("set-cookie"), "{what}: {head}");
+        assert_armoured(what, &head);
+    }
     // A decision from the inbox needs the page's CSRF token, as through a link.
     let page = browser
         .post_from_page(

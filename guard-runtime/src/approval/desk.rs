@@ -47,7 +47,7 @@ use crate::{
 /// macro rather than a method taking a closure, so the body borrows the caller's locals.
 macro_rules! in_tx {
     ($desk:expr, |$tx:ident| $body:block) => {
-        match $desk.store() {
+        match $desk.store().await {
             Err(error) => Err(error),
             Ok(store) => match store.begin().await {
                 Err(error) => Err(error),
@@ -293,7 +293,7 @@ pub struct Desk {
     attached: OnceLock<Arc<dyn OperationStore>>,
     /// Where approvals live when no guard with a store took the page: this process only,
     /// made on first use, so a page a guard's store takes never creates it.
-    private: Mutex<Option<Private>>,
+    private: tokio::sync::OnceCell<Private>,
     journal: Arc<Journal>,
     /// Deciding needs a signed-in person as well as the link.
     sign_in: bool,
@@ -327,7 +327,7 @@ impl Desk {
     pub fn new(journal: Arc<Journal>, sign_in: bool) -> Self {
         Self {
             attached: OnceLock::new(),
-            private: Mutex::default(),
+            private: tokio::sync::OnceCell::new(),
             journal,
             sign_in,
             changed: watch::channel(0).0,
@@ -350,7 +350,7 @@ impl Desk {
     }
 
     /// The requester's link token of approval `id`, if this desk derives them.
-    fn derived_token(&self, id: &str) -> Option<String> {
+    pub(crate) fn derived_token(&self, id: &str) -> Option<String> {
         use hmac::{Hmac, KeyInit, Mac};
         let key = self.link_key.get()?;
         let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes keys of any length");
@@ -369,24 +369,27 @@ impl Desk {
         }
     }
 
-    /// The guard's store, or else the private one, made now if this is its first use. A
-    /// private store that cannot be made fails the use, with the reason and what to do.
-    fn store(&self) -> Result<Arc<dyn OperationStore>, StoreError> {
+    /// The guard's store, or else the private one, made now if this is its first use (off the
+    /// runtime: making it creates a file and migrates it). A private store that cannot be
+    /// made fails the use, with the reason and what to do.
+    async fn store(&self) -> Result<Arc<dyn OperationStore>, StoreError> {
         if let Some(store) = self.attached.get() {
             return Ok(store.clone());
         }
-        let mut private = self.private.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(made) = private.as_ref() {
-            return Ok(made.store.clone());
-        }
-        let (dir, store) =
-            super::PrivateStore::open().map_err(|e| StoreError::Other(e.to_string()))?;
-        let store: Arc<dyn OperationStore> = Arc::new(store);
-        *private = Some(Private {
-            store: store.clone(),
-            _dir: dir,
-        });
-        Ok(store)
+        let private = self
+            .private
+            .get_or_try_init(|| async {
+                let made = tokio::task::spawn_blocking(super::PrivateStore::open)
+                    .await
+                    .map_err(|e| StoreError::Other(e.to_string()))?;
+                let (dir, store) = made.map_err(|e| StoreError::Other(e.to_string()))?;
+                Ok::<_, StoreError>(Private {
+                    store: Arc::new(store),
+                    _dir: dir,
+                })
+            })
+            .await?;
+        Ok(private.store.clone())
     }
 
     /// Wakes when an approval's status changes in this process.
@@ -511,7 +514,7 @@ impl Desk {
                 ),
         );
         let keep = i64::try_from(KEEP_AFTER_DEADLINE.as_millis()).unwrap_or(i64::MAX);
-        if let Ok(store) = self.store() {
+        if let Ok(store) = self.store().await {
             crate::store::purge::expired_or_log(
                 store.as_ref(),
                 crate::store::purge::Expiring::Approvals,
@@ -1005,6 +1008,14 @@ impl Desk {
             if !matches!(record.status, Status::Pending | Status::Approved) {
                 return Ok((None, events));
             }
+            // A secret typed on the page stays with the process that served it: elsewhere the
+            // approval can never run, so it is not taken up and the call asks anew.
+            if record.status == Status::Approved
+                && record.secret_label.is_some()
+                && !self.lock_secrets().contains_key(&id)
+            {
+                return Ok((None, events));
+            }
             let link = match self.derived_token(&id) {
                 Some(token) if ledger::is_requester_link(tx, &id, &digest(&token)).await? => {
                     Some(token)
@@ -1039,11 +1050,6 @@ impl Desk {
             };
             Ok((Some(standing), events))
         })
-    }
-
-    /// The requester's link token of approval `id`, when this desk derives them.
-    pub(crate) fn requester_token(&self, id: &str) -> Option<String> {
-        self.derived_token(id)
     }
 
     fn lock_secrets(&self) -> std::sync::MutexGuard<'_, HashMap<String, crate::secret::Secret>> {
@@ -1281,8 +1287,7 @@ mod tests {
 
     /// The private directory, if this desk made one.
     fn private_dir(desk: &Desk) -> Option<std::path::PathBuf> {
-        let private = desk.private.lock().unwrap();
-        private.as_ref().map(|p| p._dir.0.clone())
+        desk.private.get().map(|p| p._dir.0.clone())
     }
 
     #[tokio::test]
@@ -1626,6 +1631,50 @@ mod tests {
     /// same link (derived from the id under the key), until it is used, and never when it
     /// ended otherwise.
     #[tokio::test]
+    async fn an_approval_whose_secret_another_process_holds_is_not_taken_up() {
+        let (store, _dir) = store();
+        let (served, other) = (desk_on(&store, false), desk_on(&store, false));
+        for desk in [&served, &other] {
+            desk.use_link_key([7; 32]);
+        }
+        let opened = served
+            .open(
+                Request {
+                    secret: Some("Deploy token"),
+                    ..request(1)
+                },
+                &[],
+            )
+            .await
+            .unwrap();
+        let t = &opened.requester_token;
+        let secret = Decision::Approve {
+            typed: None,
+            secret: Some("s3cret".into()),
+        };
+        served
+            .decide(t, &csrf(&served, t).await, secret, None)
+            .await
+            .unwrap();
+        let alice = Person::new("acme", "alice").unwrap();
+        // The process that took the secret runs it; another one (a replica, or this one
+        // restarted) lets a new call ask anew instead of finding an approval it cannot run.
+        assert!(
+            other
+                .find(&alice, "deploy production")
+                .await
+                .unwrap()
+                .is_none()
+        );
+        let found = served
+            .find(&alice, "deploy production")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!((found.id, found.status), (opened.id, Status::Approved));
+    }
+
+    #[tokio::test]
     async fn the_requesters_next_call_finds_the_approval_and_it_runs_once() {
         let (store, _dir) = store();
         let desk = desk_on(&store, false);
@@ -1664,6 +1713,10 @@ mod tests {
         assert_eq!(unseen.requester_token, None);
         for (who, bound) in [
             (Person::new("acme", "dave").unwrap(), "deploy production"),
+            (
+                Person::new("other-tenant", "alice").unwrap(),
+                "deploy production",
+            ),
             (alice.clone(), "deploy staging"),
         ] {
             assert!(desk.find(&who, bound).await.unwrap().is_none());

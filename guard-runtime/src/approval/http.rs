@@ -61,6 +61,21 @@ struct Posted {
     token: Option<String>,
 }
 
+impl Posted {
+    /// The decision a page's form posted (`None` for anything else), and its CSRF token.
+    fn decision(self) -> (Option<Decision>, String) {
+        let decision = match self.decision.as_str() {
+            "approve" => Some(Decision::Approve {
+                typed: self.typed,
+                secret: self.secret,
+            }),
+            "reject" => Some(Decision::Reject),
+            _ => None,
+        };
+        (decision, self.csrf)
+    }
+}
+
 async fn show(
     State(shared): State<Arc<Shared>>,
     Path(link): Path<String>,
@@ -86,29 +101,16 @@ async fn decide(
         tracing::warn!(target: "guard::audit", outcome = "approval_cross_site", "a decision was posted from another site and refused");
         return refused(&Refusal::BadCsrf);
     }
-    let decision = match posted.decision.as_str() {
-        "approve" => Decision::Approve {
-            typed: posted.typed,
-            secret: posted.secret,
-        },
-        "reject" => Decision::Reject,
-        "sign_in" if shared.sign_in.is_some() => {
-            return sign_in(&shared, &link, &posted.csrf, posted.token.as_deref()).await;
-        }
-        _ => {
-            return page(
-                StatusCode::BAD_REQUEST,
-                &shell(
-                    "Not understood",
-                    "<p class=\"refused\">The page sent no decision. Open your approval link and press Approve or Reject.</p>",
-                ),
-            );
-        }
+    if posted.decision == "sign_in" && shared.sign_in.is_some() {
+        return sign_in(&shared, &link, &posted.csrf, posted.token.as_deref()).await;
+    }
+    let (Some(decision), csrf) = posted.decision() else {
+        return not_understood();
     };
     let signed_in = signed_in(&shared, &headers);
     let taken = shared
         .desk
-        .decide(&link, &posted.csrf, decision, signed_in.as_ref())
+        .decide(&link, &csrf, decision, signed_in.as_ref())
         .await;
     let view = shared.desk.view(&link, false).await.ok().flatten();
     after_decision(taken, view, signed_in.as_ref())
@@ -202,17 +204,12 @@ async fn inbox_post(
         Ok(key) => key,
         Err(refusal) => return refused(&refusal),
     };
-    let decision = match posted.decision.as_str() {
-        "approve" => Decision::Approve {
-            typed: posted.typed,
-            secret: posted.secret,
-        },
-        "reject" => Decision::Reject,
-        _ => return refused(&Refusal::UnknownLink),
+    let (Some(decision), csrf) = posted.decision() else {
+        return not_understood();
     };
     let taken = shared
         .desk
-        .decide_key(&key, &posted.csrf, decision, Some(&person))
+        .decide_key(&key, &csrf, decision, Some(&person))
         .await;
     let view = shared.desk.view_key(&key, false).await.ok().flatten();
     after_decision(taken, view, Some(&person))
@@ -239,6 +236,16 @@ async fn list(shared: &Shared, person: &Person) -> Response {
         Ok(waiting) => page(StatusCode::OK, &render_inbox(person, &waiting)),
         Err(refusal) => refused(&refusal),
     }
+}
+
+fn not_understood() -> Response {
+    page(
+        StatusCode::BAD_REQUEST,
+        &shell(
+            "Not understood",
+            "<p class=\"refused\">The page sent no decision. Open your approval link and press Approve or Reject.</p>",
+        ),
+    )
 }
 
 fn no_inbox() -> Response {

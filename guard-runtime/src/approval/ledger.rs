@@ -417,8 +417,8 @@ pub(super) async fn is_requester_link(
 }
 
 /// Records that approval `id` let its effect run, for the call `trace_id`. The database
-/// refuses a second use ([`StoreError::is_unique`]) and the use of an approval that is not
-/// approved.
+/// refuses a second use and the use of an approval that is not approved, both as a
+/// constraint error ([`StoreError::is_constraint`]).
 pub(super) async fn used(
     tx: &mut Tx,
     id: &str,

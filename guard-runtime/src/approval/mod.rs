@@ -85,10 +85,11 @@ pub const ROUND_WAIT: std::time::Duration = std::time::Duration::from_secs(12);
 /// How many retries of one call on protocol 2026-07-28 wait for a pending approval before
 /// the call ends as `approval_pending`: with the first round, nine requests, one fewer than
 /// the ten rounds rmcp's client drives before it fails the call
-/// (`DEFAULT_MRTR_MAX_ROUNDS`, rmcp 3.11 `model/mrtr.rs`), so the client gets guard's
-/// answer, never its own round-limit error. About a minute and a half in all; calling the
-/// tool again continues the same approval.
-pub const WAITING_ROUNDS: u8 = 8;
+/// ([`DEFAULT_MRTR_MAX_ROUNDS`](rmcp::model::DEFAULT_MRTR_MAX_ROUNDS), read from rmcp so an
+/// upgrade that lowers it lowers this too), so the client gets guard's answer, never its own
+/// round-limit error. About a minute and a half in all; calling the tool again continues the
+/// same approval.
+pub const WAITING_ROUNDS: u8 = (rmcp::model::DEFAULT_MRTR_MAX_ROUNDS - 2) as u8;
 
 /// A one-time approver link for a [`Notifier`] to deliver to one person: whoever holds it
 /// approves as `approver` (unless approvers must also sign in), so it must reach that person
@@ -145,7 +146,8 @@ pub(crate) struct Shared {
     base: Url,
 }
 
-/// A directory of the page's own holding its private store, removed with the page.
+/// A directory of the page's own holding its private store, removed with the desk that made
+/// it (when the page stops).
 struct PrivateStore(std::path::PathBuf);
 
 impl PrivateStore {
@@ -223,7 +225,9 @@ pub enum ApprovalPageError {
         "the approval page cannot allow the Host {0:?}: give a host name or address with an optional port, e.g. approve.example.com or 127.0.0.1:8443"
     )]
     BadHost(String),
-    /// The page's own store (for a guard without an operation store) could not be made.
+    /// The page's own store (for a guard without an operation store) could not be made. The
+    /// page makes it on its first approval, not in `start`, so this reaches the operator as
+    /// the text of that approval's refusal and in the log.
     #[error(
         "the approval page cannot keep approvals in {dir}: {problem}; make the system's temporary directory writable, or hand the page to a guard with an operation store"
     )]

@@ -114,7 +114,7 @@ impl<F: Form> Flow<'_, F> {
         let until = (tokio::time::Instant::now() + self.guard.round_wait()).min(deadline);
         match self.decision(id, deadline, until, desk).await? {
             Status::Pending => {
-                let url = desk.requester_token(id).map(|t| page.shared().link(&t));
+                let url = desk.derived_token(id).map(|t| page.shared().link(&t));
                 match url {
                     Some(url) if round + 1 < WAITING_ROUNDS => Err(self
                         .page_round(page, effect, approval, id, &url, round + 1)
