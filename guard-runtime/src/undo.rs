@@ -42,7 +42,7 @@ use crate::{
     error::ToolError,
     outcome::Outcome,
     person::Person,
-    store::{OperationStore, Row, StoreError, Tx},
+    store::{OperationStore, Row, Statement, StoreError, Tx},
 };
 
 /// The name of the tool that undoes a window, one per server.
@@ -118,12 +118,11 @@ impl UndoWindows {
             operation_id: uuid::Uuid::new_v4().to_string(),
             expires_at: now.saturating_add(within.max(1)),
         };
-        let mut tx = self.store.begin().await?;
-        tx.execute(
+        let insert = Statement::execute(
             "INSERT INTO guard_undo (operation_id, tenant, user_id, tool, target, data,
                  data_sha256, status, created_at, expires_at, trace_id)
              VALUES ($1, $2, $3, $4, $5, $6, $7, 'OPEN', $8, $9, $10)",
-            &[
+            vec![
                 opened.operation_id.as_str().into(),
                 owner.tenant().into(),
                 owner.user().into(),
@@ -135,23 +134,23 @@ impl UndoWindows {
                 opened.expires_at.into(),
                 trace_id.into(),
             ],
-        )
-        .await?;
+        );
         let record = Event::new(tool, Outcome::UndoOpened, trace_id)
             .identity(owner.tenant(), owner.user())
             .field("operation_id", opened.operation_id.as_str())
             .field("target", target)
             .field("undo_until", crate::ops::rfc3339(opened.expires_at))
             .field("data_sha256", digest);
-        self.commit(tx, &record).await?;
+        let tx = self.store.begin().await?;
+        self.commit(tx, vec![insert], &record).await?;
         Ok(opened)
     }
 
-    /// Writes `record` inside `tx` and commits both.
-    async fn commit(&self, mut tx: Tx, record: &Event) -> Result<(), StoreError> {
+    /// Runs `last`, writes `record` and commits, all in `tx` (in one trip where the store
+    /// allows, as every audited commit).
+    async fn commit(&self, tx: Tx, last: Vec<Statement>, record: &Event) -> Result<(), StoreError> {
         record.mirror();
-        self.audit.append(Some(&mut tx), record).await?;
-        tx.commit().await
+        self.audit.commit_with(tx, last, record, None).await
     }
 }
 

@@ -347,6 +347,8 @@ async fn the_trash_is_out_of_reach_of_the_other_tools(era: ProtocolVersion) {
         format!(".guard-trash/{name}"),
         format!("./.guard-trash/{name}"),
         format!(".guard-trash//{name}"),
+        format!("{}/.guard-trash/{name}", world.root.display()),
+        format!("{}//./.guard-trash/{name}", world.root.display()),
     ] {
         let result = call(&client, "delete_file", json!({"path": path})).await;
         assert!(is_error(&result), "{path}: {}", text(&result));

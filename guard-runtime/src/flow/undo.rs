@@ -57,11 +57,11 @@ impl<F> Flow<'_, F> {
         let Some(data) = undo_data else {
             return Ok(self.tag(result, outcome).into());
         };
-        if self.undoable().is_none() {
+        let Some(within) = self.undoable() else {
             return Ok(self.final_at_once(server, data, result, outcome).await);
-        }
+        };
         let opened = match data {
-            Ok(data) => self.open_window(&data).await,
+            Ok(data) => self.open_window(&data, within).await,
             Err(reason) => Err(reason),
         };
         let operation_id = match opened {
@@ -91,18 +91,12 @@ impl<F> Flow<'_, F> {
         outcome: Outcome,
     ) -> CallToolResponse {
         let now = crate::store::now_ms();
-        let target = self
-            .seen()
-            .effect
-            .as_ref()
-            .map(|(t, _)| t.clone())
-            .unwrap_or_default();
         let purged = match data {
             Ok(data) => {
                 let window = Window {
                     operation_id: self.trace_id.clone(),
                     tool: self.spec.name.to_owned(),
-                    target,
+                    target: self.confirmed_target(),
                     data,
                     created_at: now,
                     expires_at: now,
@@ -121,27 +115,26 @@ impl<F> Flow<'_, F> {
         self.tag(result, outcome).into()
     }
 
-    /// Opens the window of the effect that just ran on the confirmed target.
-    async fn open_window(&self, data: &serde_json::Value) -> Result<Opened, String> {
-        let (Some(windows), Some(within)) = (self.guard.undo_windows(), self.spec.undo_within)
-        else {
-            return Err("the guard has no operation store".into());
-        };
-        let (owner, target) = {
-            let seen = self.seen();
-            let owner = seen.undoer.clone().ok_or("the caller was not identified")?;
-            let target = seen
-                .effect
-                .as_ref()
-                .map(|(t, _)| t.clone())
-                .unwrap_or_default();
-            (owner, target)
-        };
+    /// Opens the window, `within` long, of the effect that just ran on the confirmed target.
+    async fn open_window(
+        &self,
+        data: &serde_json::Value,
+        within: std::time::Duration,
+    ) -> Result<Opened, String> {
+        let windows = self
+            .guard
+            .undo_windows()
+            .ok_or("the guard has no operation store")?;
+        let owner = self
+            .seen()
+            .undoer
+            .clone()
+            .ok_or("the caller was not identified")?;
         windows
             .open(
                 &owner,
                 self.spec.name,
-                &target,
+                &self.confirmed_target(),
                 data,
                 within,
                 crate::store::now_ms(),
@@ -149,5 +142,14 @@ impl<F> Flow<'_, F> {
             )
             .await
             .map_err(|e| e.to_string())
+    }
+
+    /// The target the human confirmed, as its preview named it.
+    fn confirmed_target(&self) -> String {
+        self.seen()
+            .effect
+            .as_ref()
+            .map(|(t, _)| t.clone())
+            .unwrap_or_default()
     }
 }

@@ -472,9 +472,10 @@ impl Gate<'_> {
                 caller.refuse(not_found(id, self.spec.prepare_tool), None),
             )
         };
-        // The owner is in every statement, so another owner's id is never waited on. A
-        // pending intent's target is locked before its row, as a prepare of that target
-        // locks it before writing: the two take turns, in one order.
+        // Read unlocked first, and only the caller's own intent goes on to be locked, so
+        // another owner's id is never waited on. A pending intent's target is locked before
+        // its row, as a prepare of that target locks it before writing: the two take turns,
+        // in one order.
         let intent = match Stored::read(tx, id, who, false).await? {
             Some(intent) if intent.op == self.spec.op => intent,
             _ => return Ok(not_found()),

@@ -123,8 +123,9 @@ pub(crate) struct Stored {
 impl Stored {
     /// Reads one intent of `owner` (tenant, user); another owner's intent reads as missing.
     /// With `lock` the row is held until the transaction ends (on PostgreSQL; SQLite's
-    /// `BEGIN IMMEDIATE` already holds the whole database): read it unlocked first and lock
-    /// only the caller's own, so another owner's id is never waited on.
+    /// `BEGIN IMMEDIATE` already holds the whole database). The owner is checked after the
+    /// row is read, so a caller that must never wait on another owner's id reads unlocked
+    /// first and locks only once the intent proved to be its own.
     pub async fn read(
         tx: &mut Tx,
         operation_id: &str,

@@ -72,7 +72,7 @@ impl UndoWindows {
             .identity(&stored.tenant, &stored.user)
             .field("operation_id", id.as_str())
             .field("target", window.target.as_str());
-            self.commit(tx, &record).await?;
+            self.commit(tx, Vec::new(), &record).await?;
             purged += 1;
         }
         Ok(purged)

@@ -143,7 +143,7 @@ impl UndoWindows {
             },
         };
         let record = record(&answer, owner, operation_id, trace_id);
-        self.commit(tx, &record).await?;
+        self.commit(tx, Vec::new(), &record).await?;
         Ok(answer)
     }
 }

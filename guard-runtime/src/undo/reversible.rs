@@ -88,7 +88,7 @@ impl super::Window {
     /// that does not read as `D` is an internal error (the tool changed its undo data's type
     /// while windows were open).
     pub fn data<D: serde::de::DeserializeOwned>(&self) -> Result<D, crate::error::ToolError> {
-        serde_json::from_value(self.data.clone()).map_err(|e| {
+        D::deserialize(&self.data).map_err(|e| {
             crate::error::ToolError::internal(format!(
                 "the undo data of window {} does not read as {}: {e}",
                 self.operation_id,
