@@ -234,8 +234,7 @@ impl AuditLog {
             }
             Dialect::Sqlite => {
                 let mine = last.len();
-                last.extend(lock::statement(tx.dialect(), Lock::AuditAppend));
-                last.push(head_statement());
+                last.extend(lock_and_head(tx.dialect()));
                 let event = event.clone();
                 let then = move |mut done: Vec<Done>| {
                     let head = done.pop().and_then(|d| d.rows.into_iter().next());
@@ -260,14 +259,14 @@ impl AuditLog {
     pub async fn append(&self, tx: Option<&mut Tx>, event: &Event) -> Result<u64, StoreError> {
         match tx {
             Some(tx) => {
-                let (_, mut head) = lock_after(tx, Vec::new()).await?;
+                let mut head = lock_head(tx).await?;
                 let seq = head.seq as u64;
                 tx.pipeline(&[head.next(event)]).await?;
                 Ok(seq)
             }
             None => {
                 let mut tx = self.store.begin().await?;
-                let (_, head) = lock_after(&mut tx, Vec::new()).await?;
+                let head = lock_head(&mut tx).await?;
                 commit_at(tx, head, event).await
             }
         }
@@ -279,7 +278,7 @@ impl AuditLog {
             return Ok(());
         }
         let mut tx = self.store.begin().await?;
-        let (_, mut head) = lock_after(&mut tx, Vec::new()).await?;
+        let mut head = lock_head(&mut tx).await?;
         let entries = events.iter().map(|event| head.next(event)).collect();
         tx.commit_after(entries).await
     }
@@ -566,7 +565,7 @@ impl std::fmt::Debug for AuditLog {
     }
 }
 
-/// Where the next entry goes, read under the log's lock (see [`lock_after`]).
+/// Where the next entry goes, read under the log's lock (see [`lock_head`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Head {
     pub(super) seq: i64,
@@ -594,21 +593,20 @@ pub(super) fn head_statement() -> Statement {
     Statement::query(LAST, Vec::new())
 }
 
-/// Runs `before` (the caller's own last statements), then takes the log's lock and reads
-/// its head, all in one trip to the store. The lock is held until `tx` ends, so the head
-/// stays true for [`commit_at`].
-async fn lock_after(
-    tx: &mut Tx,
-    mut before: Vec<Statement>,
-) -> Result<(Vec<Done>, Head), StoreError> {
-    let mine = before.len();
-    before.extend(lock::statement(tx.dialect(), Lock::AuditAppend));
-    before.push(head_statement());
-    let mut done = tx.pipeline(&before).await?;
-    let last = done.pop().and_then(|d| d.rows.into_iter().next());
-    done.truncate(mine);
-    let (seq, prev) = head_of(last.as_ref())?;
-    Ok((done, Head { seq, prev }))
+/// The statements that take the log's lock and read its head, sent after the caller's own.
+fn lock_and_head(dialect: Dialect) -> Vec<Statement> {
+    let mut statements: Vec<Statement> = lock::statement(dialect, Lock::AuditAppend)
+        .into_iter()
+        .collect();
+    statements.push(head_statement());
+    statements
+}
+
+/// Takes the log's lock and reads its head, in one trip to the store. The lock is held
+/// until `tx` ends, so the head stays true for [`commit_at`].
+async fn lock_head(tx: &mut Tx) -> Result<Head, StoreError> {
+    let mut done = tx.pipeline(&lock_and_head(tx.dialect())).await?;
+    Head::after(done.pop().and_then(|d| d.rows.into_iter().next()).as_ref())
 }
 
 /// Writes `event` at `head` and commits `tx`, in one trip to the store.
@@ -727,7 +725,7 @@ pub(crate) async fn migrate_legacy(tx: &mut Tx) -> Result<(), StoreError> {
             &[],
         )
         .await?;
-    let (_, mut head) = lock_after(tx, Vec::new()).await?;
+    let mut head = lock_head(tx).await?;
     let mut entries = Vec::with_capacity(rows.len());
     for row in rows {
         let mut event = Event::new(
