@@ -1,6 +1,7 @@
 //! The README's first command, `cargo run -p safe-ops -- demo`: the binary plays every scene
-//! on both protocol eras and ends by verifying its own audit log against the checkpoint it
-//! signed. Run twice in one directory, as a user re-running the quickstart would: the demo
+//! on both protocol eras (undoing a delete and a drop, restarting between two approvals),
+//! purges what waits in the trash, and ends by verifying its own audit log against the
+//! checkpoint it signed. Run twice in one directory, as a user re-running the quickstart would: the demo
 //! recreates its workspace, so the second run tells the same story.
 
 use std::process::Command;
@@ -54,6 +55,41 @@ fn the_demo_plays_both_eras_and_verifies_its_own_audit_log() {
         first.contains("── delete_files · batch:"),
         "no batch scene:\n{first}"
     );
+    // Undo on both eras, a purge once the windows close, and an undo refused after it.
+    assert_eq!(
+        first
+            .matches("── undo · the delete, within its window")
+            .count(),
+        2,
+        "{first}"
+    );
+    for line in [
+        "── undo · the drop, within its window: every row comes back",
+        "   changed       table orders (4 rows) back; waiting in the trash: 1 → 0",
+        "Already undone at ",
+        "   purge         2 windows still open made final (their trash emptied); a second pass purges 0",
+        "   changed       waiting in the trash: 2 → 0",
+        "isError [UNDO_EXPIRED] Nothing was restored: the undo window of drop_table on customers",
+    ] {
+        assert!(first.contains(line), "no `{line}` in:\n{first}");
+    }
+    // On 2026-07-28 the server restarts between the two approvals, and the deploy runs once.
+    let restart = first
+        .find("   restart       safe-ops stops with the approval pending (1 of 2)")
+        .unwrap_or_else(|| panic!("no restart in:\n{first}"));
+    let after_restart = &first[restart..];
+    for line in [
+        "   carol         opens the link delivered to carol, delivered before the restart",
+        "   page shows    Approvals: 2 of 2",
+        "   model calls   deploy_production({\"service\":\"billing\"}) again, on the restarted server",
+        "   model sees    Deployment of billing to production submitted",
+        "   changed       table deployments: 3 → 4 rows",
+    ] {
+        assert!(
+            after_restart.contains(line),
+            "no `{line}` after the restart:\n{after_restart}"
+        );
+    }
     let last = first.lines().last().unwrap_or_default();
     assert!(
         last.starts_with("OK: ") && last.contains("match the signed checkpoint"),

@@ -2,6 +2,8 @@
 //! question says until when it can be undone, the model's result names the `undo` call, and
 //! `undo` restores the same bytes and mode, for its owner, once, never over a new file; after
 //! the window the purge deletes the trashed copy once and `undo` answers `UNDO_EXPIRED`.
+//! `drop_table` declares one too: the table waits in the database under a trash name, rows
+//! and all, and `undo` renames it back, never over a new table of that name.
 //! Real rmcp clients on both eras, a server whose guard keeps its windows in SQLite.
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -27,6 +29,10 @@ both_eras!(
     after_the_window_the_purge_runs_once_and_undo_is_expired,
     a_restart_between_the_delete_and_the_undo_keeps_the_window,
     the_trash_is_out_of_reach_of_the_other_tools,
+    a_dropped_table_comes_back_with_its_rows,
+    a_new_table_under_the_name_is_never_replaced,
+    after_the_window_the_dropped_table_is_purged_once,
+    a_trashed_table_is_out_of_reach_of_the_other_tools,
 );
 
 /// The operation store of a world, opened once per process: the servers of one test share
@@ -150,11 +156,11 @@ async fn the_question_states_the_terms_from_the_declaration(era: ProtocolVersion
         "{message}"
     );
     assert!(!message.contains("cannot be undone"), "{message}");
-    // drop_table declares no undo: its question keeps the final terms.
+    // deploy declares no undo: its question keeps the final terms.
     let human = ScriptedHuman::new(era.clone());
     human.will(Answer::Decline);
     let client = connect(server_for(&world, "alice"), human.clone()).await;
-    let _ = call(&client, "drop_table", json!({"table": "orders"})).await;
+    let _ = call(&client, "deploy", json!({"service": "billing"})).await;
     let _ = client.cancel().await;
     let shown = human.shown();
     assert!(
@@ -372,4 +378,124 @@ async fn the_trash_is_out_of_reach_of_the_other_tools(era: ProtocolVersion) {
         "nobody was asked about a trashed file"
     );
     assert_eq!(trashed(&world), vec![name], "the trashed file is untouched");
+}
+
+/// Drops `orders` as `alice`, typing its name; the result and what the human saw.
+async fn drop_orders(world: &World, era: &ProtocolVersion) -> (CallToolResult, ScriptedHuman) {
+    let human = ScriptedHuman::new(era.clone());
+    human.will(Answer::Accept(
+        json!({"typed_name": "orders", "approver": "ada"}),
+    ));
+    let client = connect(server_for(world, "alice"), human.clone()).await;
+    let result = call(&client, "drop_table", json!({"table": "orders"})).await;
+    let _ = client.cancel().await;
+    (result, human)
+}
+
+/// The names of the tables in `drop_table`'s trash.
+fn trashed_tables(world: &World) -> Vec<String> {
+    let conn = rusqlite::Connection::open(&world.db).expect("database");
+    let mut stmt = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .expect("query");
+    stmt.query_map([], |r| r.get::<_, String>(0))
+        .expect("rows")
+        .map(|name| name.expect("name"))
+        .filter(|name| rmcp_guard::db::trash::is_trashed(name))
+        .collect()
+}
+
+async fn a_dropped_table_comes_back_with_its_rows(era: ProtocolVersion) {
+    let world = World::new();
+    let rows = world.rows("orders").expect("seeded orders");
+    let (result, human) = drop_orders(&world, &era).await;
+    assert_natural(&result, Outcome::Executed);
+    let message = &human.shown()[0].message;
+    assert!(
+        message.contains(" UTC with undo; after that it is final.\n\nTo confirm, type orders"),
+        "{message}"
+    );
+    assert!(
+        text(&result).starts_with(&format!("Dropped table orders ({rows} rows).")),
+        "{}",
+        text(&result)
+    );
+    assert_eq!(world.rows("orders"), None, "the name is free");
+    assert!(!world.tables().contains(&"orders".to_owned()));
+    assert_eq!(trashed_tables(&world).len(), 1, "it waits in the trash");
+    let undone = undo(&world, &era, "alice", &operation_id(&result)).await;
+    assert_natural(&undone, Outcome::Undone);
+    assert_eq!(
+        undone.structured_content.expect("structured")["result"],
+        json!({"restored": "orders", "rows": rows})
+    );
+    assert_eq!(world.rows("orders"), Some(rows), "every row is back");
+    assert!(trashed_tables(&world).is_empty());
+}
+
+async fn a_new_table_under_the_name_is_never_replaced(era: ProtocolVersion) {
+    let world = World::new();
+    let rows = world.rows("orders").expect("seeded orders");
+    let (result, _) = drop_orders(&world, &era).await;
+    let id = operation_id(&result);
+    let conn = rusqlite::Connection::open(&world.db).expect("database");
+    conn.execute_batch("CREATE TABLE orders (note TEXT); INSERT INTO orders VALUES ('new');")
+        .expect("a new orders table");
+    let refused = undo(&world, &era, "alice", &id).await;
+    assert_refused(&refused, "STATE_CHANGED", Outcome::UndoRefused);
+    assert_eq!(world.rows("orders"), Some(1), "the new table is untouched");
+    assert_eq!(
+        trashed_tables(&world).len(),
+        1,
+        "the dropped one still waits"
+    );
+    // Once the name is free again, the window, still open, restores it.
+    conn.execute_batch("DROP TABLE orders")
+        .expect("free the name");
+    let undone = undo(&world, &era, "alice", &id).await;
+    assert_natural(&undone, Outcome::Undone);
+    assert_eq!(world.rows("orders"), Some(rows));
+}
+
+async fn after_the_window_the_dropped_table_is_purged_once(era: ProtocolVersion) {
+    let world = World::new();
+    let (result, _) = drop_orders(&world, &era).await;
+    let id = operation_id(&result);
+    let server = server_for(&world, "alice");
+    let later = rmcp_guard::ops::now_ms() + 10 * 60 * 1000 + 1;
+    assert_eq!(server.purge_due_undo_windows(later).await, Ok(1));
+    assert!(trashed_tables(&world).is_empty(), "dropped for good");
+    assert_eq!(server.purge_due_undo_windows(later).await, Ok(0));
+    let expired = undo(&world, &era, "alice", &id).await;
+    assert_refused(&expired, "UNDO_EXPIRED", Outcome::Refused("UNDO_EXPIRED"));
+    assert_eq!(world.rows("orders"), None, "nothing restored");
+}
+
+async fn a_trashed_table_is_out_of_reach_of_the_other_tools(era: ProtocolVersion) {
+    let world = World::new();
+    let _ = drop_orders(&world, &era).await;
+    let trash = trashed_tables(&world).pop().expect("a trashed table");
+    let human = ScriptedHuman::new(era.clone());
+    let client = connect(server_for(&world, "alice"), human.clone()).await;
+    let listed = call(&client, "list_tables", json!({})).await;
+    assert!(!text(&listed).contains("guard-trash"), "{}", text(&listed));
+    assert!(!text(&listed).contains("orders"), "{}", text(&listed));
+    for name in [trash.clone(), "guard-trash".to_owned()] {
+        let result = call(&client, "drop_table", json!({"table": name})).await;
+        assert!(
+            is_error(&result) || text(&result).contains("does not exist"),
+            "{name}: {}",
+            text(&result)
+        );
+    }
+    let _ = client.cancel().await;
+    assert!(
+        human.shown().is_empty(),
+        "nobody was asked about a trashed table"
+    );
+    assert_eq!(
+        trashed_tables(&world),
+        vec![trash],
+        "the trashed table is untouched"
+    );
 }

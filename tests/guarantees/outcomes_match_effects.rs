@@ -289,14 +289,29 @@ async fn drop_accept_removes_the_table(era: ProtocolVersion) {
     )
     .await;
     assert_natural(&result, Outcome::Executed);
-    assert_eq!(text(&result), "Dropped table orders. Approver: ada.");
+    assert_eq!(
+        text(&result),
+        "Dropped table orders (4 rows). Approver: ada."
+    );
     assert_eq!(world.rows("orders"), None, "gone from sqlite_master");
     assert_eq!(world.tables(), ["customers", "deployments"]);
+    // A guard without a store keeps no undo window: the drop is final at once, as the
+    // question said, so nothing waits in the trash either.
+    let every: i64 = rusqlite::Connection::open(&world.db)
+        .expect("database")
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count");
+    assert_eq!(every, 2, "no trashed table left behind");
     assert_eq!(world.rows("customers"), Some(3));
     let shown = asked_once(&human);
     assert!(
         shown.message.contains("drop table `orders`")
-            && shown.message.contains("all 4 rows")
+            && shown.message.contains("all its 4 rows")
+            && shown.message.contains("This cannot be undone.")
             && shown.message.ends_with("To confirm, type orders exactly."),
         "{}",
         shown.message

@@ -54,13 +54,15 @@ class Workspace:
         )
 
     def tables(self) -> dict[str, int]:
-        """Table name -> row count, read straight from the SQLite file."""
+        """Table name -> row count, read straight from the SQLite file; tables waiting in
+        drop_table's trash are not counted, as safe-ops' own listings leave them out."""
         conn = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True)
         try:
             names = [
                 row[0]
                 for row in conn.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+                    "AND name NOT LIKE 'guard-trash.%' ORDER BY name"
                 )
             ]
             return {name: conn.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0] for name in names}

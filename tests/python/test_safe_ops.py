@@ -234,14 +234,16 @@ async def test_push_drop_table_accept_drops_the_table(workspace: Workspace) -> N
         assert workspace.tables() == {"deployments": 0, "orders": 4}
 
     assert not result.is_error, text_of(result)
-    assert text_of(result) == "Dropped table customers. Approver: Ada."
+    assert text_of(result).startswith("Dropped table customers (3 rows). Approver: Ada.\n")
+    assert "To undo this, call undo with operation_id " in text_of(result)
     assert outcome_of(result) == "executed"
     assert workspace.tables() == {"deployments": 0, "orders": 4}
 
     question = human.question
     assert question.requested_schema == DROP_SCHEMA
     assert question.requested_schema["required"] == ["typed_name", "approver"]
-    assert "all 3 rows disappear" in question.message
+    assert "with all its 3 rows." in question.message
+    assert "You can undo this until" in question.message
     assert question.message.endswith("To confirm, type customers exactly.")
 
 
@@ -352,7 +354,8 @@ async def test_mrtr_drop_table_accept_drops_the_table(workspace: Workspace) -> N
         result = await client.call_tool("drop_table", {"table": "orders"})
 
     assert not result.is_error, text_of(result)
-    assert text_of(result) == "Dropped table orders. Approver: Grace."
+    assert text_of(result).startswith("Dropped table orders (4 rows). Approver: Grace.\n")
+    assert "To undo this, call undo with operation_id " in text_of(result)
     assert outcome_of(result) == "executed"
     assert workspace.tables() == {"customers": 3, "deployments": 0}
     assert human.request_ids == [INPUT_KEY]

@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use rmcp_guard::ops::SqliteStore;
+
 use crate::{backup, layers, shop};
 
 /// The file that marks a directory as the lab's own, so a later run may clear it.
@@ -18,6 +20,9 @@ pub struct Lab {
     pub backup: PathBuf,
     /// The allowlist of [`layers::Shop`].
     pub allowlist: PathBuf,
+    /// Where [`layers::Shop`] keeps its undo windows and audit log (`guard.db`): opened once,
+    /// as one server process holds it.
+    pub store: SqliteStore,
 }
 
 impl Lab {
@@ -46,11 +51,15 @@ impl Lab {
             "incident-lab workspace: deleted and recreated on every run\n",
         )
         .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let store_path = dir.join("guard.db");
+        let store = SqliteStore::open(&store_path)
+            .map_err(|e| format!("cannot open {}: {e}", store_path.display()))?;
         let lab = Self {
             dir: dir.to_path_buf(),
             db: dir.join("shop.db"),
             backup: dir.join("shop-backup.db"),
             allowlist: dir.join("allowlist.toml"),
+            store,
         };
         shop::create(&lab.db).map_err(|e| format!("cannot seed {}: {e}", lab.db.display()))?;
         backup::take(&lab.db, &lab.backup)
@@ -87,10 +96,23 @@ impl Lab {
             .map_err(|e| format!("cannot read orders: {e}"))
     }
 
-    /// The live `sqlite_master` table names.
+    /// The live `sqlite_master` table names, without the drop trash.
     pub fn tables(&self) -> Result<Vec<String>, String> {
         self.snapshot()?
             .tables()
             .map_err(|e| format!("cannot read sqlite_master: {e}"))
+    }
+
+    /// The live `sqlite_master` table names, the drop trash's included.
+    pub fn all_tables(&self) -> Result<Vec<String>, String> {
+        self.snapshot()?
+            .all_tables()
+            .map_err(|e| format!("cannot read sqlite_master: {e}"))
+    }
+
+    /// The backup's bytes: the undo scene shows it never needed them.
+    pub fn backup_bytes(&self) -> Result<Vec<u8>, String> {
+        std::fs::read(&self.backup)
+            .map_err(|e| format!("cannot read {}: {e}", self.backup.display()))
     }
 }

@@ -6,6 +6,10 @@
 //!   in the code, yet for clients it does not exist.
 //! - [`Shop`]'s `delete_order(id)`: a narrow tool that cannot express a table drop and
 //!   deletes nothing until the human confirms.
+//!
+//! And where a drop is the job: [`Shop`]'s `drop_table(table)` asks the human to type the
+//! name, then keeps the table in a trash for ten minutes, so `undo` brings it back without
+//! the backup.
 
 use std::{
     path::{Path, PathBuf},
@@ -19,16 +23,19 @@ use rmcp::{
     tool, tool_handler, tool_router,
 };
 use rmcp_guard::{
-    Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError,
-    db::{ReadDb, WriteDb},
+    Confirmed, EnvIdentity, Exposure, Guard, Guarded, Identity, Preview, ToolArgs, ToolError,
+    db::{ReadDb, WriteDb, trash::TrashedTable},
     destructive, exposed,
-    forms::Checkbox,
+    forms::{Checkbox, TypeToConfirm},
+    ops::Operations,
     read_only,
+    undo::{Reversible, Window},
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::{
+    Lab,
     naive::{RunSqlArgs, execute},
     shop,
 };
@@ -96,7 +103,13 @@ impl ServerHandler for ReadOnlySql {
 // ── Layers 2 and 3: narrow tools behind an allowlist ─────────────────────────────────────
 
 /// The tools the lab's allowlist enables. `run_sql` is defined but not listed.
-pub const ENABLED: &[&str] = &["count_orders", "list_customers", "delete_order"];
+pub const ENABLED: &[&str] = &[
+    "count_orders",
+    "list_customers",
+    "delete_order",
+    "drop_table",
+    "undo",
+];
 
 /// Writes the allowlist file (`tools = [...]`, TOML) that enables [`ENABLED`].
 pub fn write_allowlist(path: &Path) -> std::io::Result<()> {
@@ -109,6 +122,15 @@ pub struct DeleteOrderArgs {
     /// The order number.
     pub id: i64,
 }
+
+#[derive(Debug, Deserialize, JsonSchema, ToolArgs)]
+pub struct DropTableArgs {
+    /// The table: `orders` or `customers`.
+    pub table: String,
+}
+
+/// The shop's tables: the only names `drop_table` takes.
+const TABLES: [&str; 2] = ["customers", "orders"];
 
 /// The shop after the incident: narrow tools, published through an allowlist.
 #[derive(Clone)]
@@ -123,12 +145,16 @@ impl Guarded for Shop {
 }
 
 impl Shop {
-    /// The shop on `db_path`, enabling only the tools the allowlist at `allowlist` lists
-    /// (a missing or broken file enables none).
-    pub fn open(db_path: &Path, allowlist: &Path) -> Result<Self, String> {
+    /// The shop on the lab's database, enabling only the tools the lab's allowlist lists
+    /// (a missing or broken file enables none). Undo windows and the audit log are kept in
+    /// the lab's operation store, for the lab's operator.
+    pub fn open(lab: &Lab) -> Result<Self, String> {
+        let (db_path, allowlist, store) = (&lab.db, &lab.allowlist, lab.store.clone());
+        let operator = Identity::new("lab", "operator", Vec::<String>::new());
         let guard = Guard::ephemeral()
             .map_err(|e| e.to_string())?
             .with_exposure(Exposure::allowlist(allowlist))
+            .with_operations(Operations::new(store, EnvIdentity::new(operator)))
             .with_sqlite(db_path);
         Ok(Self {
             guard: Arc::new(guard),
@@ -151,6 +177,46 @@ impl Shop {
             .sqlite()
             .map(|db| db.path().to_path_buf())
             .ok_or_else(|| ToolError::internal("the shop has no database configured"))
+    }
+
+    /// What `drop_table` would drop: the table and its rows.
+    async fn preview_drop(&self, args: &DropTableArgs) -> Result<Preview, ToolError> {
+        if !TABLES.contains(&args.table.as_str()) {
+            return Err(ToolError::invalid_input(format!(
+                "table {:?} is not one of the shop's tables ({}); nothing was dropped",
+                args.table,
+                TABLES.join(", ")
+            )));
+        }
+        let db = ReadDb::open(&self.db_path()?)?;
+        let rows: Option<i64> = shop::rows(&db, &args.table)?;
+        Ok(match rows {
+            None => Preview::nothing(format!(
+                "Table `{}` does not exist; nothing to drop.",
+                args.table
+            )),
+            Some(rows) => Preview::effect(
+                args.table.clone(),
+                format!("Drop table `{}` with its {rows} rows.", args.table),
+            )
+            .with_state(rows.to_string()),
+        })
+    }
+
+    /// Undoes a `drop_table`: the table comes back from the trash with its rows, never over
+    /// a new table of that name.
+    async fn undo_drop(&self, window: Window) -> Result<serde_json::Value, ToolError> {
+        let dropped: TrashedTable = window.data()?;
+        let db = WriteDb::open(&self.guard)?;
+        let rows = dropped.restore(&db)?;
+        Ok(serde_json::json!({"restored": dropped.table(), "rows": rows}))
+    }
+
+    /// After the window, the trashed table is dropped for good.
+    async fn purge_drop(&self, window: Window) -> Result<(), String> {
+        let dropped: TrashedTable = window.data().map_err(|e| e.message().to_owned())?;
+        let db = WriteDb::open(&self.guard).map_err(|e| e.message().to_owned())?;
+        dropped.purge(&db).map_err(|e| e.message().to_owned())
     }
 
     /// What `delete_order` would remove: the order number, status and amount.
@@ -242,6 +308,37 @@ impl Shop {
                 format!("order #{} disappeared before deletion", args.id),
             )),
         }
+    }
+
+    /// Drop one of the shop's tables. The user types the table name to confirm; the drop
+    /// can be undone with `undo` for 10 minutes.
+    #[destructive(
+        confirm = "type_to_confirm",
+        target = table,
+        preview = Self::preview_drop,
+        undo = Self::undo_drop,
+        undo_within = "10m",
+        purge = Self::purge_drop,
+        on_decline = "The user declined; no table was dropped.",
+        on_cancel = "The confirmation was cancelled; no table was dropped."
+    )]
+    #[tool]
+    async fn drop_table(
+        &self,
+        Parameters(args): Parameters<DropTableArgs>,
+        db: WriteDb,
+        _confirmed: Confirmed<TypeToConfirm>,
+    ) -> Result<Reversible<String, TrashedTable>, ToolError> {
+        // Into the trash, rows and all: nothing is deleted while the window is open.
+        let dropped = TrashedTable::take(&db, &args.table)?;
+        Ok(Reversible::new(
+            format!(
+                "Dropped table {} ({} rows).",
+                dropped.table(),
+                dropped.rows()
+            ),
+            dropped,
+        ))
     }
 }
 

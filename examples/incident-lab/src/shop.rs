@@ -81,8 +81,18 @@ impl Snapshot {
         Ok(Self { conn })
     }
 
-    /// `sqlite_master`: every table's name, sorted.
+    /// `sqlite_master`: every table's name, sorted; tables in the drop trash are not among
+    /// them.
     pub fn tables(&self) -> rusqlite::Result<Vec<String>> {
+        Ok(self
+            .all_tables()?
+            .into_iter()
+            .filter(|name| !rmcp_guard::db::trash::is_trashed(name))
+            .collect())
+    }
+
+    /// `sqlite_master`: every table's name, sorted, trashed ones included.
+    pub fn all_tables(&self) -> rusqlite::Result<Vec<String>> {
         let mut stmt = self.conn.prepare(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
         )?;
@@ -109,6 +119,27 @@ impl Snapshot {
         self.conn
             .query_row("SELECT count(*) FROM customers", [], |r| r.get(0))
             .map(Some)
+    }
+}
+
+/// The rows of `table`, `None` when there is no such table (trashed tables included).
+pub fn rows(conn: &Connection, table: &str) -> rusqlite::Result<Option<i64>> {
+    let exists = conn
+        .query_row(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+            [table],
+            |_| Ok(()),
+        )
+        .optional()?;
+    match exists {
+        None => Ok(None),
+        Some(()) => conn
+            .query_row(
+                &format!("SELECT count(*) FROM \"{}\"", table.replace('"', "\"\"")),
+                [],
+                |r| r.get(0),
+            )
+            .map(Some),
     }
 }
 

@@ -68,10 +68,11 @@ pub async fn run(dir: &Path) -> Result<(), String> {
     read_only_layer(&lab, &seed, &mut checks).await?;
     allowlist_layer(&lab, &seed, &mut checks).await?;
     narrow_tool_layer(&lab, &seed, &mut checks).await?;
+    undo_instead_of_backup(&lab, &seed, &mut checks).await?;
 
     if checks.failed.is_empty() {
         println!(
-            "Every layer held: the same attack was stopped three times; the only deletion was the one the human confirmed."
+            "Every layer held: the same attack was stopped three times; the only deletion was the one the human confirmed, and the confirmed drop came back by undo."
         );
         Ok(())
     } else {
@@ -225,11 +226,7 @@ async fn allowlist_layer(lab: &Lab, seed: &[Order], checks: &mut Checks) -> Resu
         .map_err(|e| format!("cannot read {}: {e}", lab.allowlist.display()))?;
     println!("   {}  {}", lab.allowlist.display(), allowlist.trim_end());
     println!("   defined       {:?}", Shop::defined_tools());
-    let client = connect(
-        Shop::open(&lab.db, &lab.allowlist)?,
-        ScriptedHuman::new(ERA),
-    )
-    .await?;
+    let client = connect(Shop::open(lab)?, ScriptedHuman::new(ERA)).await?;
     let listed = tool_names(&client).await?;
     println!("   tools/list    {listed:?}");
     checks.expect(
@@ -256,7 +253,7 @@ async fn allowlist_layer(lab: &Lab, seed: &[Order], checks: &mut Checks) -> Resu
 async fn narrow_tool_layer(lab: &Lab, seed: &[Order], checks: &mut Checks) -> Result<(), String> {
     heading("4c · Layer: a narrow tool, delete_order(id), confirmed by the human");
     lab.restore()?;
-    let shop = Shop::open(&lab.db, &lab.allowlist)?;
+    let shop = Shop::open(lab)?;
 
     // The schema: one integer. There is no way to say "drop a table".
     let client = connect(shop.clone(), ScriptedHuman::new(ERA)).await?;
@@ -358,4 +355,64 @@ async fn narrow_tool_layer(lab: &Lab, seed: &[Order], checks: &mut Checks) -> Re
         }
     }
     Ok(())
+}
+
+/// The drop a human confirmed by mistake: the table waits in the trash, and `undo` brings
+/// every row back; the backup is not touched.
+async fn undo_instead_of_backup(
+    lab: &Lab,
+    seed: &[Order],
+    checks: &mut Checks,
+) -> Result<(), String> {
+    heading(
+        "5 · Undo instead of a backup: drop_table(table), typed to confirm, undoable for 10 minutes",
+    );
+    lab.restore()?;
+    let backup = lab.backup_bytes()?;
+    let shop = Shop::open(lab)?;
+    let human = ScriptedHuman::new(ERA);
+    human.will(Answer::Accept(json!({ "typed_name": "orders" })));
+    let client = connect(shop.clone(), human.clone()).await?;
+    let args = json!({ "table": "orders" });
+    let reply = call(&client, "drop_table", args.clone()).await?;
+    let _ = client.cancel().await;
+    println!("   model calls   drop_table({args})");
+    if let Some(shown) = human.shown().first() {
+        println!(
+            "   human sees    {}",
+            shown.message.replace('\n', "\n                 ")
+        );
+    }
+    println!("   human answers types orders");
+    println!("   model sees    {}", describe(&reply));
+    println!("   sqlite_master {:?}", lab.all_tables()?);
+    checks.expect(
+        !lab.tables()?.iter().any(|t| t == "orders")
+            && lab
+                .all_tables()?
+                .iter()
+                .any(|t| rmcp_guard::db::trash::is_trashed(t)),
+        "orders left its name; its rows wait in the trash, nothing deleted",
+    );
+    let operation_id = reply
+        .as_ref()
+        .ok()
+        .and_then(|r| serde_json::to_value(&r.meta).ok())
+        .and_then(|meta| meta["guard"]["operationId"].as_str().map(str::to_owned))
+        .ok_or("the drop's result names no undo")?;
+    let client = connect(shop, ScriptedHuman::new(ERA)).await?;
+    let undo = json!({ "operation_id": operation_id });
+    let undone = call(&client, "undo", undo.clone()).await?;
+    let _ = client.cancel().await;
+    model_calls("undo", &undo, &undone);
+    println!("   sqlite_master {:?}", lab.all_tables()?);
+    checks.expect(
+        matches!(&undone, Ok(r) if !client::is_error(r)),
+        "undo answers a plain result",
+    );
+    checks.expect(
+        lab.backup_bytes()? == backup,
+        "the backup was not needed: not read back, not changed",
+    );
+    intact(lab, seed, checks)
 }

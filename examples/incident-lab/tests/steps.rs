@@ -239,12 +239,9 @@ async fn allowlist_hides_run_sql_like_a_tool_that_never_existed() {
         Shop::defined_tools().contains(&"run_sql".to_owned()),
         "run_sql stays in the code"
     );
-    let client = connect(
-        Shop::open(&lab.db, &lab.allowlist).unwrap(),
-        ScriptedHuman::new(ERA),
-    )
-    .await
-    .unwrap();
+    let client = connect(Shop::open(&lab).unwrap(), ScriptedHuman::new(ERA))
+        .await
+        .unwrap();
 
     let mut enabled: Vec<&str> = ENABLED.to_vec();
     enabled.sort();
@@ -269,12 +266,9 @@ async fn allowlist_hides_run_sql_like_a_tool_that_never_existed() {
 
     // Listing run_sql is all it takes to bring the attack back.
     std::fs::write(&lab.allowlist, "tools = [\"run_sql\"]\n").unwrap();
-    let client = connect(
-        Shop::open(&lab.db, &lab.allowlist).unwrap(),
-        ScriptedHuman::new(ERA),
-    )
-    .await
-    .unwrap();
+    let client = connect(Shop::open(&lab).unwrap(), ScriptedHuman::new(ERA))
+        .await
+        .unwrap();
     let dropped = result(
         call(&client, "run_sql", json!({ "sql": ATTACK }))
             .await
@@ -288,9 +282,7 @@ async fn allowlist_hides_run_sql_like_a_tool_that_never_existed() {
 // ── 4c. Layer: a narrow tool the human confirms ──────────────────────────────────────────
 
 async fn delete_order(lab: &Lab, human: ScriptedHuman, args: serde_json::Value) -> Reply {
-    let client = connect(Shop::open(&lab.db, &lab.allowlist).unwrap(), human)
-        .await
-        .unwrap();
+    let client = connect(Shop::open(lab).unwrap(), human).await.unwrap();
     let reply = call(&client, "delete_order", args).await.unwrap();
     let _ = client.cancel().await;
     reply
@@ -376,6 +368,74 @@ async fn narrow_tool_cannot_drop_and_waits_for_the_human_push() {
 #[tokio::test]
 async fn narrow_tool_cannot_drop_and_waits_for_the_human_mrtr() {
     narrow_tool(ProtocolVersion::V_2026_07_28).await;
+}
+
+// ── 5. Undo instead of a backup ──────────────────────────────────────────────────────────
+
+async fn undo_brings_the_dropped_table_back(era: ProtocolVersion) {
+    let (_dir, lab) = lab();
+    let backup = std::fs::read(&lab.backup).unwrap();
+    let human = ScriptedHuman::new(era.clone());
+    human.will(Answer::Accept(json!({ "typed_name": "orders" })));
+    let shop = Shop::open(&lab).unwrap();
+    let client = connect(shop.clone(), human.clone()).await.unwrap();
+    // Only the shop's own tables can be named.
+    let other = result(
+        call(&client, "drop_table", json!({ "table": "sqlite_master" }))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(client::code(&other).as_deref(), Some("INVALID_INPUT"));
+    let dropped = result(
+        call(&client, "drop_table", json!({ "table": "orders" }))
+            .await
+            .unwrap(),
+    );
+    let _ = client.cancel().await;
+    assert!(!client::is_error(&dropped), "{}", client::text(&dropped));
+    let asked = &human.shown()[0].message;
+    assert!(
+        asked.contains("Drop table `orders` with its 5 rows."),
+        "{asked}"
+    );
+    assert!(asked.contains("You can undo this until "), "{asked}");
+    assert_eq!(orders(&lab), None, "the name is free");
+    let trashed: Vec<String> = lab
+        .all_tables()
+        .unwrap()
+        .into_iter()
+        .filter(|t| rmcp_guard::db::trash::is_trashed(t))
+        .collect();
+    assert_eq!(trashed.len(), 1, "the rows wait in the trash");
+    let meta = serde_json::to_value(&dropped.meta).unwrap();
+    let id = meta["guard"]["operationId"]
+        .as_str()
+        .expect("an undo window");
+
+    let client = connect(shop, ScriptedHuman::new(era)).await.unwrap();
+    let undone = result(
+        call(&client, "undo", json!({ "operation_id": id }))
+            .await
+            .unwrap(),
+    );
+    let _ = client.cancel().await;
+    assert!(!client::is_error(&undone), "{}", client::text(&undone));
+    assert_intact(&lab);
+    assert_eq!(
+        std::fs::read(&lab.backup).unwrap(),
+        backup,
+        "the backup untouched"
+    );
+}
+
+#[tokio::test]
+async fn undo_brings_the_dropped_table_back_push() {
+    undo_brings_the_dropped_table_back(ProtocolVersion::V_2025_11_25).await;
+}
+
+#[tokio::test]
+async fn undo_brings_the_dropped_table_back_mrtr() {
+    undo_brings_the_dropped_table_back(ProtocolVersion::V_2026_07_28).await;
 }
 
 // ── The whole story ──────────────────────────────────────────────────────────────────────

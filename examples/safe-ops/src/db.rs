@@ -94,12 +94,19 @@ pub fn table_rows(conn: &Connection, table: &str) -> rusqlite::Result<Option<i64
     }
 }
 
-/// The user tables, sorted.
+/// The user tables, sorted; tables in `drop_table`'s trash are not among them.
 pub fn tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     let mut stmt = conn.prepare(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
     )?;
-    stmt.query_map([], |r| r.get(0))?.collect()
+    let names = stmt.query_map([], |r| r.get::<_, String>(0))?;
+    names
+        .filter(|name| {
+            !name
+                .as_ref()
+                .is_ok_and(|n| rmcp_guard::db::trash::is_trashed(n))
+        })
+        .collect()
 }
 
 /// A double-quoted SQL identifier.

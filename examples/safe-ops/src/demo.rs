@@ -1,12 +1,20 @@
 //! `safe-ops demo`: an in-process client plays the human for every outcome of every tool,
 //! and the transcript shows what the model saw and what changed on disk and in the database.
+//! Each era undoes a delete (and the first a drop) within its window; at the end the clock
+//! passes the windows, the purge empties the trash, and an undo is refused.
 //! The production deploy goes through the approval page: the demo reads the page over HTTP as
-//! the requester sees it, and two other people approve there through their own links.
+//! the requester sees it, and two other people approve there through their own links; on
+//! 2026-07-28 safe-ops restarts between the two approvals.
 
 use std::{
     collections::BTreeMap,
+    future::Future,
+    net::SocketAddr,
     path::Path,
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicUsize, Ordering},
+    },
     time::Duration,
 };
 
@@ -22,10 +30,11 @@ use rmcp::{
     },
 };
 use rmcp_guard::{
-    Guard, Identity,
+    EnvIdentity, Guard, Identity,
     approval::WebhookNotifier,
-    audit::AuditLog,
-    ops::SqliteStore,
+    db::trash::TABLE_TRASH,
+    ops::{Operations, SqliteStore},
+    sandbox::TRASH,
     testing::{Answer, ScriptedHuman},
 };
 use serde_json::{Value, json};
@@ -35,11 +44,16 @@ use crate::{db, receiver::Receiver, server::SafeOps, visit};
 
 const WORKSPACE: &str = ".safe-ops/demo";
 
-/// What the demo can observe: files in the sandbox and rows per table.
+/// How long safe-ops' deletes and drops can be undone (their `undo_within`).
+const UNDO_WINDOW_MS: i64 = 10 * 60 * 1000;
+
+/// What the demo can observe: files in the sandbox, rows per table, and how many deleted
+/// files and dropped tables wait in the trash for their undo.
 #[derive(PartialEq)]
 struct World {
     files: BTreeMap<String, u64>,
     tables: BTreeMap<String, i64>,
+    trash: usize,
 }
 
 impl World {
@@ -47,9 +61,17 @@ impl World {
         let mut files = BTreeMap::new();
         for entry in std::fs::read_dir(root).map_err(|e| e.to_string())? {
             let entry = entry.map_err(|e| e.to_string())?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name == TRASH {
+                continue;
+            }
             let len = entry.metadata().map_err(|e| e.to_string())?.len();
-            files.insert(entry.file_name().to_string_lossy().into_owned(), len);
+            files.insert(name, len);
         }
+        let trashed_files = match std::fs::read_dir(root.join(TRASH)) {
+            Ok(entries) => entries.count(),
+            Err(_) => 0,
+        };
         let conn = rusqlite::Connection::open_with_flags(
             db_path,
             rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
@@ -62,7 +84,18 @@ impl World {
                 .unwrap_or(0);
             tables.insert(table, rows);
         }
-        Ok(Self { files, tables })
+        let trashed_tables: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND instr(name, ?1) = 1",
+                [TABLE_TRASH],
+                |r| r.get(0),
+            )
+            .map_err(|e| e.to_string())?;
+        Ok(Self {
+            files,
+            tables,
+            trash: trashed_files + usize::try_from(trashed_tables).unwrap_or(0),
+        })
     }
 
     fn diff(&self, after: &World) -> Vec<String> {
@@ -72,12 +105,28 @@ impl World {
                 out.push(format!("file {name} ({len} bytes) deleted"));
             }
         }
+        for (name, len) in &after.files {
+            if !self.files.contains_key(name) {
+                out.push(format!("file {name} ({len} bytes) back"));
+            }
+        }
         for (table, rows) in &self.tables {
             match after.tables.get(table) {
                 None => out.push(format!("table {table} ({rows} rows) dropped")),
                 Some(now) if now != rows => out.push(format!("table {table}: {rows} → {now} rows")),
                 _ => {}
             }
+        }
+        for (table, rows) in &after.tables {
+            if !self.tables.contains_key(table) {
+                out.push(format!("table {table} ({rows} rows) back"));
+            }
+        }
+        if self.trash != after.trash {
+            out.push(format!(
+                "waiting in the trash: {} → {}",
+                self.trash, after.trash
+            ));
         }
         out
     }
@@ -88,6 +137,27 @@ struct Scene<'a> {
     args: Value,
     answer: Answer,
     title: &'a str,
+}
+
+/// One step of an era: a scene, or `undo` of the last effect that named one.
+enum Step {
+    Call(Scene<'static>),
+    UndoLast(&'static str),
+}
+
+impl Step {
+    /// The scene to play, `undo`'s given the last operation id an effect named.
+    fn scene(self, last: Option<&str>) -> Result<Scene<'static>, String> {
+        match self {
+            Step::Call(scene) => Ok(scene),
+            Step::UndoLast(title) => Ok(Scene {
+                tool: "undo",
+                args: json!({"operation_id": last.ok_or("no effect named an undo before this scene")?}),
+                answer: Answer::Cancel,
+                title,
+            }),
+        }
+    }
 }
 
 pub async fn run() -> Result<(), String> {
@@ -109,7 +179,8 @@ pub async fn run() -> Result<(), String> {
         "safe-ops demo — workspace {WORKSPACE} (files/, safe-ops.db, audit.db), recreated on every run\n"
     );
     let store = SqliteStore::open(workspace.join("audit.db")).map_err(|e| e.to_string())?;
-    let log = AuditLog::new(store, crate::witnessed::ORIGIN);
+    let log = operations(&store).audit_log().clone();
+    let mut last_undo = None;
 
     for (era, protocol) in [
         (
@@ -122,23 +193,71 @@ pub async fn run() -> Result<(), String> {
         ),
     ] {
         println!("══ Protocol {era} ══\n");
-        for scene in scenes(&protocol) {
-            play(&root, &db_path, &log, &protocol, scene).await?;
+        for step in steps(&protocol) {
+            let scene = step.scene(last_undo.as_deref())?;
+            if let Some(id) = play(&root, &db_path, &store, &protocol, scene).await? {
+                last_undo = Some(id);
+            }
         }
-        production(&root, &db_path, &log, &protocol).await?;
+        production(&root, &db_path, &store, &protocol).await?;
     }
+    println!("══ Undo windows close ══\n");
+    purge(&root, &db_path, &store).await?;
+    let scene = Step::UndoLast("after its window closed").scene(last_undo.as_deref())?;
+    play(
+        &root,
+        &db_path,
+        &store,
+        &ProtocolVersion::V_2026_07_28,
+        scene,
+    )
+    .await?;
     crate::witnessed::verify_log(workspace, &log).await
 }
 
-fn scenes(protocol: &ProtocolVersion) -> Vec<Scene<'static>> {
-    let accept = |v: Value| Answer::Accept(v);
+/// The demo's guarded calls: made by alice of tenant `demo`, with undo windows and approvals
+/// in the store that holds the audit log.
+fn operations(store: &SqliteStore) -> Operations {
+    let requester = Identity::new("demo", "alice", Vec::<String>::new());
+    Operations::new(store.clone(), EnvIdentity::new(requester))
+        .audit_origin(crate::witnessed::ORIGIN)
+}
+
+/// A guard for one scene's server, on the demo's store.
+fn guard(store: &SqliteStore) -> Result<Guard, String> {
+    Ok(Guard::ephemeral()
+        .map_err(|e| e.to_string())?
+        .with_operations(operations(store)))
+}
+
+/// The undo windows' ten minutes pass: the purge makes what still waits in the trash final,
+/// each window once, and a second pass finds nothing.
+async fn purge(root: &Path, db_path: &Path, store: &SqliteStore) -> Result<(), String> {
+    let server = SafeOps::open(root, db_path, guard(store)?)?;
+    let before = World::read(root, db_path)?;
+    let later = rmcp_guard::ops::now_ms() + UNDO_WINDOW_MS + 1;
+    let purged = server.purge_due_undo_windows(later).await?;
+    let again = server.purge_due_undo_windows(later).await?;
+    server.guard_config().audit_settled().await;
+    let after = World::read(root, db_path)?;
+    println!("── purge · the clock passes the 10-minute undo windows");
+    println!(
+        "   purge         {purged} windows still open made final (their trash emptied); a second pass purges {again}"
+    );
+    let changes = before.diff(&after);
+    println!("   changed       {}\n", changes.join("; "));
+    Ok(())
+}
+
+fn steps(protocol: &ProtocolVersion) -> Vec<Step> {
+    let accept = Answer::Accept;
     // Each era deletes one file on accept; the refusals before it target the same file.
     let file = if *protocol == ProtocolVersion::V_2025_11_25 {
         "old.log"
     } else {
         "report.csv"
     };
-    let mut scenes = vec![
+    let scenes = vec![
         Scene {
             tool: "delete_file",
             args: json!({"path": file}),
@@ -232,71 +351,96 @@ fn scenes(protocol: &ProtocolVersion) -> Vec<Scene<'static>> {
             title: "production is not deploy's: it names deploy_production",
         },
     ];
-    // Accepts that remove something run last in each era, once per era.
+    let mut steps: Vec<Step> = scenes.into_iter().map(Step::Call).collect();
+    // Accepts that remove something run last in each era, once per era; each era undoes one.
+    let accept_scene = |tool, args, answer, title| {
+        Step::Call(Scene {
+            tool,
+            args,
+            answer: accept(answer),
+            title,
+        })
+    };
     if *protocol == ProtocolVersion::V_2025_11_25 {
-        scenes.push(Scene {
-            tool: "delete_files",
-            args: json!({"pattern": "*.tmp"}),
-            answer: accept(json!({"items": ["a.tmp", "c.tmp"]})),
-            title: "batch: the human picks two of the three matching files",
-        });
-        scenes.push(Scene {
-            tool: "delete_file",
-            args: json!({"path": "old.log"}),
-            answer: accept(json!({"confirm": true, "reason": "rotated"})),
-            title: "accept",
-        });
-        scenes.push(Scene {
-            tool: "drop_table",
-            args: json!({"table": "orders"}),
-            answer: accept(json!({"typed_name": " orders ", "approver": "ada"})),
-            title: "accept (outer spaces are trimmed)",
-        });
+        steps.extend([
+            accept_scene(
+                "delete_files",
+                json!({"pattern": "*.tmp"}),
+                json!({"items": ["a.tmp", "c.tmp"]}),
+                "batch: the human picks two of the three matching files",
+            ),
+            accept_scene(
+                "delete_file",
+                json!({"path": "old.log"}),
+                json!({"confirm": true, "reason": "rotated"}),
+                "accept",
+            ),
+            Step::UndoLast("the delete, within its window"),
+            accept_scene(
+                "drop_table",
+                json!({"table": "orders"}),
+                json!({"typed_name": " orders ", "approver": "ada"}),
+                "accept (outer spaces are trimmed)",
+            ),
+            Step::UndoLast("the drop, within its window: every row comes back"),
+        ]);
     } else {
-        scenes.push(Scene {
-            tool: "delete_files",
-            args: json!({"pattern": "*.tmp"}),
-            answer: accept(json!({"items": ["a.tmp"]})),
-            title: "batch: a pick that was not offered (a.tmp is gone) is refused",
-        });
-        scenes.push(Scene {
-            tool: "delete_files",
-            args: json!({"pattern": "*.tmp"}),
-            answer: accept(json!({"items": []})),
-            title: "batch: nothing picked, nothing changed",
-        });
-        scenes.push(Scene {
-            tool: "delete_file",
-            args: json!({"path": "report.csv"}),
-            answer: accept(json!({"confirm": true})),
-            title: "accept",
-        });
-        scenes.push(Scene {
-            tool: "delete_file",
-            args: json!({"path": "old.log"}),
-            answer: Answer::Cancel,
-            title: "precondition: the file is already gone, nobody is asked",
-        });
-        scenes.push(Scene {
-            tool: "drop_table",
-            args: json!({"table": "customers"}),
-            answer: accept(json!({"typed_name": "customers", "approver": "grace"})),
-            title: "accept",
-        });
+        steps.extend([
+            accept_scene(
+                "delete_files",
+                json!({"pattern": "*.tmp"}),
+                json!({"items": ["a.tmp"]}),
+                "batch: a pick that was not offered (a.tmp is gone) is refused",
+            ),
+            accept_scene(
+                "delete_files",
+                json!({"pattern": "*.tmp"}),
+                json!({"items": []}),
+                "batch: nothing picked, nothing changed",
+            ),
+            accept_scene(
+                "delete_file",
+                json!({"path": "report.csv"}),
+                json!({"confirm": true}),
+                "accept",
+            ),
+            Step::UndoLast("the delete, within its window"),
+            Step::UndoLast("twice: the first result, nothing runs again"),
+            accept_scene(
+                "delete_file",
+                json!({"path": "old.log"}),
+                json!({"confirm": true}),
+                "accept, not undone",
+            ),
+            Step::Call(Scene {
+                tool: "delete_file",
+                args: json!({"path": "old.log"}),
+                answer: Answer::Cancel,
+                title: "precondition: the file is already gone, nobody is asked",
+            }),
+            accept_scene(
+                "drop_table",
+                json!({"table": "customers"}),
+                json!({"typed_name": "customers", "approver": "grace"}),
+                "accept, not undone",
+            ),
+        ]);
     }
-    scenes
+    steps
 }
 
+/// Plays `scene` on a fresh server and client; the operation id of the undo window its
+/// effect opened, if it opened one.
 async fn play(
     root: &Path,
     db_path: &Path,
-    log: &AuditLog,
+    store: &SqliteStore,
     protocol: &ProtocolVersion,
     scene: Scene<'static>,
-) -> Result<(), String> {
+) -> Result<Option<String>, String> {
     let human = ScriptedHuman::new(protocol.clone());
     human.will(scene.answer.clone());
-    let (client, guard) = connect(root, db_path, log, human.clone(), protocol).await?;
+    let (client, guard) = connect(root, db_path, store, human.clone(), protocol).await?;
     let before = World::read(root, db_path)?;
     let Value::Object(arguments) = scene.args.clone() else {
         return Err("scene arguments must be an object".into());
@@ -332,13 +476,21 @@ async fn play(
         ""
     };
     println!("   model sees    {flag}{}", text.join(" "));
-    let changes = before.diff(&after);
+    print_changes(&before, &after);
+    let opened = serde_json::to_value(&result.meta)
+        .ok()
+        .and_then(|meta| meta["guard"]["operationId"].as_str().map(str::to_owned))
+        .filter(|_| scene.tool != "undo");
+    Ok(opened)
+}
+
+fn print_changes(before: &World, after: &World) {
+    let changes = before.diff(after);
     if changes.is_empty() {
         println!("   changed       nothing\n");
     } else {
         println!("   changed       {}\n", changes.join("; "));
     }
-    Ok(())
 }
 
 fn describe(answer: &Answer) -> String {
@@ -353,7 +505,7 @@ fn describe(answer: &Answer) -> String {
 async fn connect(
     root: &Path,
     db_path: &Path,
-    log: &AuditLog,
+    store: &SqliteStore,
     human: ScriptedHuman,
     protocol: &ProtocolVersion,
 ) -> Result<
@@ -363,13 +515,7 @@ async fn connect(
     ),
     String,
 > {
-    let server = SafeOps::open(
-        root,
-        db_path,
-        Guard::ephemeral()
-            .map_err(|e| e.to_string())?
-            .with_audit(log.clone()),
-    )?;
+    let server = SafeOps::open(root, db_path, guard(store)?)?;
     let guard = server.guard_config().clone();
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {
@@ -393,36 +539,49 @@ async fn connect(
 /// The production deploy: the client is sent to the approval page, the requester reads it
 /// there, each approver's link arrives by signed webhook at a receiver on this host (never
 /// where the requester's client could read it), two other people approve through their own
-/// links, and the deploy runs once.
+/// links, and the deploy runs once. On 2026-07-28 safe-ops restarts between the two
+/// approvals: the approval and its links live in the store, so the second approver uses the
+/// link delivered before the restart, and the requester's next call runs the deploy.
 async fn production(
     root: &Path,
     db_path: &Path,
-    log: &AuditLog,
+    store: &SqliteStore,
     protocol: &ProtocolVersion,
 ) -> Result<(), String> {
-    let secret = webhook_secret()?;
+    let secret = random_secret()?;
     let receiver = Receiver::start(secret.clone()).await?;
-    let notifier = WebhookNotifier::new(&receiver.url(), secret).map_err(|e| e.to_string())?;
-    let requester = Identity::new("demo", "alice", Vec::<String>::new());
     let approvers = ["bob".to_owned(), "carol".to_owned()];
-    let page = crate::approval::start(
-        std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
-        requester,
-        &approvers,
-        Some(Box::new(notifier)),
-    )
-    .await?;
-    let guard = Guard::ephemeral()
-        .map_err(|e| e.to_string())?
-        .with_audit(log.clone())
-        .with_approval_page(page);
-    let server = SafeOps::open(root, db_path, guard)?;
+    let restarts = !protocol.has_initialize();
+    // What GUARD_HMAC_KEY is to a deployment: the server after the restart has it too.
+    let key = random_secret()?;
+    let start = |bind: SocketAddr| {
+        let notifier = WebhookNotifier::new(&receiver.url(), secret.clone());
+        let (key, approvers) = (key.clone(), approvers.clone());
+        async move {
+            let notifier = notifier.map_err(|e| e.to_string())?;
+            let requester = Identity::new("demo", "alice", Vec::<String>::new());
+            let page =
+                crate::approval::start(bind, requester, &approvers, Some(Box::new(notifier)))
+                    .await?;
+            let addr = page.local_addr();
+            let guard = Guard::with_key(key)
+                .map_err(|e| e.to_string())?
+                .with_operations(operations(store))
+                // Rounds end soon, so the stopped server lets go of its page at once.
+                .approval_round_wait(Duration::from_secs(1))
+                .with_approval_page(page);
+            Ok::<_, String>((SafeOps::open(root, db_path, guard)?, addr))
+        }
+    };
+    let (server, page_addr) = start(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
     let guard = server.guard_config().clone();
     let (urls, mut sent_to) = mpsc::unbounded_channel();
     let visitor = PageClient {
         protocol: protocol.clone(),
         urls,
         completed: Arc::default(),
+        parks: restarts,
+        asked: Arc::default(),
     };
     let client = connect_to(server, visitor.clone(), protocol).await?;
     let before = World::read(root, db_path)?;
@@ -430,10 +589,10 @@ async fn production(
     let Value::Object(arguments) = args.clone() else {
         return Err("scene arguments must be an object".into());
     };
+    let request = CallToolRequestParams::new("deploy_production").with_arguments(arguments);
+    let first_call = request.clone();
     let call = tokio::spawn(async move {
-        let result = client
-            .call_tool(CallToolRequestParams::new("deploy_production").with_arguments(arguments))
-            .await;
+        let result = client.call_tool(first_call).await;
         let _ = client.cancel().await;
         result
     });
@@ -465,25 +624,50 @@ async fn production(
         receiver.refused()
     );
     println!("                 the requester's client saw none of them");
-    for (who, link) in &delivered {
-        println!("   {who:<13} opens the link delivered to {who}, types billing, presses Approve");
-        let after = visit::approve(&link.url, "billing").await?;
-        let text = after.text();
-        let shown: Vec<&str> = text
-            .lines()
-            .filter(|l| {
-                l.starts_with("Approvals:")
-                    || l.starts_with("Waiting for")
-                    || l.starts_with("Approved:")
-                    || l.starts_with("Not approved")
-            })
-            .collect();
-        println!("   page shows    {}", shown.join(" · "));
+    let before_restart = if restarts { 1 } else { delivered.len() };
+    for (who, link) in &delivered[..before_restart] {
+        approve(who, &link.url, "").await?;
     }
-    let result = call
-        .await
-        .map_err(|e| format!("the deploy_production call did not finish: {e}"))?
-        .map_err(|e| format!("deploy_production call failed: {e}"))?;
+    let (result, guard, visitor) = if restarts {
+        // The requester is away (their client waits on the next question, asked once the
+        // round after bob's approval ended); then the process goes, with their call. What
+        // it knew of the approval is in the store.
+        tokio::time::timeout(Duration::from_secs(30), sent_to.recv())
+            .await
+            .map_err(|_| "the requester's call never came back for another round".to_owned())?;
+        call.abort();
+        drop(guard);
+        let (server, _) = restart(page_addr, start).await?;
+        println!(
+            "   restart       safe-ops stops with the approval pending (1 of 2) and starts again on the same"
+        );
+        println!(
+            "                 store and key; its page answers on the same address ({page_addr})"
+        );
+        let guard = server.guard_config().clone();
+        for (who, link) in &delivered[before_restart..] {
+            approve(who, &link.url, ", delivered before the restart").await?;
+        }
+        let (urls, _sent_to) = mpsc::unbounded_channel();
+        let visitor = PageClient {
+            protocol: protocol.clone(),
+            urls,
+            completed: Arc::default(),
+            parks: false,
+            asked: Arc::default(),
+        };
+        let client = connect_to(server, visitor.clone(), protocol).await?;
+        println!("   model calls   deploy_production({args}) again, on the restarted server");
+        let result = client.call_tool(request).await;
+        let _ = client.cancel().await;
+        (result, guard, visitor)
+    } else {
+        let result = call
+            .await
+            .map_err(|e| format!("the deploy_production call did not finish: {e}"))?;
+        (result, guard, visitor)
+    };
+    let result = result.map_err(|e| format!("deploy_production call failed: {e}"))?;
     guard.audit_settled().await;
     let after = World::read(root, db_path)?;
     let text: Vec<String> = result
@@ -505,18 +689,56 @@ async fn production(
         println!("   client gets   notifications/elicitation/complete");
     }
     println!("   model sees    {flag}{}", text.join(" "));
-    let changes = before.diff(&after);
-    if changes.is_empty() {
-        println!("   changed       nothing\n");
-    } else {
-        println!("   changed       {}\n", changes.join("; "));
-    }
+    print_changes(&before, &after);
     Ok(())
 }
 
-/// A fresh signing secret shared by the page and the receiver, as an operator would put in
-/// `SAFE_OPS_WEBHOOK_SECRET`.
-fn webhook_secret() -> Result<Vec<u8>, String> {
+/// `who` approves through the link delivered to them; the page's verdict lines.
+async fn approve(who: &str, link: &str, note: &str) -> Result<(), String> {
+    println!(
+        "   {who:<13} opens the link delivered to {who}{note}, types billing, presses Approve"
+    );
+    let after = visit::approve(link, "billing").await?;
+    let text = after.text();
+    let shown: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            l.starts_with("Approvals:")
+                || l.starts_with("Waiting for")
+                || l.starts_with("Approved:")
+                || l.starts_with("Not approved")
+        })
+        .collect();
+    println!("   page shows    {}", shown.join(" · "));
+    Ok(())
+}
+
+/// Starts the server again with its page on `addr`, once the stopped one let go of it.
+async fn restart<F, Fut>(addr: SocketAddr, start: F) -> Result<(SafeOps, SocketAddr), String>
+where
+    F: Fn(SocketAddr) -> Fut,
+    Fut: Future<Output = Result<(SafeOps, SocketAddr), String>>,
+{
+    let mut tries = 0;
+    loop {
+        match start(addr).await {
+            Ok(started) => return Ok(started),
+            Err(error) if tries == 100 => {
+                return Err(format!(
+                    "the restarted approval page cannot listen on {addr} again: {error}"
+                ));
+            }
+            Err(_) => {
+                tries += 1;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
+
+/// A fresh random secret (64 hex characters), as an operator would put in
+/// `SAFE_OPS_WEBHOOK_SECRET` or `GUARD_HMAC_KEY`.
+fn random_secret() -> Result<Vec<u8>, String> {
     let mut bytes = [0u8; 32];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
@@ -538,6 +760,10 @@ struct PageClient {
     protocol: ProtocolVersion,
     urls: mpsc::UnboundedSender<(String, String)>,
     completed: Arc<Mutex<Vec<String>>>,
+    /// Whether the requester stops answering after the first question: a process that
+    /// goes away then has no request of theirs in flight.
+    parks: bool,
+    asked: Arc<AtomicUsize>,
 }
 
 impl ClientHandler for PageClient {
@@ -549,6 +775,11 @@ impl ClientHandler for PageClient {
         match request {
             ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
                 let _ = self.urls.send((message, url));
+                let earlier = self.asked.fetch_add(1, Ordering::SeqCst);
+                if self.parks && earlier > 0 {
+                    // The requester is away: this question waits until the process goes.
+                    std::future::pending::<()>().await;
+                }
                 Ok(ElicitResult::new(ElicitationAction::Accept))
             }
             _ => Ok(ElicitResult::new(ElicitationAction::Decline)),

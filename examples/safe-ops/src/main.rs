@@ -291,7 +291,7 @@ async fn serve(cli: &Cli) -> Result<(), String> {
         (anchor, task)
     });
     let settle = server.clone();
-    // Deleted files whose undo window closed leave the trash, from this process on.
+    // Deleted files and dropped tables whose undo window closed leave the trash.
     let _purger = server.purge_undo_windows(PURGE_EVERY);
     let served = serve_on(cli, server).await;
     // The outcomes still queued for the log are written before the process goes.

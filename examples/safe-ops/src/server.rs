@@ -23,7 +23,7 @@ use rmcp::{
 use rmcp_guard::{
     Confirmed, Exposure, Form, FormEnum, Guard, Guarded, Preview, ToolArgs, ToolError,
     batch::{Batch, Item, Picked, Report},
-    db::ReadDb,
+    db::{ReadDb, trash::TrashedTable},
     destructive, exposed,
     forms::TypeToConfirm,
     read_only,
@@ -240,8 +240,9 @@ impl SafeOps {
         })
     }
 
-    /// Purges the trashed files of deletes whose undo window closed, every `every`, while
-    /// the returned purger lives; `None` if the guard keeps no undo windows.
+    /// Purges what deletes and drops left in their trash once their undo window closed,
+    /// every `every`, while the returned purger lives; `None` if the guard keeps no undo
+    /// windows.
     pub fn purge_undo_windows(&self, every: std::time::Duration) -> Option<Purger> {
         rmcp_guard::purge_undo_windows(self.clone(), Self::tool_router, every)
     }
@@ -283,6 +284,22 @@ impl SafeOps {
         self.sandbox.purge(&trashed).map_err(|e| e.to_string())
     }
 
+    /// Undoes a `drop_table`: the table comes back under its name with its rows, unless a
+    /// new table took the name since (`STATE_CHANGED`, nothing replaced).
+    async fn undo_drop(&self, window: Window) -> Result<serde_json::Value, ToolError> {
+        let dropped: TrashedTable = window.data()?;
+        let rows = dropped.restore(&self.db())?;
+        Ok(serde_json::json!({"restored": dropped.table(), "rows": rows}))
+    }
+
+    /// Makes a `drop_table` final once its undo window closed: the trashed table goes.
+    async fn purge_drop(&self, window: Window) -> Result<(), String> {
+        let dropped: TrashedTable = window.data().map_err(|e| e.message().to_owned())?;
+        dropped
+            .purge(&self.db())
+            .map_err(|e| e.message().to_owned())
+    }
+
     async fn preview_delete_files(&self, args: &DeleteFilesArgs) -> Result<Batch, ToolError> {
         preview_delete_files(&self.sandbox, &args.pattern)
     }
@@ -298,8 +315,8 @@ impl SafeOps {
             Some(rows) => Ok(Preview::effect(
                 args.table.clone(),
                 format!(
-                    "⚠️ Dangerous: drop table `{}` from the safe-ops database — all {rows} rows \
-                     disappear.",
+                    "⚠️ Dangerous: drop table `{}` from the safe-ops database, with all its {rows} \
+                     rows.",
                     args.table
                 ),
             )),
@@ -439,11 +456,15 @@ impl SafeOps {
             .await
     }
 
-    /// Drop a table from the database. The user must type the table name to confirm.
+    /// Drop a table from the database. The user must type the table name to confirm; the
+    /// drop can be undone with `undo` for 10 minutes.
     #[destructive(
         confirm = "type_to_confirm",
         target = table,
         preview = Self::preview_drop,
+        undo = Self::undo_drop,
+        undo_within = "10m",
+        purge = Self::purge_drop,
         on_decline = "The user declined; no table was dropped.",
         on_cancel = "The confirmation was cancelled; no table was dropped."
     )]
@@ -452,13 +473,17 @@ impl SafeOps {
         &self,
         Parameters(args): Parameters<DropTableArgs>,
         confirmed: Confirmed<DropTableConfirmation>,
-    ) -> Result<String, ToolError> {
-        self.db()
-            .execute_batch(&format!("DROP TABLE {}", db::quote_ident(&args.table)))
-            .map_err(ToolError::internal)?;
-        Ok(format!(
-            "Dropped table {}. Approver: {}.",
-            args.table, confirmed.approver
+    ) -> Result<Reversible<String, TrashedTable>, ToolError> {
+        // The table keeps its rows under a name in the trash until the window closes.
+        let dropped = TrashedTable::take(&self.db(), &args.table)?;
+        Ok(Reversible::new(
+            format!(
+                "Dropped table {} ({} rows). Approver: {}.",
+                dropped.table(),
+                dropped.rows(),
+                confirmed.approver
+            ),
+            dropped,
         ))
     }
 

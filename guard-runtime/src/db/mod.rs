@@ -5,6 +5,8 @@
 mod pg;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(feature = "sqlite")]
+pub mod trash;
 
 #[cfg(feature = "postgres")]
 pub use pg::PgReadDb;
