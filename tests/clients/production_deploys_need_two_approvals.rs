@@ -2,7 +2,8 @@
 //! `deploy_production`, which runs only after two people other than the requester approved
 //! on safe-ops' approval page. Both protocol eras, with a real rmcp client that declares URL
 //! elicitation; the approvers' links arrive by signed webhook at safe-ops' receiver, and the
-//! page is read and decided over HTTP as a person's browser would.
+//! page is read and decided over HTTP as a person's browser would. A pending approval
+//! survives the safe-ops process being killed and started again.
 
 use crate::support;
 
@@ -288,4 +289,165 @@ fn approver_links_never_reach_the_log_the_stdio_client_reads() {
         assert!(!log.contains(token), "an approver's link reached the log");
     }
     assert_ne!(requester_url, urls[0]);
+}
+
+/// A pending approval outlives the server process: safe-ops is killed (SIGKILL, nothing
+/// flushed on the way out) after one of two approvals, started again on the same store, key
+/// and page address, and the second approver's link, delivered before the kill, completes
+/// the approval; the requester's next call runs the deploy, once.
+#[test]
+fn a_pending_approval_survives_a_killed_server_process() {
+    use std::time::Instant;
+
+    let dir = tempfile::tempdir().unwrap();
+    drop(safe_ops::db::open(&dir.path().join("ops.db")).unwrap());
+    let drop_dir = dir.path().join("links");
+    std::fs::create_dir(&drop_dir).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let args = [
+        "--approver",
+        "bob,carol",
+        "--approver-drop",
+        drop_dir.to_str().unwrap(),
+        "--approval-addr",
+        &addr,
+    ];
+    let env = [
+        ("GUARD_TENANT", "local"),
+        ("GUARD_USER", "alice"),
+        (
+            "GUARD_HMAC_KEY",
+            "one key for the server before and after the restart, 32+ bytes",
+        ),
+    ];
+    let capabilities = json!({"elicitation": {"form": {}, "url": {}}});
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let deploy = json!({
+        "jsonrpc": "2.0", "id": 99, "method": "tools/call",
+        "params": {"name": "deploy_production", "arguments": {"service": "billing"}}
+    });
+
+    let mut first = StdioServer::start_declaring(dir.path(), &args, &env, capabilities.clone());
+    first.send(deploy.clone());
+    let until = Instant::now() + Duration::from_secs(30);
+    let asked = loop {
+        let message = first.recv(until, "the URL elicitation");
+        if message["method"] == "elicitation/create" {
+            break message;
+        }
+    };
+    // The requester opens the page; the call waits for the approvers.
+    first.send(json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept"}}));
+    let mut links = Vec::new();
+    while links.len() < 2 && Instant::now() < until {
+        links = std::fs::read_dir(&drop_dir)
+            .unwrap()
+            .filter_map(|e| {
+                let path = e.ok()?.path();
+                let body: serde_json::Value =
+                    serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+                Some((
+                    body["approver"]["user"].as_str()?.to_owned(),
+                    body["url"].as_str()?.to_owned(),
+                ))
+            })
+            .collect();
+        links.sort();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        links
+            .iter()
+            .map(|(who, _)| who.as_str())
+            .collect::<Vec<_>>(),
+        ["bob", "carol"],
+        "{links:?}"
+    );
+    let page = runtime
+        .block_on(visit::approve(&links[0].1, "billing"))
+        .unwrap();
+    assert!(page.text().contains("Approvals: 1 of 2"), "{}", page.text());
+
+    // SIGKILL: no shutdown, no flush.
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &first.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while first.is_running() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!first.is_running(), "the first process is gone");
+    assert!(
+        safe_ops::db::open(&dir.path().join("ops.db"))
+            .unwrap()
+            .query_row(
+                "SELECT count(*) FROM deployments WHERE service = 'billing'",
+                [],
+                |r| r.get::<_, i64>(0)
+            )
+            .unwrap()
+            == 0,
+        "nothing deployed before the second approval"
+    );
+
+    let mut second = StdioServer::start_declaring(dir.path(), &args, &env, capabilities);
+    // The page is back on its address; the link delivered before the kill still decides.
+    let page = runtime
+        .block_on(async {
+            let mut tries = 0;
+            loop {
+                match visit::approve(&links[1].1, "billing").await {
+                    Ok(page) => break Ok(page),
+                    Err(error) if tries == 100 => break Err(error),
+                    Err(_) => {
+                        tries += 1;
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                }
+            }
+        })
+        .unwrap();
+    assert!(page.text().contains("Approvals: 2 of 2"), "{}", page.text());
+    // bob's link was used before the kill: it is spent after the restart too.
+    let replay = runtime
+        .block_on(visit::approve(&links[0].1, "billing"))
+        .map(|page| page.text());
+    assert!(replay.is_err(), "a spent link decided again: {replay:?}");
+
+    // The requester calls again: the approval is taken up and the deploy runs once.
+    second.send(deploy);
+    let until = Instant::now() + Duration::from_secs(30);
+    let answer = loop {
+        let message = second.recv(until, "the call's answer");
+        if message["method"] == "elicitation/create" {
+            second.send(
+                json!({"jsonrpc": "2.0", "id": message["id"], "result": {"action": "accept"}}),
+            );
+            continue;
+        }
+        if message["id"] == 99 {
+            break message;
+        }
+    };
+    assert_eq!(
+        answer["result"]["_meta"]["guard"]["outcome"], "executed",
+        "{answer}"
+    );
+    let deployed: i64 = safe_ops::db::open(&dir.path().join("ops.db"))
+        .unwrap()
+        .query_row(
+            "SELECT count(*) FROM deployments WHERE service = 'billing'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(deployed, 1, "the deploy ran once");
+    drop(second.stop());
 }
