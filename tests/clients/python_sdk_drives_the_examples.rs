@@ -3,8 +3,9 @@
 //! Prepares `.venv` with `scripts/python-venv.sh`, makes sure both binaries exist,
 //! then runs `tests/python` with pytest. The Python tests cover the push elicitation path
 //! (protocol 2025-11-25, low-level `ClientSession`) and the multi-round-trip path
-//! (protocol 2026-07-28, high-level `Client`). Without Python the test fails: it never
-//! passes by skipping.
+//! (protocol 2026-07-28, high-level `Client`), and on both, a production deploy approved on
+//! safe-ops' page by two people whose links the client never sees (`test_safe_ops_approval`).
+//! Without Python the test fails: it never passes by skipping.
 
 use crate::support::external;
 
