@@ -499,3 +499,63 @@ async fn a_trashed_table_is_out_of_reach_of_the_other_tools(era: ProtocolVersion
         "the trashed table is untouched"
     );
 }
+
+/// The window lives in the store, not the process: safe-ops over stdio deletes a file, is
+/// killed (SIGKILL, nothing flushed), and the process started again on the same store
+/// restores it.
+#[test]
+fn a_killed_process_keeps_the_window() {
+    use std::time::{Duration, Instant};
+
+    let dir = tempfile::tempdir().unwrap();
+    drop(safe_ops::db::open(&dir.path().join("ops.db")).unwrap());
+    std::fs::create_dir_all(dir.path().join("files")).unwrap();
+    std::fs::write(dir.path().join("files/old.log"), OLD_LOG).unwrap();
+    let env = [("GUARD_TENANT", "local"), ("GUARD_USER", "alice")];
+    let form = json!({"elicitation": {"form": {}}});
+    let mut first = stdio::StdioServer::start_declaring(dir.path(), &[], &env, form.clone());
+    first.send(json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "delete_file", "arguments": {"path": "old.log"}}
+    }));
+    let until = Instant::now() + Duration::from_secs(30);
+    let deleted = loop {
+        let message = first.recv(until, "the delete's question, then its result");
+        if message["method"] == "elicitation/create" {
+            first.send(json!({"jsonrpc": "2.0", "id": message["id"],
+                "result": {"action": "accept", "content": {"confirm": true}}}));
+        } else if message["id"] == 7 {
+            break message;
+        }
+    };
+    let id = deleted["result"]["_meta"]["guard"]["operationId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no undo window: {deleted}"))
+        .to_owned();
+    assert!(!dir.path().join("files/old.log").exists());
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &first.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while first.is_running() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!first.is_running(), "the first process is gone");
+
+    let mut second = stdio::StdioServer::start_declaring(dir.path(), &[], &env, form);
+    let undone = second
+        .request(
+            "tools/call",
+            json!({"name": "undo", "arguments": {"operation_id": id}}),
+        )
+        .expect("undo answers");
+    assert_eq!(undone["_meta"]["guard"]["outcome"], "undone", "{undone}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("files/old.log")).unwrap(),
+        OLD_LOG,
+        "the same bytes are back"
+    );
+    drop(second.stop());
+}
