@@ -2,10 +2,11 @@
 
 use rmcp_guard_macros::Form;
 
-/// A single box the human must tick.
+/// A single box the human must tick. Its title promises nothing about undoing: the question
+/// ends with the terms guard composes from the tool's declaration.
 #[derive(Debug, Form)]
 pub struct Checkbox {
-    #[form(checkbox, title = "I understand this cannot be undone")]
+    #[form(checkbox, title = "I understand what this will do")]
     /// Ticked: the human agreed.
     pub confirm: bool,
 }
