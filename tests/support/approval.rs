@@ -190,6 +190,14 @@ pub struct UrlClient {
     completed: Arc<Mutex<Vec<String>>>,
 }
 
+impl UrlClient {
+    /// This client, declaring the Tasks extension.
+    pub fn with_tasks(mut self) -> Self {
+        self.tasks = true;
+        self
+    }
+}
+
 impl ClientHandler for UrlClient {
     async fn create_elicitation(
         &self,
