@@ -182,11 +182,12 @@ mod tests {
                 "undo windows",
                 "approvals",
                 "audit queue",
-                "approval take-over"
+                "approval take-over",
+                "approval tasks"
             ]
         );
         assert!(pending(version(&STEPS), &STEPS).unwrap().is_empty());
-        assert_eq!(version(&STEPS), 9);
+        assert_eq!(version(&STEPS), 10);
     }
 
     #[test]
