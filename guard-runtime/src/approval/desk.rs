@@ -1908,4 +1908,71 @@ mod tests {
                 .is_none()
         );
     }
+
+    /// A task keeps the arguments it was made with, runs under one claim at a time (a stale
+    /// claim is taken over), ends once, and a cancellation yields to a claimed run; a task
+    /// cancelled before any run hands its approval's answer to nobody.
+    #[tokio::test]
+    async fn a_task_runs_under_one_claim_ends_once_and_a_cancelled_one_runs_nothing() {
+        let (desk, _dir) = desk();
+        let minute = Duration::from_secs(60);
+        let opened = desk.open(request(1), &[]).await.unwrap();
+        desk.make_task(&opened.id, "{}").await.unwrap();
+        desk.make_task(&opened.id, r#"{"x":1}"#).await.unwrap();
+        let view = desk.task(&opened.id).await.unwrap().unwrap();
+        assert_eq!(
+            (view.arguments.as_str(), view.status),
+            ("{}", Status::Pending)
+        );
+        let t = &opened.requester_token;
+        desk.decide(t, &csrf(&desk, t).await, approve(), None)
+            .await
+            .unwrap();
+        assert!(desk.claim_run(&opened.id, "one", minute).await.unwrap());
+        assert!(!desk.claim_run(&opened.id, "two", minute).await.unwrap());
+        assert!(
+            desk.claim_run(&opened.id, "three", Duration::ZERO)
+                .await
+                .unwrap(),
+            "a stale claim is taken over"
+        );
+        assert!(
+            !desk.cancel_task(&opened.id, "{}").await.unwrap(),
+            "a claimed run ends the task itself"
+        );
+        desk.end_task(&opened.id, "completed", r#"{"content":[]}"#)
+            .await
+            .unwrap();
+        desk.end_task(&opened.id, "failed", "{}").await.unwrap();
+        let view = desk.task(&opened.id).await.unwrap().unwrap();
+        assert_eq!(
+            view.ended,
+            Some(("completed".to_owned(), r#"{"content":[]}"#.to_owned()))
+        );
+        assert!(
+            !desk
+                .claim_run(&opened.id, "four", Duration::ZERO)
+                .await
+                .unwrap()
+        );
+
+        let cancelled = desk.open(request(1), &[]).await.unwrap();
+        desk.make_task(&cancelled.id, "{}").await.unwrap();
+        let t = &cancelled.requester_token;
+        desk.decide(t, &csrf(&desk, t).await, approve(), None)
+            .await
+            .unwrap();
+        assert!(desk.cancel_task(&cancelled.id, "{}").await.unwrap());
+        assert!(answer(desk.take_answer(&cancelled.id, "t").await).is_none());
+        assert!(
+            !desk
+                .claim_run(&cancelled.id, "r", Duration::ZERO)
+                .await
+                .unwrap()
+        );
+        assert!(desk.task(&"0".repeat(64)).await.unwrap().is_none());
+        // Not a task: an approval without one is no task.
+        let plain = desk.open(request(1), &[]).await.unwrap();
+        assert!(desk.task(&plain.id).await.unwrap().is_none());
+    }
 }
