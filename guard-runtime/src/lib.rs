@@ -115,6 +115,9 @@ mod seal;
 mod secret;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod store;
+#[cfg(feature = "approval")]
+#[cfg_attr(docsrs, doc(cfg(feature = "approval")))]
+pub mod tasks;
 mod trace;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]

@@ -15,7 +15,7 @@ use crate::store::{
 use crate::store::{SqliteStore, sqlite::Access};
 
 /// Every step, in order: step `i` brings a store to version `i + 1`.
-pub(crate) const STEPS: [Step; 9] = [
+pub(crate) const STEPS: [Step; 10] = [
     // Version 1: the tables as guard created them before it versioned them.
     Step {
         name: "tables",
@@ -67,6 +67,12 @@ pub(crate) const STEPS: [Step; 9] = [
     Step {
         name: "approval take-over",
         apply: crate::store::approvals::take_over,
+    },
+    // Version 10: `guard_approval_tasks`, approvals answered as MCP Tasks on 2026-07-28:
+    // the call's arguments, who runs it once approved, and how the task ended.
+    Step {
+        name: "approval tasks",
+        apply: crate::store::approvals::tasks,
     },
 ];
 
@@ -176,11 +182,12 @@ mod tests {
                 "undo windows",
                 "approvals",
                 "audit queue",
-                "approval take-over"
+                "approval take-over",
+                "approval tasks"
             ]
         );
         assert!(pending(version(&STEPS), &STEPS).unwrap().is_empty());
-        assert_eq!(version(&STEPS), 9);
+        assert_eq!(version(&STEPS), 10);
     }
 
     #[test]

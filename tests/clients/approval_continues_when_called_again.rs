@@ -31,13 +31,6 @@ const SLACK: Duration = Duration::from_secs(5);
 
 const KEY: &[u8] = b"one key shared by every replica and by the server after a restart";
 
-/// A SQLite store in a directory of its own.
-fn sqlite() -> (Arc<dyn OperationStore>, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path().join("guard.db")).unwrap();
-    (Arc::new(store), dir)
-}
-
 /// A bench on `protocol` keeping approvals in `store`, with the shared key and short rounds.
 fn on(store: &Arc<dyn OperationStore>, protocol: rmcp::model::ProtocolVersion) -> Setup {
     Setup {
@@ -60,23 +53,6 @@ async fn approvals(store: &dyn OperationStore) -> i64 {
         .unwrap();
     tx.rollback().await.unwrap();
     n
-}
-
-/// Carol completes the two-person approval at `link`, with the deploy token.
-async fn carol_completes(link: &str) {
-    let csrf = visit::get(link).await.unwrap().field("csrf").unwrap();
-    let page = visit::post(
-        link,
-        &[
-            ("csrf", &csrf),
-            ("decision", "approve"),
-            ("typed", "production"),
-            ("secret", TOKEN),
-        ],
-    )
-    .await
-    .unwrap();
-    assert!(page.text().contains("Approved"), "{}", page.text());
 }
 
 /// Retries from `first` on, one request at a time, until a final result; every request

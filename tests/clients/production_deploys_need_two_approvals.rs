@@ -12,7 +12,10 @@ use crate::support::approval as bench;
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use crate::support::{World, assert_natural, assert_refused, call, stdio::StdioServer, text};
-use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, GetTaskParams, ProtocolVersion, TaskPayload,
+    TaskStatus,
+};
 use rmcp_guard::outcome::Outcome;
 use rmcp_guard::{
     Guard, Identity,
@@ -205,6 +208,54 @@ async fn deploy_production_from_a_client_without_url_mode_fails_closed(era: Prot
     let result = call(&client, "deploy_production", json!({"service": "billing"})).await;
     assert_natural(&result, Outcome::UnsupportedClient);
     assert!(world.deployments().is_empty());
+}
+
+/// On 2026-07-28 safe-ops serves guard's tasks: a client that declares them gets
+/// `deploy_production` as a task, polls it while bob and carol approve, and gets the deploy's
+/// natural result once, from the task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deploy_production_is_a_task_for_a_client_with_tasks() {
+    let world = World::new();
+    let (server, receiver) = with_page(&world, &["bob", "carol"]).await;
+    let (client, _urls) = bench::url_client(bench::MRTR, true);
+    let client = bench::connect(server, client.with_tasks()).await;
+    let response = client
+        .call_tool_once(
+            CallToolRequestParams::new("deploy_production")
+                .with_arguments(json!({"service": "billing"}).as_object().unwrap().clone()),
+        )
+        .await
+        .unwrap();
+    let CallToolResponse::Task(created) = response else {
+        panic!("expected a task, got {response:?}");
+    };
+    let id = created.task.task_id;
+    let pending = client.get_task(GetTaskParams::new(&id)).await.unwrap();
+    assert_eq!(pending.task.status(), TaskStatus::InputRequired);
+    for user in ["bob", "carol"] {
+        let link = receiver
+            .link_for(user, Duration::from_secs(10))
+            .await
+            .unwrap_or_else(|| panic!("no link reached {user}"));
+        visit::approve(&link.url, "billing").await.unwrap();
+    }
+    let mut done = None;
+    for _ in 0..300 {
+        let task = client.get_task(GetTaskParams::new(&id)).await.unwrap();
+        if task.task.status().is_terminal() {
+            done = Some(task);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let done = done.expect("the task ends");
+    let TaskPayload::Completed { result } = done.task.payload else {
+        panic!("expected completed, got {done:?}");
+    };
+    let result: rmcp::model::CallToolResult =
+        serde_json::from_value(serde_json::Value::Object(result)).unwrap();
+    assert_natural(&result, Outcome::Executed);
+    assert_eq!(world.deployments().len(), 1);
 }
 
 both_eras!(

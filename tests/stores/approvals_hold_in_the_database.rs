@@ -224,6 +224,48 @@ async fn the_database_keeps_approvals_honest(store: &dyn OperationStore) {
         .await,
         "rewriting an approval's use",
     );
+    // A task runs the call it was opened for, and ends once.
+    run(
+        store,
+        "INSERT INTO guard_approval_tasks (approval_id, arguments) VALUES ('a1', '{}')",
+        &[],
+    )
+    .await
+    .unwrap();
+    refused(
+        run(
+            store,
+            "UPDATE guard_approval_tasks SET arguments = '{\"environment\":\"other\"}' WHERE approval_id = 'a1'",
+            &[],
+        )
+        .await,
+        "changing what a task runs",
+    );
+    refused(
+        run(
+            store,
+            "UPDATE guard_approval_tasks SET ended = 'completed' WHERE approval_id = 'a1'",
+            &[],
+        )
+        .await,
+        "a task ending without its result",
+    );
+    run(
+        store,
+        "UPDATE guard_approval_tasks SET ended = 'completed', result = '{}' WHERE approval_id = 'a1'",
+        &[],
+    )
+    .await
+    .unwrap();
+    refused(
+        run(
+            store,
+            "UPDATE guard_approval_tasks SET ended = 'cancelled' WHERE approval_id = 'a1'",
+            &[],
+        )
+        .await,
+        "a task ending twice",
+    );
 
     // Its deadline passed by the database's clock. The replica deciding claims a time
     // before the deadline (its clock runs late): the database decides by its own.
@@ -403,6 +445,8 @@ async fn postgres_servers_role_holds_only_what_guard_needs() {
         "UPDATE guard_approvals SET expires_at = expires_at + 1 WHERE approval_id = 'g1'",
         "DELETE FROM guard_approval_links",
         "DELETE FROM guard_approval_uses",
+        "DELETE FROM guard_approval_tasks",
+        "UPDATE guard_approval_tasks SET arguments = '{}'",
     ] {
         let error = run(&store, sql, &[]).await.expect_err(sql);
         assert!(
@@ -411,6 +455,14 @@ async fn postgres_servers_role_holds_only_what_guard_needs() {
         );
     }
     end(&store, "g1", "REJECTED", Some("bob")).await.unwrap();
+    // What a task's tasks/get does: make it, claim its run, end it.
+    for sql in [
+        "INSERT INTO guard_approval_tasks (approval_id, arguments) VALUES ('g1', '{}')",
+        "UPDATE guard_approval_tasks SET runner = 'r', run_at = 1 WHERE approval_id = 'g1'",
+        "UPDATE guard_approval_tasks SET ended = 'completed', result = '{}' WHERE approval_id = 'g1'",
+    ] {
+        run(&store, sql, &[]).await.expect(sql);
+    }
     open(&store, "g2", 1, now - 120_000, now - 1).await;
     end(&store, "g2", "EXPIRED", None).await.unwrap();
     run(
@@ -419,7 +471,7 @@ async fn postgres_servers_role_holds_only_what_guard_needs() {
         &[],
     )
     .await
-    .expect("the server's role purges ended approvals, their decisions with them");
+    .expect("the server's role purges ended approvals, their decisions and tasks with them");
     world.drop().await;
 }
 

@@ -18,10 +18,12 @@ use rmcp::{
     ClientHandler, RoleClient, RoleServer, ServerHandler, ServiceExt,
     handler::server::wrapper::Parameters,
     model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
-        CustomNotification, ElicitRequestParams, ElicitResult, ElicitationAction,
-        ElicitationCapability, FormElicitationCapability, Implementation, InputResponses,
-        ProtocolVersion, UrlElicitationCapability,
+        CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+        ClientCapabilities, ClientConfig, CustomNotification, ElicitRequestParams, ElicitResult,
+        ElicitationAction, ElicitationCapability, ExtensionCapabilities, FormElicitationCapability,
+        GetTaskParams, GetTaskResult, Implementation, InputResponses, ProtocolVersion,
+        ServerCapabilities, ServerConfig, TASKS_EXTENSION_ID, UpdateTaskParams,
+        UrlElicitationCapability,
     },
     service::{
         ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RunningService,
@@ -37,7 +39,7 @@ use rmcp_guard::{
     destructive,
     forms::{Checkbox, TypeToConfirm},
     identity::Identity,
-    ops::{OperationStore, Operations},
+    ops::{OperationStore, Operations, SqliteStore},
     testing::INPUT_KEY,
 };
 use schemars::JsonSchema;
@@ -58,6 +60,8 @@ struct DeployArgs {
 #[derive(Clone)]
 struct Ops {
     guard: Arc<Guard>,
+    /// Advertises the Tasks extension and serves guard's tasks.
+    tasks: bool,
     /// Every deploy the handler ran: environment, and the length of the secret it received.
     deployed: Arc<Mutex<Vec<(String, usize)>>>,
     /// The release a deploy would ship, as the preview shows it (a test may change it).
@@ -126,7 +130,40 @@ impl Ops {
 }
 
 #[tool_handler(router = rmcp_guard::exposed(self, Self::tool_router()))]
-impl ServerHandler for Ops {}
+impl ServerHandler for Ops {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder().enable_tools().build();
+        ServerConfig::new(if self.tasks {
+            rmcp_guard::tasks::advertise(capabilities)
+        } else {
+            capabilities
+        })
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, rmcp::ErrorData> {
+        rmcp_guard::tasks::get(self, request, context).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), rmcp::ErrorData> {
+        rmcp_guard::tasks::update(self, request, context).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), rmcp::ErrorData> {
+        rmcp_guard::tasks::cancel(self, request, context).await
+    }
+}
 
 /// The person at the client, switchable mid-test: another user of the same server.
 #[derive(Clone)]
@@ -147,8 +184,18 @@ pub fn person(user: &str) -> Identity {
 pub struct UrlClient {
     protocol: ProtocolVersion,
     url_mode: bool,
+    /// Declares the Tasks extension.
+    tasks: bool,
     urls: mpsc::UnboundedSender<(String, String, String)>,
     completed: Arc<Mutex<Vec<String>>>,
+}
+
+impl UrlClient {
+    /// This client, declaring the Tasks extension.
+    pub fn with_tasks(mut self) -> Self {
+        self.tasks = true;
+        self
+    }
 }
 
 impl ClientHandler for UrlClient {
@@ -196,6 +243,12 @@ impl ClientHandler for UrlClient {
         }
         let mut capabilities = ClientCapabilities::default();
         capabilities.elicitation = Some(elicitation);
+        if self.tasks {
+            capabilities.extensions = Some(ExtensionCapabilities::from([(
+                TASKS_EXTENSION_ID.to_owned(),
+                Default::default(),
+            )]));
+        }
         ClientConfig::new(capabilities, Implementation::new("approval-test", "0.1.0"))
             .with_protocol_version(self.protocol.clone())
     }
@@ -222,6 +275,10 @@ pub struct Setup {
     pub audit: Option<AuditLog>,
     /// How long one MRTR round waits for the decision; guard's default if `None`.
     pub round_wait: Option<Duration>,
+    /// The server advertises the Tasks extension and serves guard's tasks.
+    pub server_tasks: bool,
+    /// The client declares the Tasks extension.
+    pub client_tasks: bool,
 }
 
 impl Setup {
@@ -244,6 +301,8 @@ impl Setup {
             sign_in: None,
             audit: None,
             round_wait: None,
+            server_tasks: false,
+            client_tasks: false,
         }
     }
 
@@ -288,16 +347,18 @@ impl Setup {
         let release = Arc::new(Mutex::new("2.4.1".to_owned()));
         let server = Ops {
             guard: guard.clone(),
+            tasks: self.server_tasks,
             deployed: deployed.clone(),
             release: release.clone(),
         };
         let (tx, urls) = mpsc::unbounded_channel();
         let completed = Arc::new(Mutex::new(Vec::new()));
         let client = connect(
-            server,
+            server.clone(),
             UrlClient {
                 protocol: self.protocol,
                 url_mode: self.url_mode,
+                tasks: self.client_tasks,
                 urls: tx,
                 completed: completed.clone(),
             },
@@ -305,6 +366,7 @@ impl Setup {
         .await;
         Harness {
             client: Arc::new(client),
+            server,
             urls,
             completed,
             deployed,
@@ -319,6 +381,8 @@ impl Setup {
 
 pub struct Harness {
     pub client: Arc<RunningService<RoleClient, UrlClient>>,
+    /// The server, for another client to connect to.
+    server: Ops,
     urls: mpsc::UnboundedReceiver<(String, String, String)>,
     pub completed: Arc<Mutex<Vec<String>>>,
     deployed: Arc<Mutex<Vec<(String, usize)>>>,
@@ -327,6 +391,34 @@ pub struct Harness {
     caller: Caller,
     pub guard: Arc<Guard>,
     release: Arc<Mutex<String>>,
+}
+
+/// A SQLite store in a directory of its own.
+pub fn sqlite() -> (Arc<dyn OperationStore>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("guard.db")).unwrap();
+    (Arc::new(store), dir)
+}
+
+/// Carol completes the two-person approval at `link`, with the deploy token.
+pub async fn carol_completes(link: &str) {
+    let csrf = safe_ops::visit::get(link)
+        .await
+        .unwrap()
+        .field("csrf")
+        .unwrap();
+    let page = safe_ops::visit::post(
+        link,
+        &[
+            ("csrf", &csrf),
+            ("decision", "approve"),
+            ("typed", "production"),
+            ("secret", TOKEN),
+        ],
+    )
+    .await
+    .unwrap();
+    assert!(page.text().contains("Approved"), "{}", page.text());
 }
 
 /// A bench on protocol 2025-11-25.
@@ -350,6 +442,7 @@ pub fn url_client(
     let client = UrlClient {
         protocol,
         url_mode,
+        tasks: false,
         urls,
         completed: Arc::default(),
     };
@@ -585,9 +678,22 @@ impl Harness {
         self.deployed.lock().unwrap().clone()
     }
 
+    /// Connects `client` to the same server (same guard, same page, same effects).
+    pub async fn connect_another(
+        &self,
+        client: UrlClient,
+    ) -> RunningService<RoleClient, UrlClient> {
+        connect(self.server.clone(), client).await
+    }
+
     /// From now on the person at the client is `user` (same tenant, same scopes).
     pub fn as_user(&self, user: &str) {
-        *self.caller.0.lock().unwrap() = person(user);
+        self.as_identity(person(user));
+    }
+
+    /// From now on the person at the client is `identity`.
+    pub fn as_identity(&self, identity: Identity) {
+        *self.caller.0.lock().unwrap() = identity;
     }
 
     /// From now on a deploy would ship `release`: what the preview shows changes.

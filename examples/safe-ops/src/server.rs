@@ -14,6 +14,12 @@ use std::{
     sync::{Arc, Mutex, MutexGuard},
 };
 
+#[cfg(feature = "approval")]
+use rmcp::{
+    ErrorData, RoleServer,
+    model::{CancelTaskParams, GetTaskParams, GetTaskResult, UpdateTaskParams},
+    service::RequestContext,
+};
 use rmcp::{
     ServerHandler,
     handler::server::wrapper::Parameters,
@@ -566,19 +572,48 @@ impl SafeOps {
 }
 
 /// rmcp routes to the tools the allowlist (and read-only mode) leave enabled; any other
-/// name is answered exactly like a tool that does not exist.
+/// name is answered exactly like a tool that does not exist. On 2026-07-28 a client that
+/// declares the Tasks extension gets `deploy_production` as a task it polls while the two
+/// approvers decide (`rmcp_guard::tasks`); other clients get MRTR rounds.
 #[tool_handler(router = exposed(self, Self::tool_router))]
 impl ServerHandler for SafeOps {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .build(),
-        )
-        .with_server_info(rmcp::model::Implementation::new(
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        #[cfg(feature = "approval")]
+        let capabilities = rmcp_guard::tasks::advertise(capabilities);
+        ServerConfig::new(capabilities).with_server_info(rmcp::model::Implementation::new(
             "safe-ops",
             env!("CARGO_PKG_VERSION"),
         ))
+    }
+
+    #[cfg(feature = "approval")]
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        rmcp_guard::tasks::get(self, request, context).await
+    }
+
+    #[cfg(feature = "approval")]
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        rmcp_guard::tasks::update(self, request, context).await
+    }
+
+    #[cfg(feature = "approval")]
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        rmcp_guard::tasks::cancel(self, request, context).await
     }
 }

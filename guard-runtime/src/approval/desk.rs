@@ -168,6 +168,14 @@ pub struct Found {
     pub expires_at: SystemTime,
 }
 
+/// An approval as [`Desk::watch`] hands it to the call that opened it.
+pub struct Watched {
+    pub expires_at: SystemTime,
+    /// The effect the approvers were shown (`None` if stored before guard kept it).
+    pub fingerprint: Option<String>,
+    pub status: Status,
+}
+
 /// Where an approval stands, for a call that stops waiting before it is decided.
 pub struct Standing {
     pub status: Status,
@@ -175,6 +183,26 @@ pub struct Standing {
     pub given: usize,
     pub required: u8,
     pub expires_at: SystemTime,
+}
+
+/// A task as `tasks/get` shows it: the approval it waits for, and the task's own row.
+pub struct TaskView {
+    pub id: String,
+    pub tool: String,
+    pub message: Option<String>,
+    /// What the approvers are shown (the preview's summary and the terms of reversing it).
+    pub summary: String,
+    pub requester: Person,
+    pub required: u8,
+    /// Approvals given so far.
+    pub given: usize,
+    pub status: Status,
+    pub created_at: SystemTime,
+    pub expires_at: SystemTime,
+    /// The call's arguments, as canonical JSON.
+    pub arguments: String,
+    /// How the task ended (`completed` or `failed`) and its payload (JSON), once it did.
+    pub ended: Option<(String, String)>,
 }
 
 /// A decision posted from a link.
@@ -883,6 +911,11 @@ impl Desk {
     /// Ends a still-pending approval as `status` (expired, or withdrawn by the client), and
     /// returns where it stands: an approval that completed first stays approved.
     pub async fn close(&self, id: &str, status: Status) -> Status {
+        self.close_for(id, status, None).await
+    }
+
+    /// [`close`](Self::close), recording `reason` (what ended it, e.g. `tasks/cancel`) too.
+    pub async fn close_for(&self, id: &str, status: Status, reason: Option<&str>) -> Status {
         let closed = in_tx!(self, |tx| {
             let mut events = Vec::new();
             let Some(record) = ledger::approval(tx, id, true).await? else {
@@ -894,13 +927,10 @@ impl Desk {
             let now = ledger::now(tx).await?;
             ledger::end(tx, id, &status, None, now).await?;
             let given = ledger::given(tx, id).await?;
-            events.push(ended(
-                &subject(&record),
-                &status,
-                None,
-                &given,
-                record.required,
-            ));
+            events.push(
+                ended(&subject(&record), &status, None, &given, record.required)
+                    .field("reason", reason),
+            );
             Ok((status.clone(), events))
         });
         closed.unwrap_or_else(|error| {
@@ -909,14 +939,14 @@ impl Desk {
         })
     }
 
-    /// The deadline and records' subject of approval `id`, for the round of the call that
-    /// opened it: the same requester (compared as people), with the same binding.
+    /// Approval `id` as the call that opened it sees it (its later round, or the run of its
+    /// task): only for the same requester (compared as people) with the same binding.
     pub async fn watch(
         &self,
         id: &str,
         requester: &Person,
         bound_to: &str,
-    ) -> Result<(SystemTime, Subject), Claim> {
+    ) -> Result<Watched, Claim> {
         let found = (in_tx!(self, |tx| {
             let mut events = Vec::new();
             let record = settled(tx, id, false, &mut events).await?;
@@ -930,7 +960,11 @@ impl Desk {
         if !record.requester.is(requester) || record.bound_sha256 != digest(bound_to) {
             return Err(Claim::NotYours);
         }
-        Ok((ledger::system_time(record.expires_at), subject(&record)))
+        Ok(Watched {
+            expires_at: ledger::system_time(record.expires_at),
+            fingerprint: record.fingerprint,
+            status: record.status,
+        })
     }
 
     /// Where approval `id` stands now (an approval past its deadline by the database's
@@ -957,6 +991,14 @@ impl Desk {
                 return Ok((Taken::Missing, Vec::new()));
             };
             if record.status != Status::Approved {
+                return Ok((Taken::Missing, Vec::new()));
+            }
+            // A task cancelled before its run lets nothing run on its approval, whoever asks.
+            if ledger::task(tx, id)
+                .await?
+                .and_then(|t| t.ended)
+                .is_some_and(|(ended, _)| ended == "cancelled")
+            {
                 return Ok((Taken::Missing, Vec::new()));
             }
             if record.secret_label.is_some() && !has_secret {
@@ -1052,6 +1094,107 @@ impl Desk {
         })
     }
 
+    /// Makes approval `id` a task running the call with `arguments` (canonical JSON), if it is
+    /// not one already: a tasks client's later call takes up an approval an MRTR call opened.
+    pub async fn make_task(&self, id: &str, arguments: &str) -> Result<(), StoreError> {
+        in_tx!(self, |tx| {
+            ledger::insert_task(tx, id, arguments).await?;
+            Ok(((), Vec::new()))
+        })
+    }
+
+    /// Task `id` as `tasks/get` shows it: the approval where it stands (expired first if
+    /// pending past its deadline) and the task's own row. `None` when no task has that id.
+    pub async fn task(&self, id: &str) -> Result<Option<TaskView>, StoreError> {
+        in_tx!(self, |tx| {
+            let mut events = Vec::new();
+            let Some(row) = ledger::task(tx, id).await? else {
+                return Ok((None, events));
+            };
+            let Some(record) = settled(tx, id, false, &mut events).await? else {
+                return Ok((None, events));
+            };
+            let given = ledger::given(tx, id).await?.len();
+            let view = TaskView {
+                id: record.id,
+                tool: record.tool,
+                message: record.message,
+                summary: record.summary,
+                requester: record.requester,
+                required: record.required,
+                given,
+                status: record.status,
+                created_at: ledger::system_time(record.created_at),
+                expires_at: ledger::system_time(record.expires_at),
+                arguments: row.arguments,
+                ended: row.ended,
+            };
+            Ok((Some(view), events))
+        })
+    }
+
+    /// Claims the run of decided task `id` for `runner`: true for the one `tasks/get` (across
+    /// replicas) that runs it now; false while another runs it, or once it ended. A claim
+    /// older than `stale` is taken over (its runner stopped); the approval's use row still
+    /// lets the effect run at most once.
+    pub async fn claim_run(
+        &self,
+        id: &str,
+        runner: &str,
+        stale: Duration,
+    ) -> Result<bool, StoreError> {
+        let stale = i64::try_from(stale.as_millis()).unwrap_or(i64::MAX / 2);
+        in_tx!(self, |tx| {
+            let now = ledger::now(tx).await?;
+            let claimed = ledger::claim_run(tx, id, runner, now, now.saturating_sub(stale)).await?;
+            Ok((claimed, Vec::new()))
+        })
+    }
+
+    /// Cancels task `id` (`tasks/cancel`): a pending approval is withdrawn, and the task ends
+    /// as cancelled with `said` unless a run already claimed it (that run ends it). Either way
+    /// nothing runs on the approval afterwards: [`take_answer`](Self::take_answer) hands
+    /// nothing over for a cancelled task, and the approval is locked meanwhile, so a call
+    /// taking it up and the cancellation take turns. Recorded as the approval's withdrawal,
+    /// with `reason` `tasks/cancel`. True if the task ended as cancelled.
+    pub async fn cancel_task(&self, id: &str, said: &str) -> Result<bool, StoreError> {
+        in_tx!(self, |tx| {
+            let mut events = Vec::new();
+            let Some(record) = settled(tx, id, true, &mut events).await? else {
+                return Ok((false, events));
+            };
+            let now = ledger::now(tx).await?;
+            if record.status == Status::Pending {
+                ledger::end(tx, id, &Status::Withdrawn, None, now).await?;
+            }
+            let cancelled = ledger::end_task(tx, id, "cancelled", said).await?;
+            if record.status == Status::Pending || cancelled {
+                let given = ledger::given(tx, id).await?;
+                events.push(
+                    ended(
+                        &subject(&record),
+                        &Status::Withdrawn,
+                        None,
+                        &given,
+                        record.required,
+                    )
+                    .field("reason", "tasks/cancel")
+                    .field("was", status_name(&record.status)),
+                );
+            }
+            Ok((cancelled, events))
+        })
+    }
+
+    /// Ends task `id` as `ended` (`completed` or `failed`) with `result` (JSON); the first
+    /// ending stands, and is what every later `tasks/get` answers.
+    pub async fn end_task(&self, id: &str, ended: &str, result: &str) -> Result<(), StoreError> {
+        in_tx!(self, |tx| {
+            ledger::end_task(tx, id, ended, result).await?;
+            Ok(((), Vec::new()))
+        })
+    }
+
     fn lock_secrets(&self) -> std::sync::MutexGuard<'_, HashMap<String, crate::secret::Secret>> {
         self.secrets.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -1126,6 +1269,17 @@ fn person<'a>(record: &'a Stored, role: &'a Role) -> &'a Person {
 fn unavailable(error: StoreError) -> Refusal {
     tracing::error!(%error, "the approval store failed");
     Refusal::Unavailable
+}
+
+/// A status as the records spell it.
+fn status_name(status: &Status) -> &'static str {
+    match status {
+        Status::Pending => "pending",
+        Status::Approved => "approved",
+        Status::Rejected { .. } => "rejected",
+        Status::Expired => "expired",
+        Status::Withdrawn => "withdrawn",
+    }
 }
 
 fn role_name(role: &Role) -> &'static str {
@@ -1465,11 +1619,12 @@ mod tests {
         let (desk, _dir) = desk();
         let opened = desk.open(request(1), &[]).await.unwrap();
         let alice = Person::new("acme", "Alice").unwrap();
-        let (deadline, _) = desk
+        let watched = desk
             .watch(&opened.id, &alice, "deploy production")
             .await
             .unwrap();
-        assert_eq!(deadline, opened.expires_at);
+        assert_eq!(watched.expires_at, opened.expires_at);
+        assert_eq!(watched.fingerprint.as_deref(), Some("shown"));
         let dave = Person::new("acme", "dave").unwrap();
         let other_tenant = Person::new("other", "alice").unwrap();
         for (who, bound) in [
@@ -1752,5 +1907,72 @@ mod tests {
                 .unwrap()
                 .is_none()
         );
+    }
+
+    /// A task keeps the arguments it was made with, runs under one claim at a time (a stale
+    /// claim is taken over), ends once, and a cancellation yields to a claimed run; a task
+    /// cancelled before any run hands its approval's answer to nobody.
+    #[tokio::test]
+    async fn a_task_runs_under_one_claim_ends_once_and_a_cancelled_one_runs_nothing() {
+        let (desk, _dir) = desk();
+        let minute = Duration::from_secs(60);
+        let opened = desk.open(request(1), &[]).await.unwrap();
+        desk.make_task(&opened.id, "{}").await.unwrap();
+        desk.make_task(&opened.id, r#"{"x":1}"#).await.unwrap();
+        let view = desk.task(&opened.id).await.unwrap().unwrap();
+        assert_eq!(
+            (view.arguments.as_str(), view.status),
+            ("{}", Status::Pending)
+        );
+        let t = &opened.requester_token;
+        desk.decide(t, &csrf(&desk, t).await, approve(), None)
+            .await
+            .unwrap();
+        assert!(desk.claim_run(&opened.id, "one", minute).await.unwrap());
+        assert!(!desk.claim_run(&opened.id, "two", minute).await.unwrap());
+        assert!(
+            desk.claim_run(&opened.id, "three", Duration::ZERO)
+                .await
+                .unwrap(),
+            "a stale claim is taken over"
+        );
+        assert!(
+            !desk.cancel_task(&opened.id, "{}").await.unwrap(),
+            "a claimed run ends the task itself"
+        );
+        desk.end_task(&opened.id, "completed", r#"{"content":[]}"#)
+            .await
+            .unwrap();
+        desk.end_task(&opened.id, "failed", "{}").await.unwrap();
+        let view = desk.task(&opened.id).await.unwrap().unwrap();
+        assert_eq!(
+            view.ended,
+            Some(("completed".to_owned(), r#"{"content":[]}"#.to_owned()))
+        );
+        assert!(
+            !desk
+                .claim_run(&opened.id, "four", Duration::ZERO)
+                .await
+                .unwrap()
+        );
+
+        let cancelled = desk.open(request(1), &[]).await.unwrap();
+        desk.make_task(&cancelled.id, "{}").await.unwrap();
+        let t = &cancelled.requester_token;
+        desk.decide(t, &csrf(&desk, t).await, approve(), None)
+            .await
+            .unwrap();
+        assert!(desk.cancel_task(&cancelled.id, "{}").await.unwrap());
+        assert!(answer(desk.take_answer(&cancelled.id, "t").await).is_none());
+        assert!(
+            !desk
+                .claim_run(&cancelled.id, "r", Duration::ZERO)
+                .await
+                .unwrap()
+        );
+        assert!(desk.task(&"0".repeat(64)).await.unwrap().is_none());
+        // Not a task: an approval without one is no task.
+        let plain = desk.open(request(1), &[]).await.unwrap();
+        assert!(desk.task(&plain.id).await.unwrap().is_none());
     }
 }

@@ -28,6 +28,7 @@ pub(super) struct Stored {
     pub expected: Option<String>,
     pub secret_label: Option<String>,
     pub required: u8,
+    pub created_at: i64,
     pub expires_at: i64,
     pub status: Status,
     pub typed: Option<String>,
@@ -149,8 +150,8 @@ pub(super) async fn approval(
     };
     let sql = format!(
         "SELECT approval_id, tool, message, target, summary, tenant, user_id, trace_id,
-                bound_sha256, fingerprint, expected, secret_label, required, expires_at, status,
-                ended_by, typed
+                bound_sha256, fingerprint, expected, secret_label, required, created_at,
+                expires_at, status, ended_by, typed
          FROM guard_approvals WHERE approval_id = $1{lock}"
     );
     tx.query_opt(&sql, &[id.into()])
@@ -190,6 +191,7 @@ fn stored(row: &Row) -> Result<Stored, StoreError> {
         secret_label: opt("secret_label")?,
         required: u8::try_from(row.int("required")?)
             .map_err(|_| StoreError::Column("an approval's required count is not 1-255".into()))?,
+        created_at: row.int("created_at")?,
         expires_at: row.int("expires_at")?,
         status,
         typed: opt("typed")?,
@@ -387,6 +389,8 @@ pub(super) async fn open_for(
                AND a.status IN ('PENDING', 'APPROVED') AND a.expires_at > $4
                AND NOT EXISTS (SELECT 1 FROM guard_approval_uses u
                                WHERE u.approval_id = a.approval_id)
+               AND NOT EXISTS (SELECT 1 FROM guard_approval_tasks t
+                               WHERE t.approval_id = a.approval_id AND t.ended = 'cancelled')
              ORDER BY a.created_at DESC, a.approval_id LIMIT 1",
             &[
                 requester.tenant().into(),
@@ -431,4 +435,86 @@ pub(super) async fn used(
     )
     .await
     .map(drop)
+}
+
+/// An approval's task as stored (`guard_approval_tasks`).
+pub(super) struct TaskRow {
+    /// The call's arguments, as canonical JSON.
+    pub arguments: String,
+    /// How the task ended (`completed` or `failed`) and its payload, once it did.
+    pub ended: Option<(String, String)>,
+}
+
+/// Makes approval `id` a task running the call with `arguments`, unless it already is one.
+pub(super) async fn insert_task(tx: &mut Tx, id: &str, arguments: &str) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO guard_approval_tasks (approval_id, arguments) VALUES ($1, $2)
+         ON CONFLICT (approval_id) DO NOTHING",
+        &[id.into(), arguments.into()],
+    )
+    .await
+    .map(drop)
+}
+
+/// The task of approval `id`, if it is one.
+pub(super) async fn task(tx: &mut Tx, id: &str) -> Result<Option<TaskRow>, StoreError> {
+    let Some(row) = tx
+        .query_opt(
+            "SELECT arguments, ended, result FROM guard_approval_tasks
+             WHERE approval_id = $1",
+            &[id.into()],
+        )
+        .await?
+    else {
+        return Ok(None);
+    };
+    let ended = match (row.opt_text("ended")?, row.opt_text("result")?) {
+        (Some(ended), Some(result)) => Some((ended.to_owned(), result.to_owned())),
+        _ => None,
+    };
+    Ok(Some(TaskRow {
+        arguments: row.text("arguments")?.to_owned(),
+        ended,
+    }))
+}
+
+/// Claims the run of task `id` for `runner` at `now`: false if it ended, or another runner
+/// claimed it after `stale` (a claim older than that is taken over: its runner stopped).
+pub(super) async fn claim_run(
+    tx: &mut Tx,
+    id: &str,
+    runner: &str,
+    now: i64,
+    stale: i64,
+) -> Result<bool, StoreError> {
+    let changed = tx
+        .execute(
+            "UPDATE guard_approval_tasks SET runner = $2, run_at = $3
+             WHERE approval_id = $1 AND result IS NULL AND (run_at IS NULL OR run_at <= $4)",
+            &[id.into(), runner.into(), now.into(), stale.into()],
+        )
+        .await?;
+    Ok(changed == 1)
+}
+
+/// Ends task `id` as `ended` (`completed`, `failed` or `cancelled`) with `result`; false if
+/// it had already ended (the first ending stands). A cancellation also yields to a run
+/// already claimed, which ends the task itself.
+pub(super) async fn end_task(
+    tx: &mut Tx,
+    id: &str,
+    ended: &str,
+    result: &str,
+) -> Result<bool, StoreError> {
+    let sql = if ended == "cancelled" {
+        "UPDATE guard_approval_tasks SET ended = $2, result = $3
+         WHERE approval_id = $1 AND result IS NULL AND run_at IS NULL"
+    } else {
+        "UPDATE guard_approval_tasks SET ended = $2, result = $3
+         WHERE approval_id = $1 AND result IS NULL"
+    };
+    let changed = tx
+        .execute(sql, &[id.into(), ended.into(), result.into()])
+        .await?;
+    Ok(changed == 1)
 }

@@ -68,7 +68,9 @@ use crate::{
 };
 
 pub use delivery::{Delivery, Notifier};
-pub(crate) use desk::{Claim, Desk, Opened, POLL, Request, Status, Taken};
+pub(crate) use desk::{
+    Claim, Desk, KEEP_AFTER_DEADLINE, Opened, POLL, Request, Status, Taken, TaskView,
+};
 pub use file_drop::FileDropNotifier;
 pub use sign_in::ApproverSignIn;
 pub use webhook::WebhookNotifier;
@@ -90,6 +92,24 @@ pub const ROUND_WAIT: std::time::Duration = std::time::Duration::from_secs(12);
 /// round-limit error. About a minute and a half in all; calling the tool again continues the
 /// same approval.
 pub const WAITING_ROUNDS: u8 = (rmcp::model::DEFAULT_MRTR_MAX_ROUNDS - 2) as u8;
+
+/// The text of the URL elicitation that sends the requester to the page: the tool's header,
+/// the effect as the approvers see it (`summary`), and who must approve. The MRTR rounds and
+/// a task's `tasks/get` ask it alike.
+pub(crate) fn question(message: Option<&str>, summary: &str, required: u8) -> String {
+    let mut text = String::new();
+    if let Some(header) = message {
+        text.push_str(header);
+        text.push_str("\n\n");
+    }
+    text.push_str(summary);
+    text.push_str(&if required > 1 {
+        format!("\n\n{required} people other than you must approve this on the approval page.")
+    } else {
+        "\n\nOpen the approval page to approve or reject.".to_owned()
+    });
+    text
+}
 
 /// A one-time approver link for a [`Notifier`] to deliver to one person: whoever holds it
 /// approves as `approver` (unless approvers must also sign in), so it must reach that person

@@ -166,11 +166,16 @@ impl<S: Send + Sync + 'static> Exposed<S> {
         self
     }
 
-    /// rmcp's call, audited when the name is not published.
+    /// rmcp's call, audited when the name is not published. A server whose `get_info`
+    /// advertises the Tasks extension (see [`crate::tasks`]) has its page approvals answered
+    /// as tasks, for clients that declared the extension.
     pub async fn call(
         &self,
         context: ToolCallContext<'_, S>,
-    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+    ) -> Result<CallToolResponse, rmcp::ErrorData>
+    where
+        S: rmcp::ServerHandler,
+    {
         let name = context.name();
         if !self.router.has_route(name) {
             let outcome = if self.hidden.contains(name) {
@@ -190,7 +195,8 @@ impl<S: Send + Sync + 'static> Exposed<S> {
                 log.send(event);
             }
         }
-        let incoming = dispatch::record(&context);
+        let serves_tasks = context.service.get_info().capabilities.supports_tasks();
+        let incoming = dispatch::record(&context, serves_tasks);
         dispatch::within(incoming, self.router.call(context)).await
     }
 }

@@ -26,6 +26,9 @@ pub struct GuardCall {
     pub(super) input_responses: Option<InputResponses>,
     /// The tool rmcp dispatched this call to, if guard's exposure dispatched it.
     pub(super) dispatched: Option<String>,
+    /// Whether an approval on the page answers with a task, or this call runs one.
+    #[cfg_attr(not(feature = "approval"), allow(dead_code))]
+    pub(super) task: crate::entry::dispatch::TaskMode,
 }
 
 impl<S> FromContextPart<ToolCallContext<'_, S>> for GuardCall {
@@ -39,6 +42,7 @@ impl<S> FromContextPart<ToolCallContext<'_, S>> for GuardCall {
                 request_state: incoming.request_state,
                 input_responses: incoming.input_responses,
                 dispatched: Some(tool),
+                task: incoming.task,
             },
             None => Self {
                 request: context.request_context.clone(),
@@ -46,6 +50,7 @@ impl<S> FromContextPart<ToolCallContext<'_, S>> for GuardCall {
                 request_state: None,
                 input_responses: None,
                 dispatched: None,
+                task: crate::entry::dispatch::TaskMode::Rounds,
             },
         })
     }

@@ -10,8 +10,8 @@
 //! Each file is one step of the call, numbered as in ARCHITECTURE.md ("A guarded call, step by
 //! step"): `call` (the dispatched call, step 1), this file (steps 4, 7 and 8 in order),
 //! `push` and `mrtr` (step 6 in each protocol era), `accept` (step 7), `page` and
-//! `page_mrtr` (approval on guard's page), `batch` (batch tools) and `finish` (steps 9 and
-//! 10, and every other way a call ends).
+//! `page_mrtr` (approval on guard's page), `task` (those approvals as MCP Tasks), `batch`
+//! (batch tools) and `finish` (steps 9 and 10, and every other way a call ends).
 
 use std::{marker::PhantomData, time::Duration};
 
@@ -37,6 +37,8 @@ mod page;
 #[cfg(feature = "approval")]
 mod page_mrtr;
 mod push;
+#[cfg(feature = "approval")]
+pub(crate) mod task;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod undo;
 

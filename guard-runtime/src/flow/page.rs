@@ -272,20 +272,8 @@ impl<F: Form> Flow<'_, F> {
         url: &url::Url,
         id: &str,
     ) -> rmcp::model::ElicitRequestParams {
-        let mut message = String::new();
-        if let Some(header) = self.spec.message {
-            message.push_str(header);
-            message.push_str("\n\n");
-        }
-        message.push_str(&self.told(effect));
-        message.push_str(&if approval.approvers > 1 {
-            format!(
-                "\n\n{} people other than you must approve this on the approval page.",
-                approval.approvers
-            )
-        } else {
-            "\n\nOpen the approval page to approve or reject.".to_owned()
-        });
+        let message =
+            crate::approval::question(self.spec.message, &self.told(effect), approval.approvers);
         rmcp::model::ElicitRequestParams::UrlElicitationParams {
             meta: None,
             message,

@@ -39,6 +39,7 @@ use serde_json::Value;
 
 use super::{ApprovalSpec, Flow, finish::state_changed, page::Earlier};
 use crate::approval::{ApprovalPage, Claim, Status, WAITING_ROUNDS};
+use crate::entry::dispatch::TaskMode;
 use crate::{
     error::{ToolError, codes},
     form::Form,
@@ -57,6 +58,9 @@ impl<F: Form> Flow<'_, F> {
     ) -> Step<(Value, Option<crate::secret::Secret>)> {
         let ttl = self.guard.timeout(self.spec.timeout);
         let desk = &page.shared().desk;
+        if let TaskMode::Run(id) = &self.call.task {
+            return self.run_task(page, effect, id).await;
+        }
         let Some(sealed) = self.verified_state()? else {
             if !self.client_can_open_urls() {
                 return Err(self.no_url_mode());
@@ -72,6 +76,9 @@ impl<F: Form> Flow<'_, F> {
                 }
             };
             self.audit(Outcome::Asked, "url");
+            if self.offers_task() {
+                return Err(self.task_created(page, &id).await);
+            }
             return Err(self.page_round(page, effect, approval, &id, &url, 0).await);
         };
         // A state sealed for a form question never names an approval.
@@ -79,10 +86,11 @@ impl<F: Form> Flow<'_, F> {
             return Err(self.bad_state());
         };
         let requester = self.requester(page)?;
-        let (deadline, _) = desk
+        let deadline = desk
             .watch(id, &requester, &self.bound_to()?)
             .await
-            .map_err(|claim| self.unclaimed(&claim))?;
+            .map_err(|claim| self.unclaimed(&claim))?
+            .expires_at;
         self.seen().approval = Some((id.to_owned(), Vec::new()));
         if sealed.fingerprint != effect.fingerprint() {
             desk.close(id, Status::Withdrawn).await;
@@ -161,7 +169,7 @@ impl<F: Form> Flow<'_, F> {
     /// The call's last round found approval `id` still pending: nothing ran, and the
     /// requester's next call with the same arguments continues it. (Decided in the meantime,
     /// it ends as decided.)
-    async fn approval_pending(
+    pub(super) async fn approval_pending(
         &self,
         id: &str,
         desk: &crate::approval::Desk,
@@ -189,7 +197,7 @@ impl<F: Form> Flow<'_, F> {
     }
 
     /// Why a retry may not wait for the approval its state names.
-    fn unclaimed(&self, claim: &Claim) -> Box<rmcp::model::CallToolResponse> {
+    pub(super) fn unclaimed(&self, claim: &Claim) -> Box<rmcp::model::CallToolResponse> {
         match claim {
             Claim::Unknown => {
                 tracing::warn!(trace_id = %self.trace_id, tool = self.spec.name, "a retry named an approval the store does not hold");
