@@ -229,6 +229,13 @@ pub const UNDO_WITHIN: Limit = Limit {
     why: "the undo data (a trashed file, a renamed table) is kept until the window closes, and an undo offered for longer is forgotten rather than used; keep backups for what must be recoverable longer",
 };
 
+/// `defer` in `#[destructive]`: how long a confirmed effect waits before it runs.
+pub const DEFER: Limit = Limit {
+    max_secs: 86_400,
+    max: "1d",
+    why: "a call that waits longer is forgotten rather than watched, and what the human confirmed drifts from what would run; for work that is approved now and done much later, use `#[prepare]` and `#[confirm]`",
+};
+
 /// The period of `rate` in `#[prepare]`.
 pub const RATE_PERIOD: Limit = Limit {
     max_secs: 7 * 86_400,

@@ -33,6 +33,7 @@ const OPTIONS: &[&str] = &[
     "undo",
     "undo_within",
     "purge",
+    "defer",
     "crate",
 ];
 
@@ -68,6 +69,8 @@ struct Options {
     undo_within: Option<(u64, Span)>,
     /// `purge = Self::purge_fn`: what makes the effect final when the window closes.
     purge: Option<Expr>,
+    /// `defer = "2m"`: the confirmed effect waits this long (seconds), and where it was written.
+    defer: Option<(u64, Span)>,
 }
 
 pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
@@ -146,6 +149,7 @@ fn check_options(cx: &Ctxt, o: &Options) {
         ));
     }
     check_undo(cx, o);
+    check_defer(cx, o);
     if let Some(batch) = o.batch {
         batch::check_options(cx, o, batch);
         return;
@@ -200,6 +204,21 @@ fn check_undo(cx: &Ctxt, o: &Options) {
     }
 }
 
+/// `defer` stores the confirmed call and runs it later, so everything it runs with must be
+/// storable and every option must still hold when it runs.
+fn check_defer(cx: &Ctxt, o: &Options) {
+    let Some((_, span)) = o.defer else { return };
+    if o.batch.is_some() {
+        cx.push(syn::Error::new(span, "`defer` stores one confirmed call for one target, and a batch acts on the items the human picks: remove `defer`, or make the tool act on one target"));
+    }
+    if o.undo.is_some() {
+        cx.push(syn::Error::new(span, "`defer` and `undo` cannot go together yet: the undo window would open when the deferred call runs, with nobody's request to answer; choose one (withdrawing a deferred call is its undo until it runs)"));
+    }
+    if let Some((_, secret)) = &o.secret {
+        cx.push(syn::Error::new(*secret, "`defer` stores the confirmed call in the operation store, and a `secret` is never stored: remove `defer`, or have the handler fetch the secret itself when it runs"));
+    }
+}
+
 fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
     if o.asking.apply(cx, &opt) {
         return;
@@ -244,6 +263,10 @@ fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
                 .map(|secs| (secs, opt.value.span()))
         }
         "purge" => o.purge = attr::expr_value(cx, &opt, "Self::purge_fn").cloned(),
+        "defer" => {
+            o.defer = attr::duration_value(cx, &opt, &attr::DEFER)
+                .map(|secs| (secs, opt.value.span()))
+        }
         "secret" => {
             o.secret = attr::string_value(cx, &opt).and_then(|label| {
                 if label.trim().is_empty() {
@@ -314,6 +337,10 @@ fn check(cx: &Ctxt, o: &Options, f: &ImplItemFn) -> Shape {
             "a `#[destructive]` handler must take the proof `confirmed: Confirmed<YourForm>`: only guard can build it, after the human accepted, so the effect cannot run unconfirmed. Add the parameter (use `rmcp_guard::forms::Checkbox` or `TypeToConfirm` if you need no custom form)",
         );
     }
+    if o.defer.is_some() && o.batch.is_none() {
+        // A batch with `defer` is refused at the option; its `Picked` is no extractor.
+        check_deferred_shape(cx, f, &shape);
+    }
     if o.target.is_some() && shape.params.is_none() {
         cx.error_spanned_by(
             &f.sig,
@@ -321,6 +348,19 @@ fn check(cx: &Ctxt, o: &Options, f: &ImplItemFn) -> Shape {
         );
     }
     shape
+}
+
+/// A deferred handler runs when its call comes due, after the request ended: it can take
+/// only what guard stores (the arguments) and builds (the proof), no request extractor.
+fn check_deferred_shape(cx: &Ctxt, f: &ImplItemFn, shape: &Shape) {
+    let at = |role: Option<usize>, i: usize| role == Some(i);
+    for (i, arg) in f.sig.inputs.iter().enumerate() {
+        let FnArg::Typed(pt) = arg else { continue };
+        if at(shape.params.as_ref().map(|p| p.0), i) || at(shape.proof.as_ref().map(|p| p.0), i) {
+            continue;
+        }
+        cx.error_spanned_by(&pt.ty, "a tool with `defer` runs its handler when the call comes due, after the request ended, so it cannot take what comes with a request: take only `Parameters<YourArgs>` and `Confirmed<YourForm>`, and reach the rest through `&self`");
+    }
 }
 
 /// The expansion: one rmcp tool method that runs guard's flow and then the author's body,
@@ -408,10 +448,53 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
     }
 
     let body = handler::body(&tool_fn, &rebind);
-    let (finish, undo_within, register) = undo(o, &tool_fn, &body, &mut asserts, &private);
+    let (finish, undo_within, mut register) = undo(o, &tool_fn, &body, &mut asserts, &private);
+    let defer = match o.defer {
+        Some((secs, _)) => {
+            quote!(::core::option::Option::Some(::core::time::Duration::from_secs(#secs)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
 
+    let spec = quote! {
+        const __GUARD_SPEC: &#private::ToolSpec = &#private::ToolSpec {
+            name: #tool_name,
+            confirm: #private::ConfirmKind::#confirm_kind,
+            #spec_fields
+            approval: #approval,
+            undo_within: #undo_within,
+            defer: #defer,
+        };
+    };
+    let mut run = TokenStream::new();
     let steps = match (&shape.proof, o.batch) {
         (Some((_, _, form_ty)), None) => {
+            let then = if o.defer.is_some() {
+                let deferred = Deferred {
+                    tool_fn: &tool_fn,
+                    shape,
+                    form_ty,
+                    spec: &spec,
+                    preview_call: &preview_call,
+                    expected: &expected,
+                    rules: &rules,
+                    body: &body,
+                    private: &private,
+                };
+                let (method, at_register) = deferred.run();
+                run = method;
+                register = at_register;
+                asserts.push(quote!(const _: () = #private::assert_defer_store();));
+                quote!(return __guard_flow.defer(__guard_accepted, #preview_call).await;)
+            } else {
+                quote! {
+                    let __guard_confirmed = match __guard_flow.recheck(__guard_accepted, #preview_call).await {
+                        ::core::result::Result::Ok(confirmed) => confirmed,
+                        ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+                    };
+                    #finish
+                }
+            };
             asserts
                 .push(quote_spanned!(confirmed_ty.span()=> #private::assert_form::<#form_ty>();));
             // The form's description decides its roles, at compile time, in a `const` item.
@@ -439,27 +522,81 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
                     ::core::result::Result::Ok(accepted) => accepted,
                     ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
                 };
-                let __guard_confirmed = match __guard_flow.recheck(__guard_accepted, #preview_call).await {
-                    ::core::result::Result::Ok(confirmed) => confirmed,
-                    ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
-                };
-                #finish
+                #then
             }
         }
         _ => batch::steps(o, &tool_fn, &asserts, &unpack, &preview_call, &body, rt),
     };
 
     let block = quote! {
-        const __GUARD_SPEC: &#private::ToolSpec = &#private::ToolSpec {
-            name: #tool_name,
-            confirm: #private::ConfirmKind::#confirm_kind,
-            #spec_fields
-            approval: #approval,
-            undo_within: #undo_within,
-        };
+        #spec
         #steps
     };
-    handler::finish(tool_fn, &params, block, rt, register)
+    let tool = handler::finish(tool_fn, &params, block, rt, register);
+    quote!(#tool #run)
+}
+
+/// What the hidden run of a deferred tool is made of.
+struct Deferred<'a> {
+    tool_fn: &'a ImplItemFn,
+    shape: &'a Shape,
+    form_ty: &'a syn::Type,
+    spec: &'a TokenStream,
+    preview_call: &'a TokenStream,
+    expected: &'a TokenStream,
+    rules: &'a TokenStream,
+    body: &'a TokenStream,
+    private: &'a TokenStream,
+}
+
+impl Deferred<'_> {
+    /// A tool with `defer`: its method stores the confirmed call (`Flow::defer`) and never
+    /// runs the body; the body runs in a hidden method that takes a `Due`, which only a
+    /// runner builds after claiming the call, goes through `RunFlow` (the stored arguments,
+    /// the preview compared with what the human saw, the stored answer revalidated) and only
+    /// then gets the proof. The method is registered for the server type when the route is
+    /// built, as an undo is.
+    fn run(&self) -> (TokenStream, TokenStream) {
+        let Deferred {
+            tool_fn,
+            shape,
+            form_ty,
+            spec,
+            preview_call,
+            expected,
+            rules,
+            body,
+            private,
+        } = self;
+        let run = quote::format_ident!("__guard_run_{}", tool_fn.sig.ident.unraw());
+        let unpack = match &shape.params {
+            Some((_, _, args_ty)) => quote! {
+                let __guard_args: #args_ty = match __guard_flow.arguments() {
+                    ::core::result::Result::Ok(args) => args,
+                    ::core::result::Result::Err(ended) => return ended,
+                };
+            },
+            None => TokenStream::new(),
+        };
+        let method = quote! {
+            #[doc(hidden)]
+            fn #run(&self, __guard_due: #private::Due) -> #private::RunFuture<'_> {
+                ::std::boxed::Box::pin(async move {
+                    #spec
+                    let __guard_flow = #private::RunFlow::<#form_ty>::new(__guard_due, __GUARD_SPEC);
+                    #unpack
+                    let __guard_confirmed = match __guard_flow.confirm(#preview_call, #expected, #rules) {
+                        ::core::result::Result::Ok(confirmed) => confirmed,
+                        ::core::result::Result::Err(ended) => return ended,
+                    };
+                    __guard_flow.finish(#body)
+                })
+            }
+        };
+        let name = tool_attr::routed_name(tool_fn);
+        let register = quote!(#private::register_deferred::<Self, _>(#name, Self::#run););
+        (method, register)
+    }
 }
 
 /// A tool with `undo = ...`: the handler's result goes through `finish_reversible` (which

@@ -17,6 +17,7 @@ const CASES: &[&str] = &[
     "destructive/pass/no_parameters.rs",
     "ask/pass/ask.rs",
     "batch/pass/pick_items.rs",
+    "defer/pass/defer.rs",
     "form/pass/all_kinds.rs",
     "form/pass/choices.rs",
     "idempotency_key/pass/keyed.rs",

@@ -544,11 +544,12 @@ pub fn read_only_from_env() -> bool {
 }
 
 /// A tool guard adds itself where it can serve it: `undo`, published beside the tools that
-/// declare an undo when the guard has a store for their windows. An allowlist may list it
-/// for a server that runs without a store too (the tool is then simply not there).
+/// declare an undo, and `withdraw`, beside the tools that defer their effect, when the
+/// guard has a store for their windows and calls. An allowlist may list them for a server
+/// that runs without a store too (the tool is then simply not there).
 fn guards_own(name: &str) -> bool {
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    return name == crate::undo::TOOL;
+    return name == crate::undo::TOOL || name == crate::defer::TOOL;
     #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
     {
         let _ = name;

@@ -42,6 +42,9 @@ pub mod codes {
     pub const IN_PROGRESS: &str = "IN_PROGRESS";
     /// The undo window closed (its deadline passed, or its purge ran): the effect is final.
     pub const UNDO_EXPIRED: &str = "UNDO_EXPIRED";
+    /// A deferred call is no longer waiting (it ran, or came due and was refused), so it
+    /// cannot be withdrawn; the answer carries how it ended.
+    pub const ALREADY_RAN: &str = "ALREADY_RAN";
 }
 
 /// A model-visible tool failure. Returning `Err(ToolError)` gives an `isError` result.

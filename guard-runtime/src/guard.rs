@@ -285,6 +285,18 @@ impl Guard {
         ))
     }
 
+    /// The deferred calls of this guard's operation store, audited into its log: where
+    /// tools that declare `defer` keep the calls the human confirmed until they run.
+    /// `None` without operations.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub fn deferred_calls(&self) -> Option<crate::defer::DeferredCalls> {
+        let operations = self.operations.as_ref()?;
+        Some(crate::defer::DeferredCalls::new(
+            operations.store().clone(),
+            operations.audit_log().clone(),
+        ))
+    }
+
     /// The page where tools with `approve = "url"` are approved.
     #[cfg(feature = "approval")]
     pub fn with_approval_page(

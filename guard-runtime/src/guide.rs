@@ -35,6 +35,10 @@ pub mod undo {
     #![doc = include_str!("../docs/undo.md")]
 }
 
+pub mod defer {
+    #![doc = include_str!("../docs/defer.md")]
+}
+
 pub mod idempotency {
     #![doc = include_str!("../docs/idempotency.md")]
 }

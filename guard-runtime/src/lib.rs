@@ -88,6 +88,9 @@ mod confirmed;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub mod db;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
+pub mod defer;
 mod entry;
 mod error;
 pub mod exposure;
@@ -140,6 +143,9 @@ pub use entry::exposed;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub use entry::undo::{purge_due_undo_windows, purge_undo_windows};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
+pub use entry::withdraw::{run_deferred, run_due_deferred};
 pub use error::{ToolError, codes};
 pub use exposure::Exposure;
 pub use form::{Form, FormEnum};

@@ -124,6 +124,15 @@ pub enum Outcome {
     UndoRefused,
     /// The window's deadline passed and the author's purge ran: the effect is final.
     UndoPurged,
+    /// A confirmed call was stored to run later (the record names when).
+    Scheduled,
+    /// `withdraw` withdrew a deferred call before it ran: it never runs.
+    Withdrawn,
+    /// `withdraw` came back for a call withdrawn before, and answered like the first time.
+    AlreadyWithdrawn,
+    /// A due deferred call could not be run (its arguments or form no longer read, or its
+    /// preview failed): nothing ran.
+    DeferredFailed,
     /// The call was refused with this stable code (see [`codes`]).
     Refused(&'static str),
     /// A step of an approval on the page, recorded beside the call's own records.
@@ -160,7 +169,7 @@ pub enum ApprovalEvent {
 }
 
 /// Every stable code, so a tag read back names its refusal.
-const CODES: [&str; 15] = [
+const CODES: [&str; 16] = [
     codes::INVALID_INPUT,
     codes::INVALID_CONFIRMATION,
     codes::STATE_CHANGED,
@@ -176,10 +185,11 @@ const CODES: [&str; 15] = [
     codes::IDEMPOTENCY_KEY_REUSED,
     codes::IN_PROGRESS,
     codes::UNDO_EXPIRED,
+    codes::ALREADY_RAN,
 ];
 
 /// Every outcome without a payload, for reading a spelling back.
-const NAMED: [Outcome; 64] = [
+const NAMED: [Outcome; 68] = [
     Outcome::Asked,
     Outcome::Accepted,
     Outcome::Executed,
@@ -233,6 +243,10 @@ const NAMED: [Outcome; 64] = [
     Outcome::AlreadyUndone,
     Outcome::UndoRefused,
     Outcome::UndoPurged,
+    Outcome::Scheduled,
+    Outcome::Withdrawn,
+    Outcome::AlreadyWithdrawn,
+    Outcome::DeferredFailed,
     Outcome::Approval(ApprovalEvent::Opened),
     Outcome::Approval(ApprovalEvent::LinkDelivered),
     Outcome::Approval(ApprovalEvent::LinkDeliveryFailed),
@@ -303,6 +317,10 @@ impl Outcome {
             Outcome::AlreadyUndone => "already_undone",
             Outcome::UndoRefused => "undo_refused",
             Outcome::UndoPurged => "undo_purged",
+            Outcome::Scheduled => "scheduled",
+            Outcome::Withdrawn => "withdrawn",
+            Outcome::AlreadyWithdrawn => "already_withdrawn",
+            Outcome::DeferredFailed => "deferred_failed",
             Outcome::Refused(code) => code,
             Outcome::Approval(ApprovalEvent::Opened) => "approval_opened",
             Outcome::Approval(ApprovalEvent::LinkDelivered) => "approval_link_delivered",
@@ -471,6 +489,10 @@ mod tests {
             (Outcome::AlreadyUndone, "already_undone"),
             (Outcome::UndoRefused, "undo_refused"),
             (Outcome::UndoPurged, "undo_purged"),
+            (Outcome::Scheduled, "scheduled"),
+            (Outcome::Withdrawn, "withdrawn"),
+            (Outcome::AlreadyWithdrawn, "already_withdrawn"),
+            (Outcome::DeferredFailed, "deferred_failed"),
             (Outcome::Approval(ApprovalEvent::Opened), "approval_opened"),
             (
                 Outcome::Approval(ApprovalEvent::LinkDelivered),

@@ -113,9 +113,7 @@ impl Terms {
         match self {
             Terms::Final => "This cannot be undone.".to_owned(),
             Terms::Until { tool, deadline } => {
-                let at = chrono::DateTime::from_timestamp_millis(*deadline)
-                    .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
-                    .unwrap_or_default();
+                let at = crate::rfc3339::minute(*deadline);
                 format!("You can undo this until {at} with {tool}; after that it is final.")
             }
         }

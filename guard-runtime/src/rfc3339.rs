@@ -5,6 +5,14 @@
 
 use chrono::{NaiveDate, NaiveTime, Timelike};
 
+/// `ms` (since the Unix epoch) as the minute a human reads in a question:
+/// `2026-12-03 14:24 UTC`.
+pub(crate) fn minute(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
+        .unwrap_or_default()
+}
+
 /// `YYYY-MM-DD`, a real calendar day.
 pub(crate) fn is_full_date(text: &str) -> bool {
     full_date(text.as_bytes()).is_some()

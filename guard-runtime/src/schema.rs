@@ -15,7 +15,7 @@ use crate::store::{
 use crate::store::{SqliteStore, sqlite::Access};
 
 /// Every step, in order: step `i` brings a store to version `i + 1`.
-pub(crate) const STEPS: [Step; 10] = [
+pub(crate) const STEPS: [Step; 11] = [
     // Version 1: the tables as guard created them before it versioned them.
     Step {
         name: "tables",
@@ -73,6 +73,12 @@ pub(crate) const STEPS: [Step; 10] = [
     Step {
         name: "approval tasks",
         apply: crate::store::approvals::tasks,
+    },
+    // Version 11: `guard_deferred`, confirmed calls that run later, with the rules that a
+    // call ends once and never changes owner, what it runs or when.
+    Step {
+        name: "deferred calls",
+        apply: crate::defer::table::create,
     },
 ];
 
@@ -183,11 +189,12 @@ mod tests {
                 "approvals",
                 "audit queue",
                 "approval take-over",
-                "approval tasks"
+                "approval tasks",
+                "deferred calls"
             ]
         );
         assert!(pending(version(&STEPS), &STEPS).unwrap().is_empty());
-        assert_eq!(version(&STEPS), 10);
+        assert_eq!(version(&STEPS), 11);
     }
 
     #[test]

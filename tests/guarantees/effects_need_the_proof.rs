@@ -46,6 +46,7 @@ const fn spec(name: &'static str) -> ToolSpec {
         on_cancel: None,
         approval: None,
         undo_within: None,
+        defer: None,
     }
 }
 
@@ -351,6 +352,7 @@ mod forged_rounds {
         on_cancel: None,
         approval: None,
         undo_within: None,
+        defer: None,
     };
 
     #[derive(Clone)]

@@ -15,6 +15,7 @@ mod annotations_are_honest;
 mod answers_are_revalidated;
 mod asked_input_is_revalidated_before_the_handler;
 mod batches_run_only_picked_items;
+mod deferred_calls_wait;
 mod deletes_can_be_undone;
 mod effects_need_the_proof;
 mod fails_closed_without_elicitation;

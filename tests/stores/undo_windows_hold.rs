@@ -498,7 +498,11 @@ async fn a_closed_window_never_opens_again(engine: Engine) {
 }
 
 /// Runs `sql` with `id` on `store`; the database's answer.
-async fn statement(store: &Arc<dyn OperationStore>, sql: &str, id: &str) -> Result<u64, String> {
+pub(crate) async fn statement(
+    store: &Arc<dyn OperationStore>,
+    sql: &str,
+    id: &str,
+) -> Result<u64, String> {
     let mut tx = store.begin().await.expect("tx");
     let done = tx.execute(sql, &[id.into()]).await;
     match done {
@@ -515,7 +519,7 @@ async fn statement(store: &Arc<dyn OperationStore>, sql: &str, id: &str) -> Resu
 
 /// A second pool of the server's role on the world's PostgreSQL schema: another process's
 /// store.
-fn second_pg_store(world: &World) -> rmcp_guard::ops::PgStore {
+pub(crate) fn second_pg_store(world: &World) -> rmcp_guard::ops::PgStore {
     let url = guard_tests::pg_url("a second store").expect("the world runs on PostgreSQL");
     let schema = world.schema.as_deref().expect("schema");
     order_cancel::stores::connect_postgres(&url, schema, 4).expect("second pool")

@@ -3,6 +3,7 @@
 //! tool result carries.
 
 pub mod approval;
+pub mod deferred;
 pub mod events;
 pub mod external;
 pub mod orders;

@@ -75,6 +75,7 @@ impl S {
             on_cancel: ::core::option::Option::None,
             approval: ::core::option::Option::None,
             undo_within: ::core::option::Option::None,
+            defer: ::core::option::Option::None,
         };
         ::rmcp_guard::__private::assert_guarded::<Self>();
         ::rmcp_guard::__private::assert_parameters::<Parameters<PruneArgs>, PruneArgs>();
@@ -165,6 +166,7 @@ impl S {
             on_cancel: ::core::option::Option::None,
             approval: ::core::option::Option::None,
             undo_within: ::core::option::Option::None,
+            defer: ::core::option::Option::None,
         };
         ::rmcp_guard::__private::assert_guarded::<Self>();
         let __guard_flow = ::rmcp_guard::__private::Flow::<

@@ -69,6 +69,7 @@ impl S {
             on_cancel: ::core::option::Option::Some("Cancelled; nothing was deleted."),
             approval: ::core::option::Option::None,
             undo_within: ::core::option::Option::None,
+            defer: ::core::option::Option::None,
         };
         const _: () = ::rmcp_guard::__private::assert_roles(
             <Checkbox as ::rmcp_guard::Form>::SPEC,

@@ -7,6 +7,8 @@ pub(crate) mod claims;
 pub(crate) mod dispatch;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) mod undo;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) mod withdraw;
 
 use std::{any::TypeId, collections::BTreeSet, sync::Arc};
 
@@ -96,8 +98,9 @@ where
     }
 }
 
-/// The author's routes and the tools guard adds to them: `undo`, when a tool declares one
-/// and the guard has a store to keep undo windows in.
+/// The author's routes and the tools guard adds to them: `undo`, when a tool declares one,
+/// and `withdraw`, when a tool defers its effect, if the guard has a store to keep undo
+/// windows and deferred calls in.
 #[cfg_attr(
     not(any(feature = "sqlite", feature = "postgres")),
     allow(unused_variables)
@@ -108,7 +111,7 @@ fn with_guards_tools<S: Guarded + Send + Sync + 'static>(
 ) -> ToolRouter<S> {
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     if guard.operations().is_some() {
-        return undo::with_undo_tool(router);
+        return withdraw::with_withdraw_tool(undo::with_undo_tool(router));
     }
     router
 }

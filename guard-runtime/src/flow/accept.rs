@@ -49,54 +49,59 @@ impl<F: Form> Flow<'_, F> {
         expected: Option<&str>,
         rules: Option<Rules<F>>,
     ) -> Step<F> {
-        let object = validate(F::SPEC, content).map_err(|problems| {
-            self.invalid(format!(
-                "the form answer is invalid: {}",
-                problems.join("; ")
-            ))
-        })?;
-        if let (Some(field), Some(expected)) =
-            (F::SPEC.field_with_role(FieldRole::ConfirmText), expected)
-        {
-            let typed = object
-                .get(field.name)
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            match compare_typed(typed, expected) {
-                TypedName::Matches => {}
-                TypedName::Invisible => {
-                    return Err(self.invalid(format!(
-                        "the typed name {typed:?} contains invisible characters (such as \
-                         zero-width spaces or joiners); type {expected:?} again without them"
-                    )));
-                }
-                TypedName::Differs => {
-                    return Err(self.invalid(format!(
-                        "the typed name {typed:?} does not match {expected:?} exactly"
-                    )));
-                }
-            }
-        }
-        for field in F::SPEC
-            .fields
-            .iter()
-            .filter(|f| f.role == FieldRole::Checkbox)
-        {
-            if object.get(field.name) != Some(&Value::Bool(true)) {
-                return Err(self.invalid(format!(
-                    "the confirmation box `{}` was not ticked",
-                    field.name
-                )));
-            }
-        }
-        let form = F::from_valid(object).map_err(|reason| self.invalid(reason))?;
-        if let Some(rules) = rules
-            && let Err(reason) = rules(&form)
-        {
-            return Err(self.invalid(reason));
-        }
-        Ok(form)
+        revalidate(content, expected, rules).map_err(|reason| self.invalid(reason))
     }
+}
+
+/// An answer to `F`'s question revalidated in the documented order (schema, typed name,
+/// checkbox, rules): the form, or why it is refused. Run on every accept, and again on the
+/// stored answer when a deferred call comes due.
+pub(super) fn revalidate<F: Form>(
+    content: Option<&Value>,
+    expected: Option<&str>,
+    rules: Option<Rules<F>>,
+) -> Result<F, String> {
+    let object = validate(F::SPEC, content)
+        .map_err(|problems| format!("the form answer is invalid: {}", problems.join("; ")))?;
+    if let (Some(field), Some(expected)) =
+        (F::SPEC.field_with_role(FieldRole::ConfirmText), expected)
+    {
+        let typed = object
+            .get(field.name)
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        match compare_typed(typed, expected) {
+            TypedName::Matches => {}
+            TypedName::Invisible => {
+                return Err(format!(
+                    "the typed name {typed:?} contains invisible characters (such as \
+                     zero-width spaces or joiners); type {expected:?} again without them"
+                ));
+            }
+            TypedName::Differs => {
+                return Err(format!(
+                    "the typed name {typed:?} does not match {expected:?} exactly"
+                ));
+            }
+        }
+    }
+    for field in F::SPEC
+        .fields
+        .iter()
+        .filter(|f| f.role == FieldRole::Checkbox)
+    {
+        if object.get(field.name) != Some(&Value::Bool(true)) {
+            return Err(format!(
+                "the confirmation box `{}` was not ticked",
+                field.name
+            ));
+        }
+    }
+    let form = F::from_valid(object)?;
+    if let Some(rules) = rules {
+        rules(&form)?;
+    }
+    Ok(form)
 }
 
 impl<F> Flow<'_, F> {

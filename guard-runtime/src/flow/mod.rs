@@ -31,6 +31,8 @@ use crate::{
 mod accept;
 mod batch;
 mod call;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod defer;
 mod finish;
 mod mrtr;
 mod page;
@@ -44,6 +46,8 @@ mod undo;
 
 pub use accept::roles_problem;
 pub use call::GuardCall;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub use defer::RunFlow;
 use finish::state_changed;
 #[cfg(feature = "testing")]
 pub use mrtr::INPUT_KEY;
@@ -92,6 +96,8 @@ pub struct ToolSpec {
     pub approval: Option<ApprovalSpec>,
     /// How long the effect stays undoable (`undo_within`), for a tool that declares an undo.
     pub undo_within: Option<Duration>,
+    /// How long the confirmed effect waits before it runs (`defer`), for a deferred tool.
+    pub defer: Option<Duration>,
 }
 
 /// How a tool with `approve = "url"` is approved on the page.
@@ -127,7 +133,8 @@ struct Seen {
     answer: Option<JsonObject>,
     /// A batch's per-item counts, once the handler reported.
     counts: Option<Value>,
-    /// Who will own the undo window, identified before the human is asked.
+    /// Who will own the undo window or the deferred call, identified before the human is
+    /// asked.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     undoer: Option<crate::person::Person>,
     /// Who asked, where guard's approval page identified them.
@@ -285,7 +292,27 @@ impl<F> Flow<'_, F> {
         if effect.asks_only() {
             return effect.summary().to_owned();
         }
-        format!("{}\n\n{}", effect.summary(), self.terms().sentence())
+        match self.deferral() {
+            Some(when) => format!("{}\n\n{when} {}", effect.summary(), self.terms().sentence()),
+            None => format!("{}\n\n{}", effect.summary(), self.terms().sentence()),
+        }
+    }
+
+    /// For a deferred tool, the sentence that says the effect waits and until when it can
+    /// be withdrawn, composed by guard from the declaration. The time is counted from now,
+    /// and the call is stored later, so it runs no earlier than the time stated.
+    fn deferral(&self) -> Option<String> {
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        if let Some(after) = self.spec.defer {
+            let at = crate::store::now_ms()
+                .saturating_add(i64::try_from(after.as_millis()).unwrap_or(i64::MAX));
+            return Some(format!(
+                "This does not happen now: it runs at {} at the earliest, and until then it can be withdrawn with {}, and then nothing happens.",
+                crate::rfc3339::minute(at),
+                crate::defer::TOOL
+            ));
+        }
+        None
     }
 
     /// The terms of reversing the effect, from the tool's declaration and the guard: final,
@@ -309,6 +336,11 @@ impl<F> Flow<'_, F> {
     /// must be known: a caller without a usable identity ends the call here. Without a
     /// store feature no tool declares an undo.
     fn undo_owner(&self) -> Step<()> {
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        if self.spec.defer.is_some() {
+            self.deferrable()?;
+            return self.identify_undoer();
+        }
         #[cfg(any(feature = "sqlite", feature = "postgres"))]
         if self.undoable().is_some() {
             return self.identify_undoer();

@@ -17,6 +17,12 @@ pub use crate::ops::{
 };
 pub use crate::read_handle::seal::Sealed as ReadHandleSeal;
 pub use crate::seal::{FormDerived, FormEnumDerived};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub use crate::{
+    defer::{Due, Ending},
+    entry::withdraw::{RunFuture, register_deferred},
+    flow::RunFlow,
+};
 pub use rmcp;
 pub use serde_json;
 
@@ -53,6 +59,18 @@ pub const fn assert_read_handle<T: crate::read_handle::ReadHandle + ?Sized>() {}
 
 /// Pins a handler's form to `Form`.
 pub const fn assert_form<T: crate::form::Form>() {}
+
+/// A tool with `defer` needs guard's operation store, so a store feature.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub const fn assert_defer_store() {}
+
+/// A tool with `defer` needs guard's operation store, so a store feature.
+#[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+pub const fn assert_defer_store() {
+    panic!(
+        "`defer` keeps the confirmed call in guard's operation store until it runs: enable rmcp-guard's `sqlite` or `postgres` feature, or remove `defer`"
+    );
+}
 pub const fn assert_guarded<T: crate::guard::Guarded + ?Sized>() {}
 
 /// Fails the build when `form`'s confirmation roles do not fit `kind`: evaluated in a

@@ -1,0 +1,218 @@
+//! Running due calls: each call is claimed in a transaction of its own (PostgreSQL: `FOR
+//! UPDATE SKIP LOCKED`, so a call another runner holds, or a withdrawal holds, is passed
+//! over; SQLite: under the store's one writer), its status re-read under the claim, the
+//! tool's run (preview, then handler) awaited, and the call ended in the transaction that
+//! records how.
+
+use std::{future::Future, time::Duration};
+
+use serde_json::Value;
+
+use super::{Deferred, DeferredCalls, Status, Stored, read_locked};
+use crate::{audit::Event, outcome::Outcome, store::StoreError};
+
+/// The most calls one pass looks at; a larger backlog goes over the next passes.
+const BATCH: i64 = 100;
+
+/// A due call, claimed by a runner: what the tool's deferred run reads. Only a runner
+/// builds one, after it claimed the call, so only a claimed call reaches a handler.
+pub struct Due {
+    pub(crate) call: Deferred,
+    pub(crate) arguments: Value,
+    pub(crate) form: Value,
+    pub(crate) fingerprint: String,
+    /// This run's trace id.
+    pub(crate) trace_id: String,
+}
+
+impl std::fmt::Debug for Due {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Due")
+            .field("operation_id", &self.call.operation_id)
+            .field("tool", &self.call.tool)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Due {
+    /// The call's id.
+    pub fn operation_id(&self) -> &str {
+        &self.call.operation_id
+    }
+
+    /// The tool whose effect it runs.
+    pub fn tool(&self) -> &str {
+        &self.call.tool
+    }
+}
+
+/// How the run of a due call ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ending {
+    /// The handler ran: its result as the model would have seen it, and its outcome
+    /// (`executed`, `handler_error` or `handler_failed`).
+    Ran {
+        /// The result, as JSON.
+        result: Value,
+        /// The handler's outcome.
+        outcome: Outcome,
+    },
+    /// The target is no longer what the human saw: nothing ran.
+    StateChanged {
+        /// What changed, as the model is told.
+        reason: String,
+    },
+    /// The call could not be run (its arguments or form no longer read, its preview
+    /// failed): nothing ran.
+    Failed {
+        /// Why, as the model is told.
+        reason: String,
+    },
+    /// No tool of this process runs it: it stays due for a process that does.
+    NotHere {
+        /// Why, for the log.
+        reason: String,
+    },
+}
+
+impl DeferredCalls {
+    /// Runs every call due at `now` (ms since the Unix epoch) with `run`, each at most once,
+    /// and ends it with its audit record. A call withdrawn, or run by another runner, since
+    /// it was listed is left alone. Returns how many calls this pass ended.
+    pub async fn run_due<Fut>(
+        &self,
+        now: i64,
+        mut run: impl FnMut(Due) -> Fut,
+    ) -> Result<u64, StoreError>
+    where
+        Fut: Future<Output = Ending>,
+    {
+        let mut tx = self.store.begin().await?;
+        let due: Vec<String> = tx
+            .query(
+                "SELECT operation_id FROM guard_deferred WHERE status = 'SCHEDULED' AND due_at <= $1
+                 ORDER BY due_at LIMIT $2",
+                &[now.into(), BATCH.into()],
+            )
+            .await?
+            .iter()
+            .map(|row| row.text("operation_id").map(str::to_owned))
+            .collect::<Result<_, _>>()?;
+        tx.rollback().await?;
+        let mut ended = 0;
+        for id in due {
+            let mut tx = self.store.begin().await?;
+            let claimed = read_locked(&mut tx, &id, true)
+                .await?
+                .filter(|s| s.status == Status::Scheduled && s.call.due_at <= now);
+            let Some(stored) = claimed else {
+                tx.rollback().await?;
+                continue;
+            };
+            let Stored {
+                call,
+                tenant,
+                user,
+                arguments,
+                form,
+                fingerprint,
+                trace_id: scheduled_by,
+                ..
+            } = stored;
+            let due = Due {
+                call: call.clone(),
+                arguments,
+                form,
+                fingerprint,
+                trace_id: crate::trace::new_id(),
+            };
+            let trace_id = due.trace_id.clone();
+            let (status, result, outcome) = match run(due).await {
+                Ending::Ran { result, outcome } => (Status::Ran, result, outcome),
+                Ending::StateChanged { reason } => (
+                    Status::StateChanged,
+                    Value::String(reason),
+                    Outcome::StateChanged,
+                ),
+                Ending::Failed { reason } => (
+                    Status::Failed,
+                    Value::String(reason),
+                    Outcome::DeferredFailed,
+                ),
+                Ending::NotHere { reason } => {
+                    tracing::warn!(operation_id = %id, tool = %call.tool, %reason, "a due deferred call was left for a process that has its tool");
+                    tx.rollback().await?;
+                    continue;
+                }
+            };
+            let text = crate::canonical::canonical_json(&result).map_err(|e| {
+                StoreError::Other(format!("a run's result has no canonical JSON: {e}"))
+            })?;
+            let closed_at = super::clock(&mut tx).await?;
+            tx.execute(
+                "UPDATE guard_deferred SET status = $2, closed_at = $3, result = $4
+                 WHERE operation_id = $1 AND status = 'SCHEDULED'",
+                &[
+                    id.as_str().into(),
+                    status.as_str().into(),
+                    closed_at.into(),
+                    text.into(),
+                ],
+            )
+            .await?;
+            let mut record = Event::new(call.tool.as_str(), outcome, trace_id)
+                .identity(&tenant, &user)
+                .field("operation_id", id.as_str())
+                .field("target", call.target.as_str())
+                .field("deferred", status.as_str())
+                .field("scheduled_trace_id", scheduled_by);
+            record = match &result {
+                Value::String(reason) if status != Status::Ran => {
+                    record.field("reason", reason.as_str())
+                }
+                result => record.digest("result_sha256", result),
+            };
+            self.commit(tx, Vec::new(), &record).await?;
+            ended += 1;
+        }
+        Ok(ended)
+    }
+}
+
+/// The task a server runs to run due calls in the background; it stops when this is
+/// dropped (with the server that holds it).
+#[derive(Debug)]
+pub struct Runner(tokio::task::JoinHandle<()>);
+
+impl Drop for Runner {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl DeferredCalls {
+    /// Runs [`run_due`](Self::run_due) with `run` every `every`, at the store's clock, until
+    /// the returned [`Runner`] is dropped. Processes sharing a store may each run one: every
+    /// call still runs once. A failed pass is logged and the next one retries.
+    pub fn run_in_background<F, Fut>(&self, every: Duration, run: F) -> Runner
+    where
+        F: Fn(Due) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Ending> + Send + 'static,
+    {
+        let calls = self.clone();
+        Runner(tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(every);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticks.tick().await;
+                let pass = match calls.now().await {
+                    Ok(now) => calls.run_due(now, &run).await,
+                    Err(error) => Err(error),
+                };
+                if let Err(error) = pass {
+                    tracing::warn!(%error, "running due deferred calls failed; the next pass tries again");
+                }
+            }
+        }))
+    }
+}

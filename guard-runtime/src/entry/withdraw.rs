@@ -1,0 +1,237 @@
+//! The one `withdraw` tool of a server whose tools defer their effect
+//! (`#[destructive(defer = ...)]`), and the runner of their due calls.
+//!
+//! Each such tool registers its deferred run for its server type when its route is built
+//! (as an undo registers, see `undo`); the router [`crate::exposed`] publishes then carries
+//! a `withdraw` route beside the tools, filtered by the same exposure (list `withdraw` in
+//! the allowlist; read-only mode hides it, as it writes). The route takes `operation_id`,
+//! identifies the caller from trusted context, and runs
+//! [`crate::defer::DeferredCalls::withdraw`]. [`run_deferred`] runs due calls in the
+//! background, each through the run of the tool that deferred it.
+
+use std::{
+    any::{Any, TypeId},
+    collections::HashMap,
+    future::Future,
+    pin::Pin,
+    sync::{Arc, LazyLock, Mutex},
+    time::Duration,
+};
+
+use rmcp::schemars::{self, JsonSchema};
+use rmcp::{
+    handler::server::{
+        router::tool::{ToolRoute, ToolRouter},
+        tool::ToolCallContext,
+    },
+    model::{CallToolResponse, Tool, ToolAnnotations},
+};
+use serde::Deserialize;
+
+use super::undo::caller;
+use crate::{
+    defer::{Due, Ending, Runner, TOOL},
+    error::{ToolError, codes},
+    guard::Guarded,
+    outcome::{Outcome, tag},
+};
+
+/// The future of one tool's deferred run.
+pub type RunFuture<'a> = Pin<Box<dyn Future<Output = Ending> + Send + 'a>>;
+type RunFn<S> = Arc<dyn for<'a> Fn(&'a S, Due) -> RunFuture<'a> + Send + Sync>;
+
+/// The registered runs, by server type and tool name; each value a `RunFn<S>`.
+type Registry = HashMap<(TypeId, &'static str), Box<dyn Any + Send + Sync>>;
+
+static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(Mutex::default);
+
+fn lock() -> std::sync::MutexGuard<'static, Registry> {
+    REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Registers the deferred run of `S`'s tool `tool` (the expansion's hidden method, which
+/// takes a [`Due`] that only a runner builds); the last registration of a tool stands.
+pub fn register_deferred<S, F>(tool: &'static str, run: F)
+where
+    S: Send + Sync + 'static,
+    F: for<'a> Fn(&'a S, Due) -> RunFuture<'a> + Send + Sync + 'static,
+{
+    let run: RunFn<S> = Arc::new(run);
+    lock().insert((TypeId::of::<S>(), tool), Box::new(run));
+}
+
+/// The deferred run of `S`'s tool `tool`.
+fn registered<S: 'static>(tool: &str) -> Option<RunFn<S>> {
+    lock()
+        .get(&(TypeId::of::<S>(), tool))
+        .and_then(|r| r.downcast_ref::<RunFn<S>>())
+        .cloned()
+}
+
+/// Whether any tool of `S` defers its effect.
+fn any_registered<S: 'static>() -> bool {
+    let server = TypeId::of::<S>();
+    lock().keys().any(|(of, _)| *of == server)
+}
+
+/// `router` with the `withdraw` route when a tool of `S` defers its effect. A route of the
+/// server's own named `withdraw` is not replaced silently: the router then publishes
+/// nothing (like a guarded name another route took, see `claims`).
+pub(crate) fn with_withdraw_tool<S>(mut router: ToolRouter<S>) -> ToolRouter<S>
+where
+    S: Guarded + Send + Sync + 'static,
+{
+    if !any_registered::<S>() {
+        return router;
+    }
+    if router.has_route(TOOL) {
+        tracing::error!(
+            "no tool is published: this server has a tool named `{TOOL}`, and guard publishes its own `{TOOL}` tool for the tools that defer their effect; rename the server's tool"
+        );
+        return ToolRouter::new();
+    }
+    router.add_route(ToolRoute::new_dyn(
+        tool(),
+        |context: ToolCallContext<'_, S>| Box::pin(call(context)),
+    ));
+    router
+}
+
+/// The `withdraw` tool as the client lists it.
+fn tool() -> Tool {
+    let schema = rmcp::handler::server::common::schema_for_type::<WithdrawArgs>();
+    // It writes (a call's status), but it only ever stops an effect, never causes one, so
+    // it is not destructive; a repeat answers like the first and changes nothing, so it is
+    // idempotent; it acts inside the server only.
+    let annotations = ToolAnnotations::new()
+        .read_only(false)
+        .destructive(false)
+        .idempotent(true)
+        .open_world(false);
+    Tool::new(
+        TOOL,
+        "Withdraw a deferred tool call by the operation_id its result named, before it runs: it then never runs. Only the person who made the call can withdraw it; withdrawing again answers like the first time, and a call that already ran answers ALREADY_RAN with its outcome.",
+        schema,
+    )
+    .annotate(annotations)
+}
+
+/// The arguments of `withdraw`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct WithdrawArgs {
+    /// The operation_id the deferred call's result named.
+    operation_id: String,
+}
+
+/// One `withdraw` call: identify the caller, then withdraw their call.
+async fn call<S>(context: ToolCallContext<'_, S>) -> Result<CallToolResponse, rmcp::ErrorData>
+where
+    S: Guarded + Send + Sync + 'static,
+{
+    let trace_id = crate::trace::new_id();
+    let guard = context.service.guard();
+    let refuse =
+        |code: &'static str, message: String| -> Result<CallToolResponse, rmcp::ErrorData> {
+            let error = ToolError::new(code, message);
+            let event = crate::audit::Event::new(TOOL, Outcome::Refused(code), trace_id.as_str());
+            guard.record(event);
+            Ok(tag(error.into_result(), Outcome::Refused(code), &trace_id, None).into())
+        };
+    let arguments = context.arguments.clone().unwrap_or_default();
+    let Ok(WithdrawArgs { operation_id }) =
+        serde_json::from_value(serde_json::Value::Object(arguments))
+    else {
+        return refuse(
+            codes::INVALID_INPUT,
+            "Nothing was withdrawn: `withdraw` takes one argument, `operation_id`, the id the deferred call's result named.".into(),
+        );
+    };
+    let Some(incoming) = super::dispatch::take(TOOL) else {
+        return refuse(
+            codes::PERMISSION_DENIED,
+            "Nothing was withdrawn: this call did not come through the server's published tools."
+                .into(),
+        );
+    };
+    let Some(calls) = guard.deferred_calls() else {
+        return refuse(
+            codes::UNAVAILABLE,
+            "Nothing was withdrawn: this server keeps no deferred calls (its guard has no operation store). The operator must configure Guard::with_operations.".into(),
+        );
+    };
+    let owner = match caller(guard, &incoming.request) {
+        Ok(owner) => owner,
+        Err(error) => return refuse(error.code(), error.message().to_owned()),
+    };
+    match calls.withdraw(&owner, &operation_id, &trace_id).await {
+        Ok(answer) => Ok(answer.into_result(&operation_id, &trace_id).into()),
+        Err(error) => {
+            let error = ToolError::internal(format!("withdraw {operation_id}: {error}"));
+            Ok(tag(
+                error.into_result(),
+                Outcome::Refused(codes::INTERNAL),
+                &trace_id,
+                Some(&operation_id),
+            )
+            .into())
+        }
+    }
+}
+
+/// Runs the due calls of `S`'s deferred tools every `every` in the background, for as long
+/// as the returned [`Runner`] lives: each call runs once when due, across restarts and
+/// processes sharing the store (see
+/// [`DeferredCalls::run_due`](crate::defer::DeferredCalls::run_due)). `routes` builds the
+/// server's router once, so every tool's run is registered. `None` when the guard has no
+/// operation store or no tool of `S` defers its effect.
+pub fn run_deferred<S>(
+    server: S,
+    routes: impl FnOnce() -> ToolRouter<S>,
+    every: Duration,
+) -> Option<Runner>
+where
+    S: Guarded + Send + Sync + 'static,
+{
+    drop(routes());
+    if !any_registered::<S>() {
+        return None;
+    }
+    let calls = server.guard().deferred_calls()?;
+    let server = Arc::new(server);
+    Some(calls.run_in_background(every, move |due: Due| {
+        let server = Arc::clone(&server);
+        async move { run_now::<S>(&server, due).await }
+    }))
+}
+
+/// One pass of [`run_deferred`], at `now` (ms since the Unix epoch): for a deployment that
+/// schedules runs itself. `routes` builds the server's router once, so every tool's run is
+/// registered. Returns how many calls this pass ended.
+pub async fn run_due_deferred<S>(
+    server: &S,
+    routes: impl FnOnce() -> ToolRouter<S>,
+    now: i64,
+) -> Result<u64, crate::store::StoreError>
+where
+    S: Guarded + Send + Sync + 'static,
+{
+    drop(routes());
+    let Some(calls) = server.guard().deferred_calls() else {
+        return Ok(0);
+    };
+    calls.run_due(now, |due| run_now::<S>(server, due)).await
+}
+
+/// The run of the tool that deferred `due`; a process without that tool leaves it due.
+async fn run_now<S: 'static>(server: &S, due: Due) -> Ending {
+    match registered::<S>(due.tool()) {
+        Some(run) => run(server, due).await,
+        None => Ending::NotHere {
+            reason: format!(
+                "no tool {} defers its effect in this process; the call stays due until one does",
+                due.tool()
+            ),
+        },
+    }
+}

@@ -1,0 +1,270 @@
+//! A deferred tool (`#[destructive(..., defer = "2m")]`): its caller is identified before
+//! the human is asked (the call will be theirs), the question says the effect waits and
+//! until when it can be withdrawn (`Flow::told`), and after the accept and the re-check
+//! guard stores the call instead of running it ([`Flow::defer`]). When the call comes due,
+//! a runner hands it to the tool's deferred run, which goes through [`RunFlow`]: the
+//! preview again (the target must still be what the human saw), the stored answer
+//! revalidated, and only then the proof and the handler.
+
+use std::marker::PhantomData;
+
+use rmcp::{
+    handler::server::tool::IntoCallToolResult,
+    model::{CallToolResponse, CallToolResult, ContentBlock},
+};
+use serde_json::{Value, json};
+
+use super::{Accepted, Flow, Rules, ToolSpec, accept::revalidate, finish::state_changed};
+use crate::{
+    confirmed::Confirmed,
+    defer::{self, Due, Ending},
+    error::{ToolError, codes},
+    form::Form,
+    ops::rfc3339,
+    outcome::{Outcome, Step},
+    preview::Preview,
+};
+
+impl<F> Flow<'_, F> {
+    /// A deferred tool keeps its call in the operation store: without one, nobody is asked,
+    /// since the question would promise a wait guard cannot keep.
+    pub(super) fn deferrable(&self) -> Step<()> {
+        if self.guard.deferred_calls().is_some() {
+            return Ok(());
+        }
+        Err(self.refuse(
+            Outcome::Refused(codes::UNAVAILABLE),
+            ToolError::new(
+                codes::UNAVAILABLE,
+                format!(
+                    "Nothing was changed: {} runs its effect later, and this server keeps no deferred calls (its guard has no operation store). The operator must configure Guard::with_operations.",
+                    self.spec.name
+                ),
+            ),
+        ))
+    }
+}
+
+impl<F: Form> Flow<'_, F> {
+    /// Step 8 of a deferred tool, then its storing in place of steps 9 and 10: the target
+    /// must still be what the human confirmed; the confirmation is committed to the audit
+    /// log; then the call (arguments, the accepted form, the caller, the fingerprint of
+    /// what the human saw) is stored to run when due, and the model is told when and how
+    /// to withdraw it. No proof is built here: only a runner's claimed call gets one.
+    pub async fn defer(
+        &self,
+        accepted: Accepted<F>,
+        again: Result<Preview, ToolError>,
+    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        match self.store_deferred(accepted, again).await {
+            Ok(result) | Err(result) => Ok(*result),
+        }
+    }
+
+    async fn store_deferred(
+        &self,
+        accepted: Accepted<F>,
+        again: Result<Preview, ToolError>,
+    ) -> Step<Box<CallToolResponse>> {
+        let Accepted {
+            form,
+            effect: confirmed,
+            spec,
+            secret,
+        } = accepted;
+        self.still_asked_by(spec)?;
+        match again {
+            Ok(Preview::Effect(now)) if now == confirmed => {}
+            Ok(_) => {
+                return Err(self.refuse(Outcome::StateChanged, state_changed(confirmed.target())));
+            }
+            Err(error) => return Err(self.refuse(Outcome::PreviewFailed, error)),
+        }
+        let (Some(after), None) = (self.spec.defer, secret) else {
+            // The macro refuses `defer` beside a secret: a secret is never stored.
+            return Err(self.refuse(
+                Outcome::Misconfigured,
+                ToolError::new(
+                    codes::INVALID_STATE,
+                    format!(
+                        "Nothing was changed: {} is misconfigured on the server (a deferred call cannot keep a secret). Tell the operator (trace_id {}).",
+                        self.spec.name, self.trace_id
+                    ),
+                ),
+            ));
+        };
+        self.deferrable()?;
+        self.seen().answer = Some(crate::form::redacted(&form));
+        self.commit_accepted().await?;
+        let owner = self.seen().undoer.clone();
+        let calls = self.guard.deferred_calls();
+        let (Some(owner), Some(calls)) = (owner, calls) else {
+            return Err(self.unscheduled("the caller or the store is missing".into()));
+        };
+        let arguments = Value::Object(self.call.arguments.clone());
+        let answer = Value::Object(form.to_content());
+        let fingerprint = confirmed.fingerprint();
+        let stored = calls
+            .schedule(
+                defer::Confirmation {
+                    owner: &owner,
+                    tool: self.spec.name,
+                    target: confirmed.target(),
+                    arguments: &arguments,
+                    form: &answer,
+                    fingerprint: &fingerprint,
+                },
+                after,
+                &self.trace_id,
+            )
+            .await;
+        let scheduled = stored.map_err(|e| self.unscheduled(e.to_string()))?;
+        let mut result = CallToolResult::structured(json!({
+            "operation_id": scheduled.operation_id,
+            "status": defer::Status::Scheduled.as_str(),
+            "tool": self.spec.name,
+            "target": confirmed.target(),
+            "due_at": rfc3339(scheduled.due_at),
+        }));
+        result.content = vec![ContentBlock::text(
+            scheduled.note(self.spec.name, confirmed.target()),
+        )];
+        let mut result = crate::outcome::tag(
+            result,
+            Outcome::Scheduled,
+            &self.trace_id,
+            Some(&scheduled.operation_id),
+        );
+        if let Some(meta) = result.meta.as_mut()
+            && let Some(guard) = meta.0.get_mut("guard")
+        {
+            guard["dueAt"] = rfc3339(scheduled.due_at).into();
+        }
+        Ok(Box::new(result.into()))
+    }
+
+    /// The call was confirmed but could not be stored: nothing runs, now or later.
+    fn unscheduled(&self, reason: String) -> Box<CallToolResponse> {
+        tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, %reason, "a confirmed deferred call could not be stored; nothing runs");
+        self.refuse(
+            Outcome::Refused(codes::UNAVAILABLE),
+            ToolError::new(
+                codes::UNAVAILABLE,
+                format!(
+                    "Nothing was changed and nothing is scheduled: the server could not store the deferred call of {} (trace_id {}). Call the tool again later, or tell the operator.",
+                    self.spec.name, self.trace_id
+                ),
+            ),
+        )
+    }
+}
+
+/// A due call of one deferred tool on its way to the handler: the stored arguments, the
+/// preview run again and compared with what the human saw, the stored answer revalidated,
+/// and then the proof. Every step that ends the run returns its [`Ending`], which the
+/// runner records with the call.
+pub struct RunFlow<F> {
+    due: Due,
+    spec: &'static ToolSpec,
+    form: PhantomData<fn() -> F>,
+}
+
+impl<F: Form> RunFlow<F> {
+    /// The run of `due`, a call a runner claimed for the tool `spec` describes.
+    pub fn new(due: Due, spec: &'static ToolSpec) -> Self {
+        Self {
+            due,
+            spec,
+            form: PhantomData,
+        }
+    }
+
+    /// The call must be this tool's: a due call of another tool runs nothing here.
+    fn this_tools(&self) -> Result<(), Ending> {
+        if self.due.call.tool == self.spec.name {
+            return Ok(());
+        }
+        Err(Ending::Failed {
+            reason: format!(
+                "Nothing ran: the deferred call of {} reached the run of {}.",
+                self.due.call.tool, self.spec.name
+            ),
+        })
+    }
+
+    /// The stored arguments, as the tool reads them.
+    pub fn arguments<T: serde::de::DeserializeOwned>(&self) -> Result<T, Ending> {
+        self.this_tools()?;
+        T::deserialize(&self.due.arguments).map_err(|e| Ending::Failed {
+            reason: format!(
+                "Nothing ran: the stored arguments of {} no longer read as the tool's arguments ({e}). Call the tool again.",
+                self.spec.name
+            ),
+        })
+    }
+
+    /// The preview again (`again`): the effect must be exactly what the human was shown,
+    /// else `STATE_CHANGED` and nothing runs; then the stored answer revalidated as an
+    /// accept is; then the proof, for this run only.
+    pub fn confirm(
+        &self,
+        again: Result<Preview, ToolError>,
+        expected: Option<&str>,
+        rules: Option<Rules<F>>,
+    ) -> Result<Confirmed<F>, Ending> {
+        self.this_tools()?;
+        let now = match again {
+            Ok(Preview::Effect(now)) if now.fingerprint() == self.due.fingerprint => now,
+            Ok(_) => {
+                return Err(Ending::StateChanged {
+                    reason: state_changed(&self.due.call.target).message().to_owned(),
+                });
+            }
+            Err(error) => {
+                return Err(Ending::Failed {
+                    reason: format!(
+                        "Nothing ran: the preview of {} failed when the call came due: [{}] {}",
+                        self.spec.name,
+                        error.code(),
+                        error.message()
+                    ),
+                });
+            }
+        };
+        let form = revalidate::<F>(Some(&self.due.form), expected, rules).map_err(|reason| {
+            Ending::Failed {
+                reason: format!(
+                    "Nothing ran: the answer the user gave no longer passes its checks: {reason}."
+                ),
+            }
+        })?;
+        Ok(Confirmed::new(
+            form,
+            now.target().to_owned(),
+            self.due.trace_id.clone(),
+            None,
+        ))
+    }
+
+    /// The handler's result, as the runner records it.
+    pub fn finish(&self, result: impl IntoCallToolResult) -> Ending {
+        match result.into_call_tool_result() {
+            Ok(CallToolResponse::Complete(result)) => Ending::Ran {
+                outcome: if result.is_error == Some(true) {
+                    Outcome::HandlerError
+                } else {
+                    Outcome::Executed
+                },
+                result: serde_json::to_value(&result).unwrap_or(Value::Null),
+            },
+            Ok(_) => Ending::Ran {
+                outcome: Outcome::HandlerError,
+                result: json!({"error": "the handler asked for input after its call had ended"}),
+            },
+            Err(error) => Ending::Ran {
+                outcome: Outcome::HandlerFailed,
+                result: json!({"error": error.message}),
+            },
+        }
+    }
+}

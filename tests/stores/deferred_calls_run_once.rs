@@ -1,0 +1,159 @@
+//! Deferred calls on SQLite and PostgreSQL: two runners on one store (two openers of one
+//! SQLite file; two pools of the server's role on one PostgreSQL schema) run each due call
+//! exactly once, and the database keeps a call as guard stored it: it is born
+//! `SCHEDULED`, ends once, and is never deleted or rewritten, for the server's role and the
+//! tables' owner alike.
+
+use std::sync::Arc;
+
+use crate::support::{
+    connect,
+    deferred::Accounts,
+    orders::{Engine, World},
+};
+use crate::undo_windows_hold::statement;
+use rmcp_guard::{
+    ops::OperationStore,
+    outcome::Outcome,
+    testing::{Answer, ScriptedHuman},
+};
+use serde_json::json;
+
+both_stores!(
+    two_runners_run_each_due_call_once,
+    a_call_ends_once_and_is_never_rewritten,
+);
+
+/// Schedules `close_account` of `account` on `server` (push era); the call's id.
+async fn schedule(server: &Accounts, account: &str) -> String {
+    let human = ScriptedHuman::new(crate::support::PUSH);
+    human.will(Answer::Accept(json!({"reason": "test"})));
+    let client = connect(server.clone(), human).await;
+    let result = crate::support::call(&client, "close_account", json!({"account": account})).await;
+    let _ = client.cancel().await;
+    assert_eq!(
+        crate::support::outcome(&result),
+        Some(Outcome::Scheduled),
+        "{}",
+        crate::support::text(&result)
+    );
+    let meta = serde_json::to_value(&result.meta).expect("meta");
+    meta["guard"]["operationId"]
+        .as_str()
+        .expect("operation id")
+        .to_owned()
+}
+
+/// A second store of `world`: another opener of the SQLite file, or another pool of the
+/// server's role on PostgreSQL (another process's store).
+fn second_store(world: &World) -> Arc<dyn OperationStore> {
+    match (world.engine, world.sqlite_path()) {
+        (Engine::Sqlite, Some(path)) => {
+            Arc::new(rmcp_guard::ops::SqliteStore::open(path).expect("second opener"))
+        }
+        _ => Arc::new(crate::undo_windows_hold::second_pg_store(world)),
+    }
+}
+
+/// A time after every call scheduled now is due.
+fn later() -> i64 {
+    rmcp_guard::ops::now_ms() + 3 * 60_000
+}
+
+async fn status(world: &World, id: &str) -> String {
+    world
+        .query(
+            "SELECT status FROM guard_deferred WHERE operation_id = $1",
+            &[id.into()],
+        )
+        .await[0]
+        .text("status")
+        .unwrap()
+        .to_owned()
+}
+
+async fn two_runners_run_each_due_call_once(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let first = Accounts::new(world.store.clone(), "acme", "alice");
+    let accounts: Vec<String> = (0..8).map(|i| format!("a{i}")).collect();
+    for account in &accounts {
+        first.balances.lock().unwrap().insert(account.clone(), 1);
+    }
+    let mut ids = Vec::new();
+    for account in &accounts {
+        ids.push(schedule(&first, account).await);
+    }
+    let second = first.as_person(second_store(&world), "acme", "alice");
+    let at = later();
+    let (a, b) = tokio::join!(first.run_due(at), second.run_due(at));
+    assert_eq!(a + b, 8, "each call ended by one of them ({a} + {b})");
+    let mut closed: Vec<String> = first.closings().into_iter().map(|(a, _)| a).collect();
+    closed.sort();
+    assert_eq!(closed, accounts, "each account closed once");
+    for id in &ids {
+        assert_eq!(status(&world, id).await, "RAN");
+    }
+    let (a, b) = tokio::join!(first.run_due(at), second.run_due(at));
+    assert_eq!(a + b, 0, "nothing runs twice");
+    let scheduled = world
+        .count(
+            "SELECT COUNT(*) AS n FROM guard_audit_log WHERE outcome = $1",
+            &[Outcome::Scheduled.as_str().into()],
+        )
+        .await;
+    let ran = world
+        .count(
+            "SELECT COUNT(*) AS n FROM guard_audit_log WHERE outcome = $1 AND tool = 'close_account'",
+            &[Outcome::Executed.as_str().into()],
+        )
+        .await;
+    assert_eq!(
+        (scheduled, ran),
+        (8, 8),
+        "each scheduling and each run is recorded"
+    );
+}
+
+async fn a_call_ends_once_and_is_never_rewritten(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let server = Accounts::new(world.store.clone(), "acme", "alice");
+    let id = schedule(&server, "checking").await;
+    for store in [&world.store, &world.owner] {
+        for sql in [
+            "UPDATE guard_deferred SET due_at = due_at + 1 WHERE operation_id = $1",
+            "UPDATE guard_deferred SET form = '{\"reason\":\"forged\"}' WHERE operation_id = $1",
+            "UPDATE guard_deferred SET user_id = 'mallory' WHERE operation_id = $1",
+            "DELETE FROM guard_deferred WHERE operation_id = $1",
+        ] {
+            assert!(statement(store, sql, &id).await.is_err(), "{sql}");
+        }
+    }
+    assert_eq!(server.run_due(later()).await, 1);
+    assert_eq!(status(&world, &id).await, "RAN");
+    for store in [&world.store, &world.owner] {
+        let reopen = "UPDATE guard_deferred SET status = 'SCHEDULED', closed_at = NULL, result = NULL WHERE operation_id = $1";
+        assert!(
+            statement(store, reopen, &id).await.is_err(),
+            "a call ends once"
+        );
+        let rewrite =
+            "UPDATE guard_deferred SET status = 'WITHDRAWN', result = NULL WHERE operation_id = $1";
+        assert!(
+            statement(store, rewrite, &id).await.is_err(),
+            "and stays as it ended"
+        );
+        let forged = "INSERT INTO guard_deferred (operation_id, tenant, user_id, tool, target, arguments,
+                 arguments_sha256, form, fingerprint, status, created_at, due_at, closed_at, result, trace_id)
+             VALUES ($1 || '-forged', 'acme', 'alice', 'close_account', 'savings', '{}', 'x', '{}', 'x',
+                 'RAN', 1, 2, 3, '{}', 't')";
+        assert!(
+            statement(store, forged, &id).await.is_err(),
+            "born SCHEDULED"
+        );
+    }
+    assert_eq!(status(&world, &id).await, "RAN");
+}

@@ -1,0 +1,177 @@
+//! A server with one deferred tool, for the tests of deferred calls: `close_account` closes
+//! an account of an in-memory ledger two minutes after the human confirms, with the reason
+//! the human gave; its preview names the account and its balance, so a balance that
+//! changes before the call runs is a changed target.
+
+use std::{
+    collections::BTreeMap,
+    sync::{Arc, Mutex},
+};
+
+use rmcp::{
+    ServerHandler,
+    handler::server::wrapper::Parameters,
+    model::{ServerCapabilities, ServerConfig},
+    tool, tool_handler, tool_router,
+};
+use rmcp_guard::{
+    Confirmed, EnvIdentity, Exposure, Form, Guard, Guarded, Preview, ToolArgs, ToolError,
+    destructive, exposed,
+    ops::{OperationStore, Operations},
+};
+
+/// What the human fills in: why the account closes.
+#[derive(Debug, Form)]
+pub struct Closing {
+    /// Why the account closes (kept with the closing).
+    #[form(min_length = 1)]
+    pub reason: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+pub struct AccountArgs {
+    /// The account to close.
+    pub account: String,
+}
+
+/// The ledger: accounts and their balances, and every closing that ran (account, reason).
+#[derive(Clone)]
+pub struct Accounts {
+    guard: Arc<Guard>,
+    pub balances: Arc<Mutex<BTreeMap<String, i64>>>,
+    pub closings: Arc<Mutex<Vec<(String, String)>>>,
+}
+
+impl Guarded for Accounts {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[tool_router]
+impl Accounts {
+    /// Close an account, two minutes after the user confirms.
+    #[destructive(form = Closing, preview = Self::preview_close, defer = "2m")]
+    #[tool]
+    async fn close_account(
+        &self,
+        Parameters(args): Parameters<AccountArgs>,
+        confirmed: Confirmed<Closing>,
+    ) -> Result<String, ToolError> {
+        let reason = confirmed.into_form().reason;
+        let closed = self.balances.lock().unwrap().remove(&args.account);
+        if closed.is_none() {
+            return Err(ToolError::new(
+                rmcp_guard::codes::STATE_CHANGED,
+                format!("{} is already closed.", args.account),
+            ));
+        }
+        self.closings
+            .lock()
+            .unwrap()
+            .push((args.account.clone(), reason));
+        Ok(format!("Closed {}.", args.account))
+    }
+
+    async fn preview_close(&self, args: &AccountArgs) -> Result<Preview, ToolError> {
+        match self.balances.lock().unwrap().get(&args.account) {
+            Some(balance) => Ok(Preview::effect(
+                &args.account,
+                format!("Close {} (balance {balance}).", args.account),
+            )),
+            None => Ok(Preview::nothing(format!(
+                "There is no open account {}.",
+                args.account
+            ))),
+        }
+    }
+}
+
+#[tool_handler(router = exposed(self, Self::tool_router))]
+impl ServerHandler for Accounts {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+}
+
+impl Accounts {
+    /// A server whose calls `user` of `tenant` makes, keeping its deferred calls in `store`,
+    /// with the accounts `checking` (balance 100) and `savings` (balance 2500).
+    pub fn new(store: impl OperationStore + 'static, tenant: &str, user: &str) -> Self {
+        let ledger = Self::ledger();
+        Self::on(store, tenant, user, ledger)
+    }
+
+    /// The accounts every fresh ledger has.
+    pub fn ledger() -> Arc<Mutex<BTreeMap<String, i64>>> {
+        Arc::new(Mutex::new(BTreeMap::from([
+            ("checking".to_owned(), 100),
+            ("savings".to_owned(), 2500),
+        ])))
+    }
+
+    /// Like [`Accounts::new`], on `balances` (another server's ledger: one world).
+    pub fn on(
+        store: impl OperationStore + 'static,
+        tenant: &str,
+        user: &str,
+        balances: Arc<Mutex<BTreeMap<String, i64>>>,
+    ) -> Self {
+        Self::exposed_by(store, tenant, user, balances, Exposure::all_tools())
+    }
+
+    /// Like [`Accounts::on`], publishing what `exposure` allows.
+    pub fn exposed_by(
+        store: impl OperationStore + 'static,
+        tenant: &str,
+        user: &str,
+        balances: Arc<Mutex<BTreeMap<String, i64>>>,
+        exposure: Exposure,
+    ) -> Self {
+        let (tenant, user) = (tenant.to_owned(), user.to_owned());
+        let identity = EnvIdentity::from_lookup(move |name| match name {
+            EnvIdentity::TENANT_ENV => Some(tenant.clone()),
+            EnvIdentity::USER_ENV => Some(user.clone()),
+            _ => Some(String::new()),
+        })
+        .expect("identity");
+        let guard = Guard::ephemeral()
+            .expect("guard key")
+            .with_exposure(exposure)
+            .with_operations(Operations::new(store, identity));
+        Self {
+            guard: Arc::new(guard),
+            balances,
+            closings: Arc::default(),
+        }
+    }
+
+    /// The same world (ledger and closings) seen by another person on another guard.
+    pub fn as_person(
+        &self,
+        store: impl OperationStore + 'static,
+        tenant: &str,
+        user: &str,
+    ) -> Self {
+        let mut other = Self::on(store, tenant, user, self.balances.clone());
+        other.closings = self.closings.clone();
+        other
+    }
+
+    /// One runner pass at `now` (ms since the Unix epoch): how many due calls it ended.
+    pub async fn run_due(&self, now: i64) -> u64 {
+        rmcp_guard::run_due_deferred(self, Self::tool_router, now)
+            .await
+            .expect("a runner pass")
+    }
+
+    /// The closings that ran.
+    pub fn closings(&self) -> Vec<(String, String)> {
+        self.closings.lock().unwrap().clone()
+    }
+
+    /// The balance of `account`, if it is open.
+    pub fn balance(&self, account: &str) -> Option<i64> {
+        self.balances.lock().unwrap().get(account).copied()
+    }
+}
