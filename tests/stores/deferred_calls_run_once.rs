@@ -22,6 +22,7 @@ use serde_json::json;
 both_stores!(
     two_runners_run_each_due_call_once,
     a_call_ends_once_and_is_never_rewritten,
+    every_step_is_an_audit_record,
 );
 
 /// Schedules `close_account` of `account` on `server` (push era); the call's id.
@@ -42,6 +43,24 @@ async fn schedule(server: &Accounts, account: &str) -> String {
         .as_str()
         .expect("operation id")
         .to_owned()
+}
+
+/// `withdraw` of `id` on `server`; the outcome its tag names.
+async fn withdraw(server: &Accounts, id: &str) -> Option<Outcome> {
+    let client = connect(server.clone(), ScriptedHuman::new(crate::support::PUSH)).await;
+    let result = crate::support::call(&client, "withdraw", json!({"operation_id": id})).await;
+    let _ = client.cancel().await;
+    crate::support::outcome(&result)
+}
+
+/// How many records of the log name `outcome` for `tool`.
+async fn records(world: &World, tool: &str, outcome: Outcome) -> i64 {
+    world
+        .count(
+            "SELECT COUNT(*) AS n FROM guard_audit_log WHERE tool = $1 AND outcome = $2",
+            &[tool.into(), outcome.as_str().into()],
+        )
+        .await
 }
 
 /// A second store of `world`: another opener of the SQLite file, or another pool of the
@@ -156,4 +175,43 @@ async fn a_call_ends_once_and_is_never_rewritten(engine: Engine) {
         );
     }
     assert_eq!(status(&world, &id).await, "RAN");
+}
+
+/// Scheduling, withdrawing (and again), running, and a changed target at run time are each
+/// recorded, under the tool whose call it is (or `withdraw`).
+async fn every_step_is_an_audit_record(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let server = Accounts::new(world.store.clone(), "acme", "alice");
+    server
+        .balances
+        .lock()
+        .unwrap()
+        .insert("brokerage".into(), 7);
+    let withdrawn = schedule(&server, "checking").await;
+    let _changed = schedule(&server, "savings").await;
+    let _ran = schedule(&server, "brokerage").await;
+    assert_eq!(
+        withdraw(&server, &withdrawn).await,
+        Some(Outcome::Withdrawn)
+    );
+    assert_eq!(
+        withdraw(&server, &withdrawn).await,
+        Some(Outcome::AlreadyWithdrawn)
+    );
+    server.balances.lock().unwrap().insert("savings".into(), 1);
+    assert_eq!(server.run_due(later()).await, 2);
+    assert_eq!(server.balance("checking"), Some(100));
+    assert_eq!(server.balance("savings"), Some(1));
+    assert_eq!(server.balance("brokerage"), None);
+    let tool = "close_account";
+    assert_eq!(records(&world, tool, Outcome::Scheduled).await, 3);
+    assert_eq!(records(&world, tool, Outcome::Executed).await, 1);
+    assert_eq!(records(&world, tool, Outcome::StateChanged).await, 1);
+    assert_eq!(records(&world, "withdraw", Outcome::Withdrawn).await, 1);
+    assert_eq!(
+        records(&world, "withdraw", Outcome::AlreadyWithdrawn).await,
+        1
+    );
 }
