@@ -6,6 +6,8 @@
 pub(crate) mod claims;
 pub(crate) mod dispatch;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod own;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) mod undo;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) mod withdraw;

@@ -7,29 +7,19 @@
 //! `operation_id`, identifies the caller from trusted context, and runs
 //! [`crate::undo::UndoWindows::undo`] with the undo of the tool that opened the window.
 
-use std::{
-    any::{Any, TypeId},
-    collections::HashMap,
-    future::Future,
-    pin::Pin,
-    sync::{Arc, LazyLock, Mutex},
-    time::Duration,
-};
+use std::{future::Future, pin::Pin, sync::Arc, time::Duration};
 
 use rmcp::schemars::{self, JsonSchema};
 use rmcp::{
-    handler::server::{
-        router::tool::{ToolRoute, ToolRouter},
-        tool::ToolCallContext,
-    },
+    handler::server::{router::tool::ToolRouter, tool::ToolCallContext},
     model::{CallToolResponse, Tool, ToolAnnotations},
 };
 use serde::Deserialize;
 
+use super::own::{OwnTool, Registry, Started, with_own_tool};
 use crate::{
     error::{ToolError, codes},
     guard::{Guard, Guarded},
-    outcome::{Outcome, tag},
     person::Person,
     undo::{Purger, Restored, TOOL, Window},
 };
@@ -54,14 +44,8 @@ impl<S> Clone for Registered<S> {
     }
 }
 
-/// The registered tools, by server type and tool name; each value a `Registered<S>`.
-type Registry = HashMap<(TypeId, &'static str), Box<dyn Any + Send + Sync>>;
-
-static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(Mutex::default);
-
-fn lock() -> std::sync::MutexGuard<'static, Registry> {
-    REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
-}
+/// The registered tools' undos and purges, each a `Registered<S>`.
+static REGISTRY: Registry = Registry::new();
 
 /// An author's async function `fn(&self, Window) -> impl Future<Output = O>`, for every
 /// borrow of the server. Implemented for every function of that shape; the bound that
@@ -114,48 +98,40 @@ where
     let undo: UndoFn<S> = Arc::new(boxed(move |s: &S, w| Box::pin(undo.call(s, w))));
     let purge = purge
         .map(|purge| -> PurgeFn<S> { Arc::new(boxed(move |s: &S, w| Box::pin(purge.call(s, w)))) });
-    lock().insert(
-        (TypeId::of::<S>(), tool),
-        Box::new(Registered { undo, purge }),
-    );
+    REGISTRY.insert::<S, _>(tool, Registered { undo, purge });
 }
 
 /// The undo and purge `S`'s tool `tool` registered.
 fn registered<S: 'static>(tool: &str) -> Option<Registered<S>> {
-    lock()
-        .get(&(TypeId::of::<S>(), tool))
-        .and_then(|r| r.downcast_ref::<Registered<S>>())
-        .cloned()
+    REGISTRY.get::<S, Registered<S>>(tool)
 }
 
 /// Whether any tool of `S` declares an undo.
 fn any_registered<S: 'static>() -> bool {
-    let server = TypeId::of::<S>();
-    lock().keys().any(|(of, _)| *of == server)
+    REGISTRY.any::<S>()
 }
 
-/// `router` with the `undo` route when a tool of `S` declares an undo. A route of the
-/// server's own named `undo` is not replaced silently: the router then publishes nothing
-/// (like a guarded name another route took, see `claims`).
-pub(crate) fn with_undo_tool<S>(mut router: ToolRouter<S>) -> ToolRouter<S>
+/// `router` with the `undo` route when a tool of `S` declares an undo (see
+/// [`with_own_tool`]).
+pub(crate) fn with_undo_tool<S>(router: ToolRouter<S>) -> ToolRouter<S>
 where
     S: Guarded + Send + Sync + 'static,
 {
-    if !any_registered::<S>() {
-        return router;
-    }
-    if router.has_route(TOOL) {
-        tracing::error!(
-            "no tool is published: this server has a tool named `{TOOL}`, and guard publishes its own `{TOOL}` tool for the tools that declare an undo; rename the server's tool"
-        );
-        return ToolRouter::new();
-    }
-    router.add_route(ToolRoute::new_dyn(
+    with_own_tool(
+        router,
+        any_registered::<S>(),
         tool(),
+        "the tools that declare an undo",
         |context: ToolCallContext<'_, S>| Box::pin(call(context)),
-    ));
-    router
+    )
 }
+
+/// The `undo` tool, as its calls start.
+const UNDO: OwnTool = OwnTool {
+    name: TOOL,
+    nothing: "Nothing was restored",
+    takes: "one argument, `operation_id`, the id the effect's result named",
+};
 
 /// The `undo` tool as the client lists it.
 fn tool() -> Tool {
@@ -192,36 +168,14 @@ where
 {
     let trace_id = crate::trace::new_id();
     let server = context.service;
-    let guard = server.guard();
-    let refuse =
-        |code: &'static str, message: String| -> Result<CallToolResponse, rmcp::ErrorData> {
-            let error = ToolError::new(code, message);
-            let event = crate::audit::Event::new(TOOL, Outcome::Refused(code), trace_id.as_str());
-            guard.record(event);
-            Ok(tag(error.into_result(), Outcome::Refused(code), &trace_id, None).into())
-        };
-    let arguments = context.arguments.clone().unwrap_or_default();
-    let Ok(UndoArgs { operation_id }) =
-        serde_json::from_value(serde_json::Value::Object(arguments))
-    else {
-        return refuse(
-            codes::INVALID_INPUT,
-            "Nothing was restored: `undo` takes one argument, `operation_id`, the id the effect's result named.".into(),
-        );
-    };
-    let Some(incoming) = super::dispatch::take(TOOL) else {
-        return refuse(
-            codes::PERMISSION_DENIED,
-            "Nothing was restored: this call did not come through the server's published tools."
-                .into(),
-        );
-    };
-    let Some(windows) = guard.undo_windows() else {
-        return refuse(codes::UNAVAILABLE, no_store());
-    };
-    let owner = match caller(guard, &incoming.request) {
-        Ok(owner) => owner,
-        Err(error) => return refuse(error.code(), error.message().to_owned()),
+    let windows = server.guard().undo_windows();
+    let Started {
+        args: UndoArgs { operation_id },
+        owner,
+        service: windows,
+    } = match UNDO.start(&context, &trace_id, windows, no_store) {
+        Ok(started) => started,
+        Err(refused) => return Ok(*refused),
     };
     let answer = windows
         .undo(
@@ -245,16 +199,7 @@ where
         .await;
     match answer {
         Ok(answer) => Ok(answer.into_result(&operation_id, &trace_id).into()),
-        Err(error) => {
-            let error = ToolError::internal(format!("undo {operation_id}: {error}"));
-            Ok(tag(
-                error.into_result(),
-                Outcome::Refused(codes::INTERNAL),
-                &trace_id,
-                Some(&operation_id),
-            )
-            .into())
-        }
+        Err(error) => Ok(UNDO.failed(&operation_id, &trace_id, error)),
     }
 }
 

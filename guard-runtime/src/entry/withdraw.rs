@@ -9,45 +9,27 @@
 //! [`crate::defer::DeferredCalls::withdraw`]. [`run_deferred`] runs due calls in the
 //! background, each through the run of the tool that deferred it.
 
-use std::{
-    any::{Any, TypeId},
-    collections::HashMap,
-    future::Future,
-    pin::Pin,
-    sync::{Arc, LazyLock, Mutex},
-    time::Duration,
-};
+use std::{future::Future, pin::Pin, sync::Arc, time::Duration};
 
 use rmcp::schemars::{self, JsonSchema};
 use rmcp::{
-    handler::server::{
-        router::tool::{ToolRoute, ToolRouter},
-        tool::ToolCallContext,
-    },
+    handler::server::{router::tool::ToolRouter, tool::ToolCallContext},
     model::{CallToolResponse, Tool, ToolAnnotations},
 };
 use serde::Deserialize;
 
-use super::undo::caller;
+use super::own::{OwnTool, Registry, Started, with_own_tool};
 use crate::{
     defer::{Due, Ending, Runner, TOOL},
-    error::{ToolError, codes},
     guard::Guarded,
-    outcome::{Outcome, tag},
 };
 
 /// The future of one tool's deferred run.
 pub type RunFuture<'a> = Pin<Box<dyn Future<Output = Ending> + Send + 'a>>;
 type RunFn<S> = Arc<dyn for<'a> Fn(&'a S, Due) -> RunFuture<'a> + Send + Sync>;
 
-/// The registered runs, by server type and tool name; each value a `RunFn<S>`.
-type Registry = HashMap<(TypeId, &'static str), Box<dyn Any + Send + Sync>>;
-
-static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(Mutex::default);
-
-fn lock() -> std::sync::MutexGuard<'static, Registry> {
-    REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
-}
+/// The registered runs, each a `RunFn<S>`.
+static REGISTRY: Registry = Registry::new();
 
 /// Registers the deferred run of `S`'s tool `tool` (the expansion's hidden method, which
 /// takes a [`Due`] that only a runner builds); the last registration of a tool stands.
@@ -57,45 +39,40 @@ where
     F: for<'a> Fn(&'a S, Due) -> RunFuture<'a> + Send + Sync + 'static,
 {
     let run: RunFn<S> = Arc::new(run);
-    lock().insert((TypeId::of::<S>(), tool), Box::new(run));
+    REGISTRY.insert::<S, _>(tool, run);
 }
 
 /// The deferred run of `S`'s tool `tool`.
 fn registered<S: 'static>(tool: &str) -> Option<RunFn<S>> {
-    lock()
-        .get(&(TypeId::of::<S>(), tool))
-        .and_then(|r| r.downcast_ref::<RunFn<S>>())
-        .cloned()
+    REGISTRY.get::<S, RunFn<S>>(tool)
 }
 
 /// Whether any tool of `S` defers its effect.
 fn any_registered<S: 'static>() -> bool {
-    let server = TypeId::of::<S>();
-    lock().keys().any(|(of, _)| *of == server)
+    REGISTRY.any::<S>()
 }
 
-/// `router` with the `withdraw` route when a tool of `S` defers its effect. A route of the
-/// server's own named `withdraw` is not replaced silently: the router then publishes
-/// nothing (like a guarded name another route took, see `claims`).
-pub(crate) fn with_withdraw_tool<S>(mut router: ToolRouter<S>) -> ToolRouter<S>
+/// `router` with the `withdraw` route when a tool of `S` defers its effect (see
+/// [`with_own_tool`]).
+pub(crate) fn with_withdraw_tool<S>(router: ToolRouter<S>) -> ToolRouter<S>
 where
     S: Guarded + Send + Sync + 'static,
 {
-    if !any_registered::<S>() {
-        return router;
-    }
-    if router.has_route(TOOL) {
-        tracing::error!(
-            "no tool is published: this server has a tool named `{TOOL}`, and guard publishes its own `{TOOL}` tool for the tools that defer their effect; rename the server's tool"
-        );
-        return ToolRouter::new();
-    }
-    router.add_route(ToolRoute::new_dyn(
+    with_own_tool(
+        router,
+        any_registered::<S>(),
         tool(),
+        "the tools that defer their effect",
         |context: ToolCallContext<'_, S>| Box::pin(call(context)),
-    ));
-    router
+    )
 }
+
+/// The `withdraw` tool, as its calls start.
+const WITHDRAW: OwnTool = OwnTool {
+    name: TOOL,
+    nothing: "Nothing was withdrawn",
+    takes: "one argument, `operation_id`, the id the deferred call's result named",
+};
 
 /// The `withdraw` tool as the client lists it.
 fn tool() -> Tool {
@@ -130,52 +107,21 @@ where
     S: Guarded + Send + Sync + 'static,
 {
     let trace_id = crate::trace::new_id();
-    let guard = context.service.guard();
-    let refuse =
-        |code: &'static str, message: String| -> Result<CallToolResponse, rmcp::ErrorData> {
-            let error = ToolError::new(code, message);
-            let event = crate::audit::Event::new(TOOL, Outcome::Refused(code), trace_id.as_str());
-            guard.record(event);
-            Ok(tag(error.into_result(), Outcome::Refused(code), &trace_id, None).into())
-        };
-    let arguments = context.arguments.clone().unwrap_or_default();
-    let Ok(WithdrawArgs { operation_id }) =
-        serde_json::from_value(serde_json::Value::Object(arguments))
-    else {
-        return refuse(
-            codes::INVALID_INPUT,
-            "Nothing was withdrawn: `withdraw` takes one argument, `operation_id`, the id the deferred call's result named.".into(),
-        );
+    let calls = context.service.guard().deferred_calls();
+    let no_store = || {
+        "Nothing was withdrawn: this server keeps no deferred calls (its guard has no operation store). The operator must configure Guard::with_operations.".to_owned()
     };
-    let Some(incoming) = super::dispatch::take(TOOL) else {
-        return refuse(
-            codes::PERMISSION_DENIED,
-            "Nothing was withdrawn: this call did not come through the server's published tools."
-                .into(),
-        );
-    };
-    let Some(calls) = guard.deferred_calls() else {
-        return refuse(
-            codes::UNAVAILABLE,
-            "Nothing was withdrawn: this server keeps no deferred calls (its guard has no operation store). The operator must configure Guard::with_operations.".into(),
-        );
-    };
-    let owner = match caller(guard, &incoming.request) {
-        Ok(owner) => owner,
-        Err(error) => return refuse(error.code(), error.message().to_owned()),
+    let Started {
+        args: WithdrawArgs { operation_id },
+        owner,
+        service: calls,
+    } = match WITHDRAW.start(&context, &trace_id, calls, no_store) {
+        Ok(started) => started,
+        Err(refused) => return Ok(*refused),
     };
     match calls.withdraw(&owner, &operation_id, &trace_id).await {
         Ok(answer) => Ok(answer.into_result(&operation_id, &trace_id).into()),
-        Err(error) => {
-            let error = ToolError::internal(format!("withdraw {operation_id}: {error}"));
-            Ok(tag(
-                error.into_result(),
-                Outcome::Refused(codes::INTERNAL),
-                &trace_id,
-                Some(&operation_id),
-            )
-            .into())
-        }
+        Err(error) => Ok(WITHDRAW.failed(&operation_id, &trace_id, error)),
     }
 }
 
