@@ -37,7 +37,10 @@ async fn withdraw_is_published_with_the_tool_and_filtered_like_it() {
     let (path, store) = store_at(dir.path()).await;
     let server = Accounts::new(store, "acme", "alice");
     let client = connect(server.clone(), ScriptedHuman::new(PUSH)).await;
-    assert_eq!(tool_names(&client).await, ["close_account", "withdraw"]);
+    assert_eq!(
+        tool_names(&client).await,
+        ["close_account", "close_account_soon", "withdraw"]
+    );
     let tools = client.list_all_tools().await.expect("tools/list");
     let withdraw = tools
         .iter()
@@ -57,7 +60,11 @@ async fn withdraw_is_published_with_the_tool_and_filtered_like_it() {
     let _ = client.cancel().await;
 
     let listed = dir.path().join("allowlist.toml");
-    std::fs::write(&listed, "tools = [\"close_account\"]\n").expect("allowlist");
+    std::fs::write(
+        &listed,
+        "tools = [\"close_account\", \"close_account_soon\"]\n",
+    )
+    .expect("allowlist");
     let only_the_tool = Accounts::exposed_by(
         open(path.clone()).await,
         "acme",
@@ -66,7 +73,10 @@ async fn withdraw_is_published_with_the_tool_and_filtered_like_it() {
         rmcp_guard::Exposure::allowlist(&listed),
     );
     let client = connect(only_the_tool, ScriptedHuman::new(PUSH)).await;
-    assert_eq!(tool_names(&client).await, ["close_account"]);
+    assert_eq!(
+        tool_names(&client).await,
+        ["close_account", "close_account_soon"]
+    );
     let error = call_error(&client, "withdraw", json!({"operation_id": "x"})).await;
     assert_eq!(error.code.0, -32602, "{error:?}");
     let _ = client.cancel().await;

@@ -23,14 +23,21 @@ both_stores!(
     two_runners_run_each_due_call_once,
     a_call_ends_once_and_is_never_rewritten,
     every_step_is_an_audit_record,
+    a_runner_racing_a_withdrawal_has_one_winner,
+    background_runners_run_each_due_call_once,
 );
 
 /// Schedules `close_account` of `account` on `server` (push era); the call's id.
 async fn schedule(server: &Accounts, account: &str) -> String {
+    schedule_with(server, "close_account", account).await
+}
+
+/// Schedules `tool` of `account` on `server` (push era); the call's id.
+async fn schedule_with(server: &Accounts, tool: &str, account: &str) -> String {
     let human = ScriptedHuman::new(crate::support::PUSH);
     human.will(Answer::Accept(json!({"reason": "test"})));
     let client = connect(server.clone(), human).await;
-    let result = crate::support::call(&client, "close_account", json!({"account": account})).await;
+    let result = crate::support::call(&client, tool, json!({"account": account})).await;
     let _ = client.cancel().await;
     assert_eq!(
         crate::support::outcome(&result),
@@ -214,4 +221,77 @@ async fn every_step_is_an_audit_record(engine: Engine) {
         records(&world, "withdraw", Outcome::AlreadyWithdrawn).await,
         1
     );
+}
+
+/// A runner of another process and the owner's withdrawal, at once, several times: each
+/// time exactly one of them wins, and the withdrawal's answer says which.
+async fn a_runner_racing_a_withdrawal_has_one_winner(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let server = Accounts::new(world.store.clone(), "acme", "alice");
+    let runner = server.as_person(second_store(&world), "acme", "alice");
+    for round in 0..6 {
+        let account = format!("r{round}");
+        server.balances.lock().unwrap().insert(account.clone(), 1);
+        let id = schedule(&server, &account).await;
+        let at = later();
+        let (ran, withdrawn) = tokio::join!(runner.run_due(at), withdraw(&server, &id));
+        match withdrawn {
+            Some(Outcome::Withdrawn) => {
+                assert_eq!(ran, 0, "withdrawn first: nothing ran");
+                assert_eq!(server.balance(&account), Some(1));
+                assert_eq!(status(&world, &id).await, "WITHDRAWN");
+            }
+            Some(Outcome::Refused(rmcp_guard::codes::ALREADY_RAN)) => {
+                assert_eq!(ran, 1, "ran first: the withdrawal says so");
+                assert_eq!(server.balance(&account), None);
+                assert_eq!(status(&world, &id).await, "RAN");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(runner.run_due(at).await, 0);
+    }
+    let closed = server.closings().len();
+    let open = (0..6)
+        .filter(|i| server.balance(&format!("r{i}")).is_some())
+        .count();
+    assert_eq!(closed + open, 6, "each call ran once or not at all");
+}
+
+/// Two servers on one store each run `run_deferred` in the background: every call due in a
+/// second runs once, one due in two minutes is left scheduled, and the runners stop with
+/// their handles.
+async fn background_runners_run_each_due_call_once(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let first = Accounts::new(world.store.clone(), "acme", "alice");
+    let second = first.as_person(second_store(&world), "acme", "alice");
+    let soon: Vec<String> = (0..4).map(|i| format!("s{i}")).collect();
+    for account in &soon {
+        first.balances.lock().unwrap().insert(account.clone(), 1);
+    }
+    let mut ids = Vec::new();
+    for account in &soon {
+        ids.push(schedule_with(&first, "close_account_soon", account).await);
+    }
+    let later_id = schedule(&first, "checking").await;
+    let every = std::time::Duration::from_millis(50);
+    let runners = [&first, &second].map(|server| server.run_in_background(every));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while first.closings().len() < soon.len() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(every).await;
+    }
+    // A few more passes of both, to catch a second run of any call.
+    tokio::time::sleep(every * 6).await;
+    drop(runners);
+    let mut closed: Vec<String> = first.closings().into_iter().map(|(a, _)| a).collect();
+    closed.sort();
+    assert_eq!(closed, soon, "each due call ran once");
+    for id in &ids {
+        assert_eq!(status(&world, id).await, "RAN");
+    }
+    assert_eq!(status(&world, &later_id).await, "SCHEDULED", "not due yet");
+    assert_eq!(first.balance("checking"), Some(100));
 }

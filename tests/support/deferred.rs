@@ -58,19 +58,19 @@ impl Accounts {
         Parameters(args): Parameters<AccountArgs>,
         confirmed: Confirmed<Closing>,
     ) -> Result<String, ToolError> {
-        let reason = confirmed.into_form().reason;
-        let closed = self.balances.lock().unwrap().remove(&args.account);
-        if closed.is_none() {
-            return Err(ToolError::new(
-                rmcp_guard::codes::STATE_CHANGED,
-                format!("{} is already closed.", args.account),
-            ));
-        }
-        self.closings
-            .lock()
-            .unwrap()
-            .push((args.account.clone(), reason));
-        Ok(format!("Closed {}.", args.account))
+        self.close(&args.account, confirmed.into_form().reason)
+    }
+
+    /// Close an account a second after the user confirms (for tests of the background
+    /// runners, which should not wait two minutes).
+    #[destructive(form = Closing, preview = Self::preview_close, defer = "1s")]
+    #[tool]
+    async fn close_account_soon(
+        &self,
+        Parameters(args): Parameters<AccountArgs>,
+        confirmed: Confirmed<Closing>,
+    ) -> Result<String, ToolError> {
+        self.close(&args.account, confirmed.into_form().reason)
     }
 
     async fn preview_close(&self, args: &AccountArgs) -> Result<Preview, ToolError> {
@@ -95,6 +95,21 @@ impl ServerHandler for Accounts {
 }
 
 impl Accounts {
+    /// The effect: `account` leaves the ledger, and the closing is kept with `reason`.
+    fn close(&self, account: &str, reason: String) -> Result<String, ToolError> {
+        if self.balances.lock().unwrap().remove(account).is_none() {
+            return Err(ToolError::new(
+                rmcp_guard::codes::STATE_CHANGED,
+                format!("{account} is already closed."),
+            ));
+        }
+        self.closings
+            .lock()
+            .unwrap()
+            .push((account.to_owned(), reason));
+        Ok(format!("Closed {account}."))
+    }
+
     /// A server whose calls `user` of `tenant` makes, keeping its deferred calls in `store`,
     /// with the accounts `checking` (balance 100) and `savings` (balance 2500).
     pub fn new(store: impl OperationStore + 'static, tenant: &str, user: &str) -> Self {
@@ -163,6 +178,12 @@ impl Accounts {
         rmcp_guard::run_due_deferred(self, Self::tool_router, now)
             .await
             .expect("a runner pass")
+    }
+
+    /// Runs due calls in the background every `every`, until the runner is dropped.
+    pub fn run_in_background(&self, every: std::time::Duration) -> rmcp_guard::defer::Runner {
+        rmcp_guard::run_deferred(self.clone(), Self::tool_router, every)
+            .expect("a runner: the server has deferred tools and a store")
     }
 
     /// The closings that ran.
