@@ -379,7 +379,7 @@ async fn throughput(config: &Config, scratch: &Path) -> Result<(), String> {
                     .map_err(|e| e.to_string())?
                     .filter_map(|e| e.ok())
                     .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|name| name != ".guard-trash")
+                    .filter(|name| name != rmcp_guard::sandbox::TRASH)
                     .collect();
                 if left != [KEPT] {
                     return Err(format!(

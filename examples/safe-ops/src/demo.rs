@@ -32,7 +32,7 @@ use rmcp::{
 use rmcp_guard::{
     EnvIdentity, Guard, Identity,
     approval::WebhookNotifier,
-    db::trash::TABLE_TRASH,
+    db::trash::is_trashed,
     ops::{Operations, SqliteStore},
     sandbox::TRASH,
     testing::{Answer, ScriptedHuman},
@@ -84,17 +84,18 @@ impl World {
                 .unwrap_or(0);
             tables.insert(table, rows);
         }
-        let trashed_tables: i64 = conn
-            .query_row(
-                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND instr(name, ?1) = 1",
-                [TABLE_TRASH],
-                |r| r.get(0),
-            )
+        let mut names = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
             .map_err(|e| e.to_string())?;
+        let trashed_tables = names
+            .query_map([], |r| r.get::<_, String>(0))
+            .map_err(|e| e.to_string())?
+            .filter(|name| name.as_ref().is_ok_and(|n| is_trashed(n)))
+            .count();
         Ok(Self {
             files,
             tables,
-            trash: trashed_files + usize::try_from(trashed_tables).unwrap_or(0),
+            trash: trashed_files + trashed_tables,
         })
     }
 

@@ -74,11 +74,11 @@ impl TrashedTable {
                 ),
             ));
         }
-        if rows(&tx, &self.table)?.is_some() {
+        if let Some(kind) = taken(&tx, &self.table)? {
             return Err(ToolError::new(
                 codes::STATE_CHANGED,
                 format!(
-                    "Nothing was restored: a new table named `{}` exists now, and undo never replaces it. Drop or rename that table, then call undo again before the window closes.",
+                    "Nothing was restored: a new {kind} named `{}` exists now, and undo never replaces it. Drop or rename that {kind}, then call undo again before the window closes.",
                     self.table
                 ),
             ));
@@ -124,6 +124,18 @@ fn rows(conn: &Connection, table: &str) -> Result<Option<i64>, ToolError> {
             .map(Some)
             .map_err(ToolError::internal),
     }
+}
+
+/// What holds `name` now, if anything: SQLite refuses a table under a name any table, index
+/// or view holds, in any ASCII case.
+fn taken(conn: &Connection, name: &str) -> Result<Option<String>, ToolError> {
+    conn.query_row(
+        "SELECT type FROM sqlite_master WHERE name = ?1 COLLATE NOCASE",
+        [name],
+        |r| r.get(0),
+    )
+    .optional()
+    .map_err(ToolError::internal)
 }
 
 fn rename(conn: &Connection, from: &str, to: &str) -> Result<(), ToolError> {
@@ -191,6 +203,30 @@ mod tests {
             )
             .unwrap();
         assert_eq!(trashed, 3, "still waiting in the trash");
+    }
+
+    #[test]
+    fn a_name_taken_in_another_case_or_by_another_kind_is_never_replaced() {
+        for taker in [
+            "CREATE TABLE ORDERS (x)",
+            "CREATE TABLE Orders (x)",
+            "CREATE VIEW orders AS SELECT 1",
+            "CREATE TABLE t (x); CREATE INDEX orders ON t (x)",
+        ] {
+            let conn = seeded();
+            let dropped = TrashedTable::take(&conn, "orders").unwrap();
+            conn.execute_batch(taker).unwrap();
+            let refused = dropped.restore(&conn).unwrap_err();
+            assert_eq!(refused.code(), codes::STATE_CHANGED, "{taker}: {refused:?}");
+            let trashed: i64 = conn
+                .query_row(
+                    &format!("SELECT count(*) FROM {}", quoted(&dropped.trash)),
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(trashed, 3, "{taker}: still waiting in the trash");
+        }
     }
 
     #[test]
