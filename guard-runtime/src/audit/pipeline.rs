@@ -211,7 +211,7 @@ mod tests {
     }
 
     fn event(n: u32) -> Event {
-        Event::new("delete_file", Outcome::Declined, &format!("trace-{n}"))
+        Event::new("delete_file", Outcome::Declined, format!("trace-{n}"))
     }
 
     /// The transactions that committed.
