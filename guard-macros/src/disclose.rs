@@ -6,9 +6,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
-use syn::{
-    Expr, FnArg, ImplItemFn, Meta, Token, parse_quote, punctuated::Punctuated, spanned::Spanned,
-};
+use syn::{Expr, ImplItemFn, Meta, Token, parse_quote, punctuated::Punctuated, spanned::Spanned};
 
 use crate::{
     attr::{self, Opt},
@@ -53,13 +51,8 @@ struct Options {
 }
 
 pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
-    if !matches!(f.sig.inputs.first(), Some(FnArg::Receiver(_))) {
-        let error = syn::Error::new_spanned(
-            &f.sig.ident,
-            "`#[read_only(discloses = ...)]` goes on a tool method (`async fn name(&self, ...)` with `#[tool]` below it) inside a `#[tool_router]` impl block",
-        )
-        .to_compile_error();
-        return quote!(#error #f);
+    if let Some(misplaced) = handler::not_a_method(&f, "#[read_only(discloses = ...)]") {
+        return misplaced;
     }
     let cx = Ctxt::new();
     let options = parse_options(&cx, attr);
@@ -119,13 +112,7 @@ fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
 
 /// A cap: a whole number from 1 up.
 fn cap_value(cx: &Ctxt, opt: &Opt) -> Option<(u64, Span)> {
-    let n = match &opt.value {
-        Some(Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Int(n),
-            ..
-        })) => n.base10_parse::<u64>().ok(),
-        _ => None,
-    };
+    let n = attr::int_value(opt);
     match n {
         Some(n) if n > 0 => Some((n, opt.value.span())),
         _ => {
