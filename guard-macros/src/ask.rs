@@ -5,7 +5,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
-use syn::{Expr, FnArg, ImplItemFn, spanned::Spanned};
+use syn::{Expr, ImplItemFn, spanned::Spanned};
 
 use crate::{
     attr::{self, Opt},
@@ -34,13 +34,8 @@ struct Options {
 }
 
 pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
-    if !matches!(f.sig.inputs.first(), Some(FnArg::Receiver(_))) {
-        let error = syn::Error::new_spanned(
-            &f.sig.ident,
-            "`#[ask]` goes on a tool method (`async fn name(&self, ...)` with `#[tool]` below it) inside a `#[tool_router]` impl block, not on a free function or an associated function without `&self`",
-        )
-        .to_compile_error();
-        return quote!(#error #f);
+    if let Some(misplaced) = handler::not_a_method(&f, "#[ask]") {
+        return misplaced;
     }
     let cx = Ctxt::new();
     let options = parse_options(&cx, attr);

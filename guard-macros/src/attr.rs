@@ -72,6 +72,16 @@ pub fn parse_options(
     Some(out)
 }
 
+/// The option's value as a whole-number literal, if it is one; the caller says what fits.
+pub fn int_value(opt: &Opt) -> Option<u64> {
+    match &opt.value {
+        Some(Expr::Lit(syn::ExprLit {
+            lit: Lit::Int(n), ..
+        })) => n.base10_parse::<u64>().ok(),
+        _ => None,
+    }
+}
+
 pub fn string_value(cx: &Ctxt, opt: &Opt) -> Option<String> {
     match &opt.value {
         Some(Expr::Lit(lit)) => match &lit.lit {

@@ -85,6 +85,20 @@ pub fn opt_str(s: Option<&str>) -> TokenStream {
     }
 }
 
+/// `#[attr]` on something that is not a method taking `self`: the one error to report, with
+/// the item kept, since nothing else about it can be judged.
+pub fn not_a_method(f: &ImplItemFn, attr: &str) -> Option<TokenStream> {
+    if matches!(f.sig.inputs.first(), Some(FnArg::Receiver(_))) {
+        return None;
+    }
+    let error = syn::Error::new_spanned(
+        &f.sig.ident,
+        format!("`{attr}` goes on a tool method (`async fn name(&self, ...)` with `#[tool]` below it) inside a `#[tool_router]` impl block, not on a free function or an associated function without `&self`"),
+    )
+    .to_compile_error();
+    Some(quote!(#error #f))
+}
+
 /// The handler's parameters, by role.
 pub struct Shape {
     /// Index and type of `Parameters<T>`, and `T`.

@@ -7,6 +7,7 @@ mod ask;
 mod attr;
 mod ctxt;
 mod destructive;
+mod disclose;
 mod form;
 mod form_enum;
 mod handler;

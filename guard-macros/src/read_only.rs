@@ -8,16 +8,22 @@ use syn::{FnArg, ImplItemFn, Stmt, Type, spanned::Spanned};
 use crate::{ctxt::Ctxt, tool_attr};
 
 pub fn expand(attr: TokenStream, mut f: ImplItemFn) -> TokenStream {
-    let cx = Ctxt::new();
-    if !attr.is_empty() {
-        cx.error_spanned_by(&attr, "`#[read_only]` takes no options");
+    if !attr.is_empty() && tool_attr::find(&f, &["destructive"]).is_none() {
+        // Options declare a disclosure: the tool asks before it shows anything.
+        if let Some(other) = tool_attr::find(&f, &["idempotent"]) {
+            let error = syn::Error::new_spanned(other, "a `#[read_only]` tool changes nothing, so it needs no `#[idempotent]` claim: remove `#[idempotent]`").to_compile_error();
+            return quote!(#error #f);
+        }
+        return crate::disclose::expand(attr, f);
     }
+    let cx = Ctxt::new();
     if let Some(other) = tool_attr::find(&f, &["destructive"]) {
         // The handler takes its proof, which is no read handle: this error is the one to fix.
         cx.error_spanned_by(other, "a tool cannot be both `#[read_only]` and `#[destructive]`: remove `#[read_only]` if it changes anything, or `#[destructive]` if it only reads");
         return finish(cx, f);
     }
-    let checks = read_handle_checks(&cx, &f, &crate::krate::path(None));
+    impl_trait_errors(&cx, &f);
+    let checks = read_handle_checks(&f, &crate::krate::path(None));
     f.block.stmts.splice(0..0, checks);
     if let Some(other) = tool_attr::find(&f, &["idempotent"]) {
         cx.error_spanned_by(other, "a `#[read_only]` tool changes nothing, so it needs no `#[idempotent]` claim: remove `#[idempotent]`, or `#[read_only]` if the tool writes");
@@ -45,16 +51,12 @@ pub fn expand_idempotent(attr: TokenStream, mut f: ImplItemFn) -> TokenStream {
 /// `rmcp_guard::read_handle::ReadHandle`, spanned at the type. The check is on the type the
 /// compiler resolves, so an alias, a renamed import or a full path of a write handle fails
 /// there too.
-fn read_handle_checks(cx: &Ctxt, f: &ImplItemFn, rt: &proc_macro2::TokenStream) -> Vec<Stmt> {
+pub fn read_handle_checks(f: &ImplItemFn, rt: &proc_macro2::TokenStream) -> Vec<Stmt> {
     let mut checks = Vec::new();
     for arg in &f.sig.inputs {
         let FnArg::Typed(pt) = arg else { continue };
         let ty = &*pt.ty;
         if let Type::ImplTrait(_) = ty {
-            cx.error_spanned_by(
-                ty,
-                "a `#[read_only]` tool names the type of each parameter, so guard can check it is a read handle; write the handle's type (for example `rmcp_guard::db::ReadDb`) instead of `impl ...`",
-            );
             continue;
         }
         let at_ty = crate::krate::respan(rt.clone(), ty.span());
@@ -63,6 +65,20 @@ fn read_handle_checks(cx: &Ctxt, f: &ImplItemFn, rt: &proc_macro2::TokenStream) 
         });
     }
     checks
+}
+
+/// A `#[read_only]` tool names each parameter's type, so guard can check it.
+fn impl_trait_errors(cx: &Ctxt, f: &ImplItemFn) {
+    for arg in &f.sig.inputs {
+        if let FnArg::Typed(pt) = arg
+            && let Type::ImplTrait(_) = &*pt.ty
+        {
+            cx.error_spanned_by(
+                &pt.ty,
+                "a `#[read_only]` tool names the type of each parameter, so guard can check it is a read handle; write the handle's type (for example `rmcp_guard::db::ReadDb`) instead of `impl ...`",
+            );
+        }
+    }
 }
 
 /// The method as written (with the checks and hints added), beside any error: a claim

@@ -53,6 +53,8 @@ pub struct Guard {
     epoch: String,
     answer_timeout: Duration,
     redeemed: Mutex<UsedStates>,
+    /// What each disclosing tool has shown in each live session.
+    disclosed: crate::disclose::Tally,
     exposure: Option<Arc<Exposure>>,
     #[cfg(feature = "sqlite")]
     sqlite: Option<crate::db::SqliteDatabase>,
@@ -101,6 +103,7 @@ impl Guard {
             epoch: crate::canonical::hex(&epoch),
             answer_timeout: Duration::from_secs(300),
             redeemed: Mutex::default(),
+            disclosed: crate::disclose::Tally::default(),
             exposure: None,
             #[cfg(feature = "sqlite")]
             sqlite: None,
@@ -364,6 +367,11 @@ impl Guard {
                 .map_err(|e| e.to_string());
         }
         Ok(self.redeem_here(nonce, valid_for))
+    }
+
+    /// What disclosing tools have shown in each live session (see [`crate::disclose::Tally`]).
+    pub(crate) fn disclosed(&self) -> &crate::disclose::Tally {
+        &self.disclosed
     }
 
     fn redeem_here(&self, nonce: &str, valid_for: Duration) -> bool {

@@ -11,6 +11,10 @@ pub mod ask {
     #![doc = include_str!("../docs/ask.md")]
 }
 
+pub mod disclosure {
+    #![doc = include_str!("../docs/disclosure.md")]
+}
+
 pub mod call_flow {
     #![doc = include_str!("../docs/call_flow.md")]
 }

@@ -91,6 +91,7 @@ pub mod db;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub mod defer;
+pub mod disclose;
 mod entry;
 mod error;
 pub mod exposure;
@@ -139,6 +140,7 @@ pub mod testing;
 pub use answered::Answered;
 pub use args::ToolArgs;
 pub use confirmed::Confirmed;
+pub use disclose::{Boundary, Disclosed};
 pub use entry::exposed;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]

@@ -94,6 +94,9 @@ pub enum Outcome {
     TooMany,
     /// The human picked none of a batch's items.
     NothingPicked,
+    /// A disclosing tool would show more than its declared cap (per call or per session),
+    /// or more than the human was told: nothing was shown.
+    OverDisclosureCap,
     /// One item of a batch, as the handler reported it.
     Item(ItemOutcome),
     /// A tool the allowlist or read-only mode hides was called.
@@ -189,7 +192,7 @@ const CODES: [&str; 16] = [
 ];
 
 /// Every outcome without a payload, for reading a spelling back.
-const NAMED: [Outcome; 68] = [
+const NAMED: [Outcome; 69] = [
     Outcome::Asked,
     Outcome::Accepted,
     Outcome::Executed,
@@ -226,6 +229,7 @@ const NAMED: [Outcome; 68] = [
     Outcome::NothingMatched,
     Outcome::TooMany,
     Outcome::NothingPicked,
+    Outcome::OverDisclosureCap,
     Outcome::Item(ItemOutcome::Done),
     Outcome::Item(ItemOutcome::Skipped),
     Outcome::Item(ItemOutcome::Failed),
@@ -300,6 +304,7 @@ impl Outcome {
             Outcome::NothingMatched => "nothing_matched",
             Outcome::TooMany => "too_many",
             Outcome::NothingPicked => "nothing_picked",
+            Outcome::OverDisclosureCap => "over_disclosure_cap",
             Outcome::Item(ItemOutcome::Done) => "item_done",
             Outcome::Item(ItemOutcome::Skipped) => "item_skipped",
             Outcome::Item(ItemOutcome::Failed) => "item_failed",
@@ -472,6 +477,7 @@ mod tests {
             (Outcome::NothingMatched, "nothing_matched"),
             (Outcome::TooMany, "too_many"),
             (Outcome::NothingPicked, "nothing_picked"),
+            (Outcome::OverDisclosureCap, "over_disclosure_cap"),
             (Outcome::Item(ItemOutcome::Done), "item_done"),
             (Outcome::Item(ItemOutcome::Skipped), "item_skipped"),
             (Outcome::Item(ItemOutcome::Failed), "item_failed"),

@@ -18,7 +18,8 @@ pub struct Effect {
     target: String,
     summary: String,
     state: String,
-    /// An `#[ask]` tool's question: nothing happens to reverse, so no terms are told.
+    /// An `#[ask]` tool's question or a disclosure: nothing changes that could be reversed,
+    /// so no terms of reversing are told.
     asks_only: bool,
 }
 
@@ -44,6 +45,17 @@ impl Preview {
             target: name.to_owned(),
             summary: question,
             state: String::new(),
+            asks_only: true,
+        })
+    }
+
+    /// A disclosure: `summary` states the data boundary; nothing changes, so no terms of
+    /// reversing are told.
+    pub(crate) fn disclosure(target: String, summary: String, state: String) -> Self {
+        Preview::Effect(Effect {
+            target,
+            summary,
+            state,
             asks_only: true,
         })
     }

@@ -144,6 +144,7 @@ fn the_mcp_json_recipes_run_installed_servers_with_per_user_files() {
             "deploy_production",
             "drop_table",
             "list_tables",
+            "read_build_log",
             "undo"
         ]
     );

@@ -2,6 +2,7 @@
 
 #[cfg(feature = "approval")]
 pub mod approval;
+pub mod builds;
 pub mod db;
 #[cfg(feature = "demo")]
 pub mod demo;

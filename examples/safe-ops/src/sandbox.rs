@@ -52,6 +52,16 @@ impl Sandbox {
         self.files.find(pattern)
     }
 
+    /// What `requested` names now and, for a regular file, its first `limit` bytes (and
+    /// whether there were more), read through the handle of its directory.
+    pub fn read(
+        &self,
+        requested: &str,
+        limit: u64,
+    ) -> Result<(Lookup, Vec<u8>, bool), SandboxError> {
+        self.files.read(requested, limit)
+    }
+
     /// Deletes the pinned file if it is still that file, relative to its parent directory.
     pub fn remove(&self, pin: &Pin) -> Result<Entry, SandboxError> {
         self.files.remove(pin)

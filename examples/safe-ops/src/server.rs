@@ -1,7 +1,8 @@
 //! The safe-ops tools, as in the seed: `delete_file` (checkbox), `drop_table`
 //! (type-to-confirm) and `deploy` (a form with a business rule), each behind guard;
 //! `deploy_production`, which two people other than the requester approve on guard's
-//! approval page; and `delete_files` (a glob, where the human picks which matched files go).
+//! approval page; `delete_files` (a glob, where the human picks which matched files go); and
+//! `read_build_log`, which changes nothing but may disclose secrets, so it asks too.
 //!
 //! Production is a tool of its own rather than an `environment` value of `deploy`: the two
 //! ask for different things (a form the requester fills in the client, against approvals
@@ -27,7 +28,8 @@ use rmcp::{
     tool, tool_handler, tool_router,
 };
 use rmcp_guard::{
-    Confirmed, Exposure, Form, FormEnum, Guard, Guarded, Preview, ToolArgs, ToolError,
+    Boundary, Confirmed, Disclosed, Exposure, Form, FormEnum, Guard, Guarded, Preview, ToolArgs,
+    ToolError,
     batch::{Batch, Item, Picked, Report},
     db::{ReadDb, trash::TrashedTable},
     destructive, exposed,
@@ -40,7 +42,11 @@ use rusqlite::Connection;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::{db, sandbox::Sandbox};
+use crate::{
+    builds::{self, ReadBuildLogArgs},
+    db,
+    sandbox::Sandbox,
+};
 
 /// The safe-ops server: a sandbox directory and an SQLite database.
 #[derive(Clone)]
@@ -270,6 +276,10 @@ impl SafeOps {
 
     fn db(&self) -> MutexGuard<'_, Connection> {
         self.db.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    async fn build_log_boundary(&self, args: &ReadBuildLogArgs) -> Result<Boundary, ToolError> {
+        builds::boundary(&self.sandbox, args)
     }
 
     async fn preview_delete(&self, args: &DeleteFileArgs) -> Result<Preview, ToolError> {
@@ -556,6 +566,31 @@ impl SafeOps {
             "Deployment of {} to production submitted, approved by two people on the approval page.",
             args.service
         ))
+    }
+
+    /// Show the build log of a CI job (`builds/<job>.log`), or its last lines.
+    #[read_only(
+        discloses = "credentials",
+        boundary = Self::build_log_boundary,
+        max_items = 2000,
+        max_bytes = 262144,
+        session_max_items = 10000
+    )]
+    #[tool]
+    async fn read_build_log(
+        &self,
+        Parameters(args): Parameters<ReadBuildLogArgs>,
+    ) -> Result<Disclosed<String>, ToolError> {
+        match builds::lines(&self.sandbox, &args)? {
+            Some((_, lines)) => Ok(Disclosed::new(lines.len() as u64, lines.join("\n"))),
+            None => Err(ToolError::new(
+                rmcp_guard::codes::STATE_CHANGED,
+                format!(
+                    "The log of build job {} is gone since the user approved; nothing was shown.",
+                    args.job
+                ),
+            )),
+        }
     }
 
     /// List the database tables and their row counts.

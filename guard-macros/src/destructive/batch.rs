@@ -3,10 +3,13 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
-use syn::{Expr, ImplItemFn, spanned::Spanned};
+use syn::{ImplItemFn, spanned::Spanned};
 
 use super::{Options, Shape};
-use crate::{attr::Opt, ctxt::Ctxt};
+use crate::{
+    attr::{self, Opt},
+    ctxt::Ctxt,
+};
 
 /// The most items one batch question may offer (`rmcp_guard::batch::MAX_ITEMS_LIMIT`).
 const MAX_ITEMS_LIMIT: u64 = 100;
@@ -36,13 +39,7 @@ pub(super) fn check_options(cx: &Ctxt, o: &Options, batch: Span) {
 
 /// `max_items = N`: a whole number from 1 to [`MAX_ITEMS_LIMIT`].
 pub(super) fn max_items_value(cx: &Ctxt, opt: &Opt) -> Option<(u64, Span)> {
-    let n = match &opt.value {
-        Some(Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Int(n),
-            ..
-        })) => n.base10_parse::<u64>().ok(),
-        _ => None,
-    };
+    let n = attr::int_value(opt);
     match n {
         Some(n @ 1..=MAX_ITEMS_LIMIT) => Some((n, opt.value.span())),
         _ => {

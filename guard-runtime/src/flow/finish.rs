@@ -95,6 +95,9 @@ impl<F> Flow<'_, F> {
             if let Some(counts) = &seen.counts {
                 event = event.field("items", counts.clone());
             }
+            if let Some(disclosed) = &seen.disclosed {
+                event = event.field("disclosed", disclosed.clone());
+            }
             if let Some(requester) = &seen.requester {
                 event = event.identity(requester.tenant(), requester.user());
             }

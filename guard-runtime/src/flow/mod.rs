@@ -33,6 +33,7 @@ mod batch;
 mod call;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod defer;
+mod disclose;
 mod finish;
 mod mrtr;
 mod page;
@@ -133,6 +134,11 @@ struct Seen {
     answer: Option<JsonObject>,
     /// A batch's per-item counts, once the handler reported.
     counts: Option<Value>,
+    /// A disclosing tool's stated count and what its items are, as the human was told.
+    stated: Option<(u64, String)>,
+    /// What a disclosing tool showed (or withheld): its class, items and bytes, and the
+    /// session's totals.
+    disclosed: Option<Value>,
     /// Who will own the undo window or the deferred call, identified before the human is
     /// asked.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]

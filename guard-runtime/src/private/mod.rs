@@ -4,6 +4,7 @@
 
 pub use crate::args::{GuardArguments, TargetText};
 pub use crate::args::{ToolArgField, ToolArgsDerived, assert_tool_arg_field};
+pub use crate::disclose::{Class as DisclosureClass, Spec as DisclosureSpec};
 pub use crate::entry::claims::claim;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use crate::entry::undo::{WindowFn, assert_purge, assert_undo, register_undo};
@@ -165,6 +166,41 @@ where
 {
     preview(server, args)
 }
+
+/// Calls a disclosing tool's `boundary`: `async fn(&self, &Args) -> Result<Boundary, ToolError>`.
+pub fn boundary<'a, S: ?Sized, A, P, F>(boundary: P, server: &'a S, args: &'a A) -> F
+where
+    P: FnOnce(&'a S, &'a A) -> F,
+    F: core::future::Future<Output = Result<crate::disclose::Boundary, crate::error::ToolError>>,
+{
+    boundary(server, args)
+}
+
+/// Calls a disclosing tool's `boundary` when the tool takes no arguments:
+/// `async fn(&self) -> Result<Boundary, ToolError>`.
+pub fn boundary_no_args<'a, S: ?Sized, P, F>(boundary: P, server: &'a S) -> F
+where
+    P: FnOnce(&'a S) -> F,
+    F: core::future::Future<Output = Result<crate::disclose::Boundary, crate::error::ToolError>>,
+{
+    boundary(server)
+}
+
+/// A disclosing tool's description: the author's, then what it discloses.
+pub fn disclosed_description(
+    spec: &crate::disclose::Spec,
+    base: impl core::fmt::Display,
+) -> String {
+    let base = base.to_string();
+    if base.is_empty() {
+        return spec.description();
+    }
+    format!("{base}\n\n{}", spec.description())
+}
+
+/// A disclosing handler's return type must be `Disclosed<_>` or `Result<Disclosed<_>, _>`;
+/// called at the return type's span.
+pub const fn assert_disclosed<T: crate::disclose::IntoDisclosed>() {}
 
 /// Calls a batch tool's `preview`: `async fn(&self, &Args) -> Result<Batch, ToolError>`.
 pub fn batch_preview<'a, S: ?Sized, A, P, F>(preview: P, server: &'a S, args: &'a A) -> F

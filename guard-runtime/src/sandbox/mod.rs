@@ -32,12 +32,13 @@
 
 // One role per file: `root` holds the root open and reaches paths beneath it through
 // directory handles; `path` checks the paths a caller names; `identity` tells one file from
-// another and pins it for the re-check; `remove` removes a pinned file; `find` lists the
+// another and pins it for the re-check; `remove` removes a pinned file; `read` reads a file's contents through its directory's handle; `find` lists the
 // files a glob names; `trash` keeps files an undo may restore; `error` says why something was refused or failed.
 mod error;
 mod find;
 mod identity;
 mod path;
+mod read;
 mod remove;
 mod root;
 mod trash;

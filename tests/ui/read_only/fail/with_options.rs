@@ -1,4 +1,4 @@
-// `#[read_only]` is a marker and takes no options.
+// Options on `#[read_only]` declare a disclosure; `idempotent` is not one of them.
 
 use rmcp_guard::read_only;
 use rmcp::{tool, tool_router};

@@ -1,0 +1,411 @@
+//! Disclosure, the second dimension of a call: what a tool that changes nothing may still
+//! expose. A `#[read_only(discloses = "...")]` tool states its data boundary in a
+//! [`Boundary`] (the target, the scope, the account, how many items), returns its result
+//! as [`Disclosed`] (with the count it shows), and is bounded by the caps it declares, per
+//! call and per session ([`Tally`]).
+
+use std::sync::{Arc, Mutex, Weak};
+
+use rmcp::{
+    handler::server::tool::IntoCallToolResult,
+    model::{InitializeRequestParams, MetaObject},
+};
+use serde_json::json;
+
+/// What a disclosing tool may expose beyond the system it reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Records about people or money: personal data, invoices, bank details.
+    Sensitive,
+    /// Secrets the data may hold by accident: passwords, tokens, keys, signed URLs.
+    Credentials,
+    /// Many records at once: an export, a search that pages through everything.
+    Bulk,
+    /// A bearer capability: a link or token that lets its holder read without asking.
+    Capability,
+}
+
+impl Class {
+    /// The class as `discloses = "..."`, `_meta.guard.discloses` and the audit log spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Sensitive => "sensitive",
+            Class::Credentials => "credentials",
+            Class::Bulk => "bulk",
+            Class::Capability => "capability",
+        }
+    }
+
+    /// What the class means, in the words the human and the tool's description read.
+    pub fn sentence(self) -> &'static str {
+        match self {
+            Class::Sensitive => "It may contain sensitive records (personal or financial data).",
+            Class::Credentials => {
+                "It may contain secrets printed by accident (passwords, tokens, keys, signed links)."
+            }
+            Class::Bulk => "It is a bulk read: every item shown can be copied out of the system.",
+            Class::Capability => {
+                "It creates a link or token that lets whoever holds it read the data without asking anyone again."
+            }
+        }
+    }
+}
+
+/// A disclosing tool's declaration, fixed at compile time by `#[read_only(discloses = ...)]`.
+#[derive(Debug, Clone, Copy)]
+pub struct Spec {
+    /// What the tool may expose.
+    pub class: Class,
+    /// The most items one call may show.
+    pub max_items: Option<u64>,
+    /// The most bytes of serialized result one call may show.
+    pub max_bytes: Option<u64>,
+    /// The most items all calls of this tool may show in one session.
+    pub session_max_items: Option<u64>,
+    /// The most bytes all calls of this tool may show in one session.
+    pub session_max_bytes: Option<u64>,
+}
+
+impl Spec {
+    /// The tool's `_meta`: `{"guard": {"discloses": class, "max_items": ..., ...}}`, the
+    /// caps it declares only.
+    pub fn meta(&self) -> MetaObject {
+        let mut guard = serde_json::Map::new();
+        guard.insert("discloses".into(), json!(self.class.as_str()));
+        for (key, cap) in self.caps() {
+            guard.insert(key.into(), json!(cap));
+        }
+        let mut meta = serde_json::Map::new();
+        meta.insert("guard".into(), serde_json::Value::Object(guard));
+        MetaObject(meta)
+    }
+
+    /// The sentence the tool's description ends with, so a client that shows descriptions
+    /// shows the disclosure too.
+    pub fn description(&self) -> String {
+        let mut caps = Vec::new();
+        if let Some(n) = self.max_items {
+            caps.push(format!("at most {n} items per call"));
+        }
+        if let Some(n) = self.max_bytes {
+            caps.push(format!("at most {n} bytes per call"));
+        }
+        if let Some(n) = self.session_max_items {
+            caps.push(format!("at most {n} items per session"));
+        }
+        if let Some(n) = self.session_max_bytes {
+            caps.push(format!("at most {n} bytes per session"));
+        }
+        let caps = if caps.is_empty() {
+            String::new()
+        } else {
+            format!(" It shows {}.", caps.join(", "))
+        };
+        format!(
+            "Discloses {}: {} The user is asked before each call, with the data boundary stated.{caps}",
+            self.class.as_str(),
+            self.class.sentence()
+        )
+    }
+
+    fn caps(&self) -> impl Iterator<Item = (&'static str, u64)> {
+        [
+            ("max_items", self.max_items),
+            ("max_bytes", self.max_bytes),
+            ("session_max_items", self.session_max_items),
+            ("session_max_bytes", self.session_max_bytes),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k, v)))
+    }
+}
+
+/// The data boundary of one disclosing call, in plain words: what a reviewer can judge
+/// ("the full build log of job 42 in project web, 412 lines") rather than a tool's name.
+/// The boundary function returns it; guard composes the question from it, checks its count
+/// against the caps before asking, and computes it again before the handler runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Boundary {
+    pub(crate) inner: Inner,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Inner {
+    Nothing(String),
+    Shown {
+        target: String,
+        scope: String,
+        account: Option<String>,
+        items: u64,
+        noun: String,
+        state: String,
+    },
+}
+
+impl Boundary {
+    /// `scope` of `target` will be shown: `Boundary::new("build job 42 of project web",
+    /// "the full build log")`. State how many items with [`Boundary::items`].
+    pub fn new(target: impl Into<String>, scope: impl Into<String>) -> Self {
+        Boundary {
+            inner: Inner::Shown {
+                target: target.into(),
+                scope: scope.into(),
+                account: None,
+                items: 1,
+                noun: "item".into(),
+                state: String::new(),
+            },
+        }
+    }
+
+    /// Nothing to show (no such job): the text goes back to the model and nobody is asked.
+    pub fn nothing(text: impl Into<String>) -> Self {
+        Boundary {
+            inner: Inner::Nothing(text.into()),
+        }
+    }
+
+    /// Read as (or on behalf of) this account.
+    pub fn account(mut self, name: impl Into<String>) -> Self {
+        if let Inner::Shown { account, .. } = &mut self.inner {
+            *account = Some(name.into());
+        }
+        self
+    }
+
+    /// How many items the call shows, and what they are (`412, "log lines"`). Checked
+    /// against the caps before the human is asked, and against the handler's count after.
+    pub fn items(mut self, count: u64, what: impl Into<String>) -> Self {
+        if let Inner::Shown { items, noun, .. } = &mut self.inner {
+            *items = count;
+            *noun = what.into();
+        }
+        self
+    }
+
+    /// State the human does not read that must not change before the data is shown (a
+    /// modification time, a row version).
+    pub fn with_state(mut self, value: impl Into<String>) -> Self {
+        if let Inner::Shown { state, .. } = &mut self.inner {
+            *state = value.into();
+        }
+        self
+    }
+}
+
+/// A disclosing handler's result and how many items it shows: `Disclosed::new(lines, text)`.
+/// guard checks the count against the caps and the boundary the human approved, and counts
+/// the bytes of the serialized result itself.
+#[derive(Debug)]
+pub struct Disclosed<R> {
+    pub(crate) items: u64,
+    pub(crate) result: R,
+}
+
+impl<R> Disclosed<R> {
+    /// `result`, which shows `items` items.
+    pub fn new(items: u64, result: R) -> Self {
+        Disclosed { items, result }
+    }
+}
+
+/// What a disclosing handler may return: [`Disclosed<R>`], or `Result<Disclosed<R>, E>` with
+/// an error rmcp can send. Implemented here only, for those two.
+#[diagnostic::on_unimplemented(
+    message = "a disclosing tool returns `Disclosed<_>` (or `Result<Disclosed<_>, _>`), not `{Self}`",
+    label = "guard cannot tell how many items this shows",
+    note = "wrap the result with its count: `Ok(rmcp_guard::Disclosed::new(items, result))`; guard checks the count against the caps and the boundary the user approved, and counts the bytes itself"
+)]
+pub trait IntoDisclosed: sealed::Sealed {
+    /// The count the handler reported (none for an error) and rmcp's response.
+    fn into_disclosed(
+        self,
+    ) -> (
+        Option<u64>,
+        Result<rmcp::model::CallToolResponse, rmcp::ErrorData>,
+    );
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl<R> Sealed for super::Disclosed<R> {}
+    impl<R, E> Sealed for Result<super::Disclosed<R>, E> {}
+}
+
+impl<R: IntoCallToolResult> IntoDisclosed for Disclosed<R> {
+    fn into_disclosed(
+        self,
+    ) -> (
+        Option<u64>,
+        Result<rmcp::model::CallToolResponse, rmcp::ErrorData>,
+    ) {
+        (Some(self.items), self.result.into_call_tool_result())
+    }
+}
+
+impl<R: IntoCallToolResult, E: IntoCallToolResult> IntoDisclosed for Result<Disclosed<R>, E> {
+    fn into_disclosed(
+        self,
+    ) -> (
+        Option<u64>,
+        Result<rmcp::model::CallToolResponse, rmcp::ErrorData>,
+    ) {
+        match self {
+            Ok(shown) => shown.into_disclosed(),
+            Err(error) => (None, error.into_call_tool_result()),
+        }
+    }
+}
+
+/// Which session a call belongs to: the client connection that initialized it. Every
+/// `tools/call` on one connection (a stdio process, an HTTP session with its
+/// `Mcp-Session-Id`) carries the same initialize parameters; a request that belongs to no
+/// initialized connection (stateless HTTP) counts under one shared budget.
+#[derive(Clone)]
+pub struct Session(Option<Weak<InitializeRequestParams>>);
+
+impl Session {
+    pub(crate) fn of(info: Option<Arc<InitializeRequestParams>>) -> Self {
+        Session(info.as_ref().map(Arc::downgrade))
+    }
+
+    fn same(&self, other: &Session) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => a.ptr_eq(b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+
+    fn ended(&self) -> bool {
+        self.0.as_ref().is_some_and(|w| w.strong_count() == 0)
+    }
+}
+
+/// What each tool has shown in each live session, in memory: a session ends with its
+/// connection, and a restart ends every connection, so nothing here needs to outlive the
+/// process.
+#[derive(Default)]
+pub struct Tally {
+    shown: Mutex<Vec<(Session, &'static str, Shown)>>,
+}
+
+/// Items and bytes shown so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Shown {
+    /// Items shown.
+    pub items: u64,
+    /// Bytes of serialized results shown.
+    pub bytes: u64,
+}
+
+impl Tally {
+    /// What `tool` has shown in `session` so far.
+    pub fn so_far(&self, session: &Session, tool: &'static str) -> Shown {
+        let shown = self.shown.lock().unwrap_or_else(|p| p.into_inner());
+        shown
+            .iter()
+            .find(|(s, t, _)| *t == tool && s.same(session))
+            .map(|(_, _, n)| *n)
+            .unwrap_or_default()
+    }
+
+    /// Adds `now` to what `tool` has shown in `session` if the session's caps still hold
+    /// after it, in one step (two calls racing cannot both pass on the same room); else
+    /// what was shown before, unchanged.
+    pub fn take(
+        &self,
+        session: &Session,
+        tool: &'static str,
+        spec: &Spec,
+        now: Shown,
+    ) -> Result<Shown, Shown> {
+        let mut shown = self.shown.lock().unwrap_or_else(|p| p.into_inner());
+        shown.retain(|(s, _, _)| !s.ended());
+        let at = match shown
+            .iter()
+            .position(|(s, t, _)| *t == tool && s.same(session))
+        {
+            Some(at) => at,
+            None => {
+                shown.push((session.clone(), tool, Shown::default()));
+                shown.len() - 1
+            }
+        };
+        let before = shown[at].2;
+        let after = Shown {
+            items: before.items.saturating_add(now.items),
+            bytes: before.bytes.saturating_add(now.bytes),
+        };
+        let over = |cap: Option<u64>, n: u64| cap.is_some_and(|cap| n > cap);
+        if over(spec.session_max_items, after.items) || over(spec.session_max_bytes, after.bytes) {
+            return Err(before);
+        }
+        shown[at].2 = after;
+        Ok(after)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: Spec = Spec {
+        class: Class::Bulk,
+        max_items: Some(10),
+        max_bytes: None,
+        session_max_items: Some(15),
+        session_max_bytes: None,
+    };
+
+    fn session() -> (Arc<InitializeRequestParams>, Session) {
+        let info = Arc::new(InitializeRequestParams::default());
+        let session = Session::of(Some(info.clone()));
+        (info, session)
+    }
+
+    #[test]
+    fn a_session_is_capped_and_another_is_not() {
+        let tally = Tally::default();
+        let (_a_info, a) = session();
+        let (_b_info, b) = session();
+        let ten = Shown {
+            items: 10,
+            bytes: 5,
+        };
+        assert_eq!(tally.take(&a, "t", &SPEC, ten).unwrap().items, 10);
+        assert_eq!(
+            tally.take(&a, "t", &SPEC, ten),
+            Err(Shown {
+                items: 10,
+                bytes: 5
+            })
+        );
+        assert_eq!(tally.so_far(&a, "t").items, 10);
+        assert!(tally.take(&b, "t", &SPEC, ten).is_ok());
+        assert!(tally.take(&a, "other", &SPEC, ten).is_ok());
+    }
+
+    #[test]
+    fn an_ended_session_is_forgotten() {
+        let tally = Tally::default();
+        let (info, a) = session();
+        tally
+            .take(
+                &a,
+                "t",
+                &SPEC,
+                Shown {
+                    items: 10,
+                    bytes: 0,
+                },
+            )
+            .unwrap();
+        drop(info);
+        let (_b_info, b) = session();
+        tally
+            .take(&b, "t", &SPEC, Shown { items: 1, bytes: 0 })
+            .unwrap();
+        assert_eq!(tally.shown.lock().unwrap().len(), 1);
+    }
+}

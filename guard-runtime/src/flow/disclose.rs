@@ -1,0 +1,199 @@
+//! A disclosing tool (`#[read_only(discloses = ...)]`) through the same steps as a
+//! destructive one: its boundary is the preview (step 4), checked against the caps before
+//! anyone is asked; the question and its answer are the flow's own (steps 5–7); the boundary
+//! is computed again before the handler runs (step 8); and what the handler returns is
+//! counted, checked against the caps and the boundary the human approved, and recorded
+//! without its content (steps 9 and 10).
+
+use rmcp::{
+    handler::server::tool::IntoCallToolResult,
+    model::{CallToolResponse, CallToolResult},
+};
+use serde_json::json;
+
+use super::{Accepted, Flow, Previewed};
+use crate::{
+    disclose::{Boundary, Inner, IntoDisclosed, Session, Shown, Spec},
+    error::ToolError,
+    form::Form,
+    outcome::{Outcome, Step},
+    preview::Preview,
+};
+
+impl<F: Form> Flow<'_, F> {
+    /// Step 4: the boundary as the human will read it. Nothing to show ends the call without
+    /// asking; so does a stated count above the per-call cap or the session's room.
+    pub fn bound(
+        &self,
+        spec: &'static Spec,
+        boundary: Result<Boundary, ToolError>,
+    ) -> Step<Previewed> {
+        let shown = self.begin(self.told_boundary(spec, boundary))?;
+        let (stated, noun) = self.seen().stated.clone().unwrap_or_default();
+        if let Some(cap) = spec.max_items.filter(|cap| stated > *cap) {
+            return Err(self.over_cap(format!(
+                "Nothing was shown: this call would show {stated} {noun}, and {} shows at most \
+                 {cap} per call. Ask for at most {cap} (a narrower range or a smaller limit).",
+                self.spec.name
+            )));
+        }
+        let so_far = self
+            .guard
+            .disclosed()
+            .so_far(&self.session(), self.spec.name);
+        if let Some(cap) = spec
+            .session_max_items
+            .filter(|cap| so_far.items.saturating_add(stated) > *cap)
+        {
+            return Err(self.over_session_cap(cap, so_far, stated, &noun));
+        }
+        Ok(shown)
+    }
+
+    /// Step 8: the boundary must still be the one the human approved; the answer is then
+    /// committed to the audit log before anything is shown.
+    pub async fn rebound(
+        &self,
+        spec: &'static Spec,
+        accepted: Accepted<F>,
+        again: Result<Boundary, ToolError>,
+    ) -> Step<()> {
+        let again = self.told_boundary(spec, again);
+        self.recheck(accepted, again).await.map(drop)
+    }
+}
+
+impl<F> Flow<'_, F> {
+    /// Steps 9 and 10: the handler's result is shown only if its count is within what the
+    /// human was told and the per-call caps (items, and bytes of the serialized result,
+    /// counted here), and the session's caps still hold with it (checked and counted in one
+    /// step). The audit record holds the counts and a digest, never the content.
+    pub fn finish_disclosed(
+        &self,
+        spec: &'static Spec,
+        result: impl IntoDisclosed,
+    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let (items, response) = result.into_disclosed();
+        let (Some(items), Ok(CallToolResponse::Complete(result))) = (items, &response) else {
+            return self.finish(response);
+        };
+        if result.is_error == Some(true) {
+            return self.finish(response);
+        }
+        let bytes = serde_json::to_vec(result).map_or(u64::MAX, |b| b.len() as u64);
+        let now = Shown { items, bytes };
+        let (stated, noun) = self.seen().stated.clone().unwrap_or_default();
+        let name = self.spec.name;
+        let over = if items > stated {
+            tracing::warn!(trace_id = %self.trace_id, tool = name, items, stated, "a disclosing handler returned more items than its boundary stated; nothing was shown");
+            Some(format!(
+                "Nothing was shown: {name} returned {items} {noun}, more than the {stated} the \
+                 user approved. Call the tool again so the user sees the current count."
+            ))
+        } else if let Some(cap) = spec.max_items.filter(|cap| items > *cap) {
+            Some(format!(
+                "Nothing was shown: {name} returned {items} {noun}, and it shows at most {cap} \
+                 per call. Ask for at most {cap}."
+            ))
+        } else {
+            spec.max_bytes.filter(|cap| bytes > *cap).map(|cap| {
+                format!(
+                    "Nothing was shown: the result of {name} is {bytes} bytes, and it shows at \
+                     most {cap} bytes per call. Ask for less (a narrower range or a smaller limit)."
+                )
+            })
+        };
+        if let Some(text) = over {
+            self.seen().disclosed = Some(
+                json!({"class": spec.class.as_str(), "items": items, "bytes": bytes, "withheld": true}),
+            );
+            return Ok(*self.over_cap(text));
+        }
+        let session = self.session();
+        match self.guard.disclosed().take(&session, name, spec, now) {
+            Ok(total) => {
+                self.seen().disclosed = Some(json!({
+                    "class": spec.class.as_str(),
+                    "items": items,
+                    "bytes": bytes,
+                    "session_items": total.items,
+                    "session_bytes": total.bytes,
+                }));
+                let result: CallToolResult = result.clone();
+                self.finish(result.into_call_tool_result())
+            }
+            Err(before) => {
+                self.seen().disclosed = Some(
+                    json!({"class": spec.class.as_str(), "items": items, "bytes": bytes, "withheld": true}),
+                );
+                let text = match spec
+                    .session_max_items
+                    .filter(|cap| before.items + items > *cap)
+                {
+                    Some(cap) => return Ok(*self.over_session_cap(cap, before, items, &noun)),
+                    None => format!(
+                        "Nothing was shown: {name} shows at most {} bytes per session, {} were \
+                         shown already and this result is {bytes} more. The limit starts again \
+                         in a new session (a new connection); tell the user.",
+                        spec.session_max_bytes.unwrap_or_default(),
+                        before.bytes
+                    ),
+                };
+                Ok(*self.over_cap(text))
+            }
+        }
+    }
+
+    /// The boundary composed into the effect the human reads, its count kept for the checks.
+    fn told_boundary(
+        &self,
+        spec: &'static Spec,
+        boundary: Result<Boundary, ToolError>,
+    ) -> Result<Preview, ToolError> {
+        let (target, scope, account, items, noun, state) = match boundary?.inner {
+            Inner::Nothing(text) => return Ok(Preview::Nothing(text)),
+            Inner::Shown {
+                target,
+                scope,
+                account,
+                items,
+                noun,
+                state,
+            } => (target, scope, account, items, noun, state),
+        };
+        let account = account
+            .map(|a| format!(", read as {a}"))
+            .unwrap_or_default();
+        let summary = format!(
+            "Show the agent {scope} of {target}{account}: {items} {noun}.\n\n{} Once shown, it \
+             cannot be taken back.",
+            spec.class.sentence()
+        );
+        self.seen().stated = Some((items, noun));
+        Ok(Preview::disclosure(target, summary, state))
+    }
+
+    /// The session this call belongs to (see [`Session`]).
+    fn session(&self) -> Session {
+        Session::of(self.call.request.peer.peer_info())
+    }
+
+    fn over_session_cap(
+        &self,
+        cap: u64,
+        before: Shown,
+        more: u64,
+        noun: &str,
+    ) -> Box<CallToolResponse> {
+        self.over_cap(format!(
+            "Nothing was shown: {} shows at most {cap} {noun} per session, {} were shown \
+             already and this call would show {more} more. The limit starts again in a new \
+             session (a new connection); tell the user.",
+            self.spec.name, before.items
+        ))
+    }
+
+    fn over_cap(&self, text: String) -> Box<CallToolResponse> {
+        self.natural(Outcome::OverDisclosureCap, text)
+    }
+}

@@ -1,0 +1,431 @@
+//! Disclosure as its own dimension, on both protocol eras: a read-only tool that declares
+//! what it discloses (safe-ops' `read_build_log`, and an export here whose handler can
+//! over-report) stays read-only in its annotations, says what it discloses in `_meta.guard`
+//! and its description, asks the human with the data boundary stated, shows nothing on
+//! decline, cancel or a client that cannot ask, is capped per call (before asking, and on
+//! what the handler returns) and per session, and is audited with its counts, never its
+//! content.
+
+use std::sync::Arc;
+
+use crate::support::*;
+use rmcp::{
+    ServerHandler,
+    handler::server::wrapper::Parameters,
+    model::{ProtocolVersion, ServerCapabilities, ServerConfig},
+    tool, tool_handler, tool_router,
+};
+use rmcp_guard::{
+    Boundary, Disclosed, Exposure, Guard, Guarded, ToolArgs, ToolError,
+    audit::AuditLog,
+    exposed,
+    ops::SqliteStore,
+    outcome::Outcome,
+    read_only,
+    testing::{Answer, ScriptedHuman},
+};
+use serde_json::{Value, json};
+
+both_eras!(
+    a_disclosure_is_asked_with_its_boundary_and_audited_without_content,
+    decline_cancel_and_a_client_that_cannot_ask_show_nothing,
+    a_count_above_the_cap_is_refused_before_asking,
+    a_log_rewritten_after_the_question_is_not_shown,
+    the_session_cap_holds_across_calls,
+    a_handler_showing_more_than_stated_or_capped_shows_nothing
+);
+
+const SECRET: &str = "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI-K7MDENG-bPxRfiCY";
+
+fn tick() -> Answer {
+    Answer::Accept(json!({"confirm": true}))
+}
+
+/// A world with `builds/42.log` of `lines` lines, one of which prints a secret.
+fn builds(lines: usize) -> World {
+    let world = World::new();
+    std::fs::create_dir_all(world.path("builds")).unwrap();
+    let mut log: Vec<String> = (1..lines).map(|i| format!("step {i}: ok")).collect();
+    log.insert(0, format!("env: {SECRET}"));
+    std::fs::write(world.path("builds/42.log"), log.join("\n") + "\n").unwrap();
+    world
+}
+
+fn audited(world: &World) -> (SafeOpsWithLog, AuditLog) {
+    let log = AuditLog::new(
+        SqliteStore::open(world.base.join("audit.db")).unwrap(),
+        "disclosure test",
+    );
+    let server = world.server_with(
+        Guard::ephemeral()
+            .unwrap()
+            .with_exposure(Exposure::all_tools())
+            .with_audit(log.clone()),
+    );
+    (server, log)
+}
+
+type SafeOpsWithLog = safe_ops::server::SafeOps;
+
+async fn a_disclosure_is_asked_with_its_boundary_and_audited_without_content(era: ProtocolVersion) {
+    let world = builds(3);
+    let (server, log) = audited(&world);
+    let guard = server.guard_config().clone();
+    let human = ScriptedHuman::new(era.clone());
+    human.will(tick());
+    let client = connect(server, human.clone()).await;
+
+    let result = call(&client, "read_build_log", json!({"job": 42})).await;
+    assert_natural(&result, Outcome::Executed);
+    assert!(text(&result).contains(SECRET), "the approved log is shown");
+    assert!(text(&result).contains("step 2: ok"));
+
+    let [shown] = &human.shown()[..] else {
+        panic!("one question: {:?}", human.shown());
+    };
+    assert!(
+        shown.message.starts_with(
+            "Show the agent the full build log of build job 42: 3 log lines.\n\nIt may contain secrets printed by accident"
+        ),
+        "{}",
+        shown.message
+    );
+    assert!(
+        shown.message.contains("cannot be taken back"),
+        "{}",
+        shown.message
+    );
+    assert!(
+        !shown.message.contains(SECRET),
+        "the question holds the boundary, not the data"
+    );
+
+    guard.audit_settled().await;
+    let trace = trace_id(&result).expect("trace id");
+    let records = log.by_trace(&trace).await.unwrap();
+    assert!(!records.is_empty());
+    for record in &records {
+        assert!(!record.entry.contains("wJalrXUtnFEMI"), "{}", record.entry);
+        assert!(!record.entry.contains("step 2"), "{}", record.entry);
+    }
+    let last: Value = serde_json::from_str(&records.last().unwrap().entry).unwrap();
+    assert_eq!(last["outcome"], "executed");
+    assert_eq!(last["target"], "build job 42");
+    assert!(
+        last["preview"]
+            .as_str()
+            .unwrap()
+            .contains("the full build log of build job 42: 3 log lines"),
+        "{last}"
+    );
+    assert_eq!(last["disclosed"]["class"], "credentials");
+    assert_eq!(last["disclosed"]["items"], 3);
+    assert_eq!(last["disclosed"]["session_items"], 3);
+    let bytes = last["disclosed"]["bytes"].as_u64().unwrap();
+    assert!(
+        bytes > SECRET.len() as u64,
+        "guard counted the serialized result: {bytes}"
+    );
+    let _ = client.cancel().await;
+}
+
+async fn decline_cancel_and_a_client_that_cannot_ask_show_nothing(era: ProtocolVersion) {
+    let world = builds(3);
+    for (answer, expected) in [
+        (Answer::Decline, Outcome::Declined),
+        (Answer::Cancel, Outcome::Cancelled),
+    ] {
+        let human = ScriptedHuman::new(era.clone());
+        human.will(answer);
+        let client = connect(world.server(), human.clone()).await;
+        let result = call(&client, "read_build_log", json!({"job": 42})).await;
+        assert_natural(&result, expected);
+        assert!(
+            !text(&result).contains("wJalrXUtnFEMI"),
+            "{}",
+            text(&result)
+        );
+        assert_eq!(human.shown().len(), 1, "{expected:?}: asked once");
+        let _ = client.cancel().await;
+    }
+    let human = ScriptedHuman::without_elicitation(era.clone());
+    human.will(tick());
+    let client = connect(world.server(), human.clone()).await;
+    let result = call(&client, "read_build_log", json!({"job": 42})).await;
+    assert_natural(&result, Outcome::UnsupportedClient);
+    assert!(
+        !text(&result).contains("wJalrXUtnFEMI"),
+        "{}",
+        text(&result)
+    );
+    assert!(human.shown().is_empty());
+    // No such job: a natural answer, nobody asked.
+    let human = ScriptedHuman::new(era.clone());
+    let client = connect(world.server(), human.clone()).await;
+    let result = call(&client, "read_build_log", json!({"job": 7})).await;
+    assert_natural(&result, Outcome::PreconditionFailed);
+    assert!(human.shown().is_empty());
+    let _ = client.cancel().await;
+}
+
+async fn a_count_above_the_cap_is_refused_before_asking(era: ProtocolVersion) {
+    let world = builds(2500);
+    let human = ScriptedHuman::new(era.clone());
+    human.will(tick());
+    let client = connect(world.server(), human.clone()).await;
+    // The whole log, and a model raising `tail` past the cap: refused, nobody asked.
+    for args in [
+        json!({"job": 42}),
+        json!({"job": 42, "tail": 2001}),
+        json!({"job": 42, "tail": 4000000000u32}),
+    ] {
+        let result = call(&client, "read_build_log", args.clone()).await;
+        assert_natural(&result, Outcome::OverDisclosureCap);
+        let said = text(&result);
+        assert!(
+            said.starts_with("Nothing was shown:") && said.contains("at most 2000 per call"),
+            "{args}: {said}"
+        );
+        assert!(!said.contains("wJalrXUtnFEMI"), "{said}");
+    }
+    assert!(human.shown().is_empty(), "nobody was asked");
+    // Within the cap it asks, and shows what was approved.
+    let result = call(&client, "read_build_log", json!({"job": 42, "tail": 2000})).await;
+    assert_natural(&result, Outcome::Executed);
+    assert_eq!(human.shown().len(), 1);
+    assert!(
+        human.shown()[0]
+            .message
+            .contains("the last 2000 lines of the build log of build job 42: 2000 log lines")
+    );
+    let _ = client.cancel().await;
+}
+
+async fn a_log_rewritten_after_the_question_is_not_shown(era: ProtocolVersion) {
+    let world = builds(3);
+    let path = world.path("builds/42.log");
+    let human = ScriptedHuman::new(era.clone());
+    human.will(tick());
+    let observer = Observer::new(human.clone()).while_asked(move || {
+        std::fs::write(
+            &path,
+            format!("env: {SECRET}\nand a new line\nand more\nand more\n"),
+        )
+        .unwrap();
+    });
+    let client = connect(world.server(), observer).await;
+    let result = call(&client, "read_build_log", json!({"job": 42})).await;
+    assert!(
+        matches!(
+            outcome(&result),
+            Some(Outcome::StateChanged) | Some(Outcome::BadState)
+        ),
+        "{:?}: {}",
+        outcome(&result),
+        text(&result)
+    );
+    assert!(
+        !text(&result).contains("wJalrXUtnFEMI"),
+        "{}",
+        text(&result)
+    );
+    let _ = client.cancel().await;
+}
+
+async fn the_session_cap_holds_across_calls(era: ProtocolVersion) {
+    // safe-ops: 2000 lines per call, 10000 per session.
+    let world = builds(2000);
+    let server = world.server();
+    let human = ScriptedHuman::new(era.clone());
+    for _ in 0..6 {
+        human.will(tick());
+    }
+    let client = connect(server.clone(), human.clone()).await;
+    for i in 0..5 {
+        let result = call(&client, "read_build_log", json!({"job": 42})).await;
+        assert_natural(&result, Outcome::Executed);
+        assert_eq!(human.shown().len(), i + 1);
+    }
+    let result = call(&client, "read_build_log", json!({"job": 42})).await;
+    assert_natural(&result, Outcome::OverDisclosureCap);
+    let said = text(&result);
+    assert!(
+        said.contains("at most 10000 log lines per session, 10000 were shown already"),
+        "{said}"
+    );
+    assert_eq!(human.shown().len(), 5, "the sixth call asked nobody");
+    // A smaller request does not fit either: the session is spent.
+    let result = call(&client, "read_build_log", json!({"job": 42, "tail": 1})).await;
+    assert_natural(&result, Outcome::OverDisclosureCap);
+    let _ = client.cancel().await;
+    if era.has_initialize() {
+        // Another connection to the same server is another session, with its own budget.
+        let other = ScriptedHuman::new(era.clone());
+        other.will(tick());
+        let client = connect(server, other.clone()).await;
+        let result = call(&client, "read_build_log", json!({"job": 42})).await;
+        assert_natural(&result, Outcome::Executed);
+        let _ = client.cancel().await;
+    }
+}
+
+/// An export whose handler returns what the test says, to check guard's own counting.
+#[derive(Clone)]
+struct Export {
+    guard: Arc<Guard>,
+}
+
+impl Guarded for Export {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+struct ExportArgs {
+    /// How many rows the boundary states.
+    states: u64,
+    /// How many rows the handler returns.
+    returns: u64,
+    /// Bytes of padding in each row.
+    pad: usize,
+}
+
+#[tool_router]
+impl Export {
+    /// Export rows.
+    #[read_only(
+        discloses = "bulk",
+        boundary = Self::rows_boundary,
+        max_items = 5,
+        max_bytes = 2000,
+        session_max_items = 8
+    )]
+    #[tool]
+    async fn export_rows(
+        &self,
+        Parameters(args): Parameters<ExportArgs>,
+    ) -> Result<Disclosed<String>, ToolError> {
+        let row = format!("row {}\n", "x".repeat(args.pad));
+        Ok(Disclosed::new(
+            args.returns,
+            row.repeat(args.returns as usize),
+        ))
+    }
+
+    async fn rows_boundary(&self, args: &ExportArgs) -> Result<Boundary, ToolError> {
+        Ok(Boundary::new("the orders table", "every row")
+            .account("reporting")
+            .items(args.states, "rows"))
+    }
+}
+
+#[tool_handler(router = exposed(self, Self::tool_router))]
+impl ServerHandler for Export {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+}
+
+async fn a_handler_showing_more_than_stated_or_capped_shows_nothing(era: ProtocolVersion) {
+    let server = Export {
+        guard: Arc::new(
+            Guard::ephemeral()
+                .unwrap()
+                .with_exposure(Exposure::all_tools()),
+        ),
+    };
+    let human = ScriptedHuman::new(era.clone());
+    for _ in 0..4 {
+        human.will(tick());
+    }
+    let client = connect(server, human.clone()).await;
+    // More rows than the human approved.
+    let result = call(
+        &client,
+        "export_rows",
+        json!({"states": 2, "returns": 3, "pad": 0}),
+    )
+    .await;
+    assert_natural(&result, Outcome::OverDisclosureCap);
+    assert!(
+        text(&result).contains("returned 3 rows, more than the 2 the user approved"),
+        "{}",
+        text(&result)
+    );
+    assert!(!text(&result).contains("row "), "{}", text(&result));
+    assert!(
+        human.shown()[0]
+            .message
+            .contains("every row of the orders table, read as reporting: 2 rows")
+    );
+    // More bytes than the per-call cap, counted by guard on the serialized result.
+    let result = call(
+        &client,
+        "export_rows",
+        json!({"states": 2, "returns": 2, "pad": 1500}),
+    )
+    .await;
+    assert_natural(&result, Outcome::OverDisclosureCap);
+    assert!(
+        text(&result).contains("at most 2000 bytes per call"),
+        "{}",
+        text(&result)
+    );
+    assert!(!text(&result).contains("xxxx"));
+    // Withheld results count for nothing: the session still has its 8 rows.
+    let result = call(
+        &client,
+        "export_rows",
+        json!({"states": 5, "returns": 5, "pad": 0}),
+    )
+    .await;
+    assert_natural(&result, Outcome::Executed);
+    let result = call(
+        &client,
+        "export_rows",
+        json!({"states": 3, "returns": 2, "pad": 0}),
+    )
+    .await;
+    assert_natural(&result, Outcome::Executed);
+    assert_eq!(human.shown().len(), 4);
+    // 7 of 8 shown: two more are refused before asking.
+    let result = call(
+        &client,
+        "export_rows",
+        json!({"states": 2, "returns": 2, "pad": 0}),
+    )
+    .await;
+    assert_natural(&result, Outcome::OverDisclosureCap);
+    assert_eq!(human.shown().len(), 4);
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn tools_list_shows_read_only_and_what_is_disclosed() {
+    let world = builds(3);
+    let client = connect(world.server(), ScriptedHuman::new(PUSH)).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let tool = tools
+        .iter()
+        .find(|t| t.name == "read_build_log")
+        .expect("read_build_log is published");
+    let hints = tool.annotations.as_ref().expect("annotations");
+    assert_eq!(hints.read_only_hint, Some(true));
+    assert_eq!(hints.destructive_hint, Some(false));
+    let meta = serde_json::to_value(tool.meta.as_ref().expect("_meta")).unwrap();
+    assert_eq!(
+        meta["guard"],
+        json!({"discloses": "credentials", "max_items": 2000, "max_bytes": 262144, "session_max_items": 10000})
+    );
+    let description = tool.description.as_deref().unwrap();
+    assert!(
+        description.starts_with("Show the build log of a CI job (`builds/<job>.log`), or its last lines.\n\nDiscloses credentials: It may contain secrets"),
+        "{description}"
+    );
+    assert!(
+        description.contains("at most 2000 items per call"),
+        "{description}"
+    );
+    let _ = client.cancel().await;
+}
