@@ -26,7 +26,8 @@ pub struct OrderCancel {
     guard: Arc<Guard>,
 }
 
-/// The allowlist that ships with the example: its four tools.
+/// The allowlist that ships with the example: its four tools, and `withdraw` for when its
+/// confirms are deferred.
 pub const DEFAULT_ALLOWLIST: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/allowlist.toml");
 
 impl OrderCancel {
