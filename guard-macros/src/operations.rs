@@ -291,7 +291,7 @@ fn confirm_opts(cx: &Ctxt, a: &syn::Attribute) -> ConfirmOpts {
         match opt.key.to_string().as_str() {
             "op" => o.op = op_name(cx, &opt),
             "recheck" => o.recheck = attr::expr_value(cx, &opt, "Self::recheck_fn").cloned(),
-            "defer" => o.defer = attr::duration_value(cx, &opt, &attr::DEFER),
+            "defer" => o.defer = attr::duration_value(cx, &opt, &attr::CONFIRM_DEFER),
             _ => {}
         }
     }

@@ -102,14 +102,18 @@ async fn reopened(world: &World) -> Arc<dyn OperationStore> {
     }
 }
 
-/// order-cancel on `store`, as alice, deferring by `wait`.
-fn alice_on(store: Arc<dyn OperationStore>, wait: Duration) -> OrderCancel {
+/// order-cancel on `store`, as alice, deferring its confirms by `wait` if given.
+fn alice_on(store: Arc<dyn OperationStore>, wait: Option<Duration>) -> OrderCancel {
     use rmcp_guard::{EnvIdentity, Guard, Identity, ops::Operations};
     let identity = EnvIdentity::new(Identity::new("tenant_demo", "alice", [SCOPE]));
+    let mut operations = Operations::new(store, identity);
+    if let Some(wait) = wait {
+        operations = operations.defer_confirm(OrderCancel::CONFIRM_TOOL, wait);
+    }
     OrderCancel::new(
-        Guard::ephemeral().expect("guard key").with_operations(
-            Operations::new(store, identity).defer_confirm(OrderCancel::CONFIRM_TOOL, wait),
-        ),
+        Guard::ephemeral()
+            .expect("guard key")
+            .with_operations(operations),
     )
 }
 
@@ -132,17 +136,25 @@ async fn a_deferred_confirm_answers_its_schedule_and_files_nothing_yet(engine: E
     assert_eq!(answer["already_scheduled"], false);
     let said = text(&scheduled);
     assert!(
-        said.starts_with("Scheduled for ") && said.contains(" UTC: confirm_order_cancel on 1001 runs then, not now."),
+        said.starts_with("Scheduled for ")
+            && said.contains(" UTC: confirm_order_cancel on 1001 runs then, not now."),
         "{said}"
     );
     assert!(
-        said.contains(&format!("call withdraw with operation_id {id} before {}", due_at(&scheduled))),
+        said.contains(&format!(
+            "call withdraw with operation_id {id} before {}",
+            due_at(&scheduled)
+        )),
         "{said}"
     );
     let meta = serde_json::to_value(&scheduled.meta).expect("meta");
     assert_eq!(meta["guard"]["operationId"], id.as_str());
     assert_eq!(meta["guard"]["dueAt"], due_at(&scheduled).as_str());
-    assert_eq!(world.requests(1001).await, 0, "nothing is filed before it is due");
+    assert_eq!(
+        world.requests(1001).await,
+        0,
+        "nothing is filed before it is due"
+    );
     assert_eq!(world.effects(&id).await, 0);
 
     // A retried confirm answers the same schedule and stores nothing more.
@@ -163,7 +175,10 @@ async fn a_deferred_confirm_answers_its_schedule_and_files_nothing_yet(engine: E
     let looked = lookup(&client, &id).await;
     assert_natural(&looked, Outcome::Scheduled);
     assert_eq!(body(&looked)["status"], "SCHEDULED");
-    assert_eq!(body(&looked)["deferred"]["due_at"], due_at(&scheduled).as_str());
+    assert_eq!(
+        body(&looked)["deferred"]["due_at"],
+        due_at(&scheduled).as_str()
+    );
     assert!(
         body(&looked)["next"]
             .as_str()
@@ -190,10 +205,19 @@ async fn a_deferred_confirm_answers_its_schedule_and_files_nothing_yet(engine: E
         json!({"order_no": "A10001", "reason": "again"}),
     )
     .await;
-    assert_eq!(code(&refused).as_deref(), Some(codes::INVALID_STATE), "{}", text(&refused));
+    assert_eq!(
+        code(&refused).as_deref(),
+        Some(codes::INVALID_STATE),
+        "{}",
+        text(&refused)
+    );
     assert_eq!(world.status(&id).await, "PREPARED");
     assert_eq!(run(&server, later()).await, 1);
-    assert_eq!(world.requests(1001).await, 1, "it ran although the intent's ttl passed");
+    assert_eq!(
+        world.requests(1001).await,
+        1,
+        "it ran although the intent's ttl passed"
+    );
 }
 
 async fn it_runs_once_when_due_with_what_was_confirmed(engine: Engine) {
@@ -235,7 +259,10 @@ async fn it_runs_once_when_due_with_what_was_confirmed(engine: Engine) {
     let outcomes = world.audit_outcomes(&id).await;
     assert!(outcomes.contains(&Outcome::Scheduled), "{outcomes:?}");
     assert_eq!(
-        outcomes.iter().filter(|o| **o == Outcome::Submitted).count(),
+        outcomes
+            .iter()
+            .filter(|o| **o == Outcome::Submitted)
+            .count(),
         1,
         "{outcomes:?}"
     );
@@ -258,14 +285,30 @@ async fn withdrawn_before_due_never_runs_and_twice_answers_alike(engine: Engine)
     assert_eq!(body(&second)["target"], body(&first)["target"]);
 
     assert_eq!(run(&server, later()).await, 0);
-    assert_eq!(world.requests(1001).await, 0, "a withdrawn confirm never runs");
+    assert_eq!(
+        world.requests(1001).await,
+        0,
+        "a withdrawn confirm never runs"
+    );
     assert_eq!(world.effects(&id).await, 0);
     assert_eq!(deferred_status(&world, &id).await, "WITHDRAWN");
-    assert_eq!(world.status(&id).await, "REJECTED", "the intent closes with it");
+    assert_eq!(
+        world.status(&id).await,
+        "REJECTED",
+        "the intent closes with it"
+    );
 
     let confirmed = confirm(&client, &id).await;
-    assert_refused(&confirmed, codes::INVALID_STATE, Outcome::Refused(codes::INVALID_STATE));
-    assert!(text(&confirmed).contains("was withdrawn"), "{}", text(&confirmed));
+    assert_refused(
+        &confirmed,
+        codes::INVALID_STATE,
+        Outcome::Refused(codes::INVALID_STATE),
+    );
+    assert!(
+        text(&confirmed).contains("was withdrawn"),
+        "{}",
+        text(&confirmed)
+    );
     let looked = lookup(&client, &id).await;
     assert_eq!(body(&looked)["status"], "WITHDRAWN");
     assert_eq!(outcome(&looked), Some(Outcome::Withdrawn));
@@ -274,7 +317,10 @@ async fn withdrawn_before_due_never_runs_and_twice_answers_alike(engine: Engine)
     assert_ne!(fresh, id);
     let outcomes = world.audit_outcomes(&id).await;
     assert!(outcomes.contains(&Outcome::Withdrawn), "{outcomes:?}");
-    assert!(outcomes.contains(&Outcome::AlreadyWithdrawn), "{outcomes:?}");
+    assert!(
+        outcomes.contains(&Outcome::AlreadyWithdrawn),
+        "{outcomes:?}"
+    );
 }
 
 async fn another_person_or_tenant_gets_not_found(engine: Engine) {
@@ -303,7 +349,10 @@ async fn another_person_or_tenant_gets_not_found(engine: Engine) {
         let looked = lookup(&other, &id).await;
         assert_eq!(code(&looked).as_deref(), Some(codes::OPERATION_NOT_FOUND));
         let confirmed = confirm(&other, &id).await;
-        assert_eq!(code(&confirmed).as_deref(), Some(codes::OPERATION_NOT_FOUND));
+        assert_eq!(
+            code(&confirmed).as_deref(),
+            Some(codes::OPERATION_NOT_FOUND)
+        );
     }
     assert_eq!(run(&server, later()).await, 1, "it still runs for alice");
     assert_eq!(world.requests(1001).await, 1);
@@ -318,7 +367,11 @@ async fn withdraw_after_the_run_says_it_ran(engine: Engine) {
     assert_natural(&confirm(&client, &id).await, Outcome::Scheduled);
     assert_eq!(run(&server, later()).await, 1);
     let late = withdraw(&client, &id).await;
-    assert_refused(&late, codes::ALREADY_RAN, Outcome::Refused(codes::ALREADY_RAN));
+    assert_refused(
+        &late,
+        codes::ALREADY_RAN,
+        Outcome::Refused(codes::ALREADY_RAN),
+    );
     let said = late.structured_content.clone().expect("the outcome");
     assert_eq!(said["status"], "RAN");
     assert_eq!(said["result"]["status"], "SUBMITTED");
@@ -335,7 +388,10 @@ async fn an_order_changed_before_due_is_state_changed_and_nothing_is_filed(engin
     let id = prepare(&client, "A10001").await;
     assert_natural(&confirm(&client, &id).await, Outcome::Scheduled);
     world
-        .exec("UPDATE orders SET status = 'SHIPPED' WHERE order_id = 1001", &[])
+        .exec(
+            "UPDATE orders SET status = 'SHIPPED' WHERE order_id = 1001",
+            &[],
+        )
         .await;
     assert_eq!(run(&server, later()).await, 1, "the call ends");
     assert_eq!(world.requests(1001).await, 0, "nothing is filed");
@@ -343,12 +399,19 @@ async fn an_order_changed_before_due_is_state_changed_and_nothing_is_filed(engin
     assert_eq!(world.status(&id).await, "REJECTED");
     assert_eq!(deferred_status(&world, &id).await, "STATE_CHANGED");
     let late = withdraw(&client, &id).await;
-    assert_refused(&late, codes::ALREADY_RAN, Outcome::Refused(codes::ALREADY_RAN));
+    assert_refused(
+        &late,
+        codes::ALREADY_RAN,
+        Outcome::Refused(codes::ALREADY_RAN),
+    );
     assert!(text(&late).contains("did not run"), "{}", text(&late));
     let said = late.structured_content.clone().expect("the outcome");
     assert_eq!(said["status"], "STATE_CHANGED");
     assert!(
-        said["result"].as_str().unwrap().contains("Order A10001 is now SHIPPED"),
+        said["result"]
+            .as_str()
+            .unwrap()
+            .contains("Order A10001 is now SHIPPED"),
         "{said}"
     );
     let looked = lookup(&client, &id).await;
@@ -373,28 +436,21 @@ async fn a_restart_between_confirm_and_run_files_it_once(engine: Engine) {
     // A new process on the same store, which does not defer confirms itself: what was
     // deferred before still runs, once.
     let store = reopened(&world).await;
-    let restarted = world_server_on(store);
+    let restarted = alice_on(store, None);
     let client = connect(restarted.clone()).await;
     let looked = lookup(&client, &id).await;
     assert_eq!(body(&looked)["status"], "SCHEDULED");
     let confirmed = confirm(&client, &id).await;
     assert_natural(&confirmed, Outcome::Scheduled);
-    assert_eq!(world.requests(1001).await, 0, "a confirm does not run a deferred one early");
+    assert_eq!(
+        world.requests(1001).await,
+        0,
+        "a confirm does not run a deferred one early"
+    );
     assert_eq!(run(&restarted, later()).await, 1);
     assert_eq!(run(&restarted, later()).await, 0);
     assert_eq!(world.requests(1001).await, 1);
     assert_eq!(world.effects(&id).await, 1);
-}
-
-/// order-cancel on `store` as alice, with no wait set.
-fn world_server_on(store: Arc<dyn OperationStore>) -> OrderCancel {
-    use rmcp_guard::{EnvIdentity, Guard, Identity, ops::Operations};
-    let identity = EnvIdentity::new(Identity::new("tenant_demo", "alice", [SCOPE]));
-    OrderCancel::new(
-        Guard::ephemeral()
-            .expect("guard key")
-            .with_operations(Operations::new(store, identity)),
-    )
 }
 
 /// `count` fresh PAID orders, each prepared and confirmed (deferred) by alice: the orders
@@ -417,8 +473,8 @@ async fn two_runners_on_one_store_file_each_due_confirm_once(engine: Engine) {
     let Some((world, confirmed)) = confirmed_orders(engine, 4).await else {
         return;
     };
-    let one = alice_on(reopened(&world).await, WAIT);
-    let two = alice_on(reopened(&world).await, WAIT);
+    let one = alice_on(reopened(&world).await, Some(WAIT));
+    let two = alice_on(reopened(&world).await, Some(WAIT));
     let now = later();
     let (a, b) = tokio::join!(run(&one, now), run(&two, now));
     assert_eq!(a + b, 4, "each due confirm ended once: {a} + {b}");
@@ -433,8 +489,8 @@ async fn a_withdrawal_racing_the_runner_has_one_winner(engine: Engine) {
     let Some((world, confirmed)) = confirmed_orders(engine, 3).await else {
         return;
     };
-    let runner = alice_on(reopened(&world).await, WAIT);
-    let withdrawer = connect(alice_on(reopened(&world).await, WAIT)).await;
+    let runner = alice_on(reopened(&world).await, Some(WAIT));
+    let withdrawer = connect(alice_on(reopened(&world).await, Some(WAIT))).await;
     let now = later();
     let withdrawals = async {
         let mut answers = Vec::new();
@@ -460,7 +516,11 @@ async fn a_withdrawal_racing_the_runner_has_one_winner(engine: Engine) {
             other => panic!("a withdrawal answered {other:?}: {}", text(answer)),
         }
     }
-    assert_eq!(ran + withdrawn, 3, "every call ended once: {ran} ran, {withdrawn} withdrawn");
+    assert_eq!(
+        ran + withdrawn,
+        3,
+        "every call ended once: {ran} ran, {withdrawn} withdrawn"
+    );
 }
 
 async fn a_background_runner_files_a_due_confirm_once(engine: Engine) {
@@ -474,7 +534,7 @@ async fn a_background_runner_files_a_due_confirm_once(engine: Engine) {
     let first = server
         .run_deferred(Duration::from_millis(100))
         .expect("a runner: the guard has a store");
-    let second = alice_on(reopened(&world).await, Duration::from_secs(1))
+    let second = alice_on(reopened(&world).await, Some(Duration::from_secs(1)))
         .run_deferred(Duration::from_millis(100))
         .expect("a second runner");
     let mut filed = 0;

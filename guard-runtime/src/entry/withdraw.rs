@@ -1,5 +1,6 @@
 //! The one `withdraw` tool of a server whose tools defer their effect
-//! (`#[destructive(defer = ...)]`), and the runner of their due calls.
+//! (`#[destructive(defer = ...)]`, `#[confirm(defer = ...)]`, or a confirm the deployment
+//! defers with `Operations::defer_confirm`), and the runner of their due calls.
 //!
 //! Each such tool registers its deferred run for its server type when its route is built
 //! (as an undo registers, see `undo`); the router [`crate::exposed`] publishes then carries

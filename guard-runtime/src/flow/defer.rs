@@ -8,10 +8,7 @@
 
 use std::marker::PhantomData;
 
-use rmcp::{
-    handler::server::tool::IntoCallToolResult,
-    model::CallToolResponse,
-};
+use rmcp::{handler::server::tool::IntoCallToolResult, model::CallToolResponse};
 use serde_json::{Value, json};
 
 use super::{Accepted, Flow, Rules, ToolSpec, accept::revalidate, finish::state_changed};

@@ -84,7 +84,12 @@ fn unquote(text: &str) -> String {
 }
 
 /// The answer to a confirm that scheduled `intent` (or found it scheduled, `again`).
-fn scheduled_answer(caller: &Caller, intent: &Stored, due_at: i64, again: bool) -> CallToolResponse {
+fn scheduled_answer(
+    caller: &Caller,
+    intent: &Stored,
+    due_at: i64,
+    again: bool,
+) -> CallToolResponse {
     let scheduled = defer::Scheduled {
         operation_id: intent.operation_id.clone(),
         due_at,
@@ -119,7 +124,9 @@ impl<P> Approved<P> {
         let id = intent.operation_id.as_str();
         let stored = async {
             let (arguments, arguments_sha256) = canonical_payload(&json!({"operation_id": id}))
-                .map_err(|e| StoreError::Other(format!("an operation id has no canonical JSON: {e}")))?;
+                .map_err(|e| {
+                    StoreError::Other(format!("an operation id has no canonical JSON: {e}"))
+                })?;
             let call = defer::NewCall {
                 operation_id: id.to_owned(),
                 owner: (&caller.identity.tenant, &caller.identity.user),
@@ -227,11 +234,17 @@ async fn checked<P: DeserializeOwned>(
     )
     .await?;
     let failed = |why: String| Ending::Failed {
-        reason: format!("Nothing ran: {why}. Prepare the operation again if the user still wants it."),
+        reason: format!(
+            "Nothing ran: {why}. Prepare the operation again if the user still wants it."
+        ),
     };
     let intent = match Stored::read(tx, id, owner, true).await? {
         Some(intent) if intent.op == spec.op && intent.target == due.call.target => intent,
-        _ => return Ok(Err(failed(format!("operation {id} is not the one that was confirmed")))),
+        _ => {
+            return Ok(Err(failed(format!(
+                "operation {id} is not the one that was confirmed"
+            ))));
+        }
     };
     if intent.status != Status::Prepared {
         return Ok(Err(failed(format!(
