@@ -513,10 +513,10 @@ impl Gate<'_> {
                 ),
             )));
         }
-        if let Some(deferral) = &intent.deferred {
-            if let Some(done) = self.deferred(&intent, deferral) {
-                return Ok(done);
-            }
+        if let Some(deferral) = &intent.deferred
+            && let Some(done) = self.deferred(&intent, deferral)
+        {
+            return Ok(done);
         }
         let now = now_ms();
         match intent.status {
