@@ -246,6 +246,13 @@ pub const DEFER: Limit = Limit {
     why: "a call that waits longer is forgotten rather than watched, and what the human confirmed drifts from what would run; for work that is approved now and done much later, use `#[prepare]` and `#[confirm]`",
 };
 
+/// `defer` in `#[confirm]`: how long a confirmed two-phase effect waits before it runs.
+pub const CONFIRM_DEFER: Limit = Limit {
+    max_secs: 86_400,
+    max: "1d",
+    why: "a confirmed operation that waits longer is forgotten rather than watched, and the target drifts from what the user confirmed; let the user confirm closer to when it should happen",
+};
+
 /// The period of `rate` in `#[prepare]`.
 pub const RATE_PERIOD: Limit = Limit {
     max_secs: 7 * 86_400,

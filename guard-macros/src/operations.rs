@@ -16,7 +16,7 @@ use crate::{
 };
 
 const PREPARE_OPTIONS: &[&str] = &["op", "ttl", "scope", "rate"];
-const CONFIRM_OPTIONS: &[&str] = &["op", "recheck"];
+const CONFIRM_OPTIONS: &[&str] = &["op", "recheck", "defer"];
 const RESULT_TOOL: &str = "get_operation_result";
 
 struct PrepareOpts {
@@ -29,6 +29,8 @@ struct PrepareOpts {
 struct ConfirmOpts {
     op: Option<LitStr>,
     recheck: Option<Expr>,
+    /// `defer = "2m"`: the confirmed effect waits this long (seconds).
+    defer: Option<u64>,
 }
 
 /// One `#[prepare]` method, checked.
@@ -279,6 +281,7 @@ fn confirm_opts(cx: &Ctxt, a: &syn::Attribute) -> ConfirmOpts {
     let mut o = ConfirmOpts {
         op: None,
         recheck: None,
+        defer: None,
     };
     let Some((opts, given)) = options(cx, a, "#[confirm]", CONFIRM_OPTIONS) else {
         return o;
@@ -288,6 +291,7 @@ fn confirm_opts(cx: &Ctxt, a: &syn::Attribute) -> ConfirmOpts {
         match opt.key.to_string().as_str() {
             "op" => o.op = op_name(cx, &opt),
             "recheck" => o.recheck = attr::expr_value(cx, &opt, "Self::recheck_fn").cloned(),
+            "defer" => o.defer = attr::duration_value(cx, &opt, &attr::CONFIRM_DEFER),
             _ => {}
         }
     }
@@ -297,7 +301,9 @@ fn confirm_opts(cx: &Ctxt, a: &syn::Attribute) -> ConfirmOpts {
             "`#[confirm]` needs `op = \"...\"`: the operation its `#[prepare]` froze",
         );
     }
-    if missing("recheck") {
+    if missing("recheck") && !missing("defer") {
+        cx.error_spanned_by(a, "`#[confirm]` with `defer` needs `recheck = Self::fn`: the effect runs when the call comes due, and the target may have changed by then (the order shipped), so guard re-checks it inside the run's transaction before the effect. Write `async fn(&self, &mut Locked<Payload>) -> Result<Recheck, ToolError>` and name it in `recheck`");
+    } else if missing("recheck") {
         cx.error_spanned_by(a, "`#[confirm]` needs `recheck = Self::fn`: the target may have changed since the prepare (the order shipped), so guard re-checks it inside the confirm's transaction before the effect. Write `async fn(&self, &mut Locked<Payload>) -> Result<Recheck, ToolError>`");
     }
     o
@@ -591,17 +597,60 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
             quote!(__GUARD_SPEC.tool),
             quote!(__GUARD_SPEC.op),
         );
-        let mut tool_fn = c.f.clone();
-        let receiver = tool_fn.sig.inputs.first().cloned();
-        tool_fn.sig.inputs = syn::parse_quote!(#receiver, __guard_operation: #rt::__private::GuardArguments<#rt::ops::OperationRef>);
-        tool_fn.sig.output = syn::parse_quote!(-> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData>);
-        tool_fn.block = syn::parse_quote!({
+        let defer = match c.opts.defer {
+            Some(secs) => {
+                quote!(::core::option::Option::Some(::core::time::Duration::from_secs(#secs)))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let spec = quote! {
             const __GUARD_SPEC: &#rt::__private::ConfirmSpec = &#rt::__private::ConfirmSpec {
                 tool: #tool,
                 op: #op,
                 prepare_tool: #prepare_tool,
                 scopes: &[#(#scopes),*],
+                defer: #defer,
             };
+        };
+        let effect = quote! {
+            let __guard_effect = (async || -> #output {
+                let #pat: #ty = #approved;
+                #(#stmts)*
+            })()
+            .await;
+        };
+        // The effect of a deferred confirm runs here, when a runner claimed the due call:
+        // the intent locked and checked again, the re-check run again, then the proof.
+        // Every confirm has one, so a deployment can defer any confirm.
+        let run = format_ident!("__guard_run_{}", c.f.sig.ident);
+        let declared = c.opts.defer.is_some();
+        out.push(syn::parse_quote! {
+            #[doc(hidden)]
+            fn #run(&self, __guard_due: #rt::__private::Due) -> #rt::__private::RunFuture<'_> {
+                ::std::boxed::Box::pin(async move {
+                    #spec
+                    let mut __guard_approved = match #rt::__private::run_and_recheck::<Self, #prepared>(
+                        #rt::Guarded::guard(self),
+                        __GUARD_SPEC,
+                        __guard_due,
+                        self,
+                        #hook,
+                    ).await {
+                        ::core::result::Result::Ok(approved) => approved,
+                        ::core::result::Result::Err(ended) => return ended,
+                    };
+                    #effect
+                    __guard_approved.finish_due(__guard_effect).await
+                })
+            }
+        });
+        let register = quote!(#rt::__private::register_deferred_confirm::<Self, _>(#tool, #declared, Self::#run););
+        let mut tool_fn = c.f.clone();
+        let receiver = tool_fn.sig.inputs.first().cloned();
+        tool_fn.sig.inputs = syn::parse_quote!(#receiver, __guard_operation: #rt::__private::GuardArguments<#rt::ops::OperationRef>);
+        tool_fn.sig.output = syn::parse_quote!(-> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData>);
+        tool_fn.block = syn::parse_quote!({
+            #spec
             #rt::__private::assert_guarded::<Self>();
             // Taken raw and deserialised by guard: a wrong shape is guard's refusal.
             #operation
@@ -615,14 +664,10 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
                 ::core::result::Result::Ok(approved) => approved,
                 ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
             };
-            let __guard_effect = (async || -> #output {
-                let #pat: #ty = #approved;
-                #(#stmts)*
-            })()
-            .await;
+            #effect
             __guard_approved.finish(__guard_effect).await
         });
-        tool_attr::claim(&mut tool_fn, rt);
+        tool_attr::claim_after(&mut tool_fn, rt, register);
         out.push(ImplItem::Fn(tool_fn));
     }
     // The method is named after this impl's first two-phase tool, so a second

@@ -35,6 +35,7 @@ use std::{sync::Arc, time::Duration};
 
 use serde_json::Value;
 
+pub(crate) use run::Claim;
 pub use run::{Due, Ending, Runner};
 pub use withdraw::Withdrawal;
 
@@ -132,37 +133,28 @@ impl DeferredCalls {
             .map_err(|e| StoreError::Other(format!("the arguments have no canonical JSON: {e}")))?;
         let (form, _) = canonical_payload(call.form)
             .map_err(|e| StoreError::Other(format!("the form has no canonical JSON: {e}")))?;
-        let after = i64::try_from(after.as_millis()).unwrap_or(i64::MAX).max(1);
         let mut tx = self.store.begin().await?;
-        let now = clock(&mut tx).await?;
-        let scheduled = Scheduled {
-            operation_id: uuid::Uuid::new_v4().to_string(),
-            due_at: now.saturating_add(after),
-        };
-        let insert = Statement::execute(
-            "INSERT INTO guard_deferred (operation_id, tenant, user_id, tool, target, arguments,
-                 arguments_sha256, form, fingerprint, status, created_at, due_at, trace_id)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'SCHEDULED', $10, $11, $12)",
-            vec![
-                scheduled.operation_id.as_str().into(),
-                call.owner.tenant().into(),
-                call.owner.user().into(),
-                call.tool.into(),
-                call.target.into(),
-                arguments.into(),
-                arguments_sha256.as_str().into(),
-                form.into(),
-                call.fingerprint.into(),
-                now.into(),
-                scheduled.due_at.into(),
-                trace_id.into(),
-            ],
-        );
+        let (scheduled, insert) = new_call(
+            &mut tx,
+            NewCall {
+                operation_id: uuid::Uuid::new_v4().to_string(),
+                owner: (call.owner.tenant(), call.owner.user()),
+                tool: call.tool,
+                target: call.target,
+                arguments,
+                arguments_sha256: &arguments_sha256,
+                form,
+                fingerprint: call.fingerprint,
+                trace_id,
+            },
+            after,
+        )
+        .await?;
         let record = Event::new(call.tool, Outcome::Scheduled, trace_id)
             .identity(call.owner.tenant(), call.owner.user())
             .field("operation_id", scheduled.operation_id.as_str())
             .field("target", call.target)
-            .field("due_at", crate::ops::rfc3339(scheduled.due_at))
+            .field("due_at", crate::rfc3339::utc(scheduled.due_at))
             .field("args_sha256", arguments_sha256)
             .field("fingerprint", call.fingerprint);
         self.commit(tx, vec![insert], &record).await?;
@@ -176,8 +168,59 @@ impl DeferredCalls {
     }
 }
 
+/// A call to store: what a deferred tool or a deferred confirm keeps until it runs.
+pub(crate) struct NewCall<'a> {
+    pub operation_id: String,
+    /// Tenant and user, canonical.
+    pub owner: (&'a str, &'a str),
+    pub tool: &'a str,
+    pub target: &'a str,
+    /// Canonical JSON.
+    pub arguments: String,
+    pub arguments_sha256: &'a str,
+    /// Canonical JSON.
+    pub form: String,
+    pub fingerprint: &'a str,
+    pub trace_id: &'a str,
+}
+
+/// The statement that stores `call` `SCHEDULED`, due `after` from now on the store's clock
+/// (read in `tx`), and where it was scheduled; the caller commits it with its audit record.
+pub(crate) async fn new_call(
+    tx: &mut Tx,
+    call: NewCall<'_>,
+    after: Duration,
+) -> Result<(Scheduled, Statement), StoreError> {
+    let after = i64::try_from(after.as_millis()).unwrap_or(i64::MAX).max(1);
+    let now = clock(tx).await?;
+    let scheduled = Scheduled {
+        operation_id: call.operation_id,
+        due_at: now.saturating_add(after),
+    };
+    let insert = Statement::execute(
+        "INSERT INTO guard_deferred (operation_id, tenant, user_id, tool, target, arguments,
+             arguments_sha256, form, fingerprint, status, created_at, due_at, trace_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'SCHEDULED', $10, $11, $12)",
+        vec![
+            scheduled.operation_id.as_str().into(),
+            call.owner.0.into(),
+            call.owner.1.into(),
+            call.tool.into(),
+            call.target.into(),
+            call.arguments.into(),
+            call.arguments_sha256.into(),
+            call.form.into(),
+            call.fingerprint.into(),
+            now.into(),
+            scheduled.due_at.into(),
+            call.trace_id.into(),
+        ],
+    );
+    Ok((scheduled, insert))
+}
+
 /// The store's clock, read in `tx` (see [`DeferredCalls::now`]).
-async fn clock(tx: &mut Tx) -> Result<i64, StoreError> {
+pub(crate) async fn clock(tx: &mut Tx) -> Result<i64, StoreError> {
     match tx.dialect() {
         Dialect::Postgres => tx
             .query_opt(
@@ -208,7 +251,7 @@ pub enum Status {
 }
 
 impl Status {
-    fn parse(text: &str) -> Result<Self, StoreError> {
+    pub(crate) fn parse(text: &str) -> Result<Self, StoreError> {
         Ok(match text {
             "SCHEDULED" => Status::Scheduled,
             "WITHDRAWN" => Status::Withdrawn,

@@ -46,6 +46,7 @@
 
 pub(crate) mod call;
 mod confirm;
+mod deferred;
 pub(crate) mod drive;
 mod intent;
 pub(crate) mod keyed;
@@ -94,6 +95,8 @@ pub struct Operations {
     rates: Arc<HashMap<&'static str, Rate>>,
     /// Per-tool intent lifetimes that replace the `ttl` the prepare tools declare.
     ttls: Arc<HashMap<&'static str, std::time::Duration>>,
+    /// Per-tool waits that replace (or add) the `defer` the confirm tools declare.
+    defers: Arc<HashMap<&'static str, std::time::Duration>>,
 }
 
 impl Operations {
@@ -107,6 +110,7 @@ impl Operations {
             identity: Arc::new(identity),
             rates: Arc::default(),
             ttls: Arc::default(),
+            defers: Arc::default(),
         }
     }
 
@@ -144,6 +148,39 @@ impl Operations {
         self
     }
 
+    /// This deployment's wait for the confirm tool `tool`, in place of the `defer` it
+    /// declares (or in addition, if it declares none): a confirm of that tool checks
+    /// everything a confirm checks, then stores the confirmed operation to run `after` from
+    /// then, withdrawable with `withdraw(operation_id)` until it runs. Run the due ones with
+    /// [`run_deferred`](crate::run_deferred). Zero is refused at startup: leave the setting
+    /// out to run at once.
+    ///
+    /// # Panics
+    /// If `after` is zero (parse the setting first and report a bad one as a startup error).
+    pub fn defer_confirm(mut self, tool: &'static str, after: std::time::Duration) -> Self {
+        assert!(
+            !after.is_zero(),
+            "the wait of {tool} must be longer than zero; leave it out to run confirms at once"
+        );
+        Arc::make_mut(&mut self.defers).insert(tool, after);
+        self
+    }
+
+    /// The wait that holds for the confirm tool `tool`: this deployment's, else the
+    /// declared one; `None` runs it at once.
+    pub(crate) fn defer_for(
+        &self,
+        tool: &str,
+        declared: Option<std::time::Duration>,
+    ) -> Option<std::time::Duration> {
+        self.defers.get(tool).copied().or(declared)
+    }
+
+    /// Whether this deployment defers the confirm tool `tool`.
+    pub(crate) fn defers(&self, tool: &str) -> bool {
+        self.defers.contains_key(tool)
+    }
+
     /// The intent lifetime that holds for `tool`: this deployment's, else the declared one.
     pub(crate) fn ttl_for(&self, tool: &str, declared: std::time::Duration) -> std::time::Duration {
         self.ttls.get(tool).copied().unwrap_or(declared)
@@ -168,7 +205,5 @@ impl std::fmt::Debug for Operations {
 
 /// A stored time for the model: RFC 3339 in UTC.
 pub(crate) fn rfc3339(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-        .unwrap_or_default()
+    crate::rfc3339::utc(ms)
 }

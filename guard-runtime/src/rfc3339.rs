@@ -13,6 +13,13 @@ pub(crate) fn minute(ms: i64) -> String {
         .unwrap_or_default()
 }
 
+/// `ms` (since the Unix epoch) as RFC 3339 in UTC, to the second: `2026-12-03T14:24:00Z`.
+pub(crate) fn utc(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_default()
+}
+
 /// `YYYY-MM-DD`, a real calendar day.
 pub(crate) fn is_full_date(text: &str) -> bool {
     full_date(text.as_bytes()).is_some()

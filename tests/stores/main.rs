@@ -16,6 +16,7 @@ mod audit_log_detects_tampering;
 mod confirms_hold_across_processes;
 mod database_refuses_a_compromised_server;
 mod deferred_calls_run_once;
+mod deferred_confirms_run_once;
 mod every_outcome_is_audited;
 mod intents_confirm_once_for_their_owner;
 mod keyed_calls_run_once;

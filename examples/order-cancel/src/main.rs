@@ -5,7 +5,9 @@
 //!
 //! A deployment sets its limits by flag or environment: `--intent-ttl` (how long the user
 //! has to confirm) and `--prepare-rate` (prepares per user), and which tools exist with
-//! `--allowlist`. A value that does not read is a startup error naming the setting.
+//! `--allowlist`. `--defer-confirm 2m` makes a confirmed cancellation wait two minutes
+//! before it is filed, withdrawable with `withdraw(operation_id)` until then. A value that
+//! does not read is a startup error naming the setting.
 //!
 //! Unless named on the command line, the SQLite database lives under the user's data
 //! directory (`$XDG_DATA_HOME/order-cancel/orders.db`, else
@@ -29,6 +31,10 @@ use rmcp_guard::{
 const PREPARE_TOOL: &str = "prepare_order_cancel";
 /// The longest intent lifetime a deployment may set: an intent is a moment's consent.
 const MAX_TTL: Duration = Duration::from_secs(24 * 3600);
+/// The longest a deployment may defer a confirm, as `#[confirm(defer = ...)]` allows.
+const MAX_DEFER: Duration = Duration::from_secs(24 * 3600);
+/// How often due deferred confirms are looked for.
+const RUN_EVERY: Duration = Duration::from_secs(1);
 /// How often the allowlist file is checked for changes (SIGHUP reloads at once).
 const RELOAD_POLL: Duration = Duration::from_secs(2);
 
@@ -57,6 +63,11 @@ struct Cli {
     /// default: the 10m the tool declares.
     #[arg(long, env = "ORDER_CANCEL_INTENT_TTL", value_parser = parse_ttl)]
     intent_ttl: Option<Duration>,
+    /// Defer each confirmed cancellation by this long, e.g. 90s, 2m, 1h (at most 24h): the
+    /// confirm answers when the request will be filed, `withdraw(operation_id)` stops it
+    /// until then, and the order is checked again when it runs; default: file at once.
+    #[arg(long, env = "ORDER_CANCEL_DEFER_CONFIRM", value_parser = parse_defer)]
+    defer_confirm: Option<Duration>,
     /// How many prepares each user may make, e.g. 5/min, 100/h, 1000/day; default: the
     /// 5/min the tool declares.
     #[arg(long, env = "ORDER_CANCEL_PREPARE_RATE", value_parser = parse_rate)]
@@ -200,6 +211,9 @@ async fn serve(cli: &Cli) -> Result<(), String> {
     if let Some(rate) = cli.prepare_rate {
         operations = operations.rate_limit(PREPARE_TOOL, rate);
     }
+    if let Some(wait) = cli.defer_confirm {
+        operations = operations.defer_confirm(OrderCancel::CONFIRM_TOOL, wait);
+    }
     let guard = Guard::from_env()
         .map_err(|e| e.to_string())?
         .with_exposure(Exposure::allowlist(allowlist(cli)?))
@@ -209,6 +223,9 @@ async fn serve(cli: &Cli) -> Result<(), String> {
         (anchor, task)
     });
     let server = OrderCancel::new(guard);
+    // Confirms deferred before (by this process or another on the same store) run when
+    // due, even if this start defers none.
+    let _runner = server.run_deferred(RUN_EVERY);
     let exposure = server.guard().exposure().cloned();
     let running = server
         .clone()
@@ -262,27 +279,35 @@ fn anchor(cli: &Cli, guard: &Guard) -> Result<Option<Anchor>, String> {
 
 /// `90s`, `10m`, `2h`: a whole number above zero and a unit, at most [`MAX_TTL`].
 fn parse_ttl(value: &str) -> Result<Duration, String> {
-    let bad = || {
+    parse_duration(value, MAX_TTL).ok_or_else(|| {
         format!(
             "`{value}` is not an intent lifetime (--intent-ttl, ORDER_CANCEL_INTENT_TTL); write a whole number above zero and s, m or h (for example 10m), at most 24h"
         )
-    };
+    })
+}
+
+/// `90s`, `2m`, `1h`: a whole number above zero and a unit, at most [`MAX_DEFER`].
+fn parse_defer(value: &str) -> Result<Duration, String> {
+    parse_duration(value, MAX_DEFER).ok_or_else(|| {
+        format!(
+            "`{value}` is not a wait (--defer-confirm, ORDER_CANCEL_DEFER_CONFIRM); write a whole number above zero and s, m or h (for example 2m), at most 24h, or leave it out to file confirmed requests at once"
+        )
+    })
+}
+
+/// A whole number above zero and s, m or h, at most `max`.
+fn parse_duration(value: &str, max: Duration) -> Option<Duration> {
     let value = value.trim();
-    let split = value.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+    let split = value.find(|c: char| !c.is_ascii_digit())?;
     let (digits, unit) = value.split_at(split);
-    let n: u64 = digits.parse().ok().filter(|n| *n > 0).ok_or_else(bad)?;
+    let n: u64 = digits.parse().ok().filter(|n| *n > 0)?;
     let secs = match unit {
         "s" => Some(n),
         "m" => n.checked_mul(60),
         "h" => n.checked_mul(3600),
         _ => None,
-    }
-    .ok_or_else(bad)?;
-    let ttl = Duration::from_secs(secs);
-    if ttl > MAX_TTL {
-        return Err(bad());
-    }
-    Ok(ttl)
+    }?;
+    Some(Duration::from_secs(secs)).filter(|wait| *wait <= max)
 }
 
 /// `5/min`, as `#[prepare(rate = …)]` spells it.

@@ -26,7 +26,8 @@ pub struct OrderCancel {
     guard: Arc<Guard>,
 }
 
-/// The allowlist that ships with the example: its four tools.
+/// The allowlist that ships with the example: its four tools, and `withdraw` for when its
+/// confirms are deferred.
 pub const DEFAULT_ALLOWLIST: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/allowlist.toml");
 
 impl OrderCancel {
@@ -40,6 +41,25 @@ impl OrderCancel {
         Self {
             guard: Arc::new(guard),
         }
+    }
+}
+
+impl OrderCancel {
+    /// The confirm tool, which a deployment may defer
+    /// ([`Operations::defer_confirm`](rmcp_guard::ops::Operations::defer_confirm)).
+    pub const CONFIRM_TOOL: &'static str = "confirm_order_cancel";
+
+    /// Runs the deferred confirms that are due every `every`, in the background, until the
+    /// returned runner is dropped: each one once, across restarts and server processes
+    /// sharing the store. `None` without an operation store.
+    pub fn run_deferred(&self, every: std::time::Duration) -> Option<rmcp_guard::defer::Runner> {
+        rmcp_guard::run_deferred(self.clone(), Self::tool_router, every)
+    }
+
+    /// One pass of the runner at `now` (ms since the Unix epoch): how many due confirms it
+    /// ended.
+    pub async fn run_due(&self, now: i64) -> Result<u64, rmcp_guard::ops::StoreError> {
+        rmcp_guard::run_due_deferred(self, Self::tool_router, now).await
     }
 }
 

@@ -119,6 +119,47 @@ impl S {
             .await;
         __guard_prepare.finish(__guard_checked).await
     }
+    #[doc(hidden)]
+    fn __guard_run_confirm_cancel(
+        &self,
+        __guard_due: ::rmcp_guard::__private::Due,
+    ) -> ::rmcp_guard::__private::RunFuture<'_> {
+        ::std::boxed::Box::pin(async move {
+            const __GUARD_SPEC: &::rmcp_guard::__private::ConfirmSpec = &::rmcp_guard::__private::ConfirmSpec {
+                tool: "confirm_cancel",
+                op: "order_cancel",
+                prepare_tool: "prepare_cancel",
+                scopes: &[],
+                defer: ::core::option::Option::None,
+            };
+            let mut __guard_approved = match ::rmcp_guard::__private::run_and_recheck::<
+                Self,
+                Cancel,
+            >(
+                    ::rmcp_guard::Guarded::guard(self),
+                    __GUARD_SPEC,
+                    __guard_due,
+                    self,
+                    |__guard_server, __guard_locked| ::std::boxed::Box::pin(
+                        Self::still_open(__guard_server, __guard_locked),
+                    ),
+                )
+                .await
+            {
+                ::core::result::Result::Ok(approved) => approved,
+                ::core::result::Result::Err(ended) => return ended,
+            };
+            let __guard_effect = (async || -> Result<String, ToolError> {
+                let approved: &mut Approved<Cancel> = ::rmcp_guard::__private::same_payload::<
+                    Cancel,
+                    Cancel,
+                >(&mut __guard_approved);
+                Ok(format!("cancelled {}", approved.payload().order_no))
+            })()
+                .await;
+            __guard_approved.finish_due(__guard_effect).await
+        })
+    }
     #[tool(
         description = "Cancel the order prepared by prepare_cancel.",
         annotations(
@@ -126,10 +167,15 @@ impl S {
             destructive_hint = true,
             idempotent_hint = true
         ),
-        input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
+        input_schema = {::rmcp_guard::__private::register_deferred_confirm::<Self,
+        _>(
+            "confirm_cancel",
+            false,
+            Self::__guard_run_confirm_cancel
+        );::rmcp_guard::__private::claim_parameters::<Self,
         ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<::rmcp_guard::ops::OperationRef>>(
             "confirm_cancel"
-        )
+        )}
     )]
     async fn confirm_cancel(
         &self,
@@ -145,6 +191,7 @@ impl S {
             op: "order_cancel",
             prepare_tool: "prepare_cancel",
             scopes: &[],
+            defer: ::core::option::Option::None,
         };
         ::rmcp_guard::__private::assert_guarded::<Self>();
         let __guard_operation = ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters(

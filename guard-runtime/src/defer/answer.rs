@@ -8,9 +8,8 @@ use serde_json::json;
 use super::{Scheduled, Status, TOOL, Withdrawal};
 use crate::{
     error::{ToolError, codes},
-    ops::rfc3339,
     outcome::tag,
-    rfc3339::minute,
+    rfc3339::{minute, utc as rfc3339},
 };
 
 impl Scheduled {
@@ -22,6 +21,35 @@ impl Scheduled {
             self.operation_id,
             rfc3339(self.due_at)
         )
+    }
+
+    /// The model's result for a call scheduled by `tool` on `target` under `trace_id`:
+    /// `body` (with the id, status and due time added) as structured content, the
+    /// [`note`](Self::note) as text, and guard's tag with the id and `dueAt`.
+    pub(crate) fn into_result(
+        self,
+        tool: &str,
+        target: &str,
+        mut body: serde_json::Map<String, serde_json::Value>,
+        trace_id: &str,
+    ) -> CallToolResult {
+        body.insert("operation_id".into(), self.operation_id.clone().into());
+        body.insert("status".into(), Status::Scheduled.as_str().into());
+        body.insert("due_at".into(), rfc3339(self.due_at).into());
+        let mut result = CallToolResult::structured(serde_json::Value::Object(body));
+        result.content = vec![ContentBlock::text(self.note(tool, target))];
+        let mut result = tag(
+            result,
+            crate::outcome::Outcome::Scheduled,
+            trace_id,
+            Some(&self.operation_id),
+        );
+        if let Some(meta) = result.meta.as_mut()
+            && let Some(guard) = meta.0.get_mut("guard")
+        {
+            guard["dueAt"] = rfc3339(self.due_at).into();
+        }
+        result
     }
 }
 

@@ -4,12 +4,20 @@
 //! tool's run (preview, then handler) awaited, and the call ended in the transaction that
 //! records how.
 
-use std::{future::Future, time::Duration};
+use std::{
+    future::Future,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 
 use serde_json::Value;
 
 use super::{Deferred, DeferredCalls, Status, Stored, read_locked};
-use crate::{audit::Event, outcome::Outcome, store::StoreError};
+use crate::{
+    audit::Event,
+    outcome::Outcome,
+    store::{StoreError, Tx},
+};
 
 /// The most calls one pass looks at; a larger backlog goes over the next passes.
 const BATCH: i64 = 100;
@@ -23,6 +31,33 @@ pub struct Due {
     pub(crate) fingerprint: String,
     /// This run's trace id.
     pub(crate) trace_id: String,
+    /// Whose call it is: tenant and user, canonical.
+    pub(crate) owner: (String, String),
+    /// The transaction that claimed the call, which records how it ended.
+    pub(crate) claim: Claim,
+}
+
+/// The transaction holding a claimed call. A run whose effect writes to the store (a
+/// deferred confirm) takes it, writes its effect in it, and hands it back, so the effect,
+/// the call's ending and its audit record commit together; a run that does not give it
+/// back leaves the call due (nothing of it committed).
+#[derive(Clone)]
+pub(crate) struct Claim(Arc<Mutex<Option<Tx>>>);
+
+impl Claim {
+    fn new(tx: Tx) -> Self {
+        Self(Arc::new(Mutex::new(Some(tx))))
+    }
+
+    /// The claiming transaction, once.
+    pub(crate) fn take(&self) -> Option<Tx> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    /// Hands the transaction back for the runner to record the ending in.
+    pub(crate) fn give_back(&self, tx: Tx) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
+    }
 }
 
 impl std::fmt::Debug for Due {
@@ -119,15 +154,23 @@ impl DeferredCalls {
                 trace_id: scheduled_by,
                 ..
             } = stored;
+            let claim = Claim::new(tx);
             let due = Due {
                 call: call.clone(),
                 arguments,
                 form,
                 fingerprint,
                 trace_id: crate::trace::new_id(),
+                owner: (tenant.clone(), user.clone()),
+                claim: claim.clone(),
             };
             let trace_id = due.trace_id.clone();
-            let (status, result, outcome) = match run(due).await {
+            let ending = run(due).await;
+            let Some(mut tx) = claim.take() else {
+                tracing::error!(operation_id = %id, tool = %call.tool, "a deferred run gave up its claim (its store failed); nothing of it committed and the call stays due");
+                continue;
+            };
+            let (status, result, outcome) = match ending {
                 Ending::Ran { result, outcome } => (Status::Ran, result, outcome),
                 Ending::StateChanged { reason } => (
                     Status::StateChanged,

@@ -80,6 +80,14 @@ impl DeferredCalls {
                             "deferred call {operation_id} ended under its own lock"
                         )));
                     }
+                    // A deferred confirm keeps its call under its intent's id: the intent
+                    // closes with it, so its target is free to be prepared again.
+                    tx.execute(
+                        "UPDATE guard_operations SET status = 'REJECTED'
+                         WHERE operation_id = $1 AND status = 'PREPARED'",
+                        &[operation_id.into()],
+                    )
+                    .await?;
                     Withdrawal::Withdrawn { call: stored.call }
                 }
                 (Status::Withdrawn, Some(at)) => Withdrawal::AlreadyWithdrawn {

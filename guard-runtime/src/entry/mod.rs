@@ -113,7 +113,7 @@ fn with_guards_tools<S: Guarded + Send + Sync + 'static>(
 ) -> ToolRouter<S> {
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     if guard.operations().is_some() {
-        return withdraw::with_withdraw_tool(undo::with_undo_tool(router));
+        return withdraw::with_withdraw_tool(undo::with_undo_tool(router), guard.operations());
     }
     router
 }

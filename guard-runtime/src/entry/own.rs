@@ -65,6 +65,20 @@ impl Registry {
             .cloned()
     }
 
+    /// Whether a tool of `S` registered a `V` that passes `test` (given the tool's name).
+    pub(crate) fn any_where<S: 'static, V: 'static>(
+        &self,
+        test: impl Fn(&str, &V) -> bool,
+    ) -> bool {
+        let server = TypeId::of::<S>();
+        self.lock().iter().any(|((of, tool), value)| {
+            *of == server
+                && value
+                    .downcast_ref::<V>()
+                    .is_some_and(|value| test(tool, value))
+        })
+    }
+
     /// Whether any tool of `S` registered.
     pub(crate) fn any<S: 'static>(&self) -> bool {
         let server = TypeId::of::<S>();

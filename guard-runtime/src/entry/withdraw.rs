@@ -1,5 +1,6 @@
 //! The one `withdraw` tool of a server whose tools defer their effect
-//! (`#[destructive(defer = ...)]`), and the runner of their due calls.
+//! (`#[destructive(defer = ...)]`, `#[confirm(defer = ...)]`, or a confirm the deployment
+//! defers with `Operations::defer_confirm`), and the runner of their due calls.
 //!
 //! Each such tool registers its deferred run for its server type when its route is built
 //! (as an undo registers, see `undo`); the router [`crate::exposed`] publishes then carries
@@ -22,14 +23,23 @@ use super::own::{OwnTool, Registry, Started, with_own_tool};
 use crate::{
     defer::{Due, Ending, Runner, TOOL},
     guard::Guarded,
+    ops::Operations,
 };
 
 /// The future of one tool's deferred run.
 pub type RunFuture<'a> = Pin<Box<dyn Future<Output = Ending> + Send + 'a>>;
 type RunFn<S> = Arc<dyn for<'a> Fn(&'a S, Due) -> RunFuture<'a> + Send + Sync>;
 
-/// The registered runs, each a `RunFn<S>`.
+/// The registered runs of tools that always defer, each a `RunFn<S>`.
 static REGISTRY: Registry = Registry::new();
+
+/// The registered runs of confirm tools, each a `ConfirmRun<S>`: they defer when they
+/// declare `defer` or the deployment sets a wait
+/// ([`Operations::defer_confirm`](crate::ops::Operations::defer_confirm)).
+static CONFIRMS: Registry = Registry::new();
+
+/// A confirm tool's run, and whether the tool declares `defer`.
+type ConfirmRun<S> = (RunFn<S>, bool);
 
 /// Registers the deferred run of `S`'s tool `tool` (the expansion's hidden method, which
 /// takes a [`Due`] that only a runner builds); the last registration of a tool stands.
@@ -42,25 +52,52 @@ where
     REGISTRY.insert::<S, _>(tool, run);
 }
 
-/// The deferred run of `S`'s tool `tool`.
-fn registered<S: 'static>(tool: &str) -> Option<RunFn<S>> {
-    REGISTRY.get::<S, RunFn<S>>(tool)
+/// Registers the deferred run of `S`'s confirm tool `tool` (the expansion's hidden method,
+/// which takes a [`Due`] that only a runner builds); `declared` when the tool declares
+/// `defer`. Every confirm registers one, so a call stored while a deployment deferred the
+/// tool still runs after the setting changes.
+pub fn register_deferred_confirm<S, F>(tool: &'static str, declared: bool, run: F)
+where
+    S: Send + Sync + 'static,
+    F: for<'a> Fn(&'a S, Due) -> RunFuture<'a> + Send + Sync + 'static,
+{
+    let run: RunFn<S> = Arc::new(run);
+    CONFIRMS.insert::<S, ConfirmRun<S>>(tool, (run, declared));
 }
 
-/// Whether any tool of `S` defers its effect.
+/// The deferred run of `S`'s tool `tool`.
+fn registered<S: 'static>(tool: &str) -> Option<RunFn<S>> {
+    REGISTRY
+        .get::<S, RunFn<S>>(tool)
+        .or_else(|| CONFIRMS.get::<S, ConfirmRun<S>>(tool).map(|(run, _)| run))
+}
+
+/// Whether any tool of `S` may have a deferred call to run.
 fn any_registered<S: 'static>() -> bool {
+    REGISTRY.any::<S>() || CONFIRMS.any::<S>()
+}
+
+/// Whether a tool of `S` defers its effect on this server: a deferred tool, or a confirm
+/// that declares `defer` or that `operations` defers.
+fn any_deferring<S: 'static>(operations: Option<&Operations>) -> bool {
     REGISTRY.any::<S>()
+        || CONFIRMS.any_where::<S, ConfirmRun<S>>(|tool, (_, declared)| {
+            *declared || operations.is_some_and(|ops| ops.defers(tool))
+        })
 }
 
 /// `router` with the `withdraw` route when a tool of `S` defers its effect (see
 /// [`with_own_tool`]).
-pub(crate) fn with_withdraw_tool<S>(router: ToolRouter<S>) -> ToolRouter<S>
+pub(crate) fn with_withdraw_tool<S>(
+    router: ToolRouter<S>,
+    operations: Option<&Operations>,
+) -> ToolRouter<S>
 where
     S: Guarded + Send + Sync + 'static,
 {
     with_own_tool(
         router,
-        any_registered::<S>(),
+        any_deferring::<S>(operations),
         tool(),
         "the tools that defer their effect",
         |context: ToolCallContext<'_, S>| Box::pin(call(context)),

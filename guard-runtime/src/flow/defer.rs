@@ -8,10 +8,7 @@
 
 use std::marker::PhantomData;
 
-use rmcp::{
-    handler::server::tool::IntoCallToolResult,
-    model::{CallToolResponse, CallToolResult, ContentBlock},
-};
+use rmcp::{handler::server::tool::IntoCallToolResult, model::CallToolResponse};
 use serde_json::{Value, json};
 
 use super::{Accepted, Flow, Rules, ToolSpec, accept::revalidate, finish::state_changed};
@@ -20,7 +17,6 @@ use crate::{
     defer::{self, Due, Ending},
     error::{ToolError, codes},
     form::Form,
-    ops::rfc3339,
     outcome::{Outcome, Step},
     preview::Preview,
 };
@@ -119,27 +115,11 @@ impl<F: Form> Flow<'_, F> {
             )
             .await;
         let scheduled = stored.map_err(|e| self.unscheduled(e.to_string()))?;
-        let mut result = CallToolResult::structured(json!({
-            "operation_id": scheduled.operation_id,
-            "status": defer::Status::Scheduled.as_str(),
-            "tool": self.spec.name,
-            "target": confirmed.target(),
-            "due_at": rfc3339(scheduled.due_at),
-        }));
-        result.content = vec![ContentBlock::text(
-            scheduled.note(self.spec.name, confirmed.target()),
-        )];
-        let mut result = crate::outcome::tag(
-            result,
-            Outcome::Scheduled,
-            &self.trace_id,
-            Some(&scheduled.operation_id),
-        );
-        if let Some(meta) = result.meta.as_mut()
-            && let Some(guard) = meta.0.get_mut("guard")
-        {
-            guard["dueAt"] = rfc3339(scheduled.due_at).into();
-        }
+        let mut body = serde_json::Map::new();
+        body.insert("tool".into(), self.spec.name.into());
+        body.insert("target".into(), confirmed.target().into());
+        let result =
+            scheduled.into_result(self.spec.name, confirmed.target(), body, &self.trace_id);
         Ok(Box::new(result.into()))
     }
 

@@ -44,6 +44,10 @@ pub struct ConfirmSpec {
     pub prepare_tool: &'static str,
     /// Scopes the caller needs.
     pub scopes: &'static [&'static str],
+    /// How long a confirmed operation waits before its effect runs (`defer = "2m"`);
+    /// `None` runs it at once, unless the deployment sets a wait
+    /// ([`Operations::defer_confirm`]).
+    pub defer: Option<Duration>,
 }
 
 /// One operation call in progress: who is calling, under which trace id.

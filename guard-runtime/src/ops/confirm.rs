@@ -53,17 +53,20 @@ pub enum Recheck {
 
 /// A locked, owned, unexpired intent, before its re-check. The `recheck` hook gets this.
 pub struct Locked<P> {
-    caller: Caller,
-    spec: &'static ConfirmSpec,
-    tx: Tx,
-    intent: Stored,
-    payload: P,
+    pub(super) caller: Caller,
+    pub(super) spec: &'static ConfirmSpec,
+    pub(super) tx: Tx,
+    pub(super) intent: Stored,
+    pub(super) payload: P,
+    /// For the run of a deferred confirm: the runner's claim, which gets the transaction
+    /// back with the effect in it.
+    pub(super) claim: Option<crate::defer::Claim>,
 }
 
 /// The proof a confirm handler takes: guard builds it only for a locked intent that belongs
 /// to the caller, has not expired, was not submitted before, and passed the re-check, and
 /// only inside the transaction the result will commit in.
-pub struct Approved<P>(Locked<P>);
+pub struct Approved<P>(pub(super) Locked<P>);
 
 impl<P> Locked<P> {
     /// Who is calling (the intent's owner).
@@ -161,6 +164,7 @@ impl<P: DeserializeOwned> Locked<P> {
                     tx,
                     intent: *intent,
                     payload,
+                    claim: None,
                 })
             }
             Ok(Gated::Done(outcome, answer)) => {
@@ -447,13 +451,13 @@ fn not_stored(id: &str, detail: impl std::fmt::Display) -> StoreError {
 }
 
 /// Steps 1–4 over one transaction.
-struct Gate<'a> {
-    caller: &'a Caller,
-    spec: &'static ConfirmSpec,
-    id: &'a str,
+pub(super) struct Gate<'a> {
+    pub(super) caller: &'a Caller,
+    pub(super) spec: &'static ConfirmSpec,
+    pub(super) id: &'a str,
 }
 
-enum Gated {
+pub(super) enum Gated {
     Go(Box<Stored>),
     /// The call ends here with this outcome; the transaction commits what it marked.
     Done(Outcome, Box<CallToolResponse>),
@@ -509,6 +513,11 @@ impl Gate<'_> {
                 ),
             )));
         }
+        if let Some(deferral) = &intent.deferred
+            && let Some(done) = self.deferred(&intent, deferral)
+        {
+            return Ok(done);
+        }
         let now = now_ms();
         match intent.status {
             Status::Submitted => {
@@ -548,7 +557,7 @@ impl Gate<'_> {
         ))
     }
 
-    fn refused(&self, error: ToolError) -> Gated {
+    pub(super) fn refused(&self, error: ToolError) -> Gated {
         Gated::Done(
             Outcome::Refused(error.code()),
             self.caller.refuse(error, Some(self.id)),
@@ -557,7 +566,7 @@ impl Gate<'_> {
 }
 
 /// Marks the intent `status`.
-fn set_status(id: &str, status: Status) -> Statement {
+pub(super) fn set_status(id: &str, status: Status) -> Statement {
     Statement::execute(
         "UPDATE guard_operations SET status = $2 WHERE operation_id = $1",
         vec![id.into(), status.as_str().into()],
@@ -573,7 +582,12 @@ pub(crate) fn not_found(id: &str, prepare_tool: &str) -> ToolError {
     )
 }
 
-fn submitted(intent: &Stored, result: Value, confirmed_at: i64, already_processed: bool) -> Value {
+pub(super) fn submitted(
+    intent: &Stored,
+    result: Value,
+    confirmed_at: i64,
+    already_processed: bool,
+) -> Value {
     json!({
         "operation_id": intent.operation_id,
         "op": intent.op,
@@ -612,7 +626,7 @@ async fn not_carried_out(
 /// The store failed after the effect ran: the commit may or may not have happened. The answer is
 /// audited in a transaction of its own (the confirm's is gone); if even that fails, the log
 /// says so under the trace id.
-async fn result_unknown(
+pub(super) async fn result_unknown(
     caller: &Caller,
     id: &str,
     target: Option<&str>,

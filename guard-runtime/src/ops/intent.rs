@@ -118,6 +118,18 @@ pub(crate) struct Stored {
     pub result: Option<String>,
     pub created_at: i64,
     pub confirmed_at: Option<i64>,
+    /// Its confirm, if the confirm was deferred (`#[confirm(defer = ...)]`).
+    pub deferred: Option<Deferral>,
+}
+
+/// A deferred confirm of an intent, as `guard_deferred` keeps it under the intent's id.
+#[derive(Debug, Clone)]
+pub(crate) struct Deferral {
+    pub status: crate::defer::Status,
+    pub due_at: i64,
+    pub closed_at: Option<i64>,
+    /// The reason it did not run, for `STATE_CHANGED` and `FAILED`.
+    pub result: Option<String>,
 }
 
 impl Stored {
@@ -144,7 +156,15 @@ impl Stored {
             ($($tail:literal)?) => {
                 concat!(
                     "SELECT operation_id, tenant, user_id, op, target, payload, payload_sha256,
-                            preview, status, expires_at, result, created_at, confirmed_at
+                            preview, status, expires_at, result, created_at, confirmed_at,
+                            (SELECT d.status FROM guard_deferred d
+                             WHERE d.operation_id = guard_operations.operation_id) AS deferred_status,
+                            (SELECT d.due_at FROM guard_deferred d
+                             WHERE d.operation_id = guard_operations.operation_id) AS deferred_due_at,
+                            (SELECT d.closed_at FROM guard_deferred d
+                             WHERE d.operation_id = guard_operations.operation_id) AS deferred_closed_at,
+                            (SELECT d.result FROM guard_deferred d
+                             WHERE d.operation_id = guard_operations.operation_id) AS deferred_result
                      FROM guard_operations WHERE operation_id = $1"
                     $(, $tail)?
                 )
@@ -185,6 +205,15 @@ impl Stored {
             result: row.opt_text("result")?.map(str::to_owned),
             created_at: row.int("created_at")?,
             confirmed_at: row.opt_int("confirmed_at")?,
+            deferred: match row.opt_text("deferred_status")? {
+                None => None,
+                Some(status) => Some(Deferral {
+                    status: crate::defer::Status::parse(status)?,
+                    due_at: row.int("deferred_due_at")?,
+                    closed_at: row.opt_int("deferred_closed_at")?,
+                    result: row.opt_text("deferred_result")?.map(str::to_owned),
+                }),
+            },
         })
     }
 

@@ -3,7 +3,7 @@
 //! and leaves an audit record of who asked.
 
 use rmcp::{handler::server::wrapper::Parameters, model::CallToolResponse};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{
     Configured,
@@ -60,20 +60,19 @@ pub async fn get_operation_result(
         }
     };
     let status = intent.effective_status(now_ms());
-    let next = match status {
-        Status::Prepared => "Not submitted yet. Confirm it only if the user agreed to the preview.",
-        Status::Submitted => "Submitted; do not confirm it again.",
-        Status::Expired => {
-            "Expired without being submitted; prepare it again if the user still wants it."
-        }
-        Status::Rejected => {
-            "Closed without being submitted because its target changed; prepare it again if the user still wants it."
-        }
+    let (shown, outcome, next, deferral) = match super::deferred::lookup(&intent) {
+        Some((shown, outcome, next, deferral)) => (shown, outcome, next, deferral),
+        None => (
+            status.as_str(),
+            status.outcome(),
+            next(status).to_owned(),
+            Value::Null,
+        ),
     };
-    let body = json!({
+    let mut body = json!({
         "operation_id": intent.operation_id,
         "op": intent.op,
-        "status": status,
+        "status": shown,
         "target": intent.target,
         "preview": Stored::json(Some(&intent.preview)),
         "created_at": rfc3339(intent.created_at),
@@ -82,5 +81,22 @@ pub async fn get_operation_result(
         "result": Stored::json(intent.result.as_deref()),
         "next": next,
     });
-    Ok(caller.answer(status.outcome(), body, &intent.operation_id))
+    if !deferral.is_null() {
+        body["deferred"] = deferral;
+    }
+    Ok(caller.answer(outcome, body, &intent.operation_id))
+}
+
+/// What the model should do next about an operation in `status`.
+fn next(status: Status) -> &'static str {
+    match status {
+        Status::Prepared => "Not submitted yet. Confirm it only if the user agreed to the preview.",
+        Status::Submitted => "Submitted; do not confirm it again.",
+        Status::Expired => {
+            "Expired without being submitted; prepare it again if the user still wants it."
+        }
+        Status::Rejected => {
+            "Closed without being submitted because its target changed; prepare it again if the user still wants it."
+        }
+    }
 }

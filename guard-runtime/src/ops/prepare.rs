@@ -236,11 +236,15 @@ impl<P> Stored<'_, P> {
             .flatten();
         let mut last: Vec<Statement> = lock.into_iter().collect();
         last.extend([
-            // An expired intent no longer holds its target.
+            // An expired intent no longer holds its target, unless its confirm was
+            // deferred and waits to run: the human confirmed it in time.
             Statement::execute(
                 "UPDATE guard_operations SET status = 'EXPIRED'
                  WHERE tenant = $1 AND op = $2 AND target = $3 AND status = 'PREPARED'
-                   AND expires_at <= $4",
+                   AND expires_at <= $4
+                   AND NOT EXISTS (SELECT 1 FROM guard_deferred d
+                                   WHERE d.operation_id = guard_operations.operation_id
+                                     AND d.status = 'SCHEDULED')",
                 vec![
                     who.tenant.as_str().into(),
                     self.spec.op.into(),

@@ -12,7 +12,7 @@ pub use crate::flow::{ApprovalSpec, ConfirmKind, Flow, GuardCall, Rules, ToolSpe
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use crate::ops::{
     call::{ConfirmSpec, PrepareSpec, arguments},
-    drive::{RecheckHook, lock_and_recheck},
+    drive::{RecheckHook, lock_and_recheck, run_and_recheck},
     keyed::{KeyedArgs, KeyedSpec},
     lookup::get_operation_result,
 };
@@ -21,7 +21,7 @@ pub use crate::seal::{FormDerived, FormEnumDerived};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use crate::{
     defer::{Due, Ending},
-    entry::withdraw::{RunFuture, register_deferred},
+    entry::withdraw::{RunFuture, register_deferred, register_deferred_confirm},
     flow::RunFlow,
 };
 pub use rmcp;
