@@ -14,6 +14,8 @@ pub(crate) fn minute(ms: i64) -> String {
 }
 
 /// `ms` (since the Unix epoch) as RFC 3339 in UTC, to the second: `2026-12-03T14:24:00Z`.
+/// For the stores' records, so only with a store.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) fn utc(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
         .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
