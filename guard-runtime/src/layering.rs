@@ -122,11 +122,22 @@ fn place<'a>(layer: &'a BTreeMap<String, usize>, path: &[String]) -> Option<&'a 
 #[derive(Default)]
 struct Paths(Vec<Vec<String>>);
 
+/// Whether an item is compiled only in the crate's own tests: `#[cfg(test)]`, or an
+/// `all(...)` that requires `test` (a test that needs a feature too).
 fn is_test(attrs: &[syn::Attribute]) -> bool {
+    fn requires_test(meta: &syn::Meta) -> bool {
+        match meta {
+            syn::Meta::Path(path) => path.is_ident("test"),
+            syn::Meta::List(list) if list.path.is_ident("all") => list
+                .parse_args_with(
+                    syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
+                )
+                .is_ok_and(|all| all.iter().any(requires_test)),
+            _ => false,
+        }
+    }
     attrs.iter().any(|a| {
-        a.path().is_ident("cfg")
-            && a.parse_args::<syn::Meta>()
-                .is_ok_and(|m| m.path().is_ident("test"))
+        a.path().is_ident("cfg") && a.parse_args::<syn::Meta>().is_ok_and(|m| requires_test(&m))
     })
 }
 
@@ -311,6 +322,10 @@ fn the_checker_finds_a_circle_and_reads_nested_imports() {
         fn f() { crate::audit::digest(); }
         #[cfg(test)]
         mod tests { use crate::flow::Flow; }
+        #[cfg(all(test, feature = "sqlite"))]
+        mod sqlite_tests { use crate::testing::CountingStore; }
+        #[cfg(any(test, feature = "testing"))]
+        mod kit { use crate::honesty::Kit; }
     };
     paths.visit_file(&file);
     let found: Vec<String> = paths.0.iter().map(|p| p.join("::")).collect();
@@ -327,4 +342,9 @@ fn the_checker_finds_a_circle_and_reads_nested_imports() {
         );
     }
     assert!(!found.iter().any(|f| f.contains("flow")), "{found:?}");
+    assert!(!found.iter().any(|f| f.contains("testing")), "{found:?}");
+    assert!(
+        found.iter().any(|f| f == "crate::honesty::Kit"),
+        "an item built outside tests too counts: {found:?}"
+    );
 }
