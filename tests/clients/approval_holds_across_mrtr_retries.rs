@@ -89,7 +89,10 @@ async fn two_other_people_approve_on_the_page_then_the_retry_runs_the_deploy_onc
     let page = browser
         .approve(&h.link("carol"), "production", Some(TOKEN))
         .await;
-    assert!(page.contains("Approved: the action runs now."), "{page}");
+    assert!(
+        page.contains("Approved: the action goes ahead as described above."),
+        "{page}"
+    );
 
     let result = call.await.unwrap();
     assert_eq!(outcome(&result), Some(Outcome::Executed), "{result:?}");
@@ -242,7 +245,8 @@ async fn a_retry_from_another_person_is_refused_and_leaves_the_requesters_approv
     waiting(&retry).await;
     let page = visit::approve(&url, "").await.unwrap();
     assert!(
-        page.text().contains("Approved: the action runs now."),
+        page.text()
+            .contains("Approved: the action goes ahead as described above."),
         "{}",
         page.text()
     );

@@ -71,7 +71,10 @@ async fn two_other_people_approve_then_the_deploy_runs_once_with_the_secret() {
     let page = browser
         .approve(&h.link("carol"), "production", Some(TOKEN))
         .await;
-    assert!(page.contains("Approved: the action runs now."), "{page}");
+    assert!(
+        page.contains("Approved: the action goes ahead as described above."),
+        "{page}"
+    );
     assert!(page.contains("Approvals: 2 of 2"), "{page}");
     browser.screenshot("approval-approved.png").await;
 
@@ -275,7 +278,10 @@ async fn with_one_approval_the_requester_approves_a_checkbox_tool_alone() {
         "a checkbox tool asks for no typed name"
     );
     let page = browser.click("#approve").await;
-    assert!(page.contains("Approved: the action runs now."), "{page}");
+    assert!(
+        page.contains("Approved: the action goes ahead as described above."),
+        "{page}"
+    );
     let result = call.await.unwrap();
     assert_eq!(outcome(&result), Some(Outcome::Executed), "{result:?}");
     assert_eq!(h.deployed(), [("restart web".to_owned(), 0)]);

@@ -137,7 +137,10 @@ async fn spellings_of_one_person_count_once_and_the_log_names_people_canonically
     )
     .await
     .text();
-    assert!(page.contains("Approved: the action runs now."), "{page}");
+    assert!(
+        page.contains("Approved: the action goes ahead as described above."),
+        "{page}"
+    );
     let result = call.await.unwrap();
     assert_eq!(outcome(&result), Some(Outcome::Executed), "{result:?}");
     assert_eq!(h.deployed(), [("production".to_owned(), TOKEN.len())]);
@@ -274,7 +277,10 @@ async fn with_sign_in_a_link_alone_decides_nothing_and_the_requester_approves_th
     let page = browser.sign_in(&carol, &token("carol")).await;
     assert!(page.contains("Signed in as carol."), "{page}");
     let page = browser.approve(&carol, "production", Some(TOKEN)).await;
-    assert!(page.contains("Approved: the action runs now."), "{page}");
+    assert!(
+        page.contains("Approved: the action goes ahead as described above."),
+        "{page}"
+    );
     let result = call.await.unwrap();
     assert_eq!(outcome(&result), Some(Outcome::Executed), "{result:?}");
     assert_eq!(h.deployed().len(), 1);
@@ -408,7 +414,10 @@ async fn the_inbox_shows_each_approver_what_waits_for_them_and_only_that() {
     let page = browser.sign_in(&inbox, &token("carol")).await;
     assert!(page.contains("Approvals: 1 of 2."), "{page}");
     let page = browser.approve(&item, "production", Some(TOKEN)).await;
-    assert!(page.contains("Approved: the action runs now."), "{page}");
+    assert!(
+        page.contains("Approved: the action goes ahead as described above."),
+        "{page}"
+    );
     let result = call.await.unwrap();
     assert_eq!(outcome(&result), Some(Outcome::Executed), "{result:?}");
     assert_eq!(h.deployed(), vec![("production".to_owned(), TOKEN.len())]);

@@ -15,6 +15,7 @@ mod support;
 mod approval_continues_when_called_again;
 mod approval_holds_across_mrtr_retries;
 mod approval_needs_two_other_people;
+mod approval_page_states_the_terms;
 mod approval_runs_as_a_task;
 mod approvers_are_who_they_say;
 mod conformance_suite_passes;

@@ -170,7 +170,10 @@ async fn deploy_production_runs_once_after_two_approvals_on_the_page(era: Protoc
         .await
         .unwrap()
         .text();
-    assert!(page.contains("Approved: the action runs now."), "{page}");
+    assert!(
+        page.contains("Approved: the action goes ahead as described above."),
+        "{page}"
+    );
 
     let result = call.await.unwrap();
     assert_natural(&result, Outcome::Executed);

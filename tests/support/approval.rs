@@ -41,6 +41,7 @@ use rmcp_guard::{
     identity::Identity,
     ops::{OperationStore, Operations, SqliteStore},
     testing::INPUT_KEY,
+    undo::{Reversible, Window},
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -75,6 +76,11 @@ impl Guarded for Ops {
 }
 
 impl Ops {
+    /// Counts an effect that needs no secret.
+    fn ran(&self, what: String) {
+        self.deployed.lock().unwrap().push((what, 0));
+    }
+
     async fn preview(&self, args: &DeployArgs) -> Result<Preview, ToolError> {
         let release = self.release.lock().unwrap().clone();
         Ok(Preview::effect(
@@ -121,11 +127,54 @@ impl Ops {
         Parameters(args): Parameters<DeployArgs>,
         _confirmed: Confirmed<Checkbox>,
     ) -> Result<String, ToolError> {
-        self.deployed
-            .lock()
-            .unwrap()
-            .push((format!("restart {}", args.environment), 0));
+        self.ran(format!("restart {}", args.environment));
         Ok(format!("Restarted {}.", args.environment))
+    }
+
+    /// Retire a service; the requester approves alone on the page, and can undo it for ten
+    /// minutes (with a store; without one it is final at once).
+    #[destructive(
+        approve = "url",
+        confirm = "checkbox",
+        preview = Self::preview,
+        undo = Self::unretire,
+        undo_within = "10m"
+    )]
+    #[tool]
+    async fn retire(
+        &self,
+        Parameters(args): Parameters<DeployArgs>,
+        _confirmed: Confirmed<Checkbox>,
+    ) -> Reversible<String, String> {
+        self.ran(format!("retire {}", args.environment));
+        Reversible::new(format!("Retired {}.", args.environment), args.environment)
+    }
+
+    /// Migrate an environment; the requester approves alone on the page, and it runs ten
+    /// minutes later unless withdrawn.
+    #[destructive(
+        approve = "url",
+        confirm = "checkbox",
+        preview = Self::preview,
+        defer = "10m"
+    )]
+    #[tool]
+    async fn migrate(
+        &self,
+        Parameters(args): Parameters<DeployArgs>,
+        _confirmed: Confirmed<Checkbox>,
+    ) -> Result<String, ToolError> {
+        self.ran(format!("migrate {}", args.environment));
+        Ok(format!("Migrated {}.", args.environment))
+    }
+}
+
+impl Ops {
+    /// Brings a retired environment back (the bench counts it as an effect too).
+    async fn unretire(&self, window: Window) -> Result<Value, ToolError> {
+        let environment: String = window.data()?;
+        self.ran(format!("unretire {environment}"));
+        Ok(json!({ "restored": environment }))
     }
 }
 

@@ -400,7 +400,10 @@ fn render(view: &View, refusal: Option<String>, signed_in: Option<&Person>) -> S
     let _ = write!(b, "<p id=\"you\">{you}</p>");
     let status = match &view.status {
         Status::Pending => None,
-        Status::Approved => Some(("approved", "Approved: the action runs now.".to_owned())),
+        Status::Approved => Some((
+            "approved",
+            "Approved: the action goes ahead as described above.".to_owned(),
+        )),
         Status::Rejected { by } => Some((
             "rejected",
             format!("Rejected by {}: nothing will be changed.", esc(by)),
