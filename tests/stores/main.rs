@@ -25,3 +25,4 @@ mod servers_have_their_logs_witnessed;
 mod stores_migrate_and_never_block;
 mod two_phase_pairs_take_pinned_trips;
 mod undo_windows_hold;
+mod worlds_leave_no_schema_behind;

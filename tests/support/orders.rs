@@ -307,6 +307,10 @@ impl World {
 
 impl Drop for World {
     /// A PostgreSQL world drops its schema (on a thread of its own: `drop` cannot await).
+    /// The test's runtime is blocked while it waits, so its background tasks (the audit
+    /// sequencer, a gathering audit writer) cannot finish a transaction they have open on
+    /// the schema's tables, and the drop would wait for them forever: their connections are
+    /// ended first (only those holding locks on this schema's tables).
     fn drop(&mut self) {
         let (Some(schema), Some(url)) = (self.schema.take(), guard_tests::configured_pg_url())
         else {
@@ -322,9 +326,38 @@ impl Drop for World {
                     .await
                     .expect("connect to drop the test schema");
                 tokio::spawn(connection);
-                client
-                    .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-                    .await
+                // A lock given to a waiter while the holders end is ended on the next try.
+                let mut tries = 0;
+                loop {
+                    client
+                        .execute(
+                            "SELECT pg_terminate_backend(l.pid)
+                             FROM pg_locks l
+                             JOIN pg_class c ON c.oid = l.relation
+                             JOIN pg_namespace n ON n.oid = c.relnamespace
+                             WHERE n.nspname = $1 AND l.pid <> pg_backend_pid()",
+                            &[&schema],
+                        )
+                        .await?;
+                    tries += 1;
+                    match client
+                        .batch_execute(&format!(
+                            "SET lock_timeout = '5s'; DROP SCHEMA IF EXISTS {schema} CASCADE"
+                        ))
+                        .await
+                    {
+                        Err(error)
+                            if tries < 10
+                                && error.code()
+                                    == Some(
+                                        &tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE,
+                                    ) =>
+                        {
+                            continue;
+                        }
+                        done => break done,
+                    }
+                }
             })
         })
         .join();
