@@ -52,7 +52,7 @@ pub fn confirmation_schema() -> ElicitationSchema {
     ElicitationSchema::builder()
         .optional_bool_with("confirm", |b| {
             b.title("Confirm deletion")
-                .description("I understand this cannot be undone.")
+                .description("Delete the file.")
                 .with_default(false)
         })
         .optional_string_with("reason", |s| {
