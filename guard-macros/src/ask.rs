@@ -160,6 +160,7 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
             approval: ::core::option::Option::None,
             undo_within: ::core::option::Option::None,
             defer: ::core::option::Option::None,
+            grant: ::core::option::Option::None,
         };
         // The form's description decides its roles, at compile time: a form that asks for a
         // retyped target belongs to a `#[destructive]` tool.

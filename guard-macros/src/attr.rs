@@ -246,6 +246,13 @@ pub const DEFER: Limit = Limit {
     why: "a call that waits longer is forgotten rather than watched, and what the human confirmed drifts from what would run; for work that is approved now and done much later, use `#[prepare]` and `#[confirm]`",
 };
 
+/// `grant` in `#[destructive]`: how long a grant the human opens lasts.
+pub const GRANT: Limit = Limit {
+    max_secs: 8 * 3600,
+    max: "8h",
+    why: "a grant is the human's \"yes\" to calls they will not see, and one that outlives the work it was given for is forgotten rather than watched; let the human open another when the work goes on",
+};
+
 /// `defer` in `#[confirm]`: how long a confirmed two-phase effect waits before it runs.
 pub const CONFIRM_DEFER: Limit = Limit {
     max_secs: 86_400,

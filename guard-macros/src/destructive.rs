@@ -34,8 +34,13 @@ const OPTIONS: &[&str] = &[
     "undo_within",
     "purge",
     "defer",
+    "grant",
+    "grant_calls",
     "crate",
 ];
+
+/// The most calls a grant may cover.
+const MAX_GRANT_CALLS: u64 = 100;
 
 /// The most approvers a page approval may require.
 const MAX_APPROVERS: u8 = 5;
@@ -71,6 +76,10 @@ struct Options {
     purge: Option<Expr>,
     /// `defer = "2m"`: the confirmed effect waits this long (seconds), and where it was written.
     defer: Option<(u64, Span)>,
+    /// `grant = "10m"`: how long a grant the human opens lasts (seconds), and where.
+    grant: Option<(u64, Span)>,
+    /// `grant_calls = 20`: how many more calls it covers, and where.
+    grant_calls: Option<(u64, Span)>,
 }
 
 pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
@@ -150,6 +159,7 @@ fn check_options(cx: &Ctxt, o: &Options) {
     }
     check_undo(cx, o);
     check_defer(cx, o);
+    check_grant(cx, o);
     if let Some(batch) = o.batch {
         batch::check_options(cx, o, batch);
         return;
@@ -219,6 +229,50 @@ fn check_defer(cx: &Ctxt, o: &Options) {
     }
 }
 
+/// `grant` and `grant_calls` go together, and a grant covers only what a form in the client
+/// confirms for one target: never a retyped name, an approval on the page (a second
+/// person, or a secret), a batch's picks or a deferred call.
+fn check_grant(cx: &Ctxt, o: &Options) {
+    let span = match (o.grant, o.grant_calls) {
+        (None, None) => return,
+        (Some((_, span)), None) => {
+            cx.push(syn::Error::new(span, "`grant` needs `grant_calls = N`: how many more calls the human's grant covers (at most 100), e.g. `grant = \"10m\", grant_calls = 20`"));
+            span
+        }
+        (None, Some((_, span))) => {
+            cx.push(syn::Error::new(span, "`grant_calls` counts the calls a grant covers, so it goes with `grant = \"<duration>\"`: how long the grant lasts, e.g. `grant = \"10m\"`"));
+            span
+        }
+        (Some((_, span)), Some(_)) => span,
+    };
+    if let Some((ConfirmBy::TypeToConfirm, _)) = o.confirm {
+        cx.push(syn::Error::new(span, "`grant` cannot go with `confirm = \"type_to_confirm\"`: a retyped name is the human's attention to one target, and a grant would let later calls skip it. Keep asking each time (remove `grant`), or use `confirm = \"checkbox\"` if a grant is right for this tool"));
+    }
+    if o.approve.is_some() {
+        cx.push(syn::Error::new(span, "`grant` cannot go with `approve = \"url\"`: a tool approved on guard's page needs its approvers (or a secret) for every call, and a grant would let the requester alone go on. Remove `grant`, or approve in the client's form instead"));
+    }
+    if o.batch.is_some() {
+        cx.push(syn::Error::new(span, "`grant` cannot go with `batch`: the human picks a batch's items each time, and a grant would pick them for calls nobody sees. Remove `grant`, or make the tool act on one target"));
+    }
+    if o.defer.is_some() {
+        cx.push(syn::Error::new(span, "`grant` cannot go with `defer` yet: a deferred call is confirmed now and runs later, and a grant would schedule calls nobody confirmed. Remove one of them"));
+    }
+}
+
+/// `grant_calls = N`: a whole number from 1 to [`MAX_GRANT_CALLS`].
+fn grant_calls_value(cx: &Ctxt, opt: &Opt) -> Option<(u64, Span)> {
+    match attr::int_value(opt) {
+        Some(n @ 1..=MAX_GRANT_CALLS) => Some((n, opt.value.span())),
+        _ => {
+            cx.error_spanned_by(
+                opt.value.as_ref().map_or(&opt.key as &dyn quote::ToTokens, |v| v as &dyn quote::ToTokens),
+                format!("`grant_calls` takes a whole number from 1 to {MAX_GRANT_CALLS}, e.g. `grant_calls = 20`: a grant covers a counted few calls; for more, the human opens another"),
+            );
+            None
+        }
+    }
+}
+
 fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
     if o.asking.apply(cx, &opt) {
         return;
@@ -267,6 +321,11 @@ fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
             o.defer = attr::duration_value(cx, &opt, &attr::DEFER)
                 .map(|secs| (secs, opt.value.span()))
         }
+        "grant" => {
+            o.grant = attr::duration_value(cx, &opt, &attr::GRANT)
+                .map(|secs| (secs, opt.value.span()))
+        }
+        "grant_calls" => o.grant_calls = grant_calls_value(cx, &opt),
         "secret" => {
             o.secret = attr::string_value(cx, &opt).and_then(|label| {
                 if label.trim().is_empty() {
@@ -456,6 +515,24 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
         None => quote!(::core::option::Option::None),
     };
 
+    let grant = match (o.grant, o.grant_calls) {
+        (Some((secs, _)), Some((calls, _))) => {
+            let calls = calls as u32;
+            quote!(::core::option::Option::Some(#private::GrantSpec {
+                within: ::core::time::Duration::from_secs(#secs),
+                calls: #calls,
+            }))
+        }
+        _ => quote!(::core::option::Option::None),
+    };
+    if let (Some((_, span)), Some((_, _, form_ty))) = (o.grant, &shape.proof) {
+        // The question adds the grant's choice beside the form's own fields.
+        let at_grant = krate::respan(private.clone(), span);
+        asserts.push(quote_spanned! {span=>
+            const _: () = #at_grant::assert_grant_form(<#form_ty as #rt::Form>::SPEC);
+        });
+    }
+
     let spec = quote! {
         const __GUARD_SPEC: &#private::ToolSpec = &#private::ToolSpec {
             name: #tool_name,
@@ -464,6 +541,7 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
             approval: #approval,
             undo_within: #undo_within,
             defer: #defer,
+            grant: #grant,
         };
     };
     let mut run = TokenStream::new();

@@ -324,6 +324,7 @@ fn generate(
             approval: ::core::option::Option::None,
             undo_within: ::core::option::Option::None,
             defer: ::core::option::Option::None,
+            grant: ::core::option::Option::None,
         };
         const __GUARD_DISCLOSES: &#private::DisclosureSpec = &#spec;
         #(#asserts)*

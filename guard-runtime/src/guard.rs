@@ -300,6 +300,18 @@ impl Guard {
         ))
     }
 
+    /// The grants of this guard's operation store, audited into its log: where tools that
+    /// declare `grant` keep what the human allowed to run without asking. `None` without
+    /// operations.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub fn grants(&self) -> Option<crate::grant::Grants> {
+        let operations = self.operations.as_ref()?;
+        Some(crate::grant::Grants::new(
+            operations.store().clone(),
+            operations.audit_log().clone(),
+        ))
+    }
+
     /// The page where tools with `approve = "url"` are approved.
     #[cfg(feature = "approval")]
     pub fn with_approval_page(

@@ -98,6 +98,9 @@ pub mod exposure;
 mod flow;
 pub mod form;
 pub mod forms;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
+pub mod grant;
 mod guard;
 pub mod guide;
 pub mod identity;

@@ -129,6 +129,14 @@ pub enum Outcome {
     UndoPurged,
     /// A confirmed call was stored to run later (the record names when).
     Scheduled,
+    /// The human opened a grant: later calls of the tool on the same scope run without
+    /// asking, up to its calls and until its expiry (the record names all three).
+    GrantOpened,
+    /// A call ran under a grant instead of asking (the record names the grant and what is
+    /// left of it).
+    GrantUsed,
+    /// A grant was revoked: it covers no call from then on.
+    GrantRevoked,
     /// `withdraw` withdrew a deferred call before it ran: it never runs.
     Withdrawn,
     /// `withdraw` came back for a call withdrawn before, and answered like the first time.
@@ -192,7 +200,7 @@ const CODES: [&str; 16] = [
 ];
 
 /// Every outcome without a payload, for reading a spelling back.
-const NAMED: [Outcome; 69] = [
+const NAMED: [Outcome; 72] = [
     Outcome::Asked,
     Outcome::Accepted,
     Outcome::Executed,
@@ -248,6 +256,9 @@ const NAMED: [Outcome; 69] = [
     Outcome::UndoRefused,
     Outcome::UndoPurged,
     Outcome::Scheduled,
+    Outcome::GrantOpened,
+    Outcome::GrantUsed,
+    Outcome::GrantRevoked,
     Outcome::Withdrawn,
     Outcome::AlreadyWithdrawn,
     Outcome::DeferredFailed,
@@ -323,6 +334,9 @@ impl Outcome {
             Outcome::UndoRefused => "undo_refused",
             Outcome::UndoPurged => "undo_purged",
             Outcome::Scheduled => "scheduled",
+            Outcome::GrantOpened => "grant_opened",
+            Outcome::GrantUsed => "grant_used",
+            Outcome::GrantRevoked => "grant_revoked",
             Outcome::Withdrawn => "withdrawn",
             Outcome::AlreadyWithdrawn => "already_withdrawn",
             Outcome::DeferredFailed => "deferred_failed",
@@ -496,6 +510,9 @@ mod tests {
             (Outcome::UndoRefused, "undo_refused"),
             (Outcome::UndoPurged, "undo_purged"),
             (Outcome::Scheduled, "scheduled"),
+            (Outcome::GrantOpened, "grant_opened"),
+            (Outcome::GrantUsed, "grant_used"),
+            (Outcome::GrantRevoked, "grant_revoked"),
             (Outcome::Withdrawn, "withdrawn"),
             (Outcome::AlreadyWithdrawn, "already_withdrawn"),
             (Outcome::DeferredFailed, "deferred_failed"),

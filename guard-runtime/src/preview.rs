@@ -18,6 +18,9 @@ pub struct Effect {
     target: String,
     summary: String,
     state: String,
+    /// The scope a grant of the tool covers, in plain words (`files directly in reports/`):
+    /// a grant opened on this effect covers later calls whose preview states the same scope.
+    scope: Option<String>,
     /// An `#[ask]` tool's question or a disclosure: nothing changes that could be reversed,
     /// so no terms of reversing are told.
     asks_only: bool,
@@ -35,6 +38,7 @@ impl Preview {
             target: target.into(),
             summary: summary.into(),
             state: String::new(),
+            scope: None,
             asks_only: false,
         })
     }
@@ -45,6 +49,7 @@ impl Preview {
             target: name.to_owned(),
             summary: question,
             state: String::new(),
+            scope: None,
             asks_only: true,
         })
     }
@@ -56,6 +61,7 @@ impl Preview {
             target,
             summary,
             state,
+            scope: None,
             asks_only: true,
         })
     }
@@ -66,6 +72,22 @@ impl Preview {
         match self {
             Preview::Effect(effect) => Preview::Effect(Effect {
                 state: state.into(),
+                ..effect
+            }),
+            nothing => nothing,
+        }
+    }
+}
+
+impl Preview {
+    /// States the scope of targets this effect belongs to, in plain words the human reads
+    /// (`files directly in reports/`). A tool that declares `grant = ...` offers the human
+    /// to let later calls whose preview states the same scope run without asking; a
+    /// preview without a scope is never covered by a grant, and offers none.
+    pub fn scope(self, words: impl Into<String>) -> Self {
+        match self {
+            Preview::Effect(effect) => Preview::Effect(Effect {
+                scope: Some(words.into()).filter(|w| !w.trim().is_empty()),
                 ..effect
             }),
             nothing => nothing,
@@ -84,6 +106,11 @@ impl Effect {
         &self.summary
     }
 
+    /// The scope a grant covers, as the preview stated it.
+    pub fn scope_words(&self) -> Option<&str> {
+        self.scope.as_deref()
+    }
+
     /// Whether this is an `#[ask]` question rather than an effect.
     pub(crate) fn asks_only(&self) -> bool {
         self.asks_only
@@ -97,6 +124,12 @@ impl Effect {
         for part in [&self.target, &self.summary, &self.state] {
             hash.update((part.len() as u64).to_be_bytes());
             hash.update(part.as_bytes());
+        }
+        // Only a scoped effect hashes its scope, so unscoped fingerprints stay as they were.
+        if let Some(scope) = &self.scope {
+            hash.update(b"scope");
+            hash.update((scope.len() as u64).to_be_bytes());
+            hash.update(scope.as_bytes());
         }
         crate::canonical::hex(&hash.finalize())
     }

@@ -22,6 +22,21 @@ pub(crate) fn utc(ms: i64) -> String {
         .unwrap_or_default()
 }
 
+/// A length of time as a human reads it in a question: `10 minutes`, `1 hour`, `90 seconds`.
+pub(crate) fn span(length: std::time::Duration) -> String {
+    let secs = length.as_secs();
+    let (n, unit) = match secs {
+        s if s >= 3600 && s % 3600 == 0 => (s / 3600, "hour"),
+        s if s >= 60 && s % 60 == 0 => (s / 60, "minute"),
+        s => (s, "second"),
+    };
+    if n == 1 {
+        format!("1 {unit}")
+    } else {
+        format!("{n} {unit}s")
+    }
+}
+
 /// `YYYY-MM-DD`, a real calendar day.
 pub(crate) fn is_full_date(text: &str) -> bool {
     full_date(text.as_bytes()).is_some()

@@ -15,7 +15,7 @@ use crate::store::{
 use crate::store::{SqliteStore, sqlite::Access};
 
 /// Every step, in order: step `i` brings a store to version `i + 1`.
-pub(crate) const STEPS: [Step; 11] = [
+pub(crate) const STEPS: [Step; 12] = [
     // Version 1: the tables as guard created them before it versioned them.
     Step {
         name: "tables",
@@ -79,6 +79,12 @@ pub(crate) const STEPS: [Step; 11] = [
     Step {
         name: "deferred calls",
         apply: crate::defer::table::create,
+    },
+    // Version 12: `guard_grants`, the bounded grants humans open, with the rules that a
+    // grant counts one use at a time, is revoked once, and never changes what it covers.
+    Step {
+        name: "grants",
+        apply: crate::grant::table::create,
     },
 ];
 

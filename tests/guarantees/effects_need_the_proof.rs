@@ -47,6 +47,7 @@ const fn spec(name: &'static str) -> ToolSpec {
         approval: None,
         undo_within: None,
         defer: None,
+        grant: None,
     }
 }
 
@@ -353,6 +354,7 @@ mod forged_rounds {
         approval: None,
         undo_within: None,
         defer: None,
+        grant: None,
     };
 
     #[derive(Clone)]

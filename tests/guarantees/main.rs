@@ -22,6 +22,7 @@ mod effects_need_the_proof;
 mod fails_closed_without_elicitation;
 mod files_stay_in_the_sandbox;
 mod forms_publish_exact_schemas;
+mod grants_are_narrow_counted_and_recorded;
 mod guarded_names_stay_guarded;
 mod honesty_kit_catches_lies;
 mod identity_comes_from_trusted_context;

@@ -172,6 +172,11 @@ pub fn preview_delete(sandbox: &Sandbox, path: &str) -> Result<Preview, ToolErro
                 1 => " This file has 1 other name; deleting this name keeps the data.".to_owned(),
                 n => format!(" This file has {n} other names; deleting this name keeps the data."),
             };
+            // A grant the human opens covers deletes in this folder only, never below it.
+            let scope = match file.path().folder() {
+                Some(folder) => format!("files directly in folder {folder}/"),
+                None => "files directly in the sandbox's top folder".to_owned(),
+            };
             Ok(Preview::effect(
                 file.pin().to_string(),
                 format!(
@@ -179,7 +184,8 @@ pub fn preview_delete(sandbox: &Sandbox, path: &str) -> Result<Preview, ToolErro
                     file.path(),
                     file.size()
                 ),
-            ))
+            )
+            .scope(scope))
         }
     }
 }
@@ -419,6 +425,8 @@ impl SafeOps {
         undo = Self::undo_delete,
         undo_within = "10m",
         purge = Self::purge_delete,
+        grant = "10m",
+        grant_calls = 20,
         on_decline = "The user declined; nothing was deleted.",
         on_cancel = "The confirmation was cancelled; nothing was deleted."
     )]

@@ -67,6 +67,8 @@ impl<F: Form> Flow<'_, F> {
             effect: confirmed,
             spec,
             secret,
+            // The macro refuses `grant` beside `defer`: nothing is offered to open.
+            grant: _,
         } = accepted;
         self.still_asked_by(spec)?;
         match again {

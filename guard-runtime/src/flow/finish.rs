@@ -59,7 +59,20 @@ impl<F> Flow<'_, F> {
     }
 
     pub(super) fn tag(&self, result: CallToolResult, outcome: Outcome) -> CallToolResult {
-        outcome::tag(result, outcome, &self.trace_id, None)
+        self.tag_operation(result, outcome, None)
+    }
+
+    /// The tag, naming `operation_id` if the call made one, and what a grant did in the call.
+    pub(super) fn tag_operation(
+        &self,
+        result: CallToolResult,
+        outcome: Outcome,
+        operation_id: Option<&str>,
+    ) -> CallToolResult {
+        let tagged = outcome::tag(result, outcome, &self.trace_id, operation_id);
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        let tagged = self.note_grant(tagged);
+        tagged
     }
 
     pub(super) fn audit(&self, outcome: Outcome, code: &str) {
@@ -107,6 +120,10 @@ impl<F> Flow<'_, F> {
                     event = event.field("approvers", approvers.clone());
                 }
             }
+        }
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        if let Some(grant) = self.grant_id() {
+            event = event.field("grant_id", grant);
         }
         if let Some(result) = result {
             event = event.digest("result_sha256", result);

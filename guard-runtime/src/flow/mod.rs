@@ -35,6 +35,8 @@ mod call;
 mod defer;
 mod disclose;
 mod finish;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod grant;
 mod mrtr;
 mod page;
 #[cfg(feature = "approval")]
@@ -99,6 +101,32 @@ pub struct ToolSpec {
     pub undo_within: Option<Duration>,
     /// How long the confirmed effect waits before it runs (`defer`), for a deferred tool.
     pub defer: Option<Duration>,
+    /// What a grant the human opens may cover (`grant`, `grant_calls`), for a tool that
+    /// offers one.
+    pub grant: Option<GrantSpec>,
+}
+
+/// What a tool's declaration lets a grant cover: `grant = "10m", grant_calls = 20`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GrantSpec {
+    /// How long a grant lasts from when the human opened it.
+    pub within: Duration,
+    /// How many more calls it covers.
+    pub calls: u32,
+}
+
+impl GrantSpec {
+    /// The choice the question offers, in the words the human reads.
+    pub fn offer(&self, tool: &str, scope: &str) -> String {
+        let calls = match self.calls {
+            1 => "1 more call".to_owned(),
+            n => format!("up to {n} more calls"),
+        };
+        format!(
+            "This and {calls} of {tool} on {scope}, for {}, without asking again",
+            crate::rfc3339::span(self.within)
+        )
+    }
 }
 
 /// How a tool with `approve = "url"` is approved on the page.
@@ -143,6 +171,12 @@ struct Seen {
     /// asked.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     undoer: Option<crate::person::Person>,
+    /// Who would hold a grant of this call, identified before the human is asked.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    holder: Option<crate::person::Person>,
+    /// The grant this call opened or ran under, once known.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    grant: Option<grant::Note>,
     /// Who asked, where guard's approval page identified them.
     #[cfg_attr(not(feature = "approval"), allow(dead_code))]
     requester: Option<crate::person::Person>,
@@ -164,6 +198,8 @@ pub struct Accepted<F> {
     effect: Effect,
     spec: &'static ToolSpec,
     secret: Option<crate::secret::Secret>,
+    /// The human chose to open a grant with this answer (its content as they gave it).
+    grant: Option<Value>,
 }
 
 /// The author's business rules on an accepted form.
@@ -208,7 +244,12 @@ impl<'g, F: Form> Flow<'g, F> {
                 effect,
                 spec: self.spec,
                 secret,
+                grant: None,
             });
+        }
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        if let Some(covered) = self.granted(&effect, rules).await? {
+            return Ok(covered);
         }
         let answer = if self.is_mrtr() {
             self.ask_mrtr(&effect, expected).await?
@@ -216,12 +257,17 @@ impl<'g, F: Form> Flow<'g, F> {
             self.ask_push(self.question(&effect, expected)).await?
         };
         let content = self.accepted(answer)?;
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        let (content, grant) = self.grant_choice(&effect, content)?;
+        #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+        let grant = None;
         let form = self.accept(content.as_ref(), expected, rules)?;
         Ok(Accepted {
             form,
             effect,
             spec: self.spec,
             secret: None,
+            grant,
         })
     }
 
@@ -238,12 +284,19 @@ impl<'g, F: Form> Flow<'g, F> {
             effect: confirmed,
             spec,
             secret,
+            grant,
         } = accepted;
         self.still_asked_by(spec)?;
         match again {
             Ok(Preview::Effect(now)) if now == confirmed => {
                 self.seen().answer = Some(crate::form::redacted(&form));
                 self.commit_accepted().await?;
+                #[cfg(any(feature = "sqlite", feature = "postgres"))]
+                if let Some(answer) = grant {
+                    self.open_grant(&now, &answer).await;
+                }
+                #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+                let _ = grant;
                 Ok(Confirmed::new(
                     form,
                     now.target().to_owned(),

@@ -30,10 +30,13 @@ impl<F: Form> Flow<'_, F> {
         if let Some(text) = expected {
             message.push_str(&format!("\n\nTo confirm, type {text} exactly."));
         }
+        let requested_schema = crate::form::cached_schema::<F>();
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        let requested_schema = self.offering(effect, requested_schema);
         ElicitRequestParams::FormElicitationParams {
             meta: None,
             message,
-            requested_schema: crate::form::cached_schema::<F>(),
+            requested_schema,
         }
     }
 }

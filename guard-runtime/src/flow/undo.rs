@@ -78,7 +78,9 @@ impl<F> Flow<'_, F> {
                 None
             }
         };
-        Ok(crate::outcome::tag(result, outcome, &self.trace_id, operation_id.as_deref()).into())
+        Ok(self
+            .tag_operation(result, outcome, operation_id.as_deref())
+            .into())
     }
 
     /// No store, so no window: the tool's purge runs now on what the effect handed over,

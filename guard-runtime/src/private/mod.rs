@@ -8,7 +8,7 @@ pub use crate::disclose::{Class as DisclosureClass, Spec as DisclosureSpec};
 pub use crate::entry::claims::claim;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use crate::entry::undo::{WindowFn, assert_purge, assert_undo, register_undo};
-pub use crate::flow::{ApprovalSpec, ConfirmKind, Flow, GuardCall, Rules, ToolSpec};
+pub use crate::flow::{ApprovalSpec, ConfirmKind, Flow, GrantSpec, GuardCall, Rules, ToolSpec};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use crate::ops::{
     call::{ConfirmSpec, PrepareSpec, arguments},
@@ -84,6 +84,29 @@ pub const fn assert_roles(form: &crate::form::FormSpec, kind: ConfirmKind) {
         panic!("{}", problem);
     }
 }
+
+/// Fails the build when a form cannot go with `grant`: a retyped target (the human's
+/// attention to one target, which a grant would skip), or a field named like the choice
+/// guard adds to the question.
+pub const fn assert_grant_form(form: &crate::form::FormSpec) {
+    let mut i = 0;
+    while i < form.fields.len() {
+        if matches!(form.fields[i].role, crate::form::FieldRole::ConfirmText) {
+            panic!(
+                "a tool with `grant` cannot ask the human to retype its target (`#[form(confirm_text)]`): a grant would let later calls skip what the typed name is for. Remove `grant`, or the field"
+            );
+        }
+        if str_eq(form.fields[i].name, GRANT_CHOICE) {
+            panic!(
+                "a tool with `grant` cannot have a form field named `guard_grant`: guard adds its own field of that name to the question, for the human's choice of a grant. Rename the field"
+            );
+        }
+        i += 1;
+    }
+}
+
+/// The field guard adds to a question that offers a grant (`flow::grant::GRANT_FIELD`).
+const GRANT_CHOICE: &str = "guard_grant";
 
 /// An `#[ask]` form's roles: no retyped target (there is none to compare it with), and the
 /// checkbox rules every form keeps.

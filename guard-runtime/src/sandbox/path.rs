@@ -97,6 +97,13 @@ impl RelativePath {
         }
     }
 
+    /// The folder the file is directly in, normalised as the path is (`reports/2026`), or
+    /// `None` for a file at the root: what a grant's scope over one folder names.
+    pub fn folder(&self) -> Option<String> {
+        let dirs = self.dirs();
+        (!dirs.is_empty()).then(|| dirs.join("/"))
+    }
+
     pub(super) fn dirs(&self) -> &[String] {
         &self.parts[..self.parts.len() - 1]
     }
