@@ -387,7 +387,200 @@ fn read(row: &Row) -> Result<(Grant, String), StoreError> {
 
 #[cfg(test)]
 mod tests {
-    use super::Grant;
+    use std::{sync::Arc, time::Duration};
+
+    use serde_json::json;
+
+    use super::{Grant, Grants, Revoked, Revoker};
+    use crate::{audit::AuditLog, person::Person, store::OperationStore};
+
+    /// Grants over a fresh SQLite store, and that store.
+    fn grants() -> (Grants, Arc<dyn OperationStore>, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn OperationStore> =
+            Arc::new(crate::store::SqliteStore::open(dir.path().join("guard.db")).unwrap());
+        let grants = Grants::new(store.clone(), AuditLog::shared(store.clone(), "test"));
+        (grants, store, dir)
+    }
+
+    fn alice() -> Person {
+        Person::new("acme", "alice").unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_grant_covers_its_holder_tool_and_scope_for_its_count_and_time() {
+        let (grants, _store, _dir) = grants();
+        let answer = json!({"confirm": true});
+        let opened = grants
+            .open(
+                &alice(),
+                "rm",
+                "logs/",
+                &answer,
+                (2, Duration::from_secs(60)),
+                1_000,
+                "t0",
+            )
+            .await
+            .unwrap();
+        let bob = Person::new("acme", "bob").unwrap();
+        for (who, tool, scope, at) in [
+            (&bob, "rm", "logs/", 1_001),
+            (&alice(), "mv", "logs/", 1_001),
+            (&alice(), "rm", "logs/old/", 1_001),
+            (&alice(), "rm", "logs", 1_001),
+            (&alice(), "rm", "logs/", opened.expires_at),
+        ] {
+            let taken = grants.take(who, tool, scope, at, "t").await.unwrap();
+            assert!(taken.is_none(), "{who:?} {tool} {scope} at {at}");
+        }
+        let first = grants
+            .take(&alice(), "rm", "logs/", 1_001, "t1")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(first.grant.left(), 1);
+        assert_eq!(first.answer, answer, "the human's answer is reused");
+        grants
+            .take(&alice(), "rm", "logs/", 1_002, "t2")
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(
+            grants
+                .take(&alice(), "rm", "logs/", 1_003, "t3")
+                .await
+                .unwrap()
+                .is_none(),
+            "used up"
+        );
+        let listed = grants.held_by(&alice(), 1_003, 10).await.unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].used, 2);
+        assert!(grants.held_by(&bob, 1_003, 10).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_revoked_grant_covers_nothing_and_only_its_holder_or_the_operator_revokes() {
+        let (grants, _store, _dir) = grants();
+        let opened = grants
+            .open(
+                &alice(),
+                "rm",
+                "logs/",
+                &json!({}),
+                (5, Duration::from_secs(60)),
+                1_000,
+                "t0",
+            )
+            .await
+            .unwrap();
+        let bob = Person::new("acme", "bob").unwrap();
+        assert_eq!(
+            grants
+                .revoke(&opened.grant_id, Revoker::Holder(&bob), 1_001, "t")
+                .await
+                .unwrap(),
+            Revoked::NotFound
+        );
+        let Revoked::Now(revoked) = grants
+            .revoke(&opened.grant_id, Revoker::Operator("ops"), 1_002, "t")
+            .await
+            .unwrap()
+        else {
+            panic!("revoked");
+        };
+        assert_eq!(revoked.revoked, Some((1_002, "operator ops".into())));
+        assert!(
+            grants
+                .take(&alice(), "rm", "logs/", 1_003, "t")
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(matches!(
+            grants
+                .revoke(&opened.grant_id, Revoker::Holder(&alice()), 1_004, "t")
+                .await
+                .unwrap(),
+            Revoked::Already(_)
+        ));
+    }
+
+    #[tokio::test]
+    async fn the_database_refuses_what_the_code_never_does() {
+        let (grants, store, _dir) = grants();
+        let opened = grants
+            .open(
+                &alice(),
+                "rm",
+                "logs/",
+                &json!({}),
+                (5, Duration::from_secs(60)),
+                1_000,
+                "t0",
+            )
+            .await
+            .unwrap();
+        let id = opened.grant_id.as_str();
+        grants
+            .take(&alice(), "rm", "logs/", 1_001, "t1")
+            .await
+            .unwrap()
+            .unwrap();
+        for (sql, why) in [
+            (
+                "UPDATE guard_grants SET used = used + 2 WHERE grant_id = $1",
+                "two uses at once",
+            ),
+            (
+                "UPDATE guard_grants SET used = 0 WHERE grant_id = $1",
+                "a use given back",
+            ),
+            (
+                "UPDATE guard_grants SET scope = 'everything' WHERE grant_id = $1",
+                "a wider scope",
+            ),
+            (
+                "UPDATE guard_grants SET calls = 100 WHERE grant_id = $1",
+                "more calls",
+            ),
+            (
+                "UPDATE guard_grants SET expires_at = expires_at + 1 WHERE grant_id = $1",
+                "later",
+            ),
+            (
+                "UPDATE guard_grants SET user_id = 'bob' WHERE grant_id = $1",
+                "another holder",
+            ),
+            (
+                "DELETE FROM guard_grants WHERE grant_id = $1",
+                "history erased",
+            ),
+        ] {
+            let mut tx = store.begin().await.unwrap();
+            assert!(tx.execute(sql, &[id.into()]).await.is_err(), "{why}");
+            tx.rollback().await.unwrap();
+        }
+        grants
+            .revoke(id, Revoker::Operator("ops"), 1_001, "t")
+            .await
+            .unwrap();
+        for (sql, why) in [
+            (
+                "UPDATE guard_grants SET used = used + 1 WHERE grant_id = $1",
+                "a use after revocation",
+            ),
+            (
+                "UPDATE guard_grants SET revoked_at = NULL, revoked_by = NULL WHERE grant_id = $1",
+                "unrevoked",
+            ),
+        ] {
+            let mut tx = store.begin().await.unwrap();
+            assert!(tx.execute(sql, &[id.into()]).await.is_err(), "{why}");
+            tx.rollback().await.unwrap();
+        }
+    }
 
     #[test]
     fn a_grant_is_active_while_unrevoked_unexpired_and_not_used_up() {

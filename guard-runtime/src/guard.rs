@@ -219,6 +219,10 @@ impl Guard {
             page.shared().attach_audit(log.clone());
             page.shared().attach_store(log.log().store().clone());
         }
+        #[cfg(feature = "approval")]
+        if let (Some(page), Some(grants)) = (&self.approval, self.grants()) {
+            page.shared().attach_grants(grants);
+        }
     }
 
     /// The log this guard records in, if any.

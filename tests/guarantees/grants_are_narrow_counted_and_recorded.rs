@@ -4,23 +4,16 @@
 //! folder, a subfolder, another person, another tool, a used-up or expired or revoked grant
 //! all ask again. It holds across a restart and on another server sharing the store, every
 //! use is an audit record naming the grant, and the model's answer says nobody was asked.
-//! safe-ops' `delete_file` (a grant over one folder) and a shelf of two tools here.
+//! safe-ops' `delete_file` (a grant over one folder) and the tests' shelf of two tools.
 
 use std::sync::{Arc, Mutex};
 
-use crate::support::*;
-use rmcp::{
-    ServerHandler,
-    handler::server::wrapper::Parameters,
-    model::{CallToolResult, ProtocolVersion, ServerCapabilities, ServerConfig},
-    tool, tool_handler, tool_router,
-};
+use crate::support::{shelf::shelf, *};
+use rmcp::model::{CallToolResult, ProtocolVersion};
 use rmcp_guard::{
-    Confirmed, EnvIdentity, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, destructive,
-    exposed,
-    forms::Checkbox,
+    EnvIdentity, Guard,
     grant::{Revoked, Revoker},
-    ops::{Operations, SqliteStore},
+    ops::{OperationStore, Operations, SqliteStore},
     outcome::Outcome,
     person::Person,
     testing::{Answer, ScriptedHuman},
@@ -382,76 +375,9 @@ async fn every_use_is_audited_naming_the_grant(era: ProtocolVersion) {
     assert_eq!(use_record["calls_left"], 19);
 }
 
-/// Two tools that offer short grants over a shelf: what each removes or lends, by name.
-#[derive(Clone)]
-struct Shelf {
-    guard: Arc<Guard>,
-    books: Arc<Mutex<Vec<String>>>,
-}
-
-impl Guarded for Shelf {
-    fn guard(&self) -> &Guard {
-        &self.guard
-    }
-}
-
-#[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
-struct BookArgs {
-    /// The book's title.
-    title: String,
-}
-
-#[tool_router]
-impl Shelf {
-    /// Remove a book from the shelf.
-    #[destructive(confirm = "checkbox", preview = Self::preview, grant = "2s", grant_calls = 2)]
-    #[tool]
-    async fn remove_book(
-        &self,
-        Parameters(args): Parameters<BookArgs>,
-        _confirmed: Confirmed<Checkbox>,
-    ) -> Result<String, ToolError> {
-        self.books.lock().unwrap().retain(|b| *b != args.title);
-        Ok(format!("removed {}", args.title))
-    }
-
-    /// Lend a book out.
-    #[destructive(confirm = "checkbox", preview = Self::preview, grant = "2s", grant_calls = 2)]
-    #[tool]
-    async fn lend_book(
-        &self,
-        Parameters(args): Parameters<BookArgs>,
-        _confirmed: Confirmed<Checkbox>,
-    ) -> Result<String, ToolError> {
-        Ok(format!("lent {}", args.title))
-    }
-
-    async fn preview(&self, args: &BookArgs) -> Result<Preview, ToolError> {
-        Ok(Preview::effect(
-            args.title.clone(),
-            format!("Take {} off the shelf.", args.title),
-        )
-        .scope("books on the shelf"))
-    }
-}
-
-#[tool_handler(router = exposed(self, Self::tool_router))]
-impl ServerHandler for Shelf {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-}
-
-fn shelf(store: &SqliteStore) -> Shelf {
-    Shelf {
-        guard: Arc::new(guard_on(store.clone(), "alice").with_exposure(Exposure::all_tools())),
-        books: Arc::new(Mutex::new(vec!["a".into(), "b".into(), "c".into()])),
-    }
-}
-
 /// Calls `tool` on `title` with `answers`; the result and how many questions were shown.
 async fn shelve(
-    store: &SqliteStore,
+    store: &Arc<dyn OperationStore>,
     era: &ProtocolVersion,
     tool: &str,
     title: &str,
@@ -461,16 +387,16 @@ async fn shelve(
     for answer in answers {
         human.will(answer.clone());
     }
-    let client = connect(shelf(store), human.clone()).await;
+    let client = connect(shelf(store.clone(), "alice"), human.clone()).await;
     let result = call(&client, tool, json!({"title": title})).await;
     let _ = client.cancel().await;
     (result, human.shown().len())
 }
 
-fn shelf_store() -> (tempfile::TempDir, SqliteStore) {
+fn shelf_store() -> (tempfile::TempDir, Arc<dyn OperationStore>) {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(dir.path().join("ops.db")).unwrap();
-    (dir, store)
+    (dir, Arc::new(store))
 }
 
 async fn a_used_up_grant_asks_again(era: ProtocolVersion) {

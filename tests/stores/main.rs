@@ -18,6 +18,7 @@ mod database_refuses_a_compromised_server;
 mod deferred_calls_run_once;
 mod deferred_confirms_run_once;
 mod every_outcome_is_audited;
+mod grants_hold_in_the_database;
 mod intents_confirm_once_for_their_owner;
 mod keyed_calls_run_once;
 mod postgres_read_handles_cannot_write;

@@ -331,6 +331,8 @@ pub struct Desk {
     secrets: Mutex<HashMap<String, crate::secret::Secret>>,
     /// The key the requester's link token is derived from (see [`Desk::use_link_key`]).
     link_key: OnceLock<[u8; 32]>,
+    /// The grants of the guard's store, listed and revoked in each holder's inbox.
+    grants: OnceLock<crate::grant::Grants>,
 }
 
 /// The page's own store and the directory holding it; the store closes before the
@@ -361,7 +363,46 @@ impl Desk {
             changed: watch::channel(0).0,
             secrets: Mutex::default(),
             link_key: OnceLock::new(),
+            grants: OnceLock::new(),
         }
+    }
+
+    /// Lists and revokes the grants in `grants` (the guard's store's) in each holder's inbox.
+    pub(crate) fn attach_grants(&self, grants: crate::grant::Grants) {
+        // A second guard's grants would be another store's: the first one stays.
+        let _ = self.grants.set(grants);
+    }
+
+    /// The grants `person` holds, those that still cover calls first; none where the page
+    /// has no guard's grants.
+    pub async fn grants_of(&self, person: &Person) -> Result<Vec<crate::grant::Grant>, Refusal> {
+        let Some(grants) = self.grants.get() else {
+            return Ok(Vec::new());
+        };
+        grants
+            .held_by(person, crate::store::now_ms(), 50)
+            .await
+            .map_err(unavailable)
+    }
+
+    /// Revokes `person`'s grant `id`: anyone else's is not found.
+    pub async fn revoke_grant(
+        &self,
+        person: &Person,
+        id: &str,
+    ) -> Result<crate::grant::Revoked, Refusal> {
+        let Some(grants) = self.grants.get() else {
+            return Ok(crate::grant::Revoked::NotFound);
+        };
+        grants
+            .revoke(
+                id,
+                crate::grant::Revoker::Holder(person),
+                crate::store::now_ms(),
+                &crate::trace::new_id(),
+            )
+            .await
+            .map_err(unavailable)
     }
 
     /// Derives each requester's link token from the approval id under `key` (the guard's,

@@ -1,7 +1,7 @@
 //! The approval page over HTTP: `GET /approval/{link}` shows it, `POST /approval/{link}`
 //! decides (or, where approvers sign in, signs in). Where approvers sign in,
 //! `/approval/inbox` lists what waits for the signed-in person and decides through their
-//! own links. Nothing is decided by a GET; a POST must
+//! own links, and lists the grants they hold, each revocable there. Nothing is decided by a GET; a POST must
 //! come from the page's own origin and carry the link's CSRF token. Every answer, axum's
 //! own included, passes through [`super::shield`]: requests for another `Host` are refused,
 //! and every answer forbids framing, caching, and any script or asset from elsewhere. The
@@ -26,7 +26,10 @@ use super::{
     desk::{Decision, LinkKey, Refusal, Role, Status, View},
     shield,
 };
-use crate::person::Person;
+use crate::{
+    grant::{Grant, Revoked},
+    person::Person,
+};
 
 const STYLE: &str = include_str!("page.css");
 
@@ -197,6 +200,9 @@ async fn inbox_post(
             &inbox_sign_in(Some(&Refusal::SignInRequired.message())),
         );
     };
+    if posted.decision == "revoke_grant" {
+        return revoke(&shared, &person, query.as_deref()).await;
+    }
     let Some(id) = approval_asked(query.as_deref()) else {
         return refused(&Refusal::UnknownLink);
     };
@@ -217,9 +223,37 @@ async fn inbox_post(
 
 /// The approval id an inbox request names (`?approval=ID`).
 fn approval_asked(query: Option<&str>) -> Option<String> {
+    named(query, "approval")
+}
+
+/// The value of `name` in a request's query.
+fn named(query: Option<&str>, name: &str) -> Option<String> {
     url::form_urlencoded::parse(query?.as_bytes())
-        .find(|(name, _)| name == "approval")
-        .map(|(_, id)| id.into_owned())
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+/// `POST /approval/inbox?grant=ID` with `decision=revoke_grant`: the signed-in person
+/// revokes their own grant (anyone else's is not found), and sees their inbox again.
+async fn revoke(shared: &Shared, person: &Person, query: Option<&str>) -> Response {
+    let Some(id) = named(query, "grant") else {
+        return not_understood();
+    };
+    let said = match shared.desk.revoke_grant(person, &id).await {
+        Ok(Revoked::Now(grant)) => format!(
+            "Grant {} is revoked: it covers no call from now on. It had covered {} of {} calls.",
+            grant.grant_id, grant.used, grant.calls
+        ),
+        Ok(Revoked::Already(grant)) => {
+            format!(
+                "Grant {} was already revoked; nothing changed.",
+                grant.grant_id
+            )
+        }
+        Ok(Revoked::NotFound) => "You hold no grant with that id; nothing changed.".to_owned(),
+        Err(refusal) => return refused(&refusal),
+    };
+    listed(shared, person, Some(&said)).await
 }
 
 /// `person`'s own link on approval `id`; an approval they hold no link on is unknown to them.
@@ -232,8 +266,20 @@ async fn theirs(shared: &Shared, id: &str, person: &Person) -> Result<LinkKey, R
 }
 
 async fn list(shared: &Shared, person: &Person) -> Response {
-    match shared.desk.inbox(person).await {
-        Ok(waiting) => page(StatusCode::OK, &render_inbox(person, &waiting)),
+    listed(shared, person, None).await
+}
+
+/// The inbox of `person`: what waits for them and the grants they hold, under `said`.
+async fn listed(shared: &Shared, person: &Person, said: Option<&str>) -> Response {
+    let waiting = match shared.desk.inbox(person).await {
+        Ok(waiting) => waiting,
+        Err(refusal) => return refused(&refusal),
+    };
+    match shared.desk.grants_of(person).await {
+        Ok(grants) => page(
+            StatusCode::OK,
+            &render_inbox(person, &waiting, &grants, said),
+        ),
         Err(refusal) => refused(&refusal),
     }
 }
@@ -521,8 +567,14 @@ fn sign_in_form(b: &mut String, label: &str) {
     );
 }
 
-/// The inbox: every request waiting for `person`, each opening their own link's page.
-fn render_inbox(person: &Person, waiting: &[(String, View)]) -> String {
+/// The inbox: every request waiting for `person`, each opening their own link's page, then
+/// the grants they hold, each that still covers calls with its revoke button.
+fn render_inbox(
+    person: &Person,
+    waiting: &[(String, View)],
+    grants: &[Grant],
+    said: Option<&str>,
+) -> String {
     let mut b = String::from("<h1>Approvals waiting for you</h1>");
     let _ = write!(
         b,
@@ -530,6 +582,9 @@ fn render_inbox(person: &Person, waiting: &[(String, View)]) -> String {
         esc(person.user()),
         esc(person.tenant())
     );
+    if let Some(said) = said {
+        let _ = write!(b, "<p id=\"said\">{}</p>", esc(said));
+    }
     if waiting.is_empty() {
         b.push_str("<p id=\"empty\">Nothing is waiting for you.</p>");
     } else {
@@ -556,8 +611,52 @@ fn render_inbox(person: &Person, waiting: &[(String, View)]) -> String {
     if !waiting.is_empty() {
         b.push_str("</ul>");
     }
+    render_grants(&mut b, grants);
     sign_in_form(&mut b, "Not you? Sign in as yourself");
     shell("Approvals waiting for you", &b)
+}
+
+/// The grants section of the inbox: what each covers, what is left, and a revoke button
+/// for each that still covers calls.
+fn render_grants(b: &mut String, grants: &[Grant]) {
+    b.push_str("<h2>Your grants</h2>");
+    if grants.is_empty() {
+        b.push_str("<p id=\"no-grants\">You hold no grants: every call asks you.</p>");
+        return;
+    }
+    let now = crate::store::now_ms();
+    b.push_str("<ul id=\"grants\">");
+    for grant in grants {
+        let state = match &grant.revoked {
+            Some((_, by)) => format!("Revoked by {by}."),
+            None if grant.active_at(now) => "Covers calls now.".to_owned(),
+            None => "Ended.".to_owned(),
+        };
+        let _ = write!(
+            b,
+            "<li class=\"grant\" id=\"grant-{id}\">Up to {calls} calls of <code>{tool}</code> on {scope}, until {until}: {used} used, {left} left. <span class=\"state\">{state}</span>",
+            id = esc(&grant.grant_id),
+            calls = grant.calls,
+            tool = esc(&grant.tool),
+            scope = esc(&grant.scope),
+            until = esc(&crate::rfc3339::minute(grant.expires_at)),
+            used = grant.used,
+            left = grant.left(),
+            state = esc(&state),
+        );
+        if grant.active_at(now) {
+            let query: String = url::form_urlencoded::Serializer::new(String::new())
+                .append_pair("grant", &grant.grant_id)
+                .finish();
+            let _ = write!(
+                b,
+                " <form method=\"post\" action=\"inbox?{}\"><button class=\"revoke\" name=\"decision\" value=\"revoke_grant\">Revoke</button></form>",
+                esc(&query)
+            );
+        }
+        b.push_str("</li>");
+    }
+    b.push_str("</ul>");
 }
 
 fn utc(at: std::time::SystemTime) -> String {
@@ -579,4 +678,52 @@ fn esc(s: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::render_inbox;
+    use crate::{grant::Grant, person::Person};
+
+    #[test]
+    fn the_inbox_lists_grants_and_offers_to_revoke_only_those_that_still_cover_calls() {
+        let far = crate::store::now_ms() + 600_000;
+        let active = Grant {
+            grant_id: "g-1".into(),
+            tool: "delete_file".into(),
+            scope: "files directly in folder <reports>/".into(),
+            calls: 20,
+            used: 3,
+            created_at: 0,
+            expires_at: far,
+            revoked: None,
+        };
+        let revoked = Grant {
+            grant_id: "g-2".into(),
+            revoked: Some((1, "acme/alice".into())),
+            ..active.clone()
+        };
+        let alice = Person::new("acme", "alice").unwrap();
+        let page = render_inbox(
+            &alice,
+            &[],
+            &[active, revoked],
+            Some("Grant g-0 is revoked"),
+        );
+        assert!(
+            page.contains("<p id=\"said\">Grant g-0 is revoked</p>"),
+            "{page}"
+        );
+        assert!(page.contains("id=\"grant-g-1\""), "{page}");
+        assert!(page.contains("3 used, 17 left"), "{page}");
+        assert!(
+            page.contains("&lt;reports&gt;"),
+            "scopes are escaped: {page}"
+        );
+        assert!(page.contains("action=\"inbox?grant=g-1\""), "{page}");
+        assert!(!page.contains("action=\"inbox?grant=g-2\""), "{page}");
+        assert!(page.contains("Revoked by acme/alice."), "{page}");
+        let none = render_inbox(&alice, &[], &[], None);
+        assert!(none.contains("You hold no grants"), "{none}");
+    }
 }

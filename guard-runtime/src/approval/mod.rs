@@ -470,6 +470,11 @@ impl Shared {
         self.journal.attach(log);
     }
 
+    /// Lists and revokes `grants` (the guard's) in the inbox, from now on.
+    pub(crate) fn attach_grants(&self, grants: crate::grant::Grants) {
+        self.desk.attach_grants(grants);
+    }
+
     /// Keeps approvals in `store` (the guard's operation store), from now on.
     pub(crate) fn attach_store(&self, store: Arc<dyn crate::store::OperationStore>) {
         self.desk.attach(store);

@@ -247,3 +247,35 @@ fn meta(what: &str, grant: &Grant) -> Value {
         "until": crate::rfc3339::utc(grant.expires_at),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::GrantSpec;
+
+    #[test]
+    fn the_offer_states_count_tool_scope_and_time() {
+        let spec = GrantSpec {
+            within: Duration::from_secs(600),
+            calls: 20,
+        };
+        assert_eq!(
+            spec.offer("delete_file", "files directly in folder reports/"),
+            "This and up to 20 more calls of delete_file on files directly in folder reports/, for 10 minutes, without asking again"
+        );
+        let one = GrantSpec {
+            within: Duration::from_secs(3600),
+            calls: 1,
+        };
+        assert_eq!(
+            one.offer("t", "s"),
+            "This and 1 more call of t on s, for 1 hour, without asking again"
+        );
+        let odd = GrantSpec {
+            within: Duration::from_secs(90),
+            calls: 2,
+        };
+        assert!(odd.offer("t", "s").contains("for 90 seconds"));
+    }
+}
