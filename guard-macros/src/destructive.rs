@@ -80,6 +80,9 @@ struct Options {
     grant: Option<(u64, Span)>,
     /// `grant_calls = 20`: how many more calls it covers, and where.
     grant_calls: Option<(u64, Span)>,
+    /// Which of `grant` and `grant_calls` were written, read or not: one that does not read
+    /// is reported as such, not as missing.
+    grant_written: (bool, bool),
 }
 
 pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
@@ -235,6 +238,8 @@ fn check_defer(cx: &Ctxt, o: &Options) {
 fn check_grant(cx: &Ctxt, o: &Options) {
     let span = match (o.grant, o.grant_calls) {
         (None, None) => return,
+        (Some((_, span)), None) if o.grant_written.1 => span,
+        (None, Some((_, span))) if o.grant_written.0 => span,
         (Some((_, span)), None) => {
             cx.push(syn::Error::new(span, "`grant` needs `grant_calls = N`: how many more calls the human's grant covers (at most 100), e.g. `grant = \"10m\", grant_calls = 20`"));
             span
@@ -322,10 +327,14 @@ fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
                 .map(|secs| (secs, opt.value.span()))
         }
         "grant" => {
+            o.grant_written.0 = true;
             o.grant = attr::duration_value(cx, &opt, &attr::GRANT)
                 .map(|secs| (secs, opt.value.span()))
         }
-        "grant_calls" => o.grant_calls = grant_calls_value(cx, &opt),
+        "grant_calls" => {
+            o.grant_written.1 = true;
+            o.grant_calls = grant_calls_value(cx, &opt)
+        }
         "secret" => {
             o.secret = attr::string_value(cx, &opt).and_then(|label| {
                 if label.trim().is_empty() {

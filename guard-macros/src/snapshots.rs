@@ -18,6 +18,7 @@ const CASES: &[&str] = &[
     "ask/pass/ask.rs",
     "batch/pass/pick_items.rs",
     "defer/pass/defer.rs",
+    "grant/pass/grant.rs",
     "form/pass/all_kinds.rs",
     "form/pass/choices.rs",
     "idempotency_key/pass/keyed.rs",

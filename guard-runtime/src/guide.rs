@@ -15,6 +15,10 @@ pub mod disclosure {
     #![doc = include_str!("../docs/disclosure.md")]
 }
 
+pub mod grants {
+    #![doc = include_str!("../docs/grants.md")]
+}
+
 pub mod call_flow {
     #![doc = include_str!("../docs/call_flow.md")]
 }

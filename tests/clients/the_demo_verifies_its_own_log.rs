@@ -90,6 +90,34 @@ fn the_demo_plays_both_eras_and_verifies_its_own_audit_log() {
             "no `{line}` after the restart:\n{after_restart}"
         );
     }
+    // A grant over logs/: five deletes unasked, then asked again once used up, and again
+    // after the second grant is revoked.
+    let grants = first
+        .find("══ A grant instead of a question per file ══")
+        .map(|at| &first[at..])
+        .unwrap_or_else(|| panic!("no grant section in:\n{first}"));
+    assert_eq!(
+        grants
+            .matches("   human sees    nothing (guard did not ask)")
+            .count(),
+        5,
+        "{grants}"
+    );
+    assert_eq!(
+        grants.matches("Nobody was asked: grant g-").count(),
+        5,
+        "{grants}"
+    );
+    for line in [
+        "   or may choose This and up to 5 more calls of delete_file on files directly in folder logs/, for 10 minutes, without asking again",
+        "0 left) covered this call",
+        "── delete_file · the grant is used up: asked again, and granted again",
+        "it covers no call from now on (0 of 5 used)",
+        "── delete_file · after the revocation: asked again, and declined",
+        "   model sees    The user declined; nothing was deleted.",
+    ] {
+        assert!(grants.contains(line), "no `{line}` in:\n{grants}");
+    }
     let last = first.lines().last().unwrap_or_default();
     assert!(
         last.starts_with("OK: ") && last.contains("match the signed checkpoint"),

@@ -157,7 +157,7 @@ async fn the_question_offers_a_grant_in_plain_words(era: ProtocolVersion) {
     );
     assert_eq!(
         choice["oneOf"][1]["title"],
-        "This and up to 20 more calls of delete_file on files directly in folder reports/, for 10 minutes, without asking again"
+        "This and up to 5 more calls of delete_file on files directly in folder reports/, for 10 minutes, without asking again"
     );
     let required = shown.schema["required"]
         .as_array()
@@ -199,7 +199,7 @@ async fn a_grant_covers_later_calls_in_its_folder_and_says_so(era: ProtocolVersi
         assert_eq!(grant["grantId"], id.as_str());
     }
     let (result, _) = delete(&world, &era, "alice", "reports/d.log", &[]).await;
-    assert_eq!(grant_meta(&result).unwrap()["callsLeft"], 17);
+    assert_eq!(grant_meta(&result).unwrap()["callsLeft"], 2);
     for gone in ["reports/b.log", "reports/c.log", "reports/d.log"] {
         assert_eq!(world.file(gone), None, "{gone} deleted under the grant");
     }
@@ -353,7 +353,7 @@ async fn every_use_is_audited_naming_the_grant(era: ProtocolVersion) {
         .expect("a grant_opened record");
     assert_eq!(open["grant_id"], id.as_str());
     assert_eq!(open["scope"], "files directly in folder reports/");
-    assert_eq!(open["calls"], 20);
+    assert_eq!(open["calls"], 5);
     assert_eq!(open["user"], "alice");
 
     let second = records(&used).await;
@@ -372,7 +372,7 @@ async fn every_use_is_audited_naming_the_grant(era: ProtocolVersion) {
         .iter()
         .find(|r| r["outcome"] == "grant_used")
         .unwrap();
-    assert_eq!(use_record["calls_left"], 19);
+    assert_eq!(use_record["calls_left"], 4);
 }
 
 /// Calls `tool` on `title` with `answers`; the result and how many questions were shown.

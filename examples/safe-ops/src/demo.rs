@@ -33,7 +33,9 @@ use rmcp_guard::{
     EnvIdentity, Guard, Identity,
     approval::WebhookNotifier,
     db::trash::is_trashed,
+    grant::{Revoked, Revoker},
     ops::{Operations, SqliteStore},
+    person::Person,
     sandbox::TRASH,
     testing::{Answer, ScriptedHuman},
 };
@@ -65,8 +67,20 @@ impl World {
             if name == TRASH {
                 continue;
             }
-            let len = entry.metadata().map_err(|e| e.to_string())?.len();
-            files.insert(name, len);
+            let meta = entry.metadata().map_err(|e| e.to_string())?;
+            if !meta.is_dir() {
+                files.insert(name, meta.len());
+                continue;
+            }
+            // One folder down: the grant's scenes delete inside `logs/`.
+            for inner in std::fs::read_dir(entry.path()).map_err(|e| e.to_string())? {
+                let inner = inner.map_err(|e| e.to_string())?;
+                let len = inner.metadata().map_err(|e| e.to_string())?.len();
+                files.insert(
+                    format!("{name}/{}", inner.file_name().to_string_lossy()),
+                    len,
+                );
+            }
         }
         let trashed_files = match std::fs::read_dir(root.join(TRASH)) {
             Ok(entries) => entries.count(),
@@ -176,6 +190,11 @@ pub async fn run() -> Result<(), String> {
     ] {
         std::fs::write(root.join(name), text).map_err(|e| e.to_string())?;
     }
+    std::fs::create_dir_all(root.join("logs")).map_err(|e| e.to_string())?;
+    for n in 1..=GRANTED_LOGS {
+        std::fs::write(root.join(format!("logs/{n}.log")), format!("log {n}\n"))
+            .map_err(|e| e.to_string())?;
+    }
     println!(
         "safe-ops demo — workspace {WORKSPACE} (files/, safe-ops.db, audit.db), recreated on every run\n"
     );
@@ -213,7 +232,79 @@ pub async fn run() -> Result<(), String> {
         scene,
     )
     .await?;
+    grants(&root, &db_path, &store).await?;
     crate::witnessed::verify_log(workspace, &log).await
+}
+
+/// The files in `logs/` the grant's scenes delete: one that opens the grant, five it
+/// covers, one after it is used up that opens another, and one after that is revoked.
+const GRANTED_LOGS: usize = 8;
+
+/// A grant instead of a question per file: alice deletes `logs/1.log` and grants up to five
+/// more deletes in `logs/` for ten minutes; those five run unasked and say so; the sixth
+/// asks again (the grant is used up) and she grants again; she revokes that grant, and the
+/// next delete asks again.
+async fn grants(root: &Path, db_path: &Path, store: &SqliteStore) -> Result<(), String> {
+    println!("══ A grant instead of a question per file ══\n");
+    let era = ProtocolVersion::V_2025_11_25;
+    let delete = |n: usize, answer: Answer, title: &'static str| Scene {
+        tool: "delete_file",
+        args: json!({"path": format!("logs/{n}.log")}),
+        answer,
+        title,
+    };
+    let grant = || Answer::Accept(json!({"confirm": true, "guard_grant": "grant"}));
+    let scene = delete(
+        1,
+        grant(),
+        "accept, and grant up to 5 more deletes in logs/",
+    );
+    play(root, db_path, store, &era, scene).await?;
+    for n in 2..=6 {
+        let scene = delete(n, Answer::Cancel, "covered by the grant: nobody is asked");
+        play(root, db_path, store, &era, scene).await?;
+    }
+    let scene = delete(
+        7,
+        grant(),
+        "the grant is used up: asked again, and granted again",
+    );
+    play(root, db_path, store, &era, scene).await?;
+
+    let guard = guard(store)?;
+    let grants = guard.grants().ok_or("the demo's guard keeps no grants")?;
+    let alice = Person::new("demo", "alice").map_err(|e| e.to_string())?;
+    let now = rmcp_guard::ops::now_ms();
+    let held = grants
+        .held_by(&alice, now, 10)
+        .await
+        .map_err(|e| e.to_string())?;
+    let open = held
+        .iter()
+        .find(|g| g.active_at(now))
+        .ok_or("alice holds no grant that covers calls")?;
+    let revoked = grants
+        .revoke(&open.grant_id, Revoker::Holder(&alice), now, "demo-revoke")
+        .await
+        .map_err(|e| e.to_string())?;
+    println!(
+        "── revoke · alice revokes the new grant (her approval inbox lists it, with a Revoke button)"
+    );
+    match revoked {
+        Revoked::Now(grant) => println!(
+            "   revoked       {}: it covers no call from now on ({} of {} used)\n",
+            grant.grant_id, grant.used, grant.calls
+        ),
+        other => return Err(format!("the grant was not revoked now: {other:?}")),
+    }
+    guard.audit_settled().await;
+    let scene = delete(
+        8,
+        Answer::Decline,
+        "after the revocation: asked again, and declined",
+    );
+    play(root, db_path, store, &era, scene).await?;
+    Ok(())
 }
 
 /// The demo's guarded calls: made by alice of tenant `demo`, with undo windows and approvals
@@ -462,6 +553,11 @@ async fn play(
                 "   human sees    {}",
                 shown.message.replace('\n', "\n                 ")
             );
+            if let Some(offer) =
+                shown.schema["properties"]["guard_grant"]["oneOf"][1]["title"].as_str()
+            {
+                println!("   or may choose {offer}");
+            }
             println!("   human answers {}", describe(&scene.answer));
         }
         None => println!("   human sees    nothing (guard did not ask)"),

@@ -426,7 +426,7 @@ impl SafeOps {
         undo_within = "10m",
         purge = Self::purge_delete,
         grant = "10m",
-        grant_calls = 20,
+        grant_calls = 5,
         on_decline = "The user declined; nothing was deleted.",
         on_cancel = "The confirmation was cancelled; nothing was deleted."
     )]

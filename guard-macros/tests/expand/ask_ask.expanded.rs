@@ -215,6 +215,7 @@ impl S {
             approval: ::core::option::Option::None,
             undo_within: ::core::option::Option::None,
             defer: ::core::option::Option::None,
+            grant: ::core::option::Option::None,
         };
         const _: () = ::rmcp_guard::__private::assert_ask_roles(
             <Trip as ::rmcp_guard::Form>::SPEC,
@@ -296,6 +297,7 @@ impl S {
             approval: ::core::option::Option::None,
             undo_within: ::core::option::Option::None,
             defer: ::core::option::Option::None,
+            grant: ::core::option::Option::None,
         };
         const _: () = ::rmcp_guard::__private::assert_ask_roles(
             <Trip as ::rmcp_guard::Form>::SPEC,

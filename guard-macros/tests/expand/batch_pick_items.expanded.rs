@@ -76,6 +76,7 @@ impl S {
             approval: ::core::option::Option::None,
             undo_within: ::core::option::Option::None,
             defer: ::core::option::Option::None,
+            grant: ::core::option::Option::None,
         };
         ::rmcp_guard::__private::assert_guarded::<Self>();
         ::rmcp_guard::__private::assert_parameters::<Parameters<PruneArgs>, PruneArgs>();
@@ -167,6 +168,7 @@ impl S {
             approval: ::core::option::Option::None,
             undo_within: ::core::option::Option::None,
             defer: ::core::option::Option::None,
+            grant: ::core::option::Option::None,
         };
         ::rmcp_guard::__private::assert_guarded::<Self>();
         let __guard_flow = ::rmcp_guard::__private::Flow::<

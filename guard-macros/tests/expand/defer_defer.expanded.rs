@@ -133,6 +133,7 @@ impl S {
             defer: ::core::option::Option::Some(
                 ::core::time::Duration::from_secs(120u64),
             ),
+            grant: ::core::option::Option::None,
         };
         const _: () = ::rmcp_guard::__private::assert_roles(
             <Closing as ::rmcp_guard::Form>::SPEC,
@@ -207,6 +208,7 @@ impl S {
                 defer: ::core::option::Option::Some(
                     ::core::time::Duration::from_secs(120u64),
                 ),
+                grant: ::core::option::Option::None,
             };
             let __guard_flow = ::rmcp_guard::__private::RunFlow::<
                 Closing,
@@ -279,6 +281,7 @@ impl S {
             defer: ::core::option::Option::Some(
                 ::core::time::Duration::from_secs(3600u64),
             ),
+            grant: ::core::option::Option::None,
         };
         const _: () = ::rmcp_guard::__private::assert_roles(
             <Checkbox as ::rmcp_guard::Form>::SPEC,
@@ -334,6 +337,7 @@ impl S {
                 defer: ::core::option::Option::Some(
                     ::core::time::Duration::from_secs(3600u64),
                 ),
+                grant: ::core::option::Option::None,
             };
             let __guard_flow = ::rmcp_guard::__private::RunFlow::<
                 Checkbox,

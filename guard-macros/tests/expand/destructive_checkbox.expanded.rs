@@ -70,6 +70,7 @@ impl S {
             approval: ::core::option::Option::None,
             undo_within: ::core::option::Option::None,
             defer: ::core::option::Option::None,
+            grant: ::core::option::Option::None,
         };
         const _: () = ::rmcp_guard::__private::assert_roles(
             <Checkbox as ::rmcp_guard::Form>::SPEC,

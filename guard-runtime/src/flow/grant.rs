@@ -205,14 +205,14 @@ impl<F> Flow<'_, F> {
         let (text, meta) = match &note {
             Note::Used(grant) => (
                 format!(
-                    "Nobody was asked: {} covered this call. The user opened it earlier; it can be revoked before then.",
+                    "Nobody was asked: {} covered this call; the user opened it earlier and can revoke it.",
                     grant.describe()
                 ),
                 Some(meta("used", grant)),
             ),
             Note::Opened(grant) => (
                 format!(
-                    "The user opened {}: later calls of {} on {} run without asking until then. It can be revoked before then.",
+                    "The user opened {}: later calls of {} on {} run without asking until then, unless the user revokes it.",
                     grant.describe(),
                     grant.tool,
                     grant.scope

@@ -45,7 +45,7 @@ impl S {
             on_decline: None,
             on_cancel: None,
             approval: None,
-            undo_within: None, defer: None,
+            undo_within: None, defer: None, grant: None,
         };
         let flow = rmcp_guard::__private::Flow::<Checkbox>::new(self.guard(), call, &SPEC);
         let Ok(shown) = flow.begin(Ok(Preview::effect("/etc", "nothing"))) else {
