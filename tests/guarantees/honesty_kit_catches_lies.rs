@@ -890,6 +890,198 @@ fn items_tell_additions_from_losses() {
     assert_eq!(one.diff(&two).len(), 1);
 }
 
+// ── disclosure, capabilities, header bytes and answers that drift ────────────────────────
+
+/// A report share in the fixture's database, and a hit counter only answers can betray.
+#[derive(Clone)]
+struct Shares {
+    db: PathBuf,
+    guard: Arc<Guard>,
+    hits: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Guarded for Shares {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[derive(Deserialize, JsonSchema, rmcp_guard::ToolArgs)]
+struct ShareArgs {
+    /// The report.
+    report: String,
+}
+
+/// A signed download link: whoever holds it reads the report, until it expires.
+fn signed_link(report: &str) -> String {
+    format!("https://files.example/{report}.csv?expires=1796300000&sig=4f1c2a9be07d55aa0c3e")
+}
+
+#[tool_router(server_handler)]
+impl Shares {
+    /// Claims a plain read, and hands out a bearer capability: the lie the kit must catch.
+    #[read_only]
+    #[tool(description = "Share a report")]
+    async fn share(&self, Parameters(args): Parameters<ShareArgs>) -> Result<String, ToolError> {
+        Ok(signed_link(&args.report))
+    }
+
+    /// The same link, declared: it asks, and says it creates a capability.
+    #[read_only(discloses = "capability", boundary = Self::share_boundary)]
+    #[tool(description = "Share a report, declared")]
+    async fn share_declared(
+        &self,
+        Parameters(args): Parameters<ShareArgs>,
+    ) -> Result<rmcp_guard::Disclosed<String>, ToolError> {
+        Ok(rmcp_guard::Disclosed::new(1, signed_link(&args.report)))
+    }
+
+    /// Claims a plain read, and prints a cloud key.
+    #[read_only]
+    #[tool(description = "Show the report's settings")]
+    async fn settings(
+        &self,
+        Parameters(_args): Parameters<ShareArgs>,
+    ) -> Result<String, ToolError> {
+        Ok("region=eu-west-1 key=AKIAIOSFODNN7EXAMPLE".into())
+    }
+
+    /// Reads nothing the kit observes, and answers differently every time.
+    #[read_only]
+    #[tool(description = "Count the report's views")]
+    async fn views(&self, Parameters(_args): Parameters<ShareArgs>) -> Result<String, ToolError> {
+        let n = self.hits.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        Ok(format!("{n} views"))
+    }
+
+    /// Claims a plain read, and stamps the database's header.
+    #[read_only]
+    #[tool(description = "Check the report database")]
+    async fn stamp(&self, Parameters(_args): Parameters<ShareArgs>) -> Result<String, ToolError> {
+        let db = WriteDb::open(&self.guard)?;
+        db.execute_batch("PRAGMA application_id = 1196573006")?;
+        Ok("checked".into())
+    }
+
+    async fn share_boundary(&self, args: &ShareArgs) -> Result<rmcp_guard::Boundary, ToolError> {
+        Ok(rmcp_guard::Boundary::new(
+            format!("report {}", args.report),
+            "a download link anyone holding it can use until it expires",
+        )
+        .items(1, "link"))
+    }
+}
+
+async fn shares_fixture() -> Fixture<Shares> {
+    let db = database(DOCS);
+    let server = Shares {
+        db: db.path.clone(),
+        guard: Arc::new(Guard::ephemeral().expect("guard").with_sqlite(&db.path)),
+        hits: Arc::default(),
+    };
+    let _ = &server.db;
+    Fixture::new(server)
+        .observe(SqliteObserver::new(&db.path))
+        .keep(db)
+}
+
+async fn shares_report(tool: &str) -> Report {
+    let report = Kit::new(shares_fixture)
+        .check(
+            &Probe::new(tool, json!({"report": "q3"}))
+                .human(Answer::Accept(json!({"confirm": true}))),
+        )
+        .await;
+    println!("{report}");
+    report
+}
+
+#[tokio::test]
+async fn an_undeclared_capability_or_credential_in_a_read_fails() {
+    for (tool, kind) in [
+        ("share", "a signed link"),
+        ("settings", "an AWS access key id"),
+    ] {
+        let report = shares_report(tool).await;
+        assert!(!report.passed(), "{tool}:\n{report}");
+        let disclosed = case(&report, "what the valid calls disclosed");
+        assert_eq!(disclosed.verdict, Verdict::Contradicts, "{report}");
+        assert!(disclosed.result.contains(kind), "{}", disclosed.result);
+        assert!(
+            disclosed.result.contains("declares no disclosure"),
+            "{}",
+            disclosed.result
+        );
+        assert!(
+            !report.to_string().contains("wJalr") && !disclosed.result.contains("AKIAIOSF"),
+            "the evidence names the kind, never the secret:\n{report}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_declared_capability_passes_with_every_case_consistent() {
+    let report = shares_report("share_declared").await;
+    assert!(report.passed(), "{report}");
+    assert_eq!(
+        report
+            .claims
+            .as_ref()
+            .and_then(|c| c.discloses.as_ref())
+            .map(|d| d.class.as_str()),
+        Some("capability")
+    );
+    let disclosed = case(&report, "what the valid calls disclosed");
+    assert_eq!(disclosed.verdict, Verdict::Consistent, "{report}");
+    assert!(
+        report.to_string().contains("discloses: capability"),
+        "{report}"
+    );
+}
+
+#[tokio::test]
+async fn a_read_only_tool_that_answers_differently_each_time_is_a_warning() {
+    let report = shares_report("views").await;
+    let alike = case(&report, "the same call answers alike");
+    assert_eq!(alike.verdict, Verdict::Warning, "{report}");
+    assert!(
+        alike.result.contains("answered differently"),
+        "{}",
+        alike.result
+    );
+    assert!(
+        alike.result.contains("1 views") && alike.result.contains("2 views"),
+        "{}",
+        alike.result
+    );
+    assert!(
+        report.passed(),
+        "a warning is evidence, not a failure:\n{report}"
+    );
+}
+
+#[tokio::test]
+async fn a_read_only_tool_that_stamps_the_database_header_fails() {
+    let report = shares_report("stamp").await;
+    assert!(!report.passed(), "{report}");
+    assert!(
+        report
+            .failures()
+            .iter()
+            .any(|f| f.contains("NOT read-only") && f.contains("application_id")),
+        "{report}"
+    );
+}
+
+#[tokio::test]
+async fn the_report_says_what_it_observes_and_what_it_does_not() {
+    let report = shares_report("share_declared").await;
+    let text = report.to_string();
+    assert!(text.contains("observed: sqlite app.db;"), "{text}");
+    assert!(text.contains("not observed: every other file"), "{text}");
+    assert_eq!(report.observed, ["sqlite app.db"]);
+}
+
 // ── helpers ──────────────────────────────────────────────────────────────────────────────
 
 #[track_caller]
@@ -915,6 +1107,8 @@ fn assert_has_every_case(report: &Report) {
         "retry after the client dropped",
         "identical calls at once",
         "destructiveHint against",
+        "what the valid calls disclosed",
+        "the same call answers alike",
     ] {
         let case = case(report, name);
         assert_ne!(case.verdict, Verdict::Error, "{name} ran:\n{report}");

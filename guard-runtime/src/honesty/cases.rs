@@ -28,6 +28,7 @@ where
         let fixture = (self.factory)().await;
         let before = fixture.snapshot()?;
         let before_items = fixture.items()?;
+        let observed: Vec<String> = fixture.observers.iter().map(|o| o.label()).collect();
         let (client, link) = self
             .connect(
                 fixture.server.clone(),
@@ -50,10 +51,11 @@ where
                     before_items: before_items.clone(),
                     after_items: before_items,
                     outcome: Err(ServiceError::UnexpectedResponse),
+                    observed,
                 },
             ));
         };
-        let claims = Claims::from(tool.annotations.as_ref());
+        let claims = Claims::from(tool);
         let outcome = client.call_tool(params(&probe.tool, &probe.args)?).await;
         self.hang_up(client, link).await;
         let after = fixture.snapshot()?;
@@ -66,6 +68,7 @@ where
                 before_items,
                 after_items,
                 outcome,
+                observed,
             },
         ))
     }
@@ -321,6 +324,8 @@ pub(super) struct Once {
     pub(super) before_items: Snapshot,
     pub(super) after_items: Snapshot,
     pub(super) outcome: CallOutcome,
+    /// The labels of the fixture's observers.
+    pub(super) observed: Vec<String>,
 }
 
 /// One call of a series and the state after it.

@@ -6,8 +6,10 @@ use serde_json::Value;
 
 use super::{
     cases::{Once, Races, Retry, Series},
+    disclosed::visible,
     observe::{Change, Snapshot},
     reporting::{CaseReport, Claims, Verdict, canonical_text, error_case, summarize},
+    session::CallOutcome,
 };
 
 /// The claim the kit holds the tool to: read-only outranks idempotent, and a tool that
@@ -479,5 +481,65 @@ fn no_claim(changes: &[String]) -> (String, Verdict) {
             ),
             Verdict::Reported,
         )
+    }
+}
+
+/// Case 8: a read-only tool's identical valid calls (the first call, and the first call and
+/// repeats on a fresh fixture of the same state) should answer alike, as a client sees an
+/// answer (error or not, text and structured content). Answers that differ are a warning
+/// with the first two that differ: the tool reads state the kit does not observe (a clock,
+/// a counter, the network), or changes it.
+pub(super) fn judge_answers(claim: Claim, request: &str, answers: &[&CallOutcome]) -> CaseReport {
+    let seen: Vec<Option<(bool, String)>> = answers
+        .iter()
+        .map(|a| {
+            a.as_ref()
+                .ok()
+                .map(|r| (r.is_error == Some(true), visible(r)))
+        })
+        .collect();
+    let differs = seen
+        .iter()
+        .enumerate()
+        .skip(1)
+        .find(|(_, answer)| **answer != seen[0])
+        .map(|(i, _)| i);
+    let (result, verdict) = match (claim, differs) {
+        (Claim::ReadOnly, None) => (
+            format!(
+                "consistent: {} identical calls answered alike",
+                answers.len()
+            ),
+            Verdict::Consistent,
+        ),
+        (Claim::ReadOnly, Some(i)) => (
+            format!(
+                "WARNING: identical calls of a read-only tool answered differently: answer 1 was {} and answer {} was {}; the tool reads or changes state the kit does not observe",
+                summarize(answers[0]),
+                i + 1,
+                summarize(answers[i])
+            ),
+            Verdict::Warning,
+        ),
+        (_, None) => (
+            "identical calls answered alike (not read-only: not judged)".into(),
+            Verdict::Reported,
+        ),
+        (_, Some(i)) => (
+            format!(
+                "identical calls answered differently from answer {} on (not read-only: not judged)",
+                i + 1
+            ),
+            Verdict::Reported,
+        ),
+    };
+    CaseReport {
+        case: "the same call answers alike".into(),
+        request: request.to_owned(),
+        first_call: answers.first().map_or("none".into(), |a| summarize(a)),
+        second_call: format!("{} answers compared", answers.len()),
+        remote_records: Vec::new(),
+        result,
+        verdict,
     }
 }

@@ -6,9 +6,10 @@ use rmcp::{ServerHandler, model::ProtocolVersion};
 use serde_json::Value;
 
 use super::{
+    disclosed::judge_disclosure,
     judging::{
-        Claim, judge_destructive, judge_invalid, judge_once, judge_races, judge_repeats,
-        judge_retry,
+        Claim, judge_answers, judge_destructive, judge_invalid, judge_once, judge_races,
+        judge_repeats, judge_retry,
     },
     observe::{Observe, Snapshot, items_all, snapshot_all},
     reporting::{Report, canonical_text, error_case},
@@ -184,6 +185,7 @@ where
             protocol: self.protocol.clone(),
             claims: None,
             cases: Vec::new(),
+            observed: Vec::new(),
         };
         let request = canonical_text(&probe.args);
 
@@ -191,6 +193,7 @@ where
         let one_call = match self.once(probe).await {
             Ok((claims, case)) => {
                 report.claims = claims.clone();
+                report.observed = case.observed.clone();
                 let Some(claims) = claims else {
                     return report;
                 };
@@ -264,6 +267,18 @@ where
             &once,
             repeats.as_ref(),
         ));
+
+        // 7. What the valid calls' answers disclosed, against the declared class and caps.
+        let mut answers = vec![&once.outcome];
+        if let Some(series) = &repeats {
+            answers.extend(series.calls.iter().map(|c| &c.outcome));
+        }
+        report
+            .cases
+            .push(judge_disclosure(&claims, &request, &answers));
+
+        // 8. A read-only tool's identical calls should answer alike.
+        report.cases.push(judge_answers(claim, &request, &answers));
 
         report
     }

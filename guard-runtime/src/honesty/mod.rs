@@ -14,14 +14,21 @@
 //! 5. [`Kit::in_flight`] identical calls released together from as many clients, in up to
 //!    [`Kit::races`] runs on fresh fixtures for an idempotent claim; the report names the run
 //!    in which a race first showed;
-//! 6. what the valid calls of cases 1 and 2 deleted or overwrote, against `destructiveHint`.
+//! 6. what the valid calls of cases 1 and 2 deleted or overwrote, against `destructiveHint`;
+//! 7. what the answers of those calls disclosed (a credential such as a private key or a
+//!    cloud token, a capability such as a signed link or a bearer token, bytes and items),
+//!    against the tool's declared `discloses` class and caps in `_meta.guard`;
+//! 8. whether those identical calls of a read-only tool answered alike (a warning with the
+//!    evidence if not: it reads or changes state the kit does not observe).
 //!
 //! A `readOnlyHint: true` tool fails if any case changed any observed state. An
 //! `idempotentHint: true` tool fails if any repeat of a valid or a failed call changed
 //! anything, or if the retry or any concurrent run left a state different from one call. A
 //! `destructiveHint: false` (or read-only) tool fails if a valid call deleted or overwrote an
 //! observed item ([`Observe::items`]: a row, a file, a message); adding items is not
-//! destructive. Claims a tool does not make are reported, not judged. Annotations are
+//! destructive. A read-only or disclosing tool fails if an answer shows a credential or a
+//! capability its declared class does not cover, or more than its caps. Claims a tool does
+//! not make are reported, not judged. Annotations are
 //! hints; this kit is how a server proves its hints.
 //!
 //! # What the kit sees, and what it cannot
@@ -29,8 +36,8 @@
 //! It sees **only what the fixture's observers read**, at the moments between calls:
 //!
 //! - [`SqliteObserver`]: every table's rows and schema, indexes, views, triggers,
-//!   `sqlite_sequence` and `user_version` of one SQLite file (minus columns it was told to
-//!   ignore). It does not see other pragmas (`journal_mode`, `page_size`, …), the file's
+//!   `sqlite_sequence`, `user_version` and `application_id` of one SQLite file (minus
+//!   columns it was told to ignore). It does not see other pragmas (`journal_mode`, `page_size`, …), the file's
 //!   modification time or size, its `-wal` and `-shm` files, or another database;
 //! - [`DirObserver`]: every entry under one directory, with type, size, content digest and
 //!   permissions; not modification or access times, not anything outside the root, not
@@ -75,6 +82,7 @@
 // asserts on. `session` connects the clients, `proxy` stands between them and the server,
 // and `observe` holds the observers.
 mod cases;
+mod disclosed;
 mod judging;
 mod kit;
 mod observe;
@@ -82,6 +90,7 @@ mod proxy;
 mod reporting;
 mod session;
 
+pub use disclosed::Declared;
 pub use kit::{DEFAULT_IN_FLIGHT, DEFAULT_RACES, DEFAULT_REPEATS, Fixture, Kit, Probe};
 #[cfg(feature = "sqlite")]
 pub use observe::SqliteObserver;

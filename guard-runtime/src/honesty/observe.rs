@@ -194,7 +194,8 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 // ── SQLite ────────────────────────────────────────────────────────────────────────────────
 
 /// Every table of an SQLite database (including `sqlite_sequence`, which betrays an insert
-/// even when the row was deleted again), every index, view and trigger, and `user_version`.
+/// even when the row was deleted again), every index, view and trigger, and the header's
+/// `user_version` and `application_id`.
 /// A table's description is its row count and a sha256 over its schema SQL and all its rows
 /// in rowid order (tables without rowid: rows sorted by their encoding).
 #[cfg(feature = "sqlite")]
@@ -238,8 +239,11 @@ impl SqliteObserver {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
         let mut snap = Snapshot::default();
-        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        snap.insert("pragma user_version", version.to_string());
+        // The header fields a tool can set without touching a table.
+        for pragma in ["user_version", "application_id"] {
+            let value: i64 = conn.query_row(&format!("PRAGMA {pragma}"), [], |r| r.get(0))?;
+            snap.insert(format!("pragma {pragma}"), value.to_string());
+        }
         let objects: Vec<(String, String, Option<String>)> = conn
             .prepare("SELECT type, name, sql FROM sqlite_master ORDER BY type, name")?
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?

@@ -3,10 +3,10 @@
 
 use std::fmt;
 
-use rmcp::model::{ProtocolVersion, ToolAnnotations};
+use rmcp::model::{ProtocolVersion, Tool};
 use serde_json::Value;
 
-use super::session::CallOutcome;
+use super::{disclosed::Declared, session::CallOutcome};
 use crate::canonical::canonical_json;
 
 /// The claims a tool makes in `tools/list`.
@@ -18,16 +18,28 @@ pub struct Claims {
     pub destructive: Option<bool>,
     /// `idempotentHint`, if set.
     pub idempotent: Option<bool>,
+    /// What the tool declares it may disclose (`_meta.guard.discloses` and its caps), if
+    /// anything.
+    pub discloses: Option<Declared>,
 }
 
 impl Claims {
-    /// The claims as `tools/list` annotated the tool; unset where it said nothing.
-    pub(super) fn from(annotations: Option<&ToolAnnotations>) -> Self {
-        annotations.map_or_else(Self::default, |a| Self {
-            read_only: a.read_only_hint,
-            destructive: a.destructive_hint,
-            idempotent: a.idempotent_hint,
-        })
+    /// The claims as `tools/list` published the tool: its annotations (unset where it said
+    /// nothing) and its declared disclosure.
+    pub(super) fn from(tool: &Tool) -> Self {
+        let discloses = Declared::from_meta(tool.meta.as_ref());
+        tool.annotations.as_ref().map_or_else(
+            || Self {
+                discloses: discloses.clone(),
+                ..Self::default()
+            },
+            |a| Self {
+                read_only: a.read_only_hint,
+                destructive: a.destructive_hint,
+                idempotent: a.idempotent_hint,
+                discloses: discloses.clone(),
+            },
+        )
     }
 }
 
@@ -40,7 +52,11 @@ impl fmt::Display for Claims {
             hint(self.read_only),
             hint(self.destructive),
             hint(self.idempotent)
-        )
+        )?;
+        if let Some(declared) = &self.discloses {
+            write!(f, ", discloses: {}", declared.class)?;
+        }
+        Ok(())
     }
 }
 
@@ -53,6 +69,9 @@ pub enum Verdict {
     Contradicts,
     /// The tool claims nothing this case could check: reported, not judged.
     Reported,
+    /// Not a contradiction, but worth a look (identical read-only calls that answered
+    /// differently): reported with the evidence; the report still passes.
+    Warning,
     /// The case could not be run.
     Error,
 }
@@ -103,16 +122,20 @@ pub struct Report {
     pub claims: Option<Claims>,
     /// One report per case.
     pub cases: Vec<CaseReport>,
+    /// What the fixture's observers read (their labels): the only state the kit judges.
+    pub observed: Vec<String>,
 }
 
 impl Report {
     /// No case contradicts the tool's claims and every case ran.
     pub fn passed(&self) -> bool {
         self.claims.is_some()
-            && self
-                .cases
-                .iter()
-                .all(|c| matches!(c.verdict, Verdict::Consistent | Verdict::Reported))
+            && self.cases.iter().all(|c| {
+                matches!(
+                    c.verdict,
+                    Verdict::Consistent | Verdict::Reported | Verdict::Warning
+                )
+            })
     }
 
     /// The result lines of the cases that contradict a claim or could not run.
@@ -140,6 +163,15 @@ impl fmt::Display for Report {
             f,
             "tool: {} ({claims}) on protocol {}",
             self.tool, self.protocol
+        )?;
+        writeln!(
+            f,
+            "observed: {}; not observed: every other file, directory and database, the network, the server's memory and anything the tool calls",
+            if self.observed.is_empty() {
+                "nothing".to_owned()
+            } else {
+                self.observed.join(", ")
+            }
         )?;
         for case in &self.cases {
             writeln!(f)?;
