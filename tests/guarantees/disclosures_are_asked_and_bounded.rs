@@ -145,6 +145,12 @@ async fn decline_cancel_and_a_client_that_cannot_ask_show_nothing(era: ProtocolV
             "{}",
             text(&result)
         );
+        // A disclosure that did not happen says what did not happen: nothing was shown.
+        assert!(
+            text(&result).contains("; nothing was shown (read_build_log did not run)."),
+            "{}",
+            text(&result)
+        );
         assert_eq!(human.shown().len(), 1, "{expected:?}: asked once");
         let _ = client.cancel().await;
     }
@@ -155,6 +161,11 @@ async fn decline_cancel_and_a_client_that_cannot_ask_show_nothing(era: ProtocolV
     assert_natural(&result, Outcome::UnsupportedClient);
     assert!(
         !text(&result).contains("wJalrXUtnFEMI"),
+        "{}",
+        text(&result)
+    );
+    assert!(
+        text(&result).starts_with("Nothing was shown: read_build_log needs"),
         "{}",
         text(&result)
     );

@@ -136,7 +136,8 @@ impl<F> Flow<'_, F> {
                 Outcome::Declined,
                 self.spec.on_decline.map(str::to_owned).unwrap_or_else(|| {
                     format!(
-                        "The user declined; nothing was changed ({} did not run).",
+                        "The user declined; {} ({} did not run).",
+                        self.nothing_done(),
                         self.spec.name
                     )
                 }),

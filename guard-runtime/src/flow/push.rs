@@ -19,6 +19,15 @@ use crate::{
     preview::Effect,
 };
 
+/// `text` with its first letter in upper case.
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
 impl<F: Form> Flow<'_, F> {
     pub(super) fn question(&self, effect: &Effect, expected: Option<&str>) -> ElicitRequestParams {
         let mut message = String::new();
@@ -42,6 +51,16 @@ impl<F: Form> Flow<'_, F> {
 }
 
 impl<F> Flow<'_, F> {
+    /// What a call that ended before its handler did not do: a disclosure showed nothing,
+    /// every other call changed nothing.
+    pub(super) fn nothing_done(&self) -> &'static str {
+        if self.seen().stated.is_some() {
+            "nothing was shown"
+        } else {
+            "nothing was changed"
+        }
+    }
+
     /// Form elicitation declared (an empty `elicitation` object means form, per the spec).
     pub(super) fn client_can_confirm(&self) -> bool {
         self.call
@@ -55,9 +74,10 @@ impl<F> Flow<'_, F> {
         self.natural(
             Outcome::UnsupportedClient,
             format!(
-                "Nothing was changed: {} needs the user's confirmation, and this client cannot ask \
+                "{}: {} needs the user's confirmation, and this client cannot ask \
                  for it (it did not declare form elicitation). Ask the user to run this from a \
                  client that supports confirmation.",
+                capitalised(self.nothing_done()),
                 self.spec.name
             ),
         )
@@ -68,7 +88,8 @@ impl<F> Flow<'_, F> {
             Outcome::Cancelled,
             self.spec.on_cancel.map(str::to_owned).unwrap_or_else(|| {
                 format!(
-                    "The confirmation was cancelled; nothing was changed ({} did not run).",
+                    "The confirmation was cancelled; {} ({} did not run).",
+                    self.nothing_done(),
                     self.spec.name
                 )
             }),
@@ -80,7 +101,8 @@ impl<F> Flow<'_, F> {
         self.natural(
             Outcome::CancelledByClient,
             format!(
-                "The client cancelled the call; nothing was changed ({} did not run).",
+                "The client cancelled the call; {} ({} did not run).",
+                self.nothing_done(),
                 self.spec.name
             ),
         )
