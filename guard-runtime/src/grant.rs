@@ -3,7 +3,7 @@
 //!
 //! A tool declares `#[destructive(..., grant = "10m", grant_calls = 20)]` and its preview
 //! states a scope in plain words ([`crate::preview::Preview::scope`]). The question then
-//! offers "this call only" or "this and up to 20 more calls of the tool on <scope> for 10
+//! offers "this call only" or "this and up to 20 more calls of the tool on the stated scope for 10
 //! minutes"; on the second, guard opens a grant here with [`Grants`]: a server-generated
 //! `grant_id`, the caller's tenant and user (canonical, as every owner in guard), the tool,
 //! the scope, the form the human accepted (canonical JSON, reused as their answer), the
