@@ -196,7 +196,8 @@ mod tests {
                 "audit queue",
                 "approval take-over",
                 "approval tasks",
-                "deferred calls"
+                "deferred calls",
+                "grants"
             ]
         );
         assert!(pending(version(&STEPS), &STEPS).unwrap().is_empty());

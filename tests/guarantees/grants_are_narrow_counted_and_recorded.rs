@@ -33,6 +33,7 @@ both_eras!(
     a_grant_holds_across_a_restart_and_on_another_server,
     every_use_is_audited_naming_the_grant,
     a_grant_choice_the_question_did_not_offer_is_refused,
+    the_same_person_in_another_spelling_is_covered,
 );
 
 fn tick() -> Answer {
@@ -225,6 +226,19 @@ async fn another_person_is_asked(era: ProtocolVersion) {
     assert_natural(&result, Outcome::Declined);
     assert_eq!(human.shown().len(), 1, "bob is asked");
     assert!(world.file("reports/b.log").is_some());
+}
+
+async fn the_same_person_in_another_spelling_is_covered(era: ProtocolVersion) {
+    let world = world();
+    open_reports_grant(&world, &era).await;
+    // The holder's name in canonical form, as the two-person rule counts people.
+    let (result, human) = delete(&world, &era, "Alice", "reports/b.log", &[]).await;
+    assert_natural(&result, Outcome::Executed);
+    assert!(human.shown().is_empty(), "Alice is alice: covered");
+    let (result, human) = delete(&world, &era, "a\u{200B}lice", "reports/c.log", &[]).await;
+    assert!(is_error(&result), "an invisible character is no spelling of alice");
+    assert!(human.shown().is_empty());
+    assert!(world.file("reports/c.log").is_some());
 }
 
 async fn this_call_only_opens_no_grant(era: ProtocolVersion) {
@@ -430,4 +444,63 @@ async fn an_expired_grant_asks_again(era: ProtocolVersion) {
     let (result, asked) = shelve(&store, &era, "remove_book", "b", &[Answer::Decline]).await;
     assert_natural(&result, Outcome::Declined);
     assert_eq!(asked, 1, "asked again after the grant expired");
+}
+
+/// The operator's view: `safe-ops grants` lists the grants that cover calls, with their
+/// holder and what is left, and `--revoke ID` ends one for every server on the store.
+#[test]
+fn the_operator_lists_and_revokes_grants_from_the_command_line() {
+    let world = world();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let id = runtime.block_on(open_reports_grant(&world, &PUSH));
+    let grants = |args: &[&str]| {
+        let out = std::process::Command::new(crate::support::stdio::safe_ops_bin())
+            .arg("--audit-db")
+            .arg(world.base.join("operations.db"))
+            .arg("grants")
+            .args(args)
+            .env("USER", "ops")
+            .output()
+            .expect("safe-ops runs");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (ok, listed, err) = grants(&[]);
+    assert!(ok, "{err}");
+    assert!(listed.starts_with("1 grants cover calls now:"), "{listed}");
+    assert!(listed.contains(&format!("{id}  alice (local)")), "{listed}");
+    assert!(listed.contains("on files directly in folder reports/"), "{listed}");
+    let (ok, said, err) = grants(&["--revoke", &id]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        said.trim(),
+        format!("revoked {id}: it covers no call from now on (0 of 5 calls used)")
+    );
+    let (ok, listed, _) = grants(&[]);
+    assert!(ok);
+    assert_eq!(listed.trim(), "no grant covers calls now: every call asks");
+    let (ok, _, err) = grants(&["--revoke", "g-no-such-grant"]);
+    assert!(!ok);
+    assert!(err.contains("no grant g-no-such-grant"), "{err}");
+    let (result, human) =
+        runtime.block_on(delete(&world, &PUSH, "alice", "reports/b.log", &[Answer::Decline]));
+    assert_natural(&result, Outcome::Declined);
+    assert_eq!(human.shown().len(), 1, "asked again once the operator revoked it");
+    let log = runtime.block_on(async {
+        let store = store(&world);
+        let guard = guard_on(store, "alice");
+        let log = guard.operations().unwrap().audit_log().clone();
+        log.records().await.unwrap()
+    });
+    let revoked: Vec<Value> = log
+        .iter()
+        .map(|r| serde_json::from_str::<Value>(&r.entry).unwrap())
+        .filter(|r| r["outcome"] == "grant_revoked")
+        .collect();
+    assert_eq!(revoked.len(), 1);
+    assert_eq!(revoked[0]["revoked_by"], "operator ops");
+    assert_eq!(revoked[0]["user"], "alice");
 }

@@ -50,6 +50,20 @@ DELETE_SCHEMA = {
             "description": "Why (optional, for the audit log).",
             "maxLength": 500,
         },
+        # guard's own choice: this call only (the default), or a grant over the folder.
+        "guard_grant": {
+            "type": "string",
+            "title": "How far this answer goes",
+            "oneOf": [
+                {"const": "once", "title": "This call only"},
+                {
+                    "const": "grant",
+                    "title": "This and up to 5 more calls of delete_file on files directly "
+                    "in the sandbox's top folder, for 10 minutes, without asking again",
+                },
+            ],
+            "default": "once",
+        },
     },
 }
 

@@ -4,6 +4,7 @@
 pub mod approval;
 pub mod builds;
 pub mod db;
+pub mod grants;
 #[cfg(feature = "demo")]
 pub mod demo;
 pub mod identity;

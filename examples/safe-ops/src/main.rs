@@ -2,7 +2,8 @@
 //!
 //! `safe-ops` serves stdio; `safe-ops --http 127.0.0.1:8080` serves streamable HTTP (feature
 //! `http`); `safe-ops demo` plays every outcome of every tool against an in-process client
-//! (feature `demo`). Both features are on by default; a stdio-only server is
+//! (feature `demo`); `safe-ops grants` lists the grants people opened and
+//! `safe-ops grants --revoke ID` ends one. Both features are on by default; a stdio-only server is
 //! `cargo build --release -p safe-ops --no-default-features`.
 //!
 //! Unless named on the command line, the sandbox, the database and the audit log
@@ -15,9 +16,7 @@
 use std::net::SocketAddr;
 use std::{path::PathBuf, process::ExitCode};
 
-use clap::Parser;
-#[cfg(feature = "demo")]
-use clap::Subcommand;
+use clap::{Parser, Subcommand};
 use rmcp::ServiceExt;
 #[cfg(feature = "http")]
 use rmcp::transport::streamable_http_server::{
@@ -127,17 +126,23 @@ struct Cli {
     #[cfg(feature = "approval")]
     #[arg(long, env = "SAFE_OPS_APPROVER_DROP", value_name = "DIR")]
     approver_drop: Option<PathBuf>,
-    #[cfg(feature = "demo")]
     #[command(subcommand)]
     command: Option<Command>,
 }
 
-#[cfg(feature = "demo")]
 #[derive(Subcommand)]
 enum Command {
     /// Play accept, decline, cancel, a wrong typed name and an invalid form for each tool,
     /// in a fresh workspace under .safe-ops/demo, and print the transcript.
+    #[cfg(feature = "demo")]
     Demo,
+    /// List the grants that let delete_file run without asking (in the audit log's store),
+    /// or revoke one.
+    Grants {
+        /// End this grant now, for every server sharing the store.
+        #[arg(long, value_name = "ID")]
+        revoke: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -183,7 +188,7 @@ fn serves_stdio(cli: &Cli) -> bool {
     if cli.http.is_some() {
         return false;
     }
-    !is_demo(cli)
+    cli.command.is_none()
 }
 
 /// The allowlist shipped with safe-ops: every tool it defines.
@@ -241,17 +246,21 @@ fn is_demo(_: &Cli) -> bool {
     false
 }
 
-#[cfg(feature = "demo")]
 async fn run(cli: &Cli) -> Result<(), String> {
-    match cli.command {
+    match &cli.command {
+        #[cfg(feature = "demo")]
         Some(Command::Demo) => demo::run().await,
+        Some(Command::Grants { revoke }) => {
+            let audit_db = paths(cli)?.audit_db;
+            let operator = std::env::var("USER").unwrap_or_else(|_| "operator".to_owned());
+            let said =
+                safe_ops::grants::run(&audit_db, AUDIT_ORIGIN, revoke.as_deref(), &operator)
+                    .await?;
+            println!("{said}");
+            Ok(())
+        }
         None => serve(cli).await,
     }
-}
-
-#[cfg(not(feature = "demo"))]
-async fn run(cli: &Cli) -> Result<(), String> {
-    serve(cli).await
 }
 
 async fn serve(cli: &Cli) -> Result<(), String> {
