@@ -201,7 +201,7 @@ mod tests {
             ]
         );
         assert!(pending(version(&STEPS), &STEPS).unwrap().is_empty());
-        assert_eq!(version(&STEPS), 11);
+        assert_eq!(version(&STEPS), 12);
     }
 
     #[test]

@@ -24,9 +24,10 @@ pub async fn run(
             audit_db.display()
         ));
     }
-    let store = Arc::new(SqliteStore::open(audit_db).map_err(|e| {
-        format!("cannot open the audit log {}: {e}", audit_db.display())
-    })?);
+    let store = Arc::new(
+        SqliteStore::open(audit_db)
+            .map_err(|e| format!("cannot open the audit log {}: {e}", audit_db.display()))?,
+    );
     let grants = Grants::new(store.clone(), AuditLog::shared(store, origin));
     let now = now_ms();
     match revoke {
@@ -45,9 +46,9 @@ pub async fn run(
                     "{} was already revoked; nothing changed",
                     grant.grant_id
                 )),
-                Revoked::NotFound => Err(format!(
-                    "no grant {id}: list them with `safe-ops grants`"
-                )),
+                Revoked::NotFound => {
+                    Err(format!("no grant {id}: list them with `safe-ops grants`"))
+                }
             }
         }
         None => {

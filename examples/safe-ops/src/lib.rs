@@ -4,9 +4,9 @@
 pub mod approval;
 pub mod builds;
 pub mod db;
-pub mod grants;
 #[cfg(feature = "demo")]
 pub mod demo;
+pub mod grants;
 pub mod identity;
 pub mod log_writer;
 pub mod logging;

@@ -253,9 +253,8 @@ async fn run(cli: &Cli) -> Result<(), String> {
         Some(Command::Grants { revoke }) => {
             let audit_db = paths(cli)?.audit_db;
             let operator = std::env::var("USER").unwrap_or_else(|_| "operator".to_owned());
-            let said =
-                safe_ops::grants::run(&audit_db, AUDIT_ORIGIN, revoke.as_deref(), &operator)
-                    .await?;
+            let said = safe_ops::grants::run(&audit_db, AUDIT_ORIGIN, revoke.as_deref(), &operator)
+                .await?;
             println!("{said}");
             Ok(())
         }
