@@ -1,4 +1,4 @@
-//! The annotation-honesty kit: runs a tool of a real rmcp server through six cases, each on
+//! The annotation-honesty kit: runs a tool of a real rmcp server through eight cases, each on
 //! a fresh fixture, observes the state the tool can touch before and after, and checks
 //! `readOnlyHint`, `idempotentHint` and `destructiveHint` against what really changed.
 //!
