@@ -484,12 +484,24 @@ fn no_claim(changes: &[String]) -> (String, Verdict) {
     }
 }
 
-/// Case 8: a read-only tool's identical valid calls (the first call, and the first call and
-/// repeats on a fresh fixture of the same state) should answer alike, as a client sees an
-/// answer (error or not, text and structured content). Answers that differ are a warning
-/// with the first two that differ: the tool reads state the kit does not observe (a clock,
-/// a counter, the network), or changes it.
+/// Case 8: a read-only tool's identical valid calls on one fixture (case 2's first call and
+/// its repeats) should answer alike, as a client sees an answer (error or not, text and
+/// structured content). Answers that differ are a warning with the first two that differ:
+/// the tool reads state the kit does not observe (a clock, a counter, the network), or
+/// changes it.
 pub(super) fn judge_answers(claim: Claim, request: &str, answers: &[&CallOutcome]) -> CaseReport {
+    if answers.len() < 2 {
+        return CaseReport {
+            case: "the same call answers alike".into(),
+            request: request.to_owned(),
+            first_call: answers.first().map_or("none".into(), |a| summarize(a)),
+            second_call: "none".into(),
+            remote_records: Vec::new(),
+            result: "fewer than two answers on one fixture to compare (the repeats did not run)"
+                .into(),
+            verdict: Verdict::Reported,
+        };
+    }
     let seen: Vec<Option<(bool, String)>> = answers
         .iter()
         .map(|a| {

@@ -18,8 +18,9 @@
 //! 7. what the answers of those calls disclosed (a credential such as a private key or a
 //!    cloud token, a capability such as a signed link or a bearer token, bytes and items),
 //!    against the tool's declared `discloses` class and caps in `_meta.guard`;
-//! 8. whether those identical calls of a read-only tool answered alike (a warning with the
-//!    evidence if not: it reads or changes state the kit does not observe).
+//! 8. whether the identical calls of case 2, on one fixture, of a read-only tool answered
+//!    alike (a warning with the evidence if not: it reads or changes state the kit does not
+//!    observe).
 //!
 //! A `readOnlyHint: true` tool fails if any case changed any observed state. An
 //! `idempotentHint: true` tool fails if any repeat of a valid or a failed call changed
