@@ -34,6 +34,7 @@ both_eras!(
     every_use_is_audited_naming_the_grant,
     a_grant_choice_the_question_did_not_offer_is_refused,
     the_same_person_in_another_spelling_is_covered,
+    an_answer_given_while_a_grant_opened_elsewhere_is_honoured,
 );
 
 fn tick() -> Answer {
@@ -520,4 +521,34 @@ fn the_operator_lists_and_revokes_grants_from_the_command_line() {
     assert_eq!(revoked.len(), 1);
     assert_eq!(revoked[0]["revoked_by"], "operator ops");
     assert_eq!(revoked[0]["user"], "alice");
+}
+
+/// The human is looking at this call's question when, elsewhere, a grant over the same
+/// folder opens; they decline this call. On 2026-07-28 the decline arrives in a retry of
+/// the call: the retry carries the answer to this very call, so the grant does not cover it.
+async fn an_answer_given_while_a_grant_opened_elsewhere_is_honoured(era: ProtocolVersion) {
+    let world = Arc::new(world());
+    let (opener, opener_era) = (world.clone(), era.clone());
+    let human = ScriptedHuman::new(era.clone());
+    human.will(Answer::Decline);
+    let observer = Observer::new(human.clone()).while_asked(move || {
+        let (world, era) = (opener.clone(), opener_era.clone());
+        // Another client of the same person, on its own runtime, while this form is shown.
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Runtime::new().unwrap();
+            runtime.block_on(open_reports_grant(&world, &era))
+        })
+        .join()
+        .expect("the grant opens elsewhere");
+    });
+    let client = connect(server_for(&world, "alice"), observer).await;
+    let result = call(&client, "delete_file", json!({"path": "reports/b.log"})).await;
+    let _ = client.cancel().await;
+    assert_natural(&result, Outcome::Declined);
+    assert_eq!(grant_meta(&result), None, "{result:?}");
+    assert!(
+        world.file("reports/b.log").is_some(),
+        "the decline of this call holds"
+    );
+    assert_eq!(world.file("reports/a.log"), None, "the grant did open elsewhere");
 }
