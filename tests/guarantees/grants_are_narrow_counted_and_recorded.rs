@@ -550,5 +550,9 @@ async fn an_answer_given_while_a_grant_opened_elsewhere_is_honoured(era: Protoco
         world.file("reports/b.log").is_some(),
         "the decline of this call holds"
     );
-    assert_eq!(world.file("reports/a.log"), None, "the grant did open elsewhere");
+    assert_eq!(
+        world.file("reports/a.log"),
+        None,
+        "the grant did open elsewhere"
+    );
 }

@@ -40,7 +40,8 @@ pub(super) enum Note {
 
 impl<F: Form> Flow<'_, F> {
     /// Before asking: a grant of the caller's covering this tool and the effect's scope
-    /// takes one use, and the call goes on with its stored answer, revalidated. Without a
+    /// takes one use, and the call goes on with its stored answer, revalidated. Only before
+    /// a question: an answering round goes by its answer. Without a
     /// store, a scope, an identity or a grant the human is asked; a store that cannot be
     /// read asks too (asking is always safe).
     pub(super) async fn granted(
@@ -57,6 +58,12 @@ impl<F: Form> Flow<'_, F> {
             return Ok(None);
         };
         self.seen().holder = Some(holder.clone());
+        // A round that answers a question carries the human's answer to this very call: a
+        // grant opened meanwhile does not override it (a decline stays a decline). The
+        // holder is known all the same, so the answer may open a grant.
+        if self.opened.is_some() {
+            return Ok(None);
+        }
         let now = crate::store::now_ms();
         let taken = match grants
             .take(&holder, self.spec.name, scope, now, &self.trace_id)

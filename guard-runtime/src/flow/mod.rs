@@ -247,12 +247,8 @@ impl<'g, F: Form> Flow<'g, F> {
                 grant: None,
             });
         }
-        // A round that answers a question carries the human's answer to this very call: a
-        // grant opened meanwhile does not override it (a decline stays a decline).
         #[cfg(any(feature = "sqlite", feature = "postgres"))]
-        if self.opened.is_none()
-            && let Some(covered) = self.granted(&effect, rules).await?
-        {
+        if let Some(covered) = self.granted(&effect, rules).await? {
             return Ok(covered);
         }
         let answer = if self.is_mrtr() {
