@@ -2016,4 +2016,52 @@ mod tests {
         let plain = desk.open(request(1), &[]).await.unwrap();
         assert!(desk.task(&plain.id).await.unwrap().is_none());
     }
+
+    #[tokio::test]
+    async fn the_inbox_lists_its_holders_grants_and_only_the_holder_revokes_them() {
+        use crate::grant::{Grants, Revoked};
+        let (store, _dir) = store();
+        let desk = desk_on(&store, true);
+        let alice = Person::new("acme", "Alice").unwrap();
+        let bob = Person::new("acme", "bob").unwrap();
+        // No grants attached: an empty list, and nothing to revoke.
+        assert!(desk.grants_of(&alice).await.unwrap().is_empty());
+        let grants = Grants::new(
+            store.clone(),
+            crate::audit::AuditLog::shared(store.clone(), "test"),
+        );
+        desk.attach_grants(grants.clone());
+        let opened = grants
+            .open(
+                &alice,
+                "delete_file",
+                "files directly in folder logs/",
+                &serde_json::json!({"confirm": true}),
+                (5, Duration::from_secs(600)),
+                crate::store::now_ms(),
+                "t",
+            )
+            .await
+            .unwrap();
+        let listed = desk.grants_of(&alice).await.unwrap();
+        assert_eq!(listed, [opened.clone()]);
+        assert!(
+            desk.grants_of(&bob).await.unwrap().is_empty(),
+            "bob holds none"
+        );
+        assert_eq!(
+            desk.revoke_grant(&bob, &opened.grant_id).await.unwrap(),
+            Revoked::NotFound,
+            "anyone else's grant is not found"
+        );
+        let Revoked::Now(revoked) = desk.revoke_grant(&alice, &opened.grant_id).await.unwrap()
+        else {
+            panic!("alice revokes her own grant");
+        };
+        assert_eq!(
+            revoked.revoked.map(|(_, by)| by),
+            Some("acme/alice".to_owned())
+        );
+        assert!(!desk.grants_of(&alice).await.unwrap()[0].active_at(crate::store::now_ms()));
+    }
 }
