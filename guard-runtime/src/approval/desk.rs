@@ -2044,7 +2044,7 @@ mod tests {
             .await
             .unwrap();
         let listed = desk.grants_of(&alice).await.unwrap();
-        assert_eq!(listed, [opened.clone()]);
+        assert_eq!(listed, std::slice::from_ref(&opened));
         assert!(
             desk.grants_of(&bob).await.unwrap().is_empty(),
             "bob holds none"
