@@ -556,8 +556,10 @@ async fn show(args: &Args<'_>) -> Result<Outcome, String> {
         return Err("show takes one TRACE_ID".into());
     };
     let log = store(args).await?;
-    let records = log.by_trace(trace).await.map_err(|e| e.to_string())?;
+    // The queue before the log: an entry a server's sequencer moves between the two reads is
+    // then read twice (placed, and noted as pending), never missed.
     let pending = pending_note(&log, Some(trace)).await?;
+    let records = log.by_trace(trace).await.map_err(|e| e.to_string())?;
     if records.is_empty() && !pending.is_empty() {
         return Ok(Outcome::Good(pending));
     }
