@@ -424,8 +424,10 @@ mod tests {
             .await
             .unwrap();
         let bob = Person::new("acme", "bob").unwrap();
+        let alice_elsewhere = Person::new("other-tenant", "alice").unwrap();
         for (who, tool, scope, at) in [
             (&bob, "rm", "logs/", 1_001),
+            (&alice_elsewhere, "rm", "logs/", 1_001),
             (&alice(), "mv", "logs/", 1_001),
             (&alice(), "rm", "logs/old/", 1_001),
             (&alice(), "rm", "logs", 1_001),

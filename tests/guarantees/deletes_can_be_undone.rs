@@ -11,8 +11,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use crate::support::*;
 use rmcp::model::{CallToolResult, ProtocolVersion};
 use rmcp_guard::{
-    EnvIdentity, Guard,
-    ops::{Operations, SqliteStore},
+    ops::SqliteStore,
     outcome::Outcome,
     testing::{Answer, ScriptedHuman},
 };
@@ -35,38 +34,13 @@ both_eras!(
     a_trashed_table_is_out_of_reach_of_the_other_tools,
 );
 
-/// The operation store of a world, opened once per process: the servers of one test share
-/// it, as the tools of one process do.
-fn store(world: &World) -> SqliteStore {
-    static OPEN: std::sync::LazyLock<std::sync::Mutex<Vec<(std::path::PathBuf, SqliteStore)>>> =
-        std::sync::LazyLock::new(Default::default);
-    let path = world.base.join("operations.db");
-    let mut open = OPEN.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((_, store)) = open.iter().find(|(p, _)| *p == path) {
-        return store.clone();
-    }
-    let store = SqliteStore::open(&path).expect("operation store");
-    open.push((path, store.clone()));
-    store
-}
-
 /// safe-ops on `world` with its undo windows in the world's store, calls made by `user`.
 fn server_for(world: &World, user: &str) -> SafeOps {
-    server_on(world, store(world), user)
+    server_on(world, world.operations_store(), user)
 }
 
 fn server_on(world: &World, store: SqliteStore, user: &str) -> SafeOps {
-    let user = user.to_owned();
-    let identity = EnvIdentity::from_lookup(move |name| match name {
-        EnvIdentity::TENANT_ENV => Some("local".to_owned()),
-        EnvIdentity::USER_ENV => Some(user.clone()),
-        _ => Some(String::new()),
-    })
-    .expect("identity");
-    let guard = Guard::ephemeral()
-        .expect("guard key")
-        .with_operations(Operations::new(store, identity));
-    world.server_with(guard)
+    world.server_with(operations_guard(store, user))
 }
 
 fn accept() -> Answer {

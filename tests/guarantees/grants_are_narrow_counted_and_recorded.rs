@@ -6,14 +6,14 @@
 //! use is an audit record naming the grant, and the model's answer says nobody was asked.
 //! safe-ops' `delete_file` (a grant over one folder) and the tests' shelf of two tools.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::support::{shelf::shelf, *};
 use rmcp::model::{CallToolResult, ProtocolVersion};
 use rmcp_guard::{
-    EnvIdentity, Guard,
+    EnvIdentity,
     grant::{Revoked, Revoker},
-    ops::{OperationStore, Operations, SqliteStore},
+    ops::{OperationStore, SqliteStore},
     outcome::Outcome,
     person::Person,
     testing::{Answer, ScriptedHuman},
@@ -64,30 +64,6 @@ fn world() -> World {
     world
 }
 
-fn identity(user: &str) -> EnvIdentity {
-    let user = user.to_owned();
-    EnvIdentity::from_lookup(move |name| match name {
-        EnvIdentity::TENANT_ENV => Some("local".to_owned()),
-        EnvIdentity::USER_ENV => Some(user.clone()),
-        _ => Some(String::new()),
-    })
-    .expect("identity")
-}
-
-/// The world's operation store, opened once per process, as the tools of one process share it.
-fn store(world: &World) -> SqliteStore {
-    static OPEN: std::sync::LazyLock<Mutex<Vec<(std::path::PathBuf, SqliteStore)>>> =
-        std::sync::LazyLock::new(Default::default);
-    let path = world.base.join("operations.db");
-    let mut open = OPEN.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((_, store)) = open.iter().find(|(p, _)| *p == path) {
-        return store.clone();
-    }
-    let store = SqliteStore::open(&path).expect("operation store");
-    open.push((path, store.clone()));
-    store
-}
-
 /// The world's store opened again, as another process would: opening waits out a write of
 /// the first process's (its audit sequencer) rather than block on it, so it is retried.
 async fn open_again(world: &World) -> SqliteStore {
@@ -101,15 +77,9 @@ async fn open_again(world: &World) -> SqliteStore {
     SqliteStore::open(&path).expect("the store opens again")
 }
 
-fn guard_on(store: SqliteStore, user: &str) -> Guard {
-    Guard::ephemeral()
-        .expect("guard key")
-        .with_operations(Operations::new(store, identity(user)))
-}
-
 /// safe-ops on `world`, its grants in the world's store, calls made by `user`.
 fn server_for(world: &World, user: &str) -> safe_ops::SafeOps {
-    world.server_with(guard_on(store(world), user))
+    world.server_with(operations_guard(world.operations_store(), user))
 }
 
 /// Deletes `path` as `user` on a fresh connection, the human answering with `answers`.
@@ -278,7 +248,9 @@ async fn a_grant_choice_the_question_did_not_offer_is_refused(era: ProtocolVersi
 async fn a_revoked_grant_asks_again_on_every_server(era: ProtocolVersion) {
     let world = world();
     let id = open_reports_grant(&world, &era).await;
-    let grants = guard_on(store(&world), "alice").grants().unwrap();
+    let grants = operations_guard(world.operations_store(), "alice")
+        .grants()
+        .unwrap();
     let alice = Person::new("local", "alice").unwrap();
     let bob = Person::new("local", "bob").unwrap();
     let now = rmcp_guard::ops::now_ms();
@@ -309,7 +281,11 @@ async fn a_revoked_grant_asks_again_on_every_server(era: ProtocolVersion) {
     let other = open_again(&world).await;
     let human = ScriptedHuman::new(era.clone());
     human.will(Answer::Decline);
-    let client = connect(world.server_with(guard_on(other, "alice")), human.clone()).await;
+    let client = connect(
+        world.server_with(operations_guard(other, "alice")),
+        human.clone(),
+    )
+    .await;
     let result = call(&client, "delete_file", json!({"path": "reports/b.log"})).await;
     assert_natural(&result, Outcome::Declined);
     assert_eq!(human.shown().len(), 1, "asked again after the revocation");
@@ -321,7 +297,7 @@ async fn a_grant_holds_across_a_restart_and_on_another_server(era: ProtocolVersi
     // A fresh store handle and a fresh guard key: nothing of the first process is left.
     let other = open_again(&world).await;
     let client = connect(
-        world.server_with(guard_on(other, "alice")),
+        world.server_with(operations_guard(other, "alice")),
         ScriptedHuman::new(era.clone()),
     )
     .await;
@@ -333,8 +309,8 @@ async fn a_grant_holds_across_a_restart_and_on_another_server(era: ProtocolVersi
 
 async fn every_use_is_audited_naming_the_grant(era: ProtocolVersion) {
     let world = world();
-    let store = store(&world);
-    let server = || world.server_with(guard_on(store.clone(), "alice"));
+    let store = world.operations_store();
+    let server = || world.server_with(operations_guard(store.clone(), "alice"));
     let log = server()
         .guard_config()
         .operations()
@@ -508,8 +484,8 @@ fn the_operator_lists_and_revokes_grants_from_the_command_line() {
         "asked again once the operator revoked it"
     );
     let log = runtime.block_on(async {
-        let store = store(&world);
-        let guard = guard_on(store, "alice");
+        let store = world.operations_store();
+        let guard = operations_guard(store, "alice");
         let log = guard.operations().unwrap().audit_log().clone();
         log.records().await.unwrap()
     });

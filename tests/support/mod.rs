@@ -23,10 +23,34 @@ use rmcp::{
     },
     service::{ClientLifecycleMode, ClientServiceExt, RequestContext, RunningService},
 };
-use rmcp_guard::{Guard, outcome::Outcome, testing::ScriptedHuman};
+use rmcp_guard::{
+    EnvIdentity, Guard,
+    ops::{Operations, SqliteStore},
+    outcome::Outcome,
+    testing::ScriptedHuman,
+};
 use safe_ops::{SafeOps, db};
 use serde_json::Value;
 use tempfile::TempDir;
+
+/// `user` of tenant `local`, as a stdio server's environment names the caller.
+pub fn local_identity(user: &str) -> EnvIdentity {
+    let user = user.to_owned();
+    EnvIdentity::from_lookup(move |name| match name {
+        EnvIdentity::TENANT_ENV => Some("local".to_owned()),
+        EnvIdentity::USER_ENV => Some(user.clone()),
+        _ => Some(String::new()),
+    })
+    .expect("identity")
+}
+
+/// A guard keeping its operations (undo windows, grants, the audit log) in `store`, calls
+/// made by `user` of tenant `local`.
+pub fn operations_guard(store: SqliteStore, user: &str) -> Guard {
+    Guard::ephemeral()
+        .expect("guard key")
+        .with_operations(Operations::new(store, local_identity(user)))
+}
 
 /// Push elicitation (`elicitation/create`).
 pub const PUSH: ProtocolVersion = ProtocolVersion::V_2025_11_25;
@@ -119,6 +143,21 @@ impl World {
 
     pub fn server_with(&self, guard: Guard) -> SafeOps {
         SafeOps::open(&self.root, &self.db, guard).expect("safe-ops opens")
+    }
+
+    /// The world's operation store, opened once per process: the servers of one test share
+    /// it, as the tools of one process do.
+    pub fn operations_store(&self) -> SqliteStore {
+        static OPEN: std::sync::LazyLock<Mutex<Vec<(PathBuf, SqliteStore)>>> =
+            std::sync::LazyLock::new(Default::default);
+        let path = self.base.join("operations.db");
+        let mut open = OPEN.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, store)) = open.iter().find(|(p, _)| *p == path) {
+            return store.clone();
+        }
+        let store = SqliteStore::open(&path).expect("operation store");
+        open.push((path, store.clone()));
+        store
     }
 
     /// A path inside the sandbox root.

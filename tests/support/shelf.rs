@@ -10,8 +10,7 @@ use rmcp::{
     tool, tool_handler, tool_router,
 };
 use rmcp_guard::{
-    Confirmed, EnvIdentity, Exposure, Guard, Guarded, Identity, Preview, ToolArgs, ToolError,
-    destructive, exposed,
+    Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, exposed,
     forms::Checkbox,
     ops::{OperationStore, Operations},
 };
@@ -78,12 +77,11 @@ impl ServerHandler for Shelf {
 /// A shelf whose grants live in `store`, called by `user` of tenant `local`: each call makes
 /// a fresh guard, as another replica of the server would.
 pub fn shelf(store: Arc<dyn OperationStore>, user: &str) -> Shelf {
-    let identity = EnvIdentity::new(Identity::new("local", user, Vec::<String>::new()));
     Shelf {
         guard: Arc::new(
             Guard::ephemeral()
                 .expect("guard key")
-                .with_operations(Operations::new(store, identity))
+                .with_operations(Operations::new(store, super::local_identity(user)))
                 .with_exposure(Exposure::all_tools()),
         ),
         books: Arc::new(Mutex::new(vec!["a".into(), "b".into(), "c".into()])),

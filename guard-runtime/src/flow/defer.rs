@@ -94,7 +94,7 @@ impl<F: Form> Flow<'_, F> {
         self.deferrable()?;
         self.seen().answer = Some(crate::form::redacted(&form));
         self.commit_accepted().await?;
-        let owner = self.seen().undoer.clone();
+        let owner = self.seen().caller.clone();
         let calls = self.guard.deferred_calls();
         let (Some(owner), Some(calls)) = (owner, calls) else {
             return Err(self.unscheduled("the caller or the store is missing".into()));

@@ -54,10 +54,19 @@ impl<F: Form> Flow<'_, F> {
         else {
             return Ok(None);
         };
-        let Ok(holder) = caller(self.guard, &self.call.request) else {
-            return Ok(None);
+        // An undoable or deferred tool identified its caller already.
+        let known = self.seen().caller.clone();
+        let holder = match known {
+            Some(person) => person,
+            None => match caller(self.guard, &self.call.request) {
+                Ok(person) => {
+                    self.seen().caller = Some(person.clone());
+                    person
+                }
+                // Nobody to bind a grant to: the human is asked, and no grant is offered.
+                Err(_) => return Ok(None),
+            },
         };
-        self.seen().holder = Some(holder.clone());
         // A round that answers a question carries the human's answer to this very call: a
         // grant opened meanwhile does not override it (a decline stays a decline). The
         // holder is known all the same, so the answer may open a grant.
@@ -105,8 +114,8 @@ impl<F> Flow<'_, F> {
     fn offer<'e>(&self, effect: &'e Effect) -> Option<(GrantSpec, &'e str)> {
         let spec = self.spec.grant?;
         let scope = effect.scope_words()?;
-        self.guard.grants()?;
-        self.seen().holder.as_ref()?;
+        self.guard.operations()?;
+        self.seen().caller.as_ref()?;
         Some((spec, scope))
     }
 
@@ -169,7 +178,7 @@ impl<F> Flow<'_, F> {
     /// scope the re-checked preview states. A grant that cannot be stored leaves the call as
     /// it was (it was approved) and the answer says the next call asks again.
     pub(super) async fn open_grant(&self, now: &Effect, answer: &Value) {
-        let holder = self.seen().holder.clone();
+        let holder = self.seen().caller.clone();
         let opened = match (self.offer(now), self.guard.grants(), holder) {
             (Some((spec, scope)), Some(grants), Some(holder)) => grants
                 .open(

@@ -167,13 +167,10 @@ struct Seen {
     /// What a disclosing tool showed (or withheld): its class, items and bytes, and the
     /// session's totals.
     disclosed: Option<Value>,
-    /// Who will own the undo window or the deferred call, identified before the human is
-    /// asked.
+    /// The caller as a person, identified from trusted context before the human is asked:
+    /// who will own the undo window, the deferred call or a grant the call opens.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    undoer: Option<crate::person::Person>,
-    /// Who would hold a grant of this call, identified before the human is asked.
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    holder: Option<crate::person::Person>,
+    caller: Option<crate::person::Person>,
     /// The grant this call opened or ran under, once known.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     grant: Option<grant::Note>,
@@ -398,11 +395,11 @@ impl<F> Flow<'_, F> {
         #[cfg(any(feature = "sqlite", feature = "postgres"))]
         if self.spec.defer.is_some() {
             self.deferrable()?;
-            return self.identify_undoer();
+            return self.identify_caller();
         }
         #[cfg(any(feature = "sqlite", feature = "postgres"))]
         if self.undoable().is_some() {
-            return self.identify_undoer();
+            return self.identify_caller();
         }
         Ok(())
     }

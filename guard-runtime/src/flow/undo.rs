@@ -27,10 +27,10 @@ impl<F> Flow<'_, F> {
 
     /// Before the question: the person who will own the window, from trusted context. A
     /// caller without one ends the call before anyone is asked.
-    pub(super) fn identify_undoer(&self) -> Step<()> {
+    pub(super) fn identify_caller(&self) -> Step<()> {
         match caller(self.guard, &self.call.request) {
             Ok(person) => {
-                self.seen().undoer = Some(person);
+                self.seen().caller = Some(person);
                 Ok(())
             }
             Err(error) => Err(self.refuse(Outcome::Refused(error.code()), error)),
@@ -129,7 +129,7 @@ impl<F> Flow<'_, F> {
             .ok_or("the guard has no operation store")?;
         let owner = self
             .seen()
-            .undoer
+            .caller
             .clone()
             .ok_or("the caller was not identified")?;
         windows

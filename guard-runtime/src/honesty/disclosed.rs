@@ -262,15 +262,14 @@ fn assignment(lower: &str, name: &str) -> Option<usize> {
 
 /// Where an `http(s)` URL carries a signature or token in its query.
 fn signed_link(text: &str) -> Option<usize> {
-    const SIGNED: [&str; 8] = [
+    // Azure's SAS links carry `sig` too; their `sv` and `se` alone are a version and an expiry.
+    const SIGNED: [&str; 6] = [
         "sig",
         "signature",
         "x-amz-signature",
         "x-goog-signature",
         "token",
         "access_token",
-        "sv",
-        "se",
     ];
     let mut from = 0;
     while let Some(found) = text[from..].find("http") {
@@ -287,8 +286,7 @@ fn signed_link(text: &str) -> Option<usize> {
                 .filter(|(_, v)| v.len() >= 8)
                 .map(|(k, _)| k.to_ascii_lowercase())
                 .collect();
-            // Azure's `sv`/`se` alone are a version and an expiry: a SAS link also has `sig`.
-            if names.iter().any(|n| SIGNED[..6].contains(&n.as_str())) {
+            if names.iter().any(|n| SIGNED.contains(&n.as_str())) {
                 return Some(at);
             }
         }
