@@ -10,6 +10,7 @@ mod batch;
 use crate::{
     attr::{self, Opt},
     ctxt::Ctxt,
+    grant,
     handler::{self, Shape},
     krate, stand_in, tool_attr,
 };
@@ -38,9 +39,6 @@ const OPTIONS: &[&str] = &[
     "grant_calls",
     "crate",
 ];
-
-/// The most calls a grant may cover.
-const MAX_GRANT_CALLS: u64 = 100;
 
 /// The most approvers a page approval may require.
 const MAX_APPROVERS: u8 = 5;
@@ -76,13 +74,8 @@ struct Options {
     purge: Option<Expr>,
     /// `defer = "2m"`: the confirmed effect waits this long (seconds), and where it was written.
     defer: Option<(u64, Span)>,
-    /// `grant = "10m"`: how long a grant the human opens lasts (seconds), and where.
-    grant: Option<(u64, Span)>,
-    /// `grant_calls = 20`: how many more calls it covers, and where.
-    grant_calls: Option<(u64, Span)>,
-    /// Which of `grant` and `grant_calls` were written, read or not: one that does not read
-    /// is reported as such, not as missing.
-    grant_written: (bool, bool),
+    /// `grant = "10m", grant_calls = 20`: what a grant the human opens may cover.
+    grant: grant::Grant,
 }
 
 pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
@@ -236,19 +229,8 @@ fn check_defer(cx: &Ctxt, o: &Options) {
 /// confirms for one target: never a retyped name, an approval on the page (a second
 /// person, or a secret), a batch's picks or a deferred call.
 fn check_grant(cx: &Ctxt, o: &Options) {
-    let span = match (o.grant, o.grant_calls) {
-        (None, None) => return,
-        (Some((_, span)), None) if o.grant_written.1 => span,
-        (None, Some((_, span))) if o.grant_written.0 => span,
-        (Some((_, span)), None) => {
-            cx.push(syn::Error::new(span, "`grant` needs `grant_calls = N`: how many more calls the human's grant covers (at most 100), e.g. `grant = \"10m\", grant_calls = 20`"));
-            span
-        }
-        (None, Some((_, span))) => {
-            cx.push(syn::Error::new(span, "`grant_calls` counts the calls a grant covers, so it goes with `grant = \"<duration>\"`: how long the grant lasts, e.g. `grant = \"10m\"`"));
-            span
-        }
-        (Some((_, span)), Some(_)) => span,
+    let Some(span) = o.grant.declared(cx) else {
+        return;
     };
     if let Some((ConfirmBy::TypeToConfirm, _)) = o.confirm {
         cx.push(syn::Error::new(span, "`grant` cannot go with `confirm = \"type_to_confirm\"`: a retyped name is the human's attention to one target, and a grant would let later calls skip it. Keep asking each time (remove `grant`), or use `confirm = \"checkbox\"` if a grant is right for this tool"));
@@ -264,22 +246,8 @@ fn check_grant(cx: &Ctxt, o: &Options) {
     }
 }
 
-/// `grant_calls = N`: a whole number from 1 to [`MAX_GRANT_CALLS`].
-fn grant_calls_value(cx: &Ctxt, opt: &Opt) -> Option<(u64, Span)> {
-    match attr::int_value(opt) {
-        Some(n @ 1..=MAX_GRANT_CALLS) => Some((n, opt.value.span())),
-        _ => {
-            cx.error_spanned_by(
-                opt.value.as_ref().map_or(&opt.key as &dyn quote::ToTokens, |v| v as &dyn quote::ToTokens),
-                format!("`grant_calls` takes a whole number from 1 to {MAX_GRANT_CALLS}, e.g. `grant_calls = 20`: a grant covers a counted few calls; for more, the human opens another"),
-            );
-            None
-        }
-    }
-}
-
 fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
-    if o.asking.apply(cx, &opt) {
+    if o.asking.apply(cx, &opt) || o.grant.apply(cx, &opt) {
         return;
     }
     match opt.key.to_string().as_str() {
@@ -304,15 +272,7 @@ fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
         },
         "preview" => o.preview = attr::expr_value(cx, &opt, "Self::preview_fn").cloned(),
         "idempotent" => o.idempotent = attr::flag_value(cx, &opt),
-        "approve" => {
-            if let Some(mode) = attr::string_value(cx, &opt) {
-                if mode == "url" {
-                    o.approve = Some(opt.value.span());
-                } else {
-                    cx.error_spanned_by(&opt.value, format!("unknown approval mode `{mode}`; the one mode is \"url\" (the human approves on guard's approval page); for a form in the client, leave `approve` out"));
-                }
-            }
-        }
+        "approve" => o.approve = approve_value(cx, &opt),
         "approvers" => o.approvers = approvers_value(cx, &opt),
         "batch" => o.batch = attr::flag_value(cx, &opt).then(|| opt.key.span()),
         "max_items" => o.max_items = batch::max_items_value(cx, &opt),
@@ -325,15 +285,6 @@ fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
         "defer" => {
             o.defer = attr::duration_value(cx, &opt, &attr::DEFER)
                 .map(|secs| (secs, opt.value.span()))
-        }
-        "grant" => {
-            o.grant_written.0 = true;
-            o.grant = attr::duration_value(cx, &opt, &attr::GRANT)
-                .map(|secs| (secs, opt.value.span()))
-        }
-        "grant_calls" => {
-            o.grant_written.1 = true;
-            o.grant_calls = grant_calls_value(cx, &opt)
         }
         "secret" => {
             o.secret = attr::string_value(cx, &opt).and_then(|label| {
@@ -349,8 +300,33 @@ fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
     }
 }
 
+/// The `ToolSpec`'s `approval`: an `Option<ApprovalSpec>` literal, one approver by default.
+pub(crate) fn approval_spec(
+    approve: Option<Span>,
+    approvers: Option<(u8, Span)>,
+    secret: Option<&str>,
+    private: &TokenStream,
+) -> TokenStream {
+    if approve.is_none() {
+        return quote!(::core::option::Option::None);
+    }
+    let approvers = approvers.map_or(1, |(n, _)| n);
+    let secret = handler::opt_str(secret);
+    quote!(::core::option::Option::Some(#private::ApprovalSpec { approvers: #approvers, secret: #secret }))
+}
+
+/// `approve = "url"`: where it was written.
+pub(crate) fn approve_value(cx: &Ctxt, opt: &Opt) -> Option<Span> {
+    let mode = attr::string_value(cx, opt)?;
+    if mode == "url" {
+        return Some(opt.value.span());
+    }
+    cx.error_spanned_by(&opt.value, format!("unknown approval mode `{mode}`; the one mode is \"url\" (the human approves on guard's approval page); for a form in the client, leave `approve` out"));
+    None
+}
+
 /// `approvers = N`: a whole number from 1 to [`MAX_APPROVERS`].
-fn approvers_value(cx: &Ctxt, opt: &Opt) -> Option<(u8, Span)> {
+pub(crate) fn approvers_value(cx: &Ctxt, opt: &Opt) -> Option<(u8, Span)> {
     let n = match &opt.value {
         Some(Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Int(n),
@@ -488,14 +464,12 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
         .rules(shape.proof.as_ref().map(|(_, _, form)| form), &private);
     let spec_fields = o.asking.spec_fields(o.asking.message.as_deref());
     let tool_name = tool_attr::routed_name(&tool_fn);
-    let approval = match o.approve {
-        Some(_) => {
-            let approvers = o.approvers.map_or(1, |(n, _)| n);
-            let secret = handler::opt_str(o.secret.as_ref().map(|(s, _)| s.as_str()));
-            quote!(::core::option::Option::Some(#private::ApprovalSpec { approvers: #approvers, secret: #secret }))
-        }
-        None => quote!(::core::option::Option::None),
-    };
+    let approval = approval_spec(
+        o.approve,
+        o.approvers,
+        o.secret.as_ref().map(|(s, _)| s.as_str()),
+        &private,
+    );
 
     asserts.push(quote!(#private::assert_guarded::<Self>();));
     asserts.extend(handler::assert_parameters(shape, &private));
@@ -524,17 +498,8 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
         None => quote!(::core::option::Option::None),
     };
 
-    let grant = match (o.grant, o.grant_calls) {
-        (Some((secs, _)), Some((calls, _))) => {
-            let calls = calls as u32;
-            quote!(::core::option::Option::Some(#private::GrantSpec {
-                within: ::core::time::Duration::from_secs(#secs),
-                calls: #calls,
-            }))
-        }
-        _ => quote!(::core::option::Option::None),
-    };
-    if let (Some((_, span)), Some((_, _, form_ty))) = (o.grant, &shape.proof) {
+    let grant = o.grant.spec(&private);
+    if let (Some(span), Some((_, _, form_ty))) = (o.grant.span(), &shape.proof) {
         // The question adds the grant's choice beside the form's own fields.
         let at_grant = krate::respan(private.clone(), span);
         asserts.push(quote_spanned! {span=>

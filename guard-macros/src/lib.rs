@@ -10,6 +10,7 @@ mod destructive;
 mod disclose;
 mod form;
 mod form_enum;
+mod grant;
 mod handler;
 mod keyed;
 mod krate;
@@ -154,6 +155,14 @@ pub fn ask(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// Every parameter must be a read handle (`rmcp_guard::read_handle::ReadHandle`): rmcp's
 /// request data or guard's read-only database handles. A write handle, however it is
 /// spelled, does not compile, and in read-only mode only these tools stay published.
+///
+/// A tool that changes nothing but may expose what it reads declares it:
+/// `#[read_only(discloses = "sensitive" | "credentials" | "bulk" | "capability", boundary =
+/// Self::boundary_fn, max_items = N, max_bytes = N, session_max_items = N, session_max_bytes
+/// = N)]`. It then asks the human with the data boundary stated, in the client's form or on
+/// guard's page (`approve = "url"`, `approvers = N`), or under a grant the human opened
+/// (`grant = "10m"`, `grant_calls = N`, over the scope the boundary states); see the
+/// `disclosure` guide.
 ///
 /// ```
 /// use rmcp::{tool, tool_router};

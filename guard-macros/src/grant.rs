@@ -1,0 +1,97 @@
+//! `grant = "10m", grant_calls = 20`: a tool's leave for the human to let their answer cover
+//! a counted few later calls on the scope the preview states. Shared by `#[destructive]` and
+//! a disclosing `#[read_only]`; each checks itself what a grant cannot go with.
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::spanned::Spanned;
+
+use crate::{
+    attr::{self, Opt},
+    ctxt::Ctxt,
+};
+
+/// The most calls a grant may cover.
+const MAX_CALLS: u64 = 100;
+
+/// The grant a tool declares, as read.
+#[derive(Default)]
+pub struct Grant {
+    /// `grant = "10m"`: how long a grant lasts (seconds), and where it was written.
+    within: Option<(u64, Span)>,
+    /// `grant_calls = 20`: how many more calls it covers, and where.
+    calls: Option<(u64, Span)>,
+    /// Which of the two were written, read or not: one that does not read is reported as
+    /// such, not as missing.
+    written: (bool, bool),
+}
+
+impl Grant {
+    /// Reads `grant` or `grant_calls`; false for any other option.
+    pub fn apply(&mut self, cx: &Ctxt, opt: &Opt) -> bool {
+        match opt.key.to_string().as_str() {
+            "grant" => {
+                self.written.0 = true;
+                self.within = attr::duration_value(cx, opt, &attr::GRANT)
+                    .map(|secs| (secs, opt.value.span()));
+            }
+            "grant_calls" => {
+                self.written.1 = true;
+                self.calls = calls_value(cx, opt);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Where the grant was declared, if it was; a half without the other is an error here.
+    pub fn declared(&self, cx: &Ctxt) -> Option<Span> {
+        match (self.within, self.calls) {
+            (None, None) => None,
+            (Some((_, span)), None) if self.written.1 => Some(span),
+            (None, Some((_, span))) if self.written.0 => Some(span),
+            (Some((_, span)), None) => {
+                cx.push(syn::Error::new(span, "`grant` needs `grant_calls = N`: how many more calls the human's grant covers (at most 100), e.g. `grant = \"10m\", grant_calls = 20`"));
+                Some(span)
+            }
+            (None, Some((_, span))) => {
+                cx.push(syn::Error::new(span, "`grant_calls` counts the calls a grant covers, so it goes with `grant = \"<duration>\"`: how long the grant lasts, e.g. `grant = \"10m\"`"));
+                Some(span)
+            }
+            (Some((_, span)), Some(_)) => Some(span),
+        }
+    }
+
+    /// Where `grant = ...` was written, once both halves read.
+    pub fn span(&self) -> Option<Span> {
+        self.calls.and(self.within).map(|(_, span)| span)
+    }
+
+    /// The `ToolSpec`'s `grant`: an `Option<GrantSpec>` literal.
+    pub fn spec(&self, private: &TokenStream) -> TokenStream {
+        match (self.within, self.calls) {
+            (Some((secs, _)), Some((calls, _))) => {
+                let calls = calls as u32;
+                quote!(::core::option::Option::Some(#private::GrantSpec {
+                    within: ::core::time::Duration::from_secs(#secs),
+                    calls: #calls,
+                }))
+            }
+            _ => quote!(::core::option::Option::None),
+        }
+    }
+}
+
+/// `grant_calls = N`: a whole number from 1 to [`MAX_CALLS`].
+fn calls_value(cx: &Ctxt, opt: &Opt) -> Option<(u64, Span)> {
+    match attr::int_value(opt) {
+        Some(n @ 1..=MAX_CALLS) => Some((n, opt.value.span())),
+        _ => {
+            cx.error_spanned_by(
+                opt.value.as_ref().map_or(&opt.key as &dyn quote::ToTokens, |v| v as &dyn quote::ToTokens),
+                format!("`grant_calls` takes a whole number from 1 to {MAX_CALLS}, e.g. `grant_calls = 20`: a grant covers a counted few calls; for more, the human opens another"),
+            );
+            None
+        }
+    }
+}
