@@ -33,7 +33,8 @@ impl<F: Form> Flow<'_, F> {
                     ToolError::new(
                         codes::INVALID_STATE,
                         format!(
-                            "Nothing was changed: {} is misconfigured on the server, so it cannot ask for confirmation (trace_id {}). Tell the operator.",
+                            "{}: {} is misconfigured on the server, so it cannot ask for confirmation (trace_id {}). Tell the operator.",
+                            self.nothing_done_first(),
                             self.spec.name, self.trace_id
                         ),
                     ),
@@ -120,7 +121,8 @@ impl<F> Flow<'_, F> {
                 ToolError::new(
                     codes::UNAVAILABLE,
                     format!(
-                        "Nothing was changed: the server could not write the confirmation of {} to its audit log, and nothing runs unrecorded (trace_id {}). Tell the operator, then call the tool again.",
+                        "{}: the server could not write the confirmation of {} to its audit log, and nothing runs unrecorded (trace_id {}). Tell the operator, then call the tool again.",
+                        self.nothing_done_first(),
                         self.spec.name, self.trace_id
                     ),
                 ),
@@ -153,7 +155,10 @@ impl<F> Flow<'_, F> {
             Outcome::InvalidAnswer,
             ToolError::new(
                 codes::INVALID_CONFIRMATION,
-                format!("Nothing was changed: {reason}. Call the tool again to be asked afresh."),
+                format!(
+                    "{}: {reason}. Call the tool again to be asked afresh.",
+                    self.nothing_done_first()
+                ),
             ),
         )
     }

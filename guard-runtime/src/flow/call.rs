@@ -83,7 +83,8 @@ impl<F> Flow<'_, F> {
             ToolError::new(
                 codes::UNAVAILABLE,
                 format!(
-                    "Nothing was changed: this server does not state which tools it publishes, so {} cannot run. Ask the operator (trace_id {}).",
+                    "{}: this server does not state which tools it publishes, so {} cannot run. Ask the operator (trace_id {}).",
+                    self.nothing_done_first(),
                     self.spec.name, self.trace_id
                 ),
             ),

@@ -74,7 +74,10 @@ impl<F: Form> Flow<'_, F> {
         match again {
             Ok(Preview::Effect(now)) if now == confirmed => {}
             Ok(_) => {
-                return Err(self.refuse(Outcome::StateChanged, state_changed(confirmed.target())));
+                return Err(self.refuse(
+                    Outcome::StateChanged,
+                    state_changed(confirmed.target(), self.nothing_done()),
+                ));
             }
             Err(error) => return Err(self.refuse(Outcome::PreviewFailed, error)),
         }
@@ -199,7 +202,9 @@ impl<F: Form> RunFlow<F> {
             Ok(Preview::Effect(now)) if now.fingerprint() == self.due.fingerprint => now,
             Ok(_) => {
                 return Err(Ending::StateChanged {
-                    reason: state_changed(&self.due.call.target).message().to_owned(),
+                    reason: state_changed(&self.due.call.target, "nothing was changed")
+                        .message()
+                        .to_owned(),
                 });
             }
             Err(error) => {

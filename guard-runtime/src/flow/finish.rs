@@ -136,12 +136,14 @@ impl<F> Flow<'_, F> {
     }
 }
 
-pub(super) fn state_changed(target: &str) -> ToolError {
+/// The refusal of a call whose target changed after the human answered; `done` is what did
+/// not happen (see `Flow::nothing_done`).
+pub(super) fn state_changed(target: &str, done: &str) -> ToolError {
     ToolError::new(
         codes::STATE_CHANGED,
         format!(
-            "{target} changed after the user confirmed, so nothing was changed: what the user \
-             confirmed is not what would run. Call the tool again to show the user the new state."
+            "{target} changed after the user confirmed, so {done}: what the user confirmed is \
+             not what would run. Call the tool again to show the user the new state."
         ),
     )
 }

@@ -92,7 +92,8 @@ impl<F: Form> Flow<'_, F> {
                 ToolError::new(
                     codes::INVALID_CONFIRMATION,
                     format!(
-                        "Nothing was changed: the answer kept by grant {} no longer passes the form's checks ({reason}). Revoke the grant, then call the tool again to ask the user.",
+                        "{}: the answer kept by grant {} no longer passes the form's checks ({reason}). Revoke the grant, then call the tool again to ask the user.",
+                        self.nothing_done_first(),
                         taken.grant.grant_id
                     ),
                 ),

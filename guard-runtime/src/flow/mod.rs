@@ -301,7 +301,10 @@ impl<'g, F: Form> Flow<'g, F> {
                     secret,
                 ))
             }
-            Ok(_) => Err(self.refuse(Outcome::StateChanged, state_changed(confirmed.target()))),
+            Ok(_) => Err(self.refuse(
+                Outcome::StateChanged,
+                state_changed(confirmed.target(), self.nothing_done()),
+            )),
             Err(error) => Err(self.refuse(Outcome::PreviewFailed, error)),
         }
     }
@@ -330,7 +333,8 @@ impl<'g, F: Form> Flow<'g, F> {
                 ToolError::new(
                     codes::INVALID_CONFIRMATION,
                     format!(
-                        "Nothing was changed: the confirmation was given for {}, not {}. Call the tool again to ask the user.",
+                        "{}: the confirmation was given for {}, not {}. Call the tool again to ask the user.",
+                        self.nothing_done_first(),
                         spec.name, self.spec.name
                     ),
                 ),

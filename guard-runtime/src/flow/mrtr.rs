@@ -66,7 +66,10 @@ impl<F: Form> Flow<'_, F> {
             return Err(self.input_required(request, state));
         };
         if sealed.fingerprint != effect.fingerprint() {
-            return Err(self.refuse(Outcome::StateChanged, state_changed(effect.target())));
+            return Err(self.refuse(
+                Outcome::StateChanged,
+                state_changed(effect.target(), self.nothing_done()),
+            ));
         }
         self.redeem_state(sealed, ttl).await?;
         self.mrtr_answer()
@@ -98,7 +101,10 @@ impl<F> Flow<'_, F> {
         let binding = binding(self.form_name, self.spec, &self.call.arguments).map_err(|e| {
             self.refuse(
                 Outcome::InvalidArguments,
-                ToolError::new(codes::INVALID_INPUT, format!("Nothing was changed: {e}.")),
+                ToolError::new(
+                    codes::INVALID_INPUT,
+                    format!("{}: {e}.", self.nothing_done_first()),
+                ),
             )
         })?;
         let sealed = SealedState {
@@ -141,7 +147,10 @@ impl<F> Flow<'_, F> {
                     Outcome::Expired,
                     ToolError::new(
                         codes::CONFIRMATION_EXPIRED,
-                        "The confirmation expired before the answer arrived; nothing was changed. Call the tool again to ask afresh.",
+                        format!(
+                            "The confirmation expired before the answer arrived; {}. Call the tool again to ask afresh.",
+                            self.nothing_done()
+                        ),
                     ),
                 ));
             }
@@ -156,9 +165,12 @@ impl<F> Flow<'_, F> {
                 Outcome::Restarted,
                 ToolError::new(
                     codes::INVALID_STATE,
-                    "This confirmation was asked before the server restarted, and the server \
-                     cannot tell whether it was already used; nothing was changed. Call the tool \
-                     again to ask afresh.",
+                    format!(
+                        "This confirmation was asked before the server restarted, and the server \
+                         cannot tell whether it was already used; {}. Call the tool again to ask \
+                         afresh.",
+                        self.nothing_done()
+                    ),
                 ),
             ));
         }
@@ -170,8 +182,11 @@ impl<F> Flow<'_, F> {
             Outcome::BadState,
             ToolError::new(
                 codes::INVALID_STATE,
-                "The confirmation state does not match this call (altered, or sent with \
-                 different arguments); nothing was changed. Call the tool again to ask afresh.",
+                format!(
+                    "The confirmation state does not match this call (altered, or sent with \
+                     different arguments); {}. Call the tool again to ask afresh.",
+                    self.nothing_done()
+                ),
             ),
         )
     }
@@ -185,7 +200,8 @@ impl<F> Flow<'_, F> {
                 ToolError::new(
                     codes::UNAVAILABLE,
                     format!(
-                        "Nothing was changed: the server could not record this confirmation as used (trace_id {}). Call the tool again to ask afresh.",
+                        "{}: the server could not record this confirmation as used (trace_id {}). Call the tool again to ask afresh.",
+                        self.nothing_done_first(),
                         self.trace_id
                     ),
                 ),
@@ -198,7 +214,10 @@ impl<F> Flow<'_, F> {
                 Outcome::Replayed,
                 ToolError::new(
                     codes::INVALID_STATE,
-                    "This confirmation was already used; nothing was changed. Call the tool again to ask afresh.",
+                    format!(
+                        "This confirmation was already used; {}. Call the tool again to ask afresh.",
+                        self.nothing_done()
+                    ),
                 ),
             ))
         }
@@ -219,7 +238,8 @@ impl<F> Flow<'_, F> {
                 ToolError::new(
                     codes::INVALID_CONFIRMATION,
                     format!(
-                        "The retry carried no readable answer under `{INPUT_KEY}`; nothing was changed. Call the tool again to ask afresh."
+                        "The retry carried no readable answer under `{INPUT_KEY}`; {}. Call the tool again to ask afresh.",
+                        self.nothing_done()
                     ),
                 ),
             )),

@@ -133,7 +133,10 @@ impl<F: Form> Flow<'_, F> {
             .map_err(|e| {
                 self.refuse(
                     Outcome::InvalidArguments,
-                    ToolError::new(codes::INVALID_INPUT, format!("Nothing was changed: {e}.")),
+                    ToolError::new(
+                        codes::INVALID_INPUT,
+                        format!("{}: {e}.", self.nothing_done_first()),
+                    ),
                 )
             })
     }
@@ -170,7 +173,8 @@ impl<F: Form> Flow<'_, F> {
                 ToolError::new(
                     codes::INVALID_STATE,
                     format!(
-                        "Nothing was changed: {} cannot be sent for approval on this server (trace_id {}). Tell the operator.",
+                        "{}: {} cannot be sent for approval on this server (trace_id {}). Tell the operator.",
+                        self.nothing_done_first(),
                         self.spec.name, self.trace_id
                     ),
                 ),
@@ -205,7 +209,8 @@ impl<F: Form> Flow<'_, F> {
                     ToolError::new(
                         codes::UNAVAILABLE,
                         format!(
-                            "Nothing was changed: the server cannot read its approvals right now (trace_id {}). Call the tool again in a moment.",
+                            "{}: the server cannot read its approvals right now (trace_id {}). Call the tool again in a moment.",
+                            self.nothing_done_first(),
                             self.trace_id
                         ),
                     ),
@@ -253,7 +258,8 @@ impl<F: Form> Flow<'_, F> {
                 ToolError::new(
                     codes::PERMISSION_DENIED,
                     format!(
-                        "Nothing was changed: the identity provider names the caller in a way guard refuses ({problem}), so {} cannot be approved for them. Ask the operator to fix the account (trace_id {}).",
+                        "{}: the identity provider names the caller in a way guard refuses ({problem}), so {} cannot be approved for them. Ask the operator to fix the account (trace_id {}).",
+                        self.nothing_done_first(),
                         self.spec.name, self.trace_id
                     ),
                 ),
@@ -370,15 +376,17 @@ impl<F: Form> Flow<'_, F> {
             Status::Rejected { by } => Err(self.natural(
                 Outcome::Rejected,
                 format!(
-                    "{by} rejected {} on the approval page; nothing was changed.",
-                    self.spec.name
+                    "{by} rejected {} on the approval page; {}.",
+                    self.spec.name,
+                    self.nothing_done()
                 ),
             )),
             Status::Expired => Err(self.natural(
                 Outcome::Expired,
                 format!(
-                    "The approval for {} expired before enough people approved; nothing was changed. Call the tool again to ask afresh.",
-                    self.spec.name
+                    "The approval for {} expired before enough people approved; {}. Call the tool again to ask afresh.",
+                    self.spec.name,
+                    self.nothing_done()
                 ),
             )),
             Status::Withdrawn | Status::Pending => Err(self.cancelled()),
@@ -400,9 +408,10 @@ impl<F: Form> Flow<'_, F> {
         self.natural(
             Outcome::UnsupportedClient,
             format!(
-                "Nothing was changed: {} must be approved on a web page, and this client \
-                 cannot send the user to one (it did not declare URL elicitation). Ask the \
-                 user to run this from a client that supports it.",
+                "{}: {} must be approved on a web page, and this client cannot send the \
+                 user to one (it did not declare URL elicitation). Ask the user to run this \
+                 from a client that supports it.",
+                self.nothing_done_first(),
                 self.spec.name
             ),
         )
@@ -414,7 +423,8 @@ impl<F: Form> Flow<'_, F> {
             Outcome::Declined,
             self.spec.on_decline.map(str::to_owned).unwrap_or_else(|| {
                 format!(
-                    "The user declined to open the approval page; nothing was changed ({} did not run).",
+                    "The user declined to open the approval page; {} ({} did not run).",
+                    self.nothing_done(),
                     self.spec.name
                 )
             }),
@@ -429,7 +439,8 @@ impl<F: Form> Flow<'_, F> {
             ToolError::new(
                 codes::INVALID_STATE,
                 format!(
-                    "Nothing was changed: {} is approved on a web page that this server does not serve (trace_id {}). Tell the operator.",
+                    "{}: {} is approved on a web page that this server does not serve (trace_id {}). Tell the operator.",
+                    self.nothing_done_first(),
                     self.spec.name, self.trace_id
                 ),
             ),

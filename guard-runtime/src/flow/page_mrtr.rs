@@ -94,7 +94,10 @@ impl<F: Form> Flow<'_, F> {
         self.seen().approval = Some((id.to_owned(), Vec::new()));
         if sealed.fingerprint != effect.fingerprint() {
             desk.close(id, Status::Withdrawn).await;
-            return Err(self.refuse(Outcome::StateChanged, state_changed(effect.target())));
+            return Err(self.refuse(
+                Outcome::StateChanged,
+                state_changed(effect.target(), self.nothing_done()),
+            ));
         }
         let round = sealed.round.unwrap_or(0);
         // A replay is refused here and leaves the approval to the round already waiting.
@@ -206,7 +209,8 @@ impl<F: Form> Flow<'_, F> {
                     ToolError::new(
                         codes::INVALID_STATE,
                         format!(
-                            "Nothing was changed: the approval this retry waits for is not known to this server (it ended long ago, or it was kept by another server's own store), so {} cannot run on it. Call the tool again to open a new approval.",
+                            "{}: the approval this retry waits for is not known to this server (it ended long ago, or it was kept by another server's own store), so {} cannot run on it. Call the tool again to open a new approval.",
+                            self.nothing_done_first(),
                             self.spec.name
                         ),
                     ),
@@ -217,7 +221,8 @@ impl<F: Form> Flow<'_, F> {
                 ToolError::new(
                     codes::UNAVAILABLE,
                     format!(
-                        "Nothing was changed: the server cannot read the approval this retry waits for right now (trace_id {}). Retry the same call in a moment.",
+                        "{}: the server cannot read the approval this retry waits for right now (trace_id {}). Retry the same call in a moment.",
+                        self.nothing_done_first(),
                         self.trace_id
                     ),
                 ),
@@ -229,7 +234,8 @@ impl<F: Form> Flow<'_, F> {
                     ToolError::new(
                         codes::PERMISSION_DENIED,
                         format!(
-                            "Nothing was changed: this retry names an approval opened for another call (another person, tool or arguments), so {} cannot run on it. Call the tool again to ask for your own approval.",
+                            "{}: this retry names an approval opened for another call (another person, tool or arguments), so {} cannot run on it. Call the tool again to ask for your own approval.",
+                            self.nothing_done_first(),
                             self.spec.name
                         ),
                     ),

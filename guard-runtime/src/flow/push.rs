@@ -61,6 +61,11 @@ impl<F> Flow<'_, F> {
         }
     }
 
+    /// [`Flow::nothing_done`] opening a sentence.
+    pub(super) fn nothing_done_first(&self) -> String {
+        capitalised(self.nothing_done())
+    }
+
     /// Form elicitation declared (an empty `elicitation` object means form, per the spec).
     pub(super) fn client_can_confirm(&self) -> bool {
         self.call
@@ -77,7 +82,7 @@ impl<F> Flow<'_, F> {
                 "{}: {} needs the user's confirmation, and this client cannot ask \
                  for it (it did not declare form elicitation). Ask the user to run this from a \
                  client that supports confirmation.",
-                capitalised(self.nothing_done()),
+                self.nothing_done_first(),
                 self.spec.name
             ),
         )
@@ -166,8 +171,9 @@ impl<F> Flow<'_, F> {
                     ToolError::new(
                         codes::INVALID_STATE,
                         format!(
-                            "Nothing was changed: the confirmation request could not reach the \
+                            "{}: the confirmation request could not reach the \
                              user (trace_id {}). Try again.",
+                            self.nothing_done_first(),
                             self.trace_id
                         ),
                     ),

@@ -383,7 +383,10 @@ impl<F: Form> Flow<'_, F> {
                 Err(e) => {
                     return self.refuse(
                         Outcome::InvalidArguments,
-                        ToolError::new(codes::INVALID_INPUT, format!("Nothing was changed: {e}.")),
+                        ToolError::new(
+                            codes::INVALID_INPUT,
+                            format!("{}: {e}.", self.nothing_done_first()),
+                        ),
                     );
                 }
             };
@@ -415,7 +418,8 @@ impl<F: Form> Flow<'_, F> {
                     ToolError::new(
                         codes::UNAVAILABLE,
                         format!(
-                            "Nothing was changed: the server cannot keep this approval as a task right now (trace_id {}). Call the tool again in a moment.",
+                            "{}: the server cannot keep this approval as a task right now (trace_id {}). Call the tool again in a moment.",
+                            self.nothing_done_first(),
                             self.trace_id
                         ),
                     ),
@@ -445,7 +449,10 @@ impl<F: Form> Flow<'_, F> {
             Status::Approved
                 if watched.fingerprint.as_deref() != Some(effect.fingerprint().as_str()) =>
             {
-                Err(self.refuse(Outcome::StateChanged, state_changed(effect.target())))
+                Err(self.refuse(
+                    Outcome::StateChanged,
+                    state_changed(effect.target(), self.nothing_done()),
+                ))
             }
             Status::Pending => self.approval_pending(id, desk).await,
             status => self.decided(id, status, desk).await,
