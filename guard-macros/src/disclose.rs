@@ -11,6 +11,7 @@ use syn::{Expr, ImplItemFn, Meta, Token, parse_quote, punctuated::Punctuated, sp
 use crate::{
     attr::{self, Opt},
     ctxt::Ctxt,
+    destructive, grant,
     handler::{self, Shape},
     krate, stand_in, tool_attr,
 };
@@ -22,6 +23,10 @@ const OPTIONS: &[&str] = &[
     "max_bytes",
     "session_max_items",
     "session_max_bytes",
+    "grant",
+    "grant_calls",
+    "approve",
+    "approvers",
     "message",
     "timeout",
     "on_decline",
@@ -46,6 +51,11 @@ struct Options {
     max_bytes: Option<(u64, Span)>,
     session_max_items: Option<(u64, Span)>,
     session_max_bytes: Option<(u64, Span)>,
+    /// `grant = "10m", grant_calls = 20`: what a grant the human opens may cover.
+    grant: grant::Grant,
+    /// `approve = "url"`: approved on guard's page rather than in the client's form.
+    approve: Option<Span>,
+    approvers: Option<(u8, Span)>,
     /// `message`, `timeout`, `on_decline`, `on_cancel`, `crate`.
     asking: handler::Asking,
 }
@@ -81,7 +91,7 @@ fn parse_options(cx: &Ctxt, attr: TokenStream) -> Options {
 }
 
 fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
-    if o.asking.apply(cx, &opt) {
+    if o.asking.apply(cx, &opt) || o.grant.apply(cx, &opt) {
         return;
     }
     let key = opt.key.to_string();
@@ -106,6 +116,8 @@ fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
         "max_bytes" => o.max_bytes = cap_value(cx, &opt),
         "session_max_items" => o.session_max_items = cap_value(cx, &opt),
         "session_max_bytes" => o.session_max_bytes = cap_value(cx, &opt),
+        "approve" => o.approve = destructive::approve_value(cx, &opt),
+        "approvers" => o.approvers = destructive::approvers_value(cx, &opt),
         _ => {}
     }
 }
@@ -153,6 +165,7 @@ fn check_options(cx: &Ctxt, o: &Options) {
             "a `discloses = \"bulk\"` tool must be bounded: add `max_items = N` (items per call) or `max_bytes = N` (bytes per call), and preferably `session_max_items` too",
         ));
     }
+    check_approval(cx, o);
     for (per_call, session, what) in [
         (o.max_items, o.session_max_items, "items"),
         (o.max_bytes, o.session_max_bytes, "bytes"),
@@ -165,6 +178,17 @@ fn check_options(cx: &Ctxt, o: &Options) {
                 format!("`session_max_{what} = {sess}` is below `max_{what} = {call}`: one call could never show its own cap. Raise `session_max_{what}` to at least {call}, or lower `max_{what}`"),
             ));
         }
+    }
+}
+
+/// `approvers` goes with `approve = "url"`; a grant does not: the page's approvers are
+/// needed for every call, and a grant would let the requester alone go on.
+fn check_approval(cx: &Ctxt, o: &Options) {
+    let grant = o.grant.declared(cx);
+    match (o.approve, o.approvers, grant) {
+        (None, Some((_, span)), _) => cx.push(syn::Error::new(span, "`approvers` counts the people who approve on guard's approval page, so it goes with `approve = \"url\"`")),
+        (Some(_), _, Some(span)) => cx.push(syn::Error::new(span, "`grant` cannot go with `approve = \"url\"`: a disclosure approved on guard's page needs its approvers for every call, and a grant would let the requester alone go on. Remove `grant`, or approve in the client's form instead")),
+        _ => {}
     }
 }
 
@@ -314,6 +338,8 @@ fn generate(
     };
     let tool_name = tool_attr::routed_name(&tool_fn);
     let spec_fields = o.asking.spec_fields(o.asking.message.as_deref());
+    let approval = destructive::approval_spec(o.approve, o.approvers, None, &private);
+    let grant = o.grant.spec(&private);
     let body = handler::body(&tool_fn, &rebind);
     let form = quote!(#rt::forms::Checkbox);
     let block = quote! {
@@ -321,10 +347,10 @@ fn generate(
             name: #tool_name,
             confirm: #private::ConfirmKind::Checkbox,
             #spec_fields
-            approval: ::core::option::Option::None,
+            approval: #approval,
             undo_within: ::core::option::Option::None,
             defer: ::core::option::Option::None,
-            grant: ::core::option::Option::None,
+            grant: #grant,
         };
         const __GUARD_DISCLOSES: &#private::DisclosureSpec = &#spec;
         #(#asserts)*

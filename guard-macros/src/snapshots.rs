@@ -19,6 +19,7 @@ const CASES: &[&str] = &[
     "batch/pass/pick_items.rs",
     "defer/pass/defer.rs",
     "grant/pass/grant.rs",
+    "disclose/pass/granted_and_paged.rs",
     "form/pass/all_kinds.rs",
     "form/pass/choices.rs",
     "idempotency_key/pass/keyed.rs",

@@ -108,6 +108,20 @@ impl Spec {
         )
     }
 
+    /// The scope a grant covers: the author's `words`, the class and the per-call caps, as
+    /// the human reads them in the offer.
+    pub(crate) fn grant_scope(&self, words: &str, noun: &str) -> String {
+        let caps: Vec<String> = [(self.max_items, noun), (self.max_bytes, "bytes")]
+            .into_iter()
+            .filter_map(|(cap, what)| cap.map(|n| format!("{n} {what}")))
+            .collect();
+        let caps = match caps.as_slice() {
+            [] => String::new(),
+            caps => format!("; at most {} a call", caps.join(" and ")),
+        };
+        format!("{words} (discloses {}{caps})", self.class.as_str())
+    }
+
     fn caps(&self) -> impl Iterator<Item = (&'static str, u64)> {
         [
             ("max_items", self.max_items),
@@ -139,6 +153,8 @@ pub(crate) enum Inner {
         items: u64,
         noun: String,
         state: String,
+        /// The scope a grant opened on this call covers, in the author's words.
+        grant_scope: Option<String>,
     },
 }
 
@@ -154,6 +170,7 @@ impl Boundary {
                 items: 1,
                 noun: "item".into(),
                 state: String::new(),
+                grant_scope: None,
             },
         }
     }
@@ -179,6 +196,18 @@ impl Boundary {
         if let Inner::Shown { items, noun, .. } = &mut self.inner {
             *items = count;
             *noun = what.into();
+        }
+        self
+    }
+
+    /// The scope of calls this one belongs to, in plain words the human reads (`build logs
+    /// in builds/`). A tool that declares `grant = ...` offers the human to let later calls
+    /// whose boundary states the same scope show their data without asking; guard adds the
+    /// class and the per-call caps to it, so a grant never covers a class or a cap the human
+    /// did not see. A boundary without one is never covered by a grant, and offers none.
+    pub fn grant_scope(mut self, words: impl Into<String>) -> Self {
+        if let Inner::Shown { grant_scope, .. } = &mut self.inner {
+            *grant_scope = Some(words.into()).filter(|w: &String| !w.trim().is_empty());
         }
         self
     }

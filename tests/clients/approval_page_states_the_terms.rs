@@ -133,28 +133,8 @@ async fn without_a_store_an_undoable_effect_is_final(era: ProtocolVersion) {
     assert_eq!(h.deployed(), [("retire db".to_owned(), 0)]);
 }
 
-macro_rules! on_both_eras {
-    ($($name:ident),* $(,)?) => {
-        mod push {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::PUSH).await;
-                }
-            )*
-        }
-        mod mrtr {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::MRTR).await;
-                }
-            )*
-        }
-    };
-}
-
-on_both_eras!(
+both_eras!(
+    threaded:
     a_final_effect_says_so,
     an_undoable_effect_names_undo_and_its_deadline,
     a_deferred_effect_says_when_and_how_to_withdraw,

@@ -19,6 +19,7 @@ mod approval_page_states_the_terms;
 mod approval_runs_as_a_task;
 mod approvers_are_who_they_say;
 mod conformance_suite_passes;
+mod disclosures_are_approved_on_the_page;
 mod http_serves_only_local_origins;
 mod production_deploys_need_two_approvals;
 mod python_sdk_drives_the_examples;

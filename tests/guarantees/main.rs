@@ -17,6 +17,7 @@ mod asked_input_is_revalidated_before_the_handler;
 mod batches_run_only_picked_items;
 mod deferred_calls_wait;
 mod deletes_can_be_undone;
+mod disclosure_grants_cover_only_what_was_seen;
 mod disclosures_are_asked_and_bounded;
 mod effects_need_the_proof;
 mod fails_closed_without_elicitation;

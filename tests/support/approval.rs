@@ -32,14 +32,15 @@ use rmcp::{
 };
 use rmcp_guard::outcome::Outcome;
 use rmcp_guard::{
-    BearerIdentity, Confirmed, Exposure, Guard, Guarded, IdentityProvider, Preview, ToolArgs,
-    ToolError,
+    BearerIdentity, Boundary, Confirmed, Disclosed, Exposure, Guard, Guarded, IdentityProvider,
+    Preview, ToolArgs, ToolError,
     approval::{ApprovalPage, ApproverLink, Notifier},
     audit::AuditLog,
     destructive,
     forms::{Checkbox, TypeToConfirm},
     identity::Identity,
     ops::{OperationStore, Operations, SqliteStore},
+    read_only,
     testing::INPUT_KEY,
     undo::{Reversible, Window},
 };
@@ -166,6 +167,36 @@ impl Ops {
     ) -> Result<String, ToolError> {
         self.ran(format!("migrate {}", args.environment));
         Ok(format!("Migrated {}.", args.environment))
+    }
+
+    /// Show an environment's variables, which hold its deploy token; two people other than
+    /// the requester approve on the page before anything is shown.
+    #[read_only(
+        discloses = "credentials",
+        boundary = Self::variables,
+        approve = "url",
+        approvers = 2
+    )]
+    #[tool]
+    async fn show_env(
+        &self,
+        Parameters(args): Parameters<DeployArgs>,
+    ) -> Result<Disclosed<String>, ToolError> {
+        self.ran(format!("show_env {}", args.environment));
+        Ok(Disclosed::new(
+            2,
+            format!("RELEASE=2.4.1\nDEPLOY_TOKEN={TOKEN}"),
+        ))
+    }
+}
+
+impl Ops {
+    /// What `show_env` would show, in plain words.
+    async fn variables(&self, args: &DeployArgs) -> Result<Boundary, ToolError> {
+        Ok(
+            Boundary::new(format!("environment {}", args.environment), "the variables")
+                .items(2, "variables"),
+        )
     }
 }
 

@@ -57,12 +57,19 @@ pub const PUSH: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 /// Multi round-trip requests (`InputRequiredResult` + sealed `requestState`).
 pub const MRTR: ProtocolVersion = ProtocolVersion::V_2026_07_28;
 
-/// Runs each listed `async fn name(era: ProtocolVersion)` once per protocol era.
+/// Runs each listed `async fn name(era: ProtocolVersion)` once per protocol era; after
+/// `threaded:`, on two worker threads (a test whose page or browser runs beside the call).
 macro_rules! both_eras {
+    (threaded: $($name:ident),* $(,)?) => {
+        both_eras!(@on (flavor = "multi_thread", worker_threads = 2) $($name),*);
+    };
     ($($name:ident),* $(,)?) => {
+        both_eras!(@on () $($name),*);
+    };
+    (@on $flavor:tt $($name:ident),*) => {
         mod push {
             $(
-                #[tokio::test]
+                #[tokio::test $flavor]
                 async fn $name() {
                     super::$name(crate::support::PUSH).await;
                 }
@@ -70,7 +77,7 @@ macro_rules! both_eras {
         }
         mod mrtr {
             $(
-                #[tokio::test]
+                #[tokio::test $flavor]
                 async fn $name() {
                     super::$name(crate::support::MRTR).await;
                 }

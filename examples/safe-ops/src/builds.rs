@@ -9,6 +9,10 @@ use serde::Deserialize;
 
 use crate::sandbox::Sandbox;
 
+/// What a grant opened on one log covers: the others too, each call still within the
+/// tool's caps.
+const GRANT_SCOPE: &str = "any build log in builds/";
+
 /// The largest log read at all (1 MiB): a bigger one is refused rather than read in part.
 const READ_LIMIT: u64 = 1 << 20;
 
@@ -62,5 +66,6 @@ pub fn boundary(sandbox: &Sandbox, args: &ReadBuildLogArgs) -> Result<Boundary, 
     };
     Ok(Boundary::new(format!("build job {}", args.job), scope)
         .items(shown.len() as u64, "log lines")
+        .grant_scope(GRANT_SCOPE)
         .with_state(pin))
 }

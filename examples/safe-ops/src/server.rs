@@ -582,7 +582,9 @@ impl SafeOps {
         boundary = Self::build_log_boundary,
         max_items = 2000,
         max_bytes = 262144,
-        session_max_items = 10000
+        session_max_items = 10000,
+        grant = "10m",
+        grant_calls = 5
     )]
     #[tool]
     async fn read_build_log(

@@ -150,7 +150,7 @@ impl<F> Flow<'_, F> {
         spec: &'static Spec,
         boundary: Result<Boundary, ToolError>,
     ) -> Result<Preview, ToolError> {
-        let (target, scope, account, items, noun, state) = match boundary?.inner {
+        let (target, scope, account, items, noun, state, grant_scope) = match boundary?.inner {
             Inner::Nothing(text) => return Ok(Preview::Nothing(text)),
             Inner::Shown {
                 target,
@@ -159,7 +159,8 @@ impl<F> Flow<'_, F> {
                 items,
                 noun,
                 state,
-            } => (target, scope, account, items, noun, state),
+                grant_scope,
+            } => (target, scope, account, items, noun, state, grant_scope),
         };
         let account = account
             .map(|a| format!(", read as {a}"))
@@ -169,8 +170,13 @@ impl<F> Flow<'_, F> {
              cannot be taken back.",
             spec.class.sentence()
         );
+        let preview = Preview::disclosure(target, summary, state);
+        let preview = match grant_scope {
+            Some(words) => preview.scope(spec.grant_scope(&words, &noun)),
+            None => preview,
+        };
         self.seen().stated = Some((items, noun));
-        Ok(Preview::disclosure(target, summary, state))
+        Ok(preview)
     }
 
     /// The session this call belongs to (see [`Session`]).

@@ -1,4 +1,4 @@
-// A read-only tool changes nothing, so it has nothing to approve.
+// A read-only tool that discloses nothing has nothing to approve: `approve` goes with `discloses`.
 
 use rmcp_guard::read_only;
 use rmcp::{tool, tool_router};

@@ -1,0 +1,290 @@
+use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
+use rmcp_guard::{Boundary, Disclosed, Guard, Guarded, ToolArgs, ToolError, read_only};
+#[derive(Clone)]
+struct S {
+    guard: std::sync::Arc<Guard>,
+}
+impl Guarded for S {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+#[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+struct JobArgs {
+    /// The build job.
+    job: u32,
+}
+impl ::rmcp_guard::__private::ToolArgsDerived for JobArgs {
+    const CHECKED_NAMES: &'static [&'static str] = &["job"];
+    const DEFAULTED: &'static [&'static str] = &[];
+    const SKIPPED: &'static [&'static str] = &[];
+    const UNHASHED: &'static [&'static str] = &[];
+}
+impl ::rmcp_guard::ToolArgs for JobArgs {}
+impl ::rmcp_guard::__private::ToolArgField for JobArgs {}
+const _: () = {
+    ::rmcp_guard::__private::assert_tool_arg_field::<u32>();
+};
+#[tool_router(server_handler)]
+impl S {
+    /// Show the build log of a job; a grant may cover the next few.
+    #[tool(
+        annotations(read_only_hint = true, destructive_hint = false),
+        description = ::rmcp_guard::__private::disclosed_description(
+            &(
+                ::rmcp_guard::__private::DisclosureSpec{class:::rmcp_guard::__private::DisclosureClass::Credentials,
+                max_items:::core::option::Option::Some(2000u64),
+                max_bytes:::core::option::Option::None,
+                session_max_items:::core::option::Option::None,
+                session_max_bytes:::core::option::Option::None,
+                }
+            ),
+            <[&str]>::join(
+                &["Show the build log of a job; a grant may cover the next few."],
+                "\n"
+            )
+        ),
+        meta = (
+            ::rmcp_guard::__private::DisclosureSpec{class:::rmcp_guard::__private::DisclosureClass::Credentials,
+            max_items:::core::option::Option::Some(2000u64),
+            max_bytes:::core::option::Option::None,
+            session_max_items:::core::option::Option::None,
+            session_max_bytes:::core::option::Option::None,
+            }
+        ).meta(),
+        input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
+        ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<JobArgs>>(
+            "read_build_log"
+        )
+    )]
+    async fn read_build_log(
+        &self,
+        __guard_call: ::rmcp_guard::__private::GuardCall,
+        __guard_p1: ::rmcp_guard::__private::GuardArguments<JobArgs>,
+    ) -> ::core::result::Result<
+        ::rmcp_guard::__private::rmcp::model::CallToolResponse,
+        ::rmcp_guard::__private::rmcp::ErrorData,
+    > {
+        const __GUARD_SPEC: &::rmcp_guard::__private::ToolSpec = &::rmcp_guard::__private::ToolSpec {
+            name: "read_build_log",
+            confirm: ::rmcp_guard::__private::ConfirmKind::Checkbox,
+            message: ::core::option::Option::None,
+            timeout: ::core::option::Option::None,
+            on_decline: ::core::option::Option::None,
+            on_cancel: ::core::option::Option::None,
+            approval: ::core::option::Option::None,
+            undo_within: ::core::option::Option::None,
+            defer: ::core::option::Option::None,
+            grant: ::core::option::Option::Some(::rmcp_guard::__private::GrantSpec {
+                within: ::core::time::Duration::from_secs(600u64),
+                calls: 5u32,
+            }),
+        };
+        const __GUARD_DISCLOSES: &::rmcp_guard::__private::DisclosureSpec = &::rmcp_guard::__private::DisclosureSpec {
+            class: ::rmcp_guard::__private::DisclosureClass::Credentials,
+            max_items: ::core::option::Option::Some(2000u64),
+            max_bytes: ::core::option::Option::None,
+            session_max_items: ::core::option::Option::None,
+            session_max_bytes: ::core::option::Option::None,
+        };
+        ::rmcp_guard::__private::assert_guarded::<Self>();
+        ::rmcp_guard::__private::assert_parameters::<Parameters<JobArgs>, JobArgs>();
+        ::rmcp_guard::__private::assert_read_handle::<Parameters<JobArgs>>();
+        ::rmcp_guard::__private::assert_disclosed::<
+            Result<Disclosed<String>, ToolError>,
+        >();
+        let __guard_flow = ::rmcp_guard::__private::Flow::<
+            ::rmcp_guard::forms::Checkbox,
+        >::new(::rmcp_guard::Guarded::guard(self), __guard_call, __GUARD_SPEC);
+        let __guard_args = match __guard_flow.arguments(__guard_p1) {
+            ::core::result::Result::Ok(args) => args,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_shown = match __guard_flow
+            .bound(
+                __GUARD_DISCLOSES,
+                ::rmcp_guard::__private::boundary(
+                        Self::log_boundary,
+                        self,
+                        &__guard_args,
+                    )
+                    .await,
+            )
+        {
+            ::core::result::Result::Ok(shown) => shown,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_accepted = match __guard_flow
+            .ask(
+                __guard_shown,
+                ::core::option::Option::None,
+                ::core::option::Option::None,
+            )
+            .await
+        {
+            ::core::result::Result::Ok(accepted) => accepted,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        if let ::core::result::Result::Err(done) = __guard_flow
+            .rebound(
+                __GUARD_DISCLOSES,
+                __guard_accepted,
+                ::rmcp_guard::__private::boundary(
+                        Self::log_boundary,
+                        self,
+                        &__guard_args,
+                    )
+                    .await,
+            )
+            .await
+        {
+            return ::core::result::Result::Ok(*done);
+        }
+        __guard_flow
+            .finish_disclosed(
+                __GUARD_DISCLOSES,
+                (async move || -> Result<Disclosed<String>, ToolError> {
+                    let Parameters(args): Parameters<JobArgs> = ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters(
+                        __guard_args,
+                    );
+                    let _ = args.job;
+                    Ok(Disclosed::new(1, String::from("ok")))
+                })()
+                    .await,
+            )
+    }
+    /// Show the variables of a job, once two other people approved on the page.
+    #[tool(
+        annotations(read_only_hint = true, destructive_hint = false),
+        description = ::rmcp_guard::__private::disclosed_description(
+            &(
+                ::rmcp_guard::__private::DisclosureSpec{class:::rmcp_guard::__private::DisclosureClass::Credentials,
+                max_items:::core::option::Option::None,
+                max_bytes:::core::option::Option::None,
+                session_max_items:::core::option::Option::None,
+                session_max_bytes:::core::option::Option::None,
+                }
+            ),
+            <[&str]>::join(
+                &["Show the variables of a job, once two other people approved on the page."],
+                "\n"
+            )
+        ),
+        meta = (
+            ::rmcp_guard::__private::DisclosureSpec{class:::rmcp_guard::__private::DisclosureClass::Credentials,
+            max_items:::core::option::Option::None,
+            max_bytes:::core::option::Option::None,
+            session_max_items:::core::option::Option::None,
+            session_max_bytes:::core::option::Option::None,
+            }
+        ).meta(),
+        input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
+        ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<JobArgs>>(
+            "read_variables"
+        )
+    )]
+    async fn read_variables(
+        &self,
+        __guard_call: ::rmcp_guard::__private::GuardCall,
+        __guard_p1: ::rmcp_guard::__private::GuardArguments<JobArgs>,
+    ) -> ::core::result::Result<
+        ::rmcp_guard::__private::rmcp::model::CallToolResponse,
+        ::rmcp_guard::__private::rmcp::ErrorData,
+    > {
+        const __GUARD_SPEC: &::rmcp_guard::__private::ToolSpec = &::rmcp_guard::__private::ToolSpec {
+            name: "read_variables",
+            confirm: ::rmcp_guard::__private::ConfirmKind::Checkbox,
+            message: ::core::option::Option::None,
+            timeout: ::core::option::Option::None,
+            on_decline: ::core::option::Option::None,
+            on_cancel: ::core::option::Option::None,
+            approval: ::core::option::Option::Some(::rmcp_guard::__private::ApprovalSpec {
+                approvers: 2u8,
+                secret: ::core::option::Option::None,
+            }),
+            undo_within: ::core::option::Option::None,
+            defer: ::core::option::Option::None,
+            grant: ::core::option::Option::None,
+        };
+        const __GUARD_DISCLOSES: &::rmcp_guard::__private::DisclosureSpec = &::rmcp_guard::__private::DisclosureSpec {
+            class: ::rmcp_guard::__private::DisclosureClass::Credentials,
+            max_items: ::core::option::Option::None,
+            max_bytes: ::core::option::Option::None,
+            session_max_items: ::core::option::Option::None,
+            session_max_bytes: ::core::option::Option::None,
+        };
+        ::rmcp_guard::__private::assert_guarded::<Self>();
+        ::rmcp_guard::__private::assert_parameters::<Parameters<JobArgs>, JobArgs>();
+        ::rmcp_guard::__private::assert_read_handle::<Parameters<JobArgs>>();
+        ::rmcp_guard::__private::assert_disclosed::<
+            Result<Disclosed<String>, ToolError>,
+        >();
+        let __guard_flow = ::rmcp_guard::__private::Flow::<
+            ::rmcp_guard::forms::Checkbox,
+        >::new(::rmcp_guard::Guarded::guard(self), __guard_call, __GUARD_SPEC);
+        let __guard_args = match __guard_flow.arguments(__guard_p1) {
+            ::core::result::Result::Ok(args) => args,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_shown = match __guard_flow
+            .bound(
+                __GUARD_DISCLOSES,
+                ::rmcp_guard::__private::boundary(
+                        Self::log_boundary,
+                        self,
+                        &__guard_args,
+                    )
+                    .await,
+            )
+        {
+            ::core::result::Result::Ok(shown) => shown,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_accepted = match __guard_flow
+            .ask(
+                __guard_shown,
+                ::core::option::Option::None,
+                ::core::option::Option::None,
+            )
+            .await
+        {
+            ::core::result::Result::Ok(accepted) => accepted,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        if let ::core::result::Result::Err(done) = __guard_flow
+            .rebound(
+                __GUARD_DISCLOSES,
+                __guard_accepted,
+                ::rmcp_guard::__private::boundary(
+                        Self::log_boundary,
+                        self,
+                        &__guard_args,
+                    )
+                    .await,
+            )
+            .await
+        {
+            return ::core::result::Result::Ok(*done);
+        }
+        __guard_flow
+            .finish_disclosed(
+                __GUARD_DISCLOSES,
+                (async move || -> Result<Disclosed<String>, ToolError> {
+                    let Parameters(args): Parameters<JobArgs> = ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters(
+                        __guard_args,
+                    );
+                    let _ = args.job;
+                    Ok(Disclosed::new(1, String::from("ok")))
+                })()
+                    .await,
+            )
+    }
+    async fn log_boundary(&self, args: &JobArgs) -> Result<Boundary, ToolError> {
+        Ok(
+            Boundary::new(format!("build job {}", args.job), "the full build log")
+                .items(3, "log lines")
+                .grant_scope("any build log"),
+        )
+    }
+}
+fn main() {}
