@@ -1,10 +1,11 @@
 //! The annotation-honesty kit against real servers: every safe-ops tool, order-cancel's
 //! confirm and get_operation_result, and small fixture servers whose annotations lie or tell
-//! the truth (tests/fixtures/honesty.rs holds one liar and one honest tool for each blind
-//! spot the kit closes: request-id deduplication, failed calls that write, a write on every
-//! third call, `destructiveHint: false` on a delete or overwrite, a check-then-insert race,
-//! and state only a custom observer sees). Each case runs on a fresh SQLite file in a
-//! temporary directory, through real rmcp clients and servers in process.
+//! the truth (honesty_kit_catches_lies/fixtures.rs holds one liar and one honest tool for
+//! each blind spot the kit closes: request-id deduplication, failed calls that write, a
+//! write on every third call, `destructiveHint: false` on a delete or overwrite, a
+//! check-then-insert race, state only a custom observer sees, and a read that touches a
+//! file). Each case runs on a fresh SQLite file or folder in a temporary directory, through
+//! real rmcp clients and servers in process.
 
 mod fixtures;
 use crate::support;
@@ -466,19 +467,8 @@ async fn an_honest_idempotent_tool_passes() {
         )
         .await;
     println!("{report}");
-    assert!(report.passed(), "{report}");
     assert_has_every_case(&report);
-    for name in [
-        "byte-identical repeat",
-        "retry after the client dropped",
-        "identical calls at once",
-    ] {
-        assert_eq!(
-            case(&report, name).verdict,
-            Verdict::Consistent,
-            "{name}:\n{report}"
-        );
-    }
+    assert_honestly_idempotent(&report);
     assert!(
         first_case(&report)
             .remote_records
@@ -890,6 +880,121 @@ fn items_tell_additions_from_losses() {
     assert_eq!(one.diff(&two).len(), 1);
 }
 
+// ── modification times: a read that touches a file writes ────────────────────────────────
+
+/// The report on a notes tool called for `plan.txt`, and for a note that is not there.
+async fn notes_report(tool: &str) -> Report {
+    let report = Kit::new(fixtures::notes_fixture)
+        .check(
+            &Probe::new(tool, json!({"name": "plan.txt"}))
+                .invalid([json!({"name": "missing.txt"})]),
+        )
+        .await;
+    println!("{report}");
+    report
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_read_only_tool_that_touches_a_file_fails() {
+    let report = notes_report("read_note_touching").await;
+    assert!(!report.passed(), "{report}");
+    for name in ["one call with a valid input", "byte-identical repeat"] {
+        let case = case(&report, name);
+        assert_eq!(case.verdict, Verdict::Contradicts, "{name}:\n{report}");
+        assert!(
+            case.result.starts_with(
+                "NOT read-only: readOnlyHint is true but the call changed the modification time of notes plan.txt"
+            ),
+            "{name}:\n{report}"
+        );
+        assert!(
+            case.remote_records.iter().any(|r| {
+                r.starts_with("the modification time of notes plan.txt: ")
+                    && r.ends_with(&format!("→ {}", fixtures::TOUCHED_AT))
+            }),
+            "the evidence is the entry and both times:\n{report}"
+        );
+    }
+    // Its bytes and mode did not change, nothing was deleted, and a refused read touches
+    // nothing.
+    assert!(
+        !first_case(&report)
+            .remote_records
+            .iter()
+            .any(|r| r.starts_with("notes plan.txt")),
+        "{report}"
+    );
+    for name in ["destructiveHint against", "nonexistent or invalid input 1"] {
+        assert_eq!(
+            case(&report, name).verdict,
+            Verdict::Consistent,
+            "{name}:\n{report}"
+        );
+    }
+}
+
+/// Reading a file moves no modification time, and neither does a database whose skipped
+/// companion files come and go in the observed folder.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_read_only_tool_that_only_reads_files_passes() {
+    for tool in ["read_note", "find_note"] {
+        let report = notes_report(tool).await;
+        assert!(report.passed(), "{tool}:\n{report}");
+        assert_has_every_case(&report);
+        let verdicts: Vec<Verdict> = report.cases.iter().map(|c| c.verdict).collect();
+        assert_eq!(verdicts, [Verdict::Consistent; 8], "{tool}:\n{report}");
+    }
+}
+
+/// Writing the same bytes again moves the modification time: that is not a second effect,
+/// so idempotency is judged on what the file holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_idempotent_tool_that_writes_the_same_bytes_again_passes() {
+    let report = Kit::new(fixtures::notes_fixture)
+        .races(3)
+        .check(&Probe::new(
+            "save_note",
+            json!({"name": "plan.txt", "text": "ship it"}),
+        ))
+        .await;
+    println!("{report}");
+    assert_honestly_idempotent(&report);
+    assert!(
+        !report.to_string().contains("modification time"),
+        "times are evidence for readOnlyHint only:\n{report}"
+    );
+}
+
+/// A directory observer's times: a touch moves them while the content stays, reading does
+/// not, and the directory a skipped path sits in has none.
+#[test]
+fn dir_times_see_a_touch_the_content_does_not() {
+    use rmcp_guard::honesty::Observe;
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir(dir.path().join("db")).expect("mkdir");
+    std::fs::write(dir.path().join("db/app.db"), "rows").expect("write");
+    std::fs::write(dir.path().join("plan.txt"), "draft").expect("write");
+    let files = DirObserver::new(dir.path()).skipping(["db/app.db"]);
+    let times = files.times().expect("times");
+    let content = files.snapshot().expect("snapshot");
+    assert_eq!(
+        times.0.keys().collect::<Vec<_>>(),
+        [".", "plan.txt"],
+        "the same keys as the content, but not the folder of a skipped path: {times:?}"
+    );
+    assert_eq!(
+        times,
+        files.times().expect("times"),
+        "reading the bytes moves no time"
+    );
+    fixtures::touch_long_ago(&dir.path().join("plan.txt")).expect("touch");
+    assert_eq!(content, files.snapshot().expect("snapshot"));
+    let moved = times.diff(&files.times().expect("times"));
+    assert_eq!(moved.len(), 1, "{moved:?}");
+    assert_eq!(moved[0].key, "plan.txt");
+    assert_eq!(moved[0].after.as_deref(), Some(fixtures::TOUCHED_AT));
+}
+
 // ── disclosure, capabilities, header bytes and answers that drift ────────────────────────
 
 /// A report share in the fixture's database, and a hit counter only answers can betray.
@@ -1096,6 +1201,23 @@ fn case<'r>(report: &'r Report, name: &str) -> &'r rmcp_guard::honesty::CaseRepo
 #[track_caller]
 fn first_case(report: &Report) -> &rmcp_guard::honesty::CaseReport {
     case(report, "one call with a valid input")
+}
+
+/// The report passes, and every case that judges idempotency finds it consistent.
+#[track_caller]
+fn assert_honestly_idempotent(report: &Report) {
+    assert!(report.passed(), "{report}");
+    for name in [
+        "byte-identical repeat",
+        "retry after the client dropped",
+        "identical calls at once",
+    ] {
+        assert_eq!(
+            case(report, name).verdict,
+            Verdict::Consistent,
+            "{name}:\n{report}"
+        );
+    }
 }
 
 #[track_caller]

@@ -28,6 +28,7 @@ where
         let fixture = (self.factory)().await;
         let before = fixture.snapshot()?;
         let before_items = fixture.items()?;
+        let before_times = fixture.times()?;
         let observed: Vec<String> = fixture.observers.iter().map(|o| o.label()).collect();
         let (client, link) = self
             .connect(
@@ -50,6 +51,8 @@ where
                     after: before,
                     before_items: before_items.clone(),
                     after_items: before_items,
+                    before_times: before_times.clone(),
+                    after_times: before_times,
                     outcome: Err(ServiceError::UnexpectedResponse),
                     observed,
                 },
@@ -60,6 +63,7 @@ where
         self.hang_up(client, link).await;
         let after = fixture.snapshot()?;
         let after_items = fixture.items()?;
+        let after_times = fixture.times()?;
         Ok((
             Some(claims),
             Once {
@@ -67,6 +71,8 @@ where
                 after,
                 before_items,
                 after_items,
+                before_times,
+                after_times,
                 outcome,
                 observed,
             },
@@ -82,7 +88,7 @@ where
     /// One call of `args` on a session of its own, then [`Kit::repeats`] more: the odd
     /// repeats on that same session (each with the next request id), the even ones each on
     /// a new session, after as many other requests as the repeat's number (so their call's
-    /// request id differs too). A snapshot after every call.
+    /// request id differs too). A snapshot after every call; items and times around them all.
     async fn series(
         &self,
         fixture: &Fixture<S>,
@@ -91,6 +97,7 @@ where
     ) -> Result<Series, String> {
         let before = fixture.snapshot()?;
         let before_items = fixture.items()?;
+        let before_times = fixture.times()?;
         let on_first_session = 1 + self.repeats.div_ceil(2);
         let (session, link) = self
             .connect(
@@ -137,6 +144,8 @@ where
             before,
             before_items,
             after_items: fixture.items()?,
+            before_times,
+            after_times: fixture.times()?,
             calls,
         })
     }
@@ -317,12 +326,14 @@ where
     }
 }
 
-/// What case 1 observed: the state and the items around one call.
+/// What case 1 observed: the state, the items and the times around one call.
 pub(super) struct Once {
     pub(super) before: Snapshot,
     pub(super) after: Snapshot,
     pub(super) before_items: Snapshot,
     pub(super) after_items: Snapshot,
+    pub(super) before_times: Snapshot,
+    pub(super) after_times: Snapshot,
     pub(super) outcome: CallOutcome,
     /// The labels of the fixture's observers.
     pub(super) observed: Vec<String>,
@@ -340,6 +351,8 @@ pub(super) struct Series {
     pub(super) before: Snapshot,
     pub(super) before_items: Snapshot,
     pub(super) after_items: Snapshot,
+    pub(super) before_times: Snapshot,
+    pub(super) after_times: Snapshot,
     /// The first call, then the repeats; never empty.
     pub(super) calls: Vec<SeriesCall>,
 }

@@ -1,6 +1,7 @@
 //! Deciding from what a case observed whether the tool's claim holds: a read-only claim
-//! fails on any change, an idempotent one on any change a repeat, a retry or a race adds to
-//! one call, and a harmless one on any item a valid call deleted or overwrote.
+//! fails on any change (a modification time on one fixture included), an idempotent one on
+//! any change a repeat, a retry or a race adds to one call, and a harmless one on any item
+//! a valid call deleted or overwrote.
 
 use serde_json::Value;
 
@@ -35,7 +36,12 @@ impl Claim {
 
 /// Case 1: a first call may change state unless the tool claims to be read-only.
 pub(super) fn judge_once(claim: Claim, request: &str, once: &Once) -> CaseReport {
-    let changes = once.before.describe_diff(&once.after);
+    let changes = with_times(
+        claim,
+        once.before.describe_diff(&once.after),
+        &once.before_times,
+        &once.after_times,
+    );
     let (result, verdict) = judge_read_only(claim, &changes, || match claim {
         Claim::Idempotent => (
             "a first call may change state; idempotentHint is about what follows it".to_owned(),
@@ -64,7 +70,12 @@ pub(super) fn judge_repeats(
 ) -> CaseReport {
     let middle = &series.calls[0].after;
     let last = series.last();
-    let total = series.before.describe_diff(last);
+    let total = with_times(
+        claim,
+        series.before.describe_diff(last),
+        &series.before_times,
+        &series.after_times,
+    );
     let by_repeats = middle.describe_diff(last);
     let mut records = total.clone();
     let mut previous = middle;
@@ -137,7 +148,12 @@ pub(super) fn judge_invalid(
 ) -> CaseReport {
     let first = &series.calls[0];
     let last = series.last();
-    let changes = series.before.describe_diff(last);
+    let changes = with_times(
+        claim,
+        series.before.describe_diff(last),
+        &series.before_times,
+        &series.after_times,
+    );
     let by_repeats = first.after.describe_diff(last);
     let mut records = changes.clone();
     if !by_repeats.is_empty() {
@@ -411,6 +427,24 @@ fn changed_keys(changes: &[String]) -> String {
         .join(", ")
 }
 
+/// What calls on one fixture changed and, for a read-only claim, every modification time
+/// they moved on something there before and after: touching is writing. Other claims are
+/// not judged on times, since writing the same bytes again moves them too.
+fn with_times(
+    claim: Claim,
+    mut changes: Vec<String>,
+    before: &Snapshot,
+    after: &Snapshot,
+) -> Vec<String> {
+    if claim == Claim::ReadOnly {
+        changes.extend(before.diff(after).into_iter().filter_map(|c| {
+            let (was, now) = (c.before?, c.after?);
+            Some(format!("the modification time of {}: {was} → {now}", c.key))
+        }));
+    }
+    changes
+}
+
 /// A read-only claim fails on any change; other claims are judged by `otherwise`.
 fn judge_read_only(
     claim: Claim,
@@ -553,5 +587,61 @@ pub(super) fn judge_answers(claim: Claim, request: &str, answers: &[&CallOutcome
         remote_records: Vec::new(),
         result,
         verdict,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{CallToolResult, ContentBlock};
+
+    use super::{Claim, judge_once};
+    use crate::honesty::{Snapshot, Verdict, cases::Once};
+
+    fn snapshot(entries: &[(&str, &str)]) -> Snapshot {
+        let mut snapshot = Snapshot::default();
+        for (key, value) in entries {
+            snapshot.insert(*key, *value);
+        }
+        snapshot
+    }
+
+    /// One call that left every description as it was, moved `notes plan.txt`'s time and
+    /// created `notes new.txt` (whose addition the content would show).
+    fn touched() -> Once {
+        let content = snapshot(&[("notes plan.txt", "5 bytes")]);
+        Once {
+            before: content.clone(),
+            after: content.clone(),
+            before_items: content.clone(),
+            after_items: content,
+            before_times: snapshot(&[("notes plan.txt", "2025-01-01T00:00:00.000000000Z")]),
+            after_times: snapshot(&[
+                ("notes plan.txt", "2001-09-09T01:46:40.000000000Z"),
+                ("notes new.txt", "2025-01-01T00:00:01.000000000Z"),
+            ]),
+            outcome: Ok(CallToolResult::success(vec![ContentBlock::text("draft")])),
+            observed: vec!["notes".into()],
+        }
+    }
+
+    #[test]
+    fn a_moved_modification_time_contradicts_read_only_and_nothing_else() {
+        let read_only = judge_once(Claim::ReadOnly, "{}", &touched());
+        assert_eq!(read_only.verdict, Verdict::Contradicts, "{read_only}");
+        assert_eq!(
+            read_only.result,
+            "NOT read-only: readOnlyHint is true but the call changed the modification time of notes plan.txt"
+        );
+        assert_eq!(
+            read_only.remote_records,
+            [
+                "the modification time of notes plan.txt: 2025-01-01T00:00:00.000000000Z → 2001-09-09T01:46:40.000000000Z"
+            ]
+        );
+        for claim in [Claim::Idempotent, Claim::None] {
+            let report = judge_once(claim, "{}", &touched());
+            assert_ne!(report.verdict, Verdict::Contradicts, "{report}");
+            assert!(report.remote_records.is_empty(), "{report}");
+        }
     }
 }

@@ -11,7 +11,7 @@ use super::{
         Claim, judge_answers, judge_destructive, judge_invalid, judge_once, judge_races,
         judge_repeats, judge_retry,
     },
-    observe::{Observe, Snapshot, items_all, snapshot_all},
+    observe::{Observe, Snapshot, items_all, snapshot_all, times_all},
     reporting::{Report, canonical_text, error_case},
 };
 use crate::testing::Answer;
@@ -57,6 +57,12 @@ impl<S> Fixture<S> {
 
     pub(super) fn items(&self) -> Result<Snapshot, String> {
         items_all(&self.observers)
+    }
+
+    /// The observers' times ([`Observe::times`]): only ever compared with another reading
+    /// of this fixture.
+    pub(super) fn times(&self) -> Result<Snapshot, String> {
+        times_all(&self.observers)
     }
 }
 

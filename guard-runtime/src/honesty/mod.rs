@@ -2,13 +2,16 @@
 //! a fresh fixture, observes the state the tool can touch before and after, and checks
 //! `readOnlyHint`, `idempotentHint` and `destructiveHint` against what really changed.
 //!
-//! 1. one call with a valid input;
+//! 1. one call with a valid input, with its fixture's modification times
+//!    ([`Observe::times`]) read before and after it;
 //! 2. byte-identical repeats right after it ([`Kit::repeats`], default
 //!    [`DEFAULT_REPEATS`]): the odd repeats on the first call's session (so the JSON-RPC
 //!    request id moves on), the even ones each on a new session whose call carries another
 //!    request id than a fresh session's first call, so a tool that deduplicates on the
 //!    request id, on the session, or writes on every n-th call (n ≤ repeats + 1) is seen;
-//! 3. nonexistent and invalid inputs, each also repeated [`Kit::repeats`] times;
+//!    the modification times are read before the first call and after the last repeat;
+//! 3. nonexistent and invalid inputs, each also repeated [`Kit::repeats`] times (times read
+//!    around each input's calls, as in case 2);
 //! 4. the client's connection breaks after the server received the call, then a new client
 //!    retries the same call;
 //! 5. [`Kit::in_flight`] identical calls released together from as many clients, in up to
@@ -22,14 +25,17 @@
 //!    alike (a warning with the evidence if not: it reads or changes state the kit does not
 //!    observe).
 //!
-//! A `readOnlyHint: true` tool fails if any case changed any observed state. An
+//! A `readOnlyHint: true` tool fails if any case changed any observed state, or if the calls
+//! of case 1, 2 or 3 moved a modification time on their fixture (a touch is a write). An
 //! `idempotentHint: true` tool fails if any repeat of a valid or a failed call changed
 //! anything, or if the retry or any concurrent run left a state different from one call. A
 //! `destructiveHint: false` (or read-only) tool fails if a valid call deleted or overwrote an
 //! observed item ([`Observe::items`]: a row, a file, a message); adding items is not
 //! destructive. A read-only or disclosing tool fails if an answer shows a credential or a
-//! capability its declared class does not cover, or more than its caps. Claims a tool does
-//! not make are reported, not judged. Annotations are
+//! capability its declared class does not cover, or more than its caps. Modification times
+//! are never compared across fixtures, nor held against `idempotentHint` or
+//! `destructiveHint`: writing the same bytes again moves them without changing anything.
+//! Claims a tool does not make are reported, not judged. Annotations are
 //! hints; this kit is how a server proves its hints.
 //!
 //! # What the kit sees, and what it cannot
@@ -41,8 +47,9 @@
 //!   columns it was told to ignore). It does not see other pragmas (`journal_mode`, `page_size`, …), the file's
 //!   modification time or size, its `-wal` and `-shm` files, or another database;
 //! - [`DirObserver`]: every entry under one directory, with type, size, content digest and
-//!   permissions; not modification or access times, not anything outside the root, not
-//!   what a symlink points at beyond its text;
+//!   permissions, and its modification time, compared only before and after calls on one
+//!   fixture (not for the directory a skipped path sits in); not access times, not anything
+//!   outside the root, not what a symlink points at beyond its text;
 //! - [`OutboxObserver`]: the messages sent through guard's outbox; not a message sent any
 //!   other way;
 //! - [`FnObserver`] or your own [`Observe`]: whatever you read.
@@ -53,7 +60,11 @@
 //! readings, and any state of another fixture. A tool that writes there lies undetected
 //! unless you observe it. The kit also judges only the calls it makes: the inputs you give
 //! in the [`Probe`], the number of repeats and runs you configure; a write on the
-//! hundredth call, or a race rarer than the runs can show, is not seen.
+//! hundredth call, or a race rarer than the runs can show, is not seen. A modification time
+//! is only as fine as the filesystem keeps it (a nanosecond on ext4, XFS, Btrfs and APFS,
+//! 100 ns on NTFS, a second or two on some network filesystems and FAT): a touch within the
+//! same tick as the file's last change, or one that sets the time it already had, is not
+//! seen; nor is a touch in the retry or concurrent cases, which compare no times.
 //!
 //! # Observing state of your own
 //!
@@ -62,7 +73,8 @@
 //! [`FnObserver`], and add it with [`Fixture::observe`]. For a remote system, read its
 //! records (or a recording fake's) in `snapshot`; for a counter, report its value; for a file
 //! outside the fixture, its digest. Readings of fresh fixtures are compared with each other,
-//! so describe state, never a timestamp or a temporary path.
+//! so describe state, never a timestamp or a temporary path; a time that must not move
+//! within one fixture belongs in [`Observe::times`].
 //!
 //! ```no_run
 //! # async fn run(db: std::path::PathBuf, server: impl rmcp::ServerHandler + Clone + Send + Sync + 'static) {

@@ -6,6 +6,7 @@ use std::{
     fmt,
     path::{Path, PathBuf},
     sync::Arc,
+    time::{SystemTime, UNIX_EPOCH},
 };
 
 use sha2::{Digest, Sha256};
@@ -96,6 +97,8 @@ impl Snapshot {
 /// except after a dropped connection, where it reads until two readings agree). Readings of
 /// fresh fixtures are compared with each other, so describe state, not identity: no
 /// timestamps, temporary paths or random ids in keys or values unless they are the effect.
+/// A time that differs between fixtures but must not move within one belongs in
+/// [`times`](Self::times).
 pub trait Observe: Send + Sync {
     /// Names the observed thing in reports (`sqlite ops.db`, `dir files`, `outbox`).
     fn label(&self) -> String;
@@ -109,6 +112,14 @@ pub trait Observe: Send + Sync {
     /// or every addition reads as an overwrite of the summary.
     fn items(&self) -> Result<Snapshot, String> {
         self.snapshot()
+    }
+    /// Volatile metadata under the keys of [`snapshot`](Self::snapshot), such as
+    /// modification times: compared only before and after calls on the same fixture, never
+    /// across fixtures, and only against `readOnlyHint`, so that a call that touches a thing
+    /// without changing it (sets a file's time, writes the same bytes again) is seen.
+    /// Defaults to nothing.
+    fn times(&self) -> Result<Snapshot, String> {
+        Ok(Snapshot::default())
     }
 }
 
@@ -159,25 +170,28 @@ impl Observe for FnObserver {
 
 /// Reads every observer's items ([`Observe::items`]) and merges them under their labels.
 pub fn items_all(observers: &[Box<dyn Observe>]) -> Result<Snapshot, String> {
-    let mut all = Snapshot::default();
-    for observer in observers {
-        let label = observer.label();
-        let part = observer
-            .items()
-            .map_err(|e| format!("{label}: cannot observe: {e}"))?;
-        all.merge(&label, part);
-    }
-    Ok(all)
+    read_all(observers, |o| o.items())
 }
 
 /// Reads every observer and merges the results under their labels.
 pub fn snapshot_all(observers: &[Box<dyn Observe>]) -> Result<Snapshot, String> {
+    read_all(observers, |o| o.snapshot())
+}
+
+/// Reads every observer's times ([`Observe::times`]) and merges them under their labels.
+pub(super) fn times_all(observers: &[Box<dyn Observe>]) -> Result<Snapshot, String> {
+    read_all(observers, |o| o.times())
+}
+
+/// One reading of every observer, merged under their labels; an error names its observer.
+fn read_all(
+    observers: &[Box<dyn Observe>],
+    read: impl Fn(&dyn Observe) -> Result<Snapshot, String>,
+) -> Result<Snapshot, String> {
     let mut all = Snapshot::default();
     for observer in observers {
         let label = observer.label();
-        let part = observer
-            .snapshot()
-            .map_err(|e| format!("{label}: cannot observe: {e}"))?;
+        let part = read(observer.as_ref()).map_err(|e| format!("{label}: cannot observe: {e}"))?;
         all.merge(&label, part);
     }
     Ok(all)
@@ -456,7 +470,8 @@ fn encode_value(out: &mut Vec<u8>, value: rusqlite::types::ValueRef<'_>) {
 /// described by size and sha256 of their bytes, symlinks by their target (never followed),
 /// directories as such. On Unix the permission bits are part of the description. The
 /// root's own name is not part of any key, so trees in different temporary directories
-/// compare equal when their contents are.
+/// compare equal when their contents are. Its [`times`](Observe::times) are every entry's
+/// modification time, compared within one fixture only.
 pub struct DirObserver {
     root: PathBuf,
     name: String,
@@ -480,7 +495,10 @@ impl DirObserver {
     }
 
     /// Leaves out these relative paths (and everything under them): files another observer
-    /// reads better, such as an SQLite database and its `-wal` and `-shm` companions.
+    /// reads better, such as an SQLite database and its `-wal` and `-shm` companions. The
+    /// directory a skipped path sits in keeps no modification time either: that path coming
+    /// and going (companions made and removed by every connection, the observer's own
+    /// included) moves it.
     pub fn skipping<I, P>(mut self, paths: I) -> Self
     where
         I: IntoIterator<Item = P>,
@@ -488,6 +506,25 @@ impl DirObserver {
     {
         self.skip.extend(paths.into_iter().map(Into::into));
         self
+    }
+
+    /// Visits every entry that is not skipped, a directory before what it holds; `false`
+    /// when the root does not exist.
+    fn walk(&self, visit: &mut Visit<'_>) -> Result<bool, String> {
+        match std::fs::symlink_metadata(&self.root) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(format!("{}: {e}", self.root.display())),
+            Ok(_) => {}
+        }
+        walk(&self.root, &self.root, &self.skip, visit).map_err(|e| e.to_string())?;
+        Ok(true)
+    }
+
+    /// Whether `key` is the directory a skipped path sits in.
+    fn holds_skipped(&self, key: &str) -> bool {
+        self.skip
+            .iter()
+            .any(|s| s.rsplit_once('/').map_or(".", |(parent, _)| parent) == key)
     }
 }
 
@@ -498,20 +535,37 @@ impl Observe for DirObserver {
 
     fn snapshot(&self) -> Result<Snapshot, String> {
         let mut snap = Snapshot::default();
-        match std::fs::symlink_metadata(&self.root) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                snap.insert(".", "missing");
-                return Ok(snap);
-            }
-            Err(e) => return Err(format!("{}: {e}", self.root.display())),
-            Ok(_) => {}
+        let found = self.walk(&mut |key, path, meta| {
+            snap.insert(key, describe(path, meta)?);
+            Ok(())
+        })?;
+        if !found {
+            snap.insert(".", "missing");
         }
-        walk(&self.root, &self.root, &self.skip, &mut snap).map_err(|e| e.to_string())?;
+        Ok(snap)
+    }
+
+    /// Every entry's modification time (a symlink's own), in UTC to the nanosecond as far as
+    /// the filesystem keeps it, except the directory a skipped path sits in; access times
+    /// are left out, as reading moves them.
+    fn times(&self) -> Result<Snapshot, String> {
+        let mut snap = Snapshot::default();
+        self.walk(&mut |key, _, meta| {
+            if !(meta.is_dir() && self.holds_skipped(&key)) {
+                let at = modified(&key, meta)?;
+                snap.insert(key, at);
+            }
+            Ok(())
+        })?;
         Ok(snap)
     }
 }
 
-fn walk(root: &Path, path: &Path, skip: &[String], snap: &mut Snapshot) -> std::io::Result<()> {
+/// What [`DirObserver`] does with each entry: its key, path and metadata (of the entry
+/// itself, never a symlink's target).
+type Visit<'a> = dyn FnMut(String, &Path, &std::fs::Metadata) -> std::io::Result<()> + 'a;
+
+fn walk(root: &Path, path: &Path, skip: &[String], visit: &mut Visit<'_>) -> std::io::Result<()> {
     let rel = path
         .strip_prefix(root)
         .map(|p| {
@@ -529,34 +583,61 @@ fn walk(root: &Path, path: &Path, skip: &[String], snap: &mut Snapshot) -> std::
     }
     let key = if rel.is_empty() { ".".to_owned() } else { rel };
     let meta = std::fs::symlink_metadata(path)?;
-    let mode = mode(&meta);
-    let kind = meta.file_type();
-    if kind.is_symlink() {
-        let target = std::fs::read_link(path)?;
-        snap.insert(key, format!("symlink → {}", target.display()));
-    } else if kind.is_dir() {
-        snap.insert(key, format!("dir{mode}"));
+    visit(key, path, &meta)?;
+    if meta.is_dir() {
         let mut entries = std::fs::read_dir(path)?
             .map(|e| e.map(|e| e.path()))
             .collect::<Result<Vec<_>, _>>()?;
         entries.sort();
         for entry in entries {
-            walk(root, &entry, skip, snap)?;
+            walk(root, &entry, skip, visit)?;
         }
-    } else if kind.is_file() {
-        let bytes = std::fs::read(path)?;
-        snap.insert(
-            key,
-            format!(
-                "{}, sha256 {}{mode}",
-                plural(bytes.len(), "byte", "bytes"),
-                short(&Sha256::digest(&bytes))
-            ),
-        );
-    } else {
-        snap.insert(key, format!("special file{mode}"));
     }
     Ok(())
+}
+
+/// An entry's type, and a file's size and digest, with its permissions.
+fn describe(path: &Path, meta: &std::fs::Metadata) -> std::io::Result<String> {
+    let mode = mode(meta);
+    let kind = meta.file_type();
+    Ok(if kind.is_symlink() {
+        format!("symlink → {}", std::fs::read_link(path)?.display())
+    } else if kind.is_dir() {
+        format!("dir{mode}")
+    } else if kind.is_file() {
+        let bytes = std::fs::read(path)?;
+        format!(
+            "{}, sha256 {}{mode}",
+            plural(bytes.len(), "byte", "bytes"),
+            short(&Sha256::digest(&bytes))
+        )
+    } else {
+        format!("special file{mode}")
+    })
+}
+
+/// An entry's modification time, as [`utc`] writes it.
+fn modified(key: &str, meta: &std::fs::Metadata) -> std::io::Result<String> {
+    meta.modified().map(utc).map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            format!(
+                "{key}: cannot read its modification time ({e}), which the kit compares for readOnlyHint: run the kit where the filesystem reports one"
+            ),
+        )
+    })
+}
+
+/// RFC 3339 in UTC with nine fractional digits; a time RFC 3339 cannot write (before 1970
+/// or past year 262143) as the platform prints it.
+fn utc(at: SystemTime) -> String {
+    at.duration_since(UNIX_EPOCH)
+        .ok()
+        .and_then(|d| {
+            chrono::DateTime::from_timestamp(i64::try_from(d.as_secs()).ok()?, d.subsec_nanos())
+        })
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true))
+        .unwrap_or_else(|| format!("{at:?}"))
 }
 
 #[cfg(unix)]
