@@ -18,6 +18,7 @@ mod batches_run_only_picked_items;
 mod deferred_calls_wait;
 mod deletes_can_be_undone;
 mod disclosures_are_asked_and_bounded;
+mod download_links_are_asked_and_signed;
 mod effects_need_the_proof;
 mod fails_closed_without_elicitation;
 mod files_stay_in_the_sandbox;
