@@ -138,6 +138,7 @@ fn the_mcp_json_recipes_run_installed_servers_with_per_user_files() {
     assert_eq!(
         tool_names(&tools),
         [
+            "create_download_link",
             "delete_file",
             "delete_files",
             "deploy",

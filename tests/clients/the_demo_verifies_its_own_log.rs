@@ -1,8 +1,9 @@
 //! The README's first command, `cargo run -p safe-ops -- demo`: the binary plays every scene
 //! on both protocol eras (undoing a delete and a drop, restarting between two approvals),
-//! purges what waits in the trash, and ends by verifying its own audit log against the
-//! checkpoint it signed. Run twice in one directory, as a user re-running the quickstart would: the demo
-//! recreates its workspace, so the second run tells the same story.
+//! purges what waits in the trash, opens the download link the human accepted, and ends by
+//! verifying its own audit log against the checkpoint it signed. Run twice in one directory,
+//! as a user re-running the quickstart would: the demo recreates its workspace, so the second
+//! run tells the same story.
 
 use std::process::Command;
 
@@ -117,6 +118,20 @@ fn the_demo_plays_both_eras_and_verifies_its_own_audit_log() {
         "   model sees    The user declined; nothing was deleted.",
     ] {
         assert!(grants.contains(line), "no `{line}` in:\n{grants}");
+    }
+    // A download link: asked for, opened over HTTP, refused once altered.
+    let download = first
+        .find("══ A download link: a capability, asked for ══")
+        .map(|at| &first[at..])
+        .unwrap_or_else(|| panic!("no download link section in:\n{first}"));
+    for line in [
+        "   human sees    Show the agent a download link, valid for 5 minutes, that lets whoever holds it download, without asking anyone, the 16 bytes of file report.csv: 1 link.",
+        "   model sees    Download link to report.csv (16 bytes), valid for 5 minutes, until ",
+        "/download/report.csv?expires=",
+        "   link opens    HTTP 200: \"id,total\\n1,1999\\n\"",
+        "   altered link  HTTP 403: This download link is not valid: its signature does not match.",
+    ] {
+        assert!(download.contains(line), "no `{line}` in:\n{download}");
     }
     let last = first.lines().last().unwrap_or_default();
     assert!(

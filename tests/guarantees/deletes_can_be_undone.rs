@@ -488,20 +488,11 @@ fn a_killed_process_keeps_the_window() {
     let env = [("GUARD_TENANT", "local"), ("GUARD_USER", "alice")];
     let form = json!({"elicitation": {"form": {}}});
     let mut first = stdio::StdioServer::start_declaring(dir.path(), &[], &env, form.clone());
-    first.send(json!({
-        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
-        "params": {"name": "delete_file", "arguments": {"path": "old.log"}}
-    }));
-    let until = Instant::now() + Duration::from_secs(30);
-    let deleted = loop {
-        let message = first.recv(until, "the delete's question, then its result");
-        if message["method"] == "elicitation/create" {
-            first.send(json!({"jsonrpc": "2.0", "id": message["id"],
-                "result": {"action": "accept", "content": {"confirm": true}}}));
-        } else if message["id"] == 7 {
-            break message;
-        }
-    };
+    let deleted = first.call_answering(
+        "delete_file",
+        json!({"path": "old.log"}),
+        json!({"action": "accept", "content": {"confirm": true}}),
+    );
     let id = deleted["result"]["_meta"]["guard"]["operationId"]
         .as_str()
         .unwrap_or_else(|| panic!("no undo window: {deleted}"))

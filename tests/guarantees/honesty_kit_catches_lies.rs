@@ -1,4 +1,5 @@
-//! The annotation-honesty kit against real servers: every safe-ops tool, order-cancel's
+//! The annotation-honesty kit against real servers: every safe-ops tool (its download links
+//! served, so `create_download_link` hands out real ones), order-cancel's
 //! confirm and get_operation_result, and small fixture servers whose annotations lie or tell
 //! the truth (honesty_kit_catches_lies/fixtures.rs holds one liar and one honest tool for
 //! each blind spot the kit closes: request-id deduplication, failed calls that write, a
@@ -35,7 +36,7 @@ use tempfile::TempDir;
 /// observer's), and the outbox.
 async fn safe_ops_fixture() -> Fixture<safe_ops::SafeOps> {
     let world = World::new();
-    let server = world.server();
+    let (server, _) = world.server_with_downloads().await;
     let outbox = OutboxObserver::new(server.guard_config().clone());
     Fixture::new(server)
         // When a deployment happened is not what makes two deployments differ from one.
@@ -96,6 +97,14 @@ fn safe_ops_probes() -> Vec<Probe> {
                 "rollback_plan": "redeploy the previous release",
             }))),
         Probe::new("list_tables", json!({})).invalid([json!({"table": "orders"})]),
+        Probe::new("create_download_link", json!({"path": "report.csv"}))
+            .invalid([
+                json!({"path": "missing.csv"}),
+                json!({"path": "../outside.txt"}),
+                json!({"path": "report.csv", "minutes": 0}),
+                json!({}),
+            ])
+            .human(Answer::Accept(json!({"confirm": true}))),
     ]
 }
 
@@ -120,6 +129,26 @@ async fn check_safe_ops(era: ProtocolVersion) {
     assert!(
         list.cases.iter().all(|c| c.verdict == Verdict::Consistent),
         "every case was judged against readOnlyHint:\n{list}"
+    );
+
+    // It hands out a signed link, and declares the capability it is.
+    let link = by_name("create_download_link");
+    assert!(link.passed(), "create_download_link is honest:\n{link}");
+    assert_eq!(
+        link.claims
+            .as_ref()
+            .and_then(|c| c.discloses.as_ref())
+            .map(|d| d.class.as_str()),
+        Some("capability")
+    );
+    let disclosed = case(link, "what the valid calls disclosed");
+    assert_eq!(disclosed.verdict, Verdict::Consistent, "{link}");
+    assert!(
+        disclosed
+            .remote_records
+            .iter()
+            .any(|r| r.contains("a signed link") && r.contains("(capability)")),
+        "the kit saw the link as a capability:\n{link}"
     );
 
     for name in ["delete_file", "delete_files", "drop_table", "deploy"] {

@@ -19,6 +19,7 @@ mod deferred_calls_wait;
 mod deletes_can_be_undone;
 mod disclosure_grants_cover_only_what_was_seen;
 mod disclosures_are_asked_and_bounded;
+mod download_links_are_asked_and_signed;
 mod effects_need_the_proof;
 mod fails_closed_without_elicitation;
 mod files_stay_in_the_sandbox;

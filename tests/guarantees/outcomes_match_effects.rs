@@ -688,6 +688,7 @@ async fn annotations_mark_destructive_tools(era: ProtocolVersion) {
     assert_eq!(
         names,
         [
+            "create_download_link",
             "delete_file",
             "delete_files",
             "deploy",
@@ -702,8 +703,9 @@ async fn annotations_mark_destructive_tools(era: ProtocolVersion) {
             .annotations
             .as_ref()
             .unwrap_or_else(|| panic!("{} has no annotations", tool.name));
-        if tool.name == "list_tables" || tool.name == "read_build_log" {
-            // Reads; `read_build_log` discloses, which its `_meta.guard` says, not its hints.
+        if ["list_tables", "read_build_log", "create_download_link"].contains(&&*tool.name) {
+            // Reads; `read_build_log` and `create_download_link` disclose, which their
+            // `_meta.guard` says, not their hints.
             assert_eq!(hints.read_only_hint, Some(true), "{}", tool.name);
             assert_ne!(hints.destructive_hint, Some(true), "{}", tool.name);
         } else {

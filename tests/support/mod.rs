@@ -148,6 +148,19 @@ impl World {
         self.server_with(Guard::ephemeral().expect("guard key"))
     }
 
+    /// The safe-ops server on this world, serving its download links on a free loopback
+    /// port, and the links (their key is the endpoint's).
+    pub async fn server_with_downloads(&self) -> (SafeOps, safe_ops::downloads::Links) {
+        let server = self.server();
+        let links = safe_ops::downloads::serve(
+            std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+            server.sandbox().clone(),
+        )
+        .await
+        .expect("the download endpoint listens");
+        (server.with_downloads(links.clone()), links)
+    }
+
     pub fn server_with(&self, guard: Guard) -> SafeOps {
         SafeOps::open(&self.root, &self.db, guard).expect("safe-ops opens")
     }

@@ -164,6 +164,28 @@ impl StdioServer {
         }
     }
 
+    /// Calls `tool` and answers each question it asks with `result` (an elicitation
+    /// result, such as `{"action": "accept", "content": {...}}`); the call's response.
+    pub fn call_answering(&mut self, tool: &str, args: Value, result: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": args}
+        }));
+        let until = Instant::now() + Duration::from_secs(30);
+        loop {
+            let message = self.recv(until, tool);
+            if message["method"] == "elicitation/create" {
+                self.send(json!({"jsonrpc": "2.0", "id": message["id"], "result": result}));
+            } else if message["id"] == id {
+                return message;
+            } else if message.get("method").is_some() && message.get("id").is_none() {
+                self.notifications.push(message);
+            }
+        }
+    }
+
     pub fn tool_names(&mut self) -> Vec<String> {
         let result = self.request("tools/list", json!({})).expect("tools/list");
         let mut names: Vec<String> = result["tools"]

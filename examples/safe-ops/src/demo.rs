@@ -4,7 +4,8 @@
 //! passes the windows, the purge empties the trash, and an undo is refused.
 //! The production deploy goes through the approval page: the demo reads the page over HTTP as
 //! the requester sees it, and two other people approve there through their own links; on
-//! 2026-07-28 safe-ops restarts between the two approvals.
+//! 2026-07-28 safe-ops restarts between the two approvals. Last, a download link is made
+//! after the human accepts, opened over HTTP, and refused once altered.
 
 use std::{
     collections::BTreeMap,
@@ -233,7 +234,49 @@ pub async fn run() -> Result<(), String> {
     )
     .await?;
     grants(&root, &db_path, &store).await?;
+    download_link(&root, &db_path, &store).await?;
     crate::witnessed::verify_log(workspace, &log).await
+}
+
+/// A capability, asked for: the human accepts a link to `report.csv`, the link downloads the
+/// file over HTTP from the endpoint safe-ops serves, and the same link with one character of
+/// its signature changed is refused.
+async fn download_link(root: &Path, db_path: &Path, store: &SqliteStore) -> Result<(), String> {
+    println!("══ A download link: a capability, asked for ══\n");
+    let server = SafeOps::open(root, db_path, guard(store)?)?;
+    let links = crate::downloads::serve(
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        server.sandbox().clone(),
+    )
+    .await?;
+    let scene = Scene {
+        tool: "create_download_link",
+        args: json!({"path": "report.csv", "minutes": 5}),
+        answer: Answer::Accept(json!({"confirm": true})),
+        title: "accept: whoever holds the link downloads the file",
+    };
+    let era = ProtocolVersion::V_2025_11_25;
+    let (_, answer) = play_on(server.with_downloads(links), root, db_path, &era, scene).await?;
+    let link = answer
+        .split_whitespace()
+        .find(|word| word.starts_with("http://"))
+        .ok_or_else(|| format!("create_download_link answered no link: {answer}"))?;
+    let opened = visit::get(link).await?;
+    println!("── the link · opened over HTTP, then with one character of its signature changed");
+    println!("   link opens    HTTP {}: {:?}", opened.status, opened.html);
+    let last = link.chars().last().unwrap_or('0');
+    let altered = format!(
+        "{}{}",
+        &link[..link.len() - 1],
+        if last == '0' { '1' } else { '0' }
+    );
+    let refused = visit::get(&altered).await?;
+    println!(
+        "   altered link  HTTP {}: {}\n",
+        refused.status,
+        refused.html.trim_end()
+    );
+    Ok(())
 }
 
 /// The files in `logs/` the grant's scenes delete: one that opens the grant, five it
@@ -530,9 +573,23 @@ async fn play(
     protocol: &ProtocolVersion,
     scene: Scene<'static>,
 ) -> Result<Option<String>, String> {
+    let server = SafeOps::open(root, db_path, guard(store)?)?;
+    let (opened, _) = play_on(server, root, db_path, protocol, scene).await?;
+    Ok(opened)
+}
+
+/// Plays `scene` on `server` and a fresh client; the operation id of the undo window its
+/// effect opened, if it opened one, and the text the model saw.
+async fn play_on(
+    server: SafeOps,
+    root: &Path,
+    db_path: &Path,
+    protocol: &ProtocolVersion,
+    scene: Scene<'static>,
+) -> Result<(Option<String>, String), String> {
     let human = ScriptedHuman::new(protocol.clone());
     human.will(scene.answer.clone());
-    let (client, guard) = connect(root, db_path, store, human.clone(), protocol).await?;
+    let (client, guard) = connect(server, human.clone(), protocol).await?;
     let before = World::read(root, db_path)?;
     let Value::Object(arguments) = scene.args.clone() else {
         return Err("scene arguments must be an object".into());
@@ -572,13 +629,14 @@ async fn play(
     } else {
         ""
     };
-    println!("   model sees    {flag}{}", text.join(" "));
+    let text = text.join(" ");
+    println!("   model sees    {flag}{}", indent(&text));
     print_changes(&before, &after);
     let opened = serde_json::to_value(&result.meta)
         .ok()
         .and_then(|meta| meta["guard"]["operationId"].as_str().map(str::to_owned))
         .filter(|_| scene.tool != "undo");
-    Ok(opened)
+    Ok((opened, text))
 }
 
 fn print_changes(before: &World, after: &World) {
@@ -600,9 +658,7 @@ fn describe(answer: &Answer) -> String {
 }
 
 async fn connect(
-    root: &Path,
-    db_path: &Path,
-    store: &SqliteStore,
+    server: SafeOps,
     human: ScriptedHuman,
     protocol: &ProtocolVersion,
 ) -> Result<
@@ -612,7 +668,6 @@ async fn connect(
     ),
     String,
 > {
-    let server = SafeOps::open(root, db_path, guard(store)?)?;
     let guard = server.guard_config().clone();
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {

@@ -6,6 +6,7 @@ pub mod builds;
 pub mod db;
 #[cfg(feature = "demo")]
 pub mod demo;
+pub mod downloads;
 pub mod grants;
 pub mod identity;
 pub mod log_writer;

@@ -1,10 +1,11 @@
 //! safe-ops: the seed's confirmation-guarded server, on guard.
 //!
 //! `safe-ops` serves stdio; `safe-ops --http 127.0.0.1:8080` serves streamable HTTP (feature
-//! `http`); `safe-ops demo` plays every outcome of every tool against an in-process client
-//! (feature `demo`); `safe-ops grants` lists the grants people opened and
-//! `safe-ops grants --revoke ID` ends one. Both features are on by default; a stdio-only server is
-//! `cargo build --release -p safe-ops --no-default-features`.
+//! `http`); `--downloads 127.0.0.1:0` serves the links create_download_link makes (feature
+//! `downloads`); `safe-ops demo` plays every outcome of every tool against an in-process
+//! client (feature `demo`); `safe-ops grants` lists the grants people opened and
+//! `safe-ops grants --revoke ID` ends one. The features are on by default; a stdio-only server
+//! is `cargo build --release -p safe-ops --no-default-features`.
 //!
 //! Unless named on the command line, the sandbox, the database and the audit log
 //! (`audit.db`, every outcome of every call, for `guard-audit verify`) live under the user's data
@@ -12,7 +13,7 @@
 //! under the configuration directory (`$XDG_CONFIG_HOME/safe-ops/allowlist.toml`, else
 //! `~/.config/safe-ops/allowlist.toml`), where the shipped list is copied on first start.
 
-#[cfg(feature = "http")]
+#[cfg(any(feature = "http", feature = "downloads"))]
 use std::net::SocketAddr;
 use std::{path::PathBuf, process::ExitCode};
 
@@ -95,6 +96,12 @@ struct Cli {
     #[cfg(feature = "http")]
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
+    /// Serve the links create_download_link makes on this loopback address (port 0 picks a
+    /// free one, and the log says which). Links are signed under a key made at start and
+    /// kept in memory: they end with the process. Without it the tool makes no links.
+    #[cfg(feature = "downloads")]
+    #[arg(long, env = "SAFE_OPS_DOWNLOADS", value_name = "ADDR")]
+    downloads: Option<SocketAddr>,
     /// Where the approval page for deploy_production listens (loopback; port 0 picks a free
     /// one, and the log says which).
     #[cfg(feature = "approval")]
@@ -292,6 +299,11 @@ async fn serve(cli: &Cli) -> Result<(), String> {
     #[cfg(feature = "witness")]
     let anchor = anchor(cli, &guard)?;
     let server = SafeOps::open(&root, &db, guard)?;
+    #[cfg(feature = "downloads")]
+    let server = match cli.downloads {
+        Some(addr) => serve_downloads(server, addr).await?,
+        None => server,
+    };
     tracing::info!(root = %server.sandbox().root().display(), db = %db.display(), audit_db = %audit_db.display(), allowlist = %allowlist.display(), "safe-ops ready");
     #[cfg(feature = "witness")]
     let anchoring = anchor.map(|anchor| {
@@ -398,6 +410,18 @@ async fn approval_page(cli: &Cli) -> Result<rmcp_guard::approval::ApprovalPage, 
         );
     }
     Ok(page)
+}
+
+/// The endpoint create_download_link's links point at; the log says where it is, never a
+/// link.
+#[cfg(feature = "downloads")]
+async fn serve_downloads(server: SafeOps, addr: SocketAddr) -> Result<SafeOps, String> {
+    let links = safe_ops::downloads::serve(addr, server.sandbox().clone()).await?;
+    tracing::info!(
+        "download links are served at {}; they end when safe-ops stops",
+        links.base()
+    );
+    Ok(server.with_downloads(links))
 }
 
 /// Streamable HTTP on loopback. Host and Origin must be local, which blocks DNS rebinding.

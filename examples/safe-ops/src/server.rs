@@ -2,7 +2,8 @@
 //! (type-to-confirm) and `deploy` (a form with a business rule), each behind guard;
 //! `deploy_production`, which two people other than the requester approve on guard's
 //! approval page; `delete_files` (a glob, where the human picks which matched files go); and
-//! `read_build_log`, which changes nothing but may disclose secrets, so it asks too.
+//! `read_build_log`, which changes nothing but may disclose secrets, so it asks too; and
+//! `create_download_link`, which hands out a link anyone holding it can use, so it asks first.
 //!
 //! Production is a tool of its own rather than an `environment` value of `deploy`: the two
 //! ask for different things (a form the requester fills in the client, against approvals
@@ -45,15 +46,18 @@ use serde::Deserialize;
 use crate::{
     builds::{self, ReadBuildLogArgs},
     db,
+    downloads::{self, CreateDownloadLinkArgs, Links},
     sandbox::Sandbox,
 };
 
-/// The safe-ops server: a sandbox directory and an SQLite database.
+/// The safe-ops server: a sandbox directory, an SQLite database, and the download links it
+/// serves, if it serves any.
 #[derive(Clone)]
 pub struct SafeOps {
     sandbox: Sandbox,
     db: Arc<Mutex<Connection>>,
     guard: Arc<Guard>,
+    downloads: Option<Links>,
 }
 
 impl Guarded for SafeOps {
@@ -255,7 +259,15 @@ impl SafeOps {
             sandbox,
             db: Arc::new(Mutex::new(conn)),
             guard: Arc::new(guard.with_sqlite(db_path)),
+            downloads: None,
         })
+    }
+
+    /// The server whose `create_download_link` makes links the endpoint that signs with
+    /// `links` serves (`downloads::serve`); without it the tool makes none.
+    pub fn with_downloads(mut self, links: Links) -> Self {
+        self.downloads = Some(links);
+        self
     }
 
     /// Purges what deletes and drops left in their trash once their undo window closed,
@@ -286,6 +298,13 @@ impl SafeOps {
 
     async fn build_log_boundary(&self, args: &ReadBuildLogArgs) -> Result<Boundary, ToolError> {
         builds::boundary(&self.sandbox, args)
+    }
+
+    async fn download_link_boundary(
+        &self,
+        args: &CreateDownloadLinkArgs,
+    ) -> Result<Boundary, ToolError> {
+        downloads::boundary(&self.sandbox, self.downloads.as_ref(), args)
     }
 
     async fn preview_delete(&self, args: &DeleteFileArgs) -> Result<Preview, ToolError> {
@@ -601,6 +620,25 @@ impl SafeOps {
                 ),
             )),
         }
+    }
+
+    /// Create a link that downloads a file of the sandbox (valid 15 minutes unless `minutes`
+    /// says otherwise, at most 60). Whoever holds the link downloads the file without asking
+    /// anyone; it stops working when it expires, when the file changes, or when safe-ops
+    /// stops (its signing key lives in memory only).
+    #[read_only(
+        discloses = "capability",
+        boundary = Self::download_link_boundary,
+        max_items = 1,
+        session_max_items = 10
+    )]
+    #[tool]
+    async fn create_download_link(
+        &self,
+        Parameters(args): Parameters<CreateDownloadLinkArgs>,
+    ) -> Result<Disclosed<String>, ToolError> {
+        let answer = downloads::create(&self.sandbox, self.downloads.as_ref(), &args)?;
+        Ok(Disclosed::new(1, answer))
     }
 
     /// List the database tables and their row counts.

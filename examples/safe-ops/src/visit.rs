@@ -1,6 +1,6 @@
 //! A visitor of the approval page over plain HTTP, for the demo: the page's visible text as a
 //! person reads it, and the decisions a person posts from it (the page's own form: its CSRF
-//! token, its origin). Loopback `http://` URLs only.
+//! token, its origin); and of download links. Loopback `http://` URLs only.
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use url::Url;
@@ -75,7 +75,7 @@ async fn exchange(url: &str, method: &str, form: Option<String>) -> Result<Page,
     let origin = parsed.origin().ascii_serialization();
     let mut request = format!(
         "{method} {} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n",
-        parsed.path()
+        &parsed[url::Position::BeforePath..url::Position::AfterQuery]
     );
     if let Some(form) = &form {
         request.push_str(&format!(
