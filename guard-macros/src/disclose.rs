@@ -301,7 +301,8 @@ fn describe(cx: &Ctxt, f: &mut ImplItemFn, spec: &TokenStream, rt: &TokenStream)
 }
 
 /// The expansion: the flow of a `#[destructive(confirm = "checkbox")]` tool, with the
-/// boundary as its preview, then the author's body inlined, its result counted and capped.
+/// boundary as its preview, then the author's body inlined, its result counted and capped,
+/// and shown only if the boundary after it is still the one the human approved.
 fn generate(
     o: &Options,
     shape: &Shape,
@@ -330,11 +331,21 @@ fn generate(
     }
     let boundary = o.boundary.as_ref().expect("checked");
     let at_boundary = krate::respan(private.clone(), boundary.span());
-    let boundary_call = if shape.params.is_some() {
+    let (boundary_call, boundary_after) = if shape.params.is_some() {
         let args = krate::local_at("__guard_args", boundary.span());
-        quote_spanned!(boundary.span()=> #at_boundary::boundary(#boundary, self, &#args).await)
+        let again = krate::local_at("__guard_again", boundary.span());
+        (
+            quote_spanned!(boundary.span()=> #at_boundary::boundary(#boundary, self, &#args).await),
+            // The handler took the arguments: the boundary after it reads them again.
+            quote_spanned!(boundary.span()=> match __guard_flow.arguments_again() {
+                ::core::result::Result::Ok(#again) => #at_boundary::boundary(#boundary, self, &#again).await,
+                ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
+            }),
+        )
     } else {
-        quote_spanned!(boundary.span()=> #at_boundary::boundary_no_args(#boundary, self).await)
+        let call =
+            quote_spanned!(boundary.span()=> #at_boundary::boundary_no_args(#boundary, self).await);
+        (call.clone(), call)
     };
     let tool_name = tool_attr::routed_name(&tool_fn);
     let spec_fields = o.asking.spec_fields(o.asking.message.as_deref());
@@ -368,10 +379,13 @@ fn generate(
             ::core::result::Result::Ok(accepted) => accepted,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
-        if let ::core::result::Result::Err(done) = __guard_flow.rebound(__GUARD_DISCLOSES, __guard_accepted, #boundary_call).await {
-            return ::core::result::Result::Ok(*done);
-        }
-        __guard_flow.finish_disclosed(__GUARD_DISCLOSES, #body)
+        let __guard_approved = match __guard_flow.rebound(__GUARD_DISCLOSES, __guard_accepted, #boundary_call).await {
+            ::core::result::Result::Ok(approved) => approved,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_result = #body;
+        let __guard_after = #boundary_after;
+        __guard_flow.finish_disclosed(__GUARD_DISCLOSES, __guard_approved, __guard_result, __guard_after)
     };
     handler::finish(tool_fn, &params, block, rt, TokenStream::new())
 }

@@ -6,7 +6,10 @@
 //! what the handler returns) and per session, and is audited with its counts, never its
 //! content.
 
-use std::sync::Arc;
+use std::sync::{
+    Arc,
+    atomic::{AtomicU64, Ordering},
+};
 
 use crate::support::*;
 use rmcp::{
@@ -32,7 +35,8 @@ both_eras!(
     a_count_above_the_cap_is_refused_before_asking,
     a_log_rewritten_after_the_question_is_not_shown,
     the_session_cap_holds_across_calls,
-    a_handler_showing_more_than_stated_or_capped_shows_nothing
+    a_handler_showing_more_than_stated_or_capped_shows_nothing,
+    a_source_changed_while_the_handler_read_it_is_not_shown
 );
 
 const SECRET: &str = "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI-K7MDENG-bPxRfiCY";
@@ -284,6 +288,8 @@ async fn the_session_cap_holds_across_calls(era: ProtocolVersion) {
 #[derive(Clone)]
 struct Export {
     guard: Arc<Guard>,
+    /// The table's version, the boundary's state: a write moves it on.
+    version: Arc<AtomicU64>,
 }
 
 impl Guarded for Export {
@@ -300,6 +306,9 @@ struct ExportArgs {
     returns: u64,
     /// Bytes of padding in each row.
     pad: usize,
+    /// Whether the table is written to while the handler reads it.
+    #[serde(default)]
+    written_meanwhile: bool,
 }
 
 #[tool_router]
@@ -317,6 +326,9 @@ impl Export {
         &self,
         Parameters(args): Parameters<ExportArgs>,
     ) -> Result<Disclosed<String>, ToolError> {
+        if args.written_meanwhile {
+            self.version.fetch_add(1, Ordering::SeqCst);
+        }
         let row = format!("row {}\n", "x".repeat(args.pad));
         Ok(Disclosed::new(
             args.returns,
@@ -327,7 +339,8 @@ impl Export {
     async fn rows_boundary(&self, args: &ExportArgs) -> Result<Boundary, ToolError> {
         Ok(Boundary::new("the orders table", "every row")
             .account("reporting")
-            .items(args.states, "rows"))
+            .items(args.states, "rows")
+            .with_state(self.version.load(Ordering::SeqCst).to_string()))
     }
 }
 
@@ -338,14 +351,21 @@ impl ServerHandler for Export {
     }
 }
 
+impl Export {
+    fn new() -> Self {
+        Export {
+            guard: Arc::new(
+                Guard::ephemeral()
+                    .unwrap()
+                    .with_exposure(Exposure::all_tools()),
+            ),
+            version: Arc::default(),
+        }
+    }
+}
+
 async fn a_handler_showing_more_than_stated_or_capped_shows_nothing(era: ProtocolVersion) {
-    let server = Export {
-        guard: Arc::new(
-            Guard::ephemeral()
-                .unwrap()
-                .with_exposure(Exposure::all_tools()),
-        ),
-    };
+    let server = Export::new();
     let human = ScriptedHuman::new(era.clone());
     for _ in 0..4 {
         human.will(tick());
@@ -409,6 +429,33 @@ async fn a_handler_showing_more_than_stated_or_capped_shows_nothing(era: Protoco
     .await;
     assert_natural(&result, Outcome::OverDisclosureCap);
     assert_eq!(human.shown().len(), 4);
+    let _ = client.cancel().await;
+}
+
+async fn a_source_changed_while_the_handler_read_it_is_not_shown(era: ProtocolVersion) {
+    let human = ScriptedHuman::new(era.clone());
+    for _ in 0..3 {
+        human.will(tick());
+    }
+    let client = connect(Export::new(), human.clone()).await;
+    let args = |written_meanwhile| json!({"states": 2, "returns": 2, "pad": 0, "written_meanwhile": written_meanwhile});
+    let result = call(&client, "export_rows", args(true)).await;
+    assert_eq!(outcome(&result), Some(Outcome::StateChanged), "{result:?}");
+    assert!(
+        text(&result).starts_with(
+            "[STATE_CHANGED] Nothing was shown: the orders table changed while export_rows read it"
+        ),
+        "{}",
+        text(&result)
+    );
+    assert!(!text(&result).contains("row "), "{}", text(&result));
+    // Nothing shown counts for nothing, and a table left alone is shown.
+    for _ in 0..2 {
+        let result = call(&client, "export_rows", args(false)).await;
+        assert_natural(&result, Outcome::Executed);
+        assert!(text(&result).contains("row "));
+    }
+    assert_eq!(human.shown().len(), 3, "each call asked once");
     let _ = client.cancel().await;
 }
 

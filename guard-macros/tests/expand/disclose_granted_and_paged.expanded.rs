@@ -125,7 +125,7 @@ impl S {
             ::core::result::Result::Ok(accepted) => accepted,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
-        if let ::core::result::Result::Err(done) = __guard_flow
+        let __guard_approved = match __guard_flow
             .rebound(
                 __GUARD_DISCLOSES,
                 __guard_accepted,
@@ -138,19 +138,34 @@ impl S {
             )
             .await
         {
-            return ::core::result::Result::Ok(*done);
-        }
+            ::core::result::Result::Ok(approved) => approved,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_result = (async move || -> Result<Disclosed<String>, ToolError> {
+            let Parameters(args): Parameters<JobArgs> = ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters(
+                __guard_args,
+            );
+            let _ = args.job;
+            Ok(Disclosed::new(1, String::from("ok")))
+        })()
+            .await;
+        let __guard_after = match __guard_flow.arguments_again() {
+            ::core::result::Result::Ok(__guard_again) => {
+                ::rmcp_guard::__private::boundary(
+                        Self::log_boundary,
+                        self,
+                        &__guard_again,
+                    )
+                    .await
+            }
+            ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
+        };
         __guard_flow
             .finish_disclosed(
                 __GUARD_DISCLOSES,
-                (async move || -> Result<Disclosed<String>, ToolError> {
-                    let Parameters(args): Parameters<JobArgs> = ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters(
-                        __guard_args,
-                    );
-                    let _ = args.job;
-                    Ok(Disclosed::new(1, String::from("ok")))
-                })()
-                    .await,
+                __guard_approved,
+                __guard_result,
+                __guard_after,
             )
     }
     /// Show the variables of a job, once two other people approved on the page.
@@ -251,7 +266,7 @@ impl S {
             ::core::result::Result::Ok(accepted) => accepted,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
-        if let ::core::result::Result::Err(done) = __guard_flow
+        let __guard_approved = match __guard_flow
             .rebound(
                 __GUARD_DISCLOSES,
                 __guard_accepted,
@@ -264,19 +279,34 @@ impl S {
             )
             .await
         {
-            return ::core::result::Result::Ok(*done);
-        }
+            ::core::result::Result::Ok(approved) => approved,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_result = (async move || -> Result<Disclosed<String>, ToolError> {
+            let Parameters(args): Parameters<JobArgs> = ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters(
+                __guard_args,
+            );
+            let _ = args.job;
+            Ok(Disclosed::new(1, String::from("ok")))
+        })()
+            .await;
+        let __guard_after = match __guard_flow.arguments_again() {
+            ::core::result::Result::Ok(__guard_again) => {
+                ::rmcp_guard::__private::boundary(
+                        Self::log_boundary,
+                        self,
+                        &__guard_again,
+                    )
+                    .await
+            }
+            ::core::result::Result::Err(error) => ::core::result::Result::Err(error),
+        };
         __guard_flow
             .finish_disclosed(
                 __GUARD_DISCLOSES,
-                (async move || -> Result<Disclosed<String>, ToolError> {
-                    let Parameters(args): Parameters<JobArgs> = ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters(
-                        __guard_args,
-                    );
-                    let _ = args.job;
-                    Ok(Disclosed::new(1, String::from("ok")))
-                })()
-                    .await,
+                __guard_approved,
+                __guard_result,
+                __guard_after,
             )
     }
     async fn log_boundary(&self, args: &JobArgs) -> Result<Boundary, ToolError> {

@@ -9,15 +9,16 @@ use rmcp::{
     handler::server::tool::IntoCallToolResult,
     model::{CallToolResponse, CallToolResult},
 };
+use serde::de::DeserializeOwned;
 use serde_json::json;
 
 use super::{Accepted, Flow, Previewed};
 use crate::{
     disclose::{Boundary, Inner, IntoDisclosed, Session, Shown, Spec},
-    error::ToolError,
+    error::{ToolError, codes},
     form::Form,
     outcome::{Outcome, Step},
-    preview::Preview,
+    preview::{Effect, Preview},
 };
 
 impl<F: Form> Flow<'_, F> {
@@ -57,10 +58,25 @@ impl<F: Form> Flow<'_, F> {
         spec: &'static Spec,
         accepted: Accepted<F>,
         again: Result<Boundary, ToolError>,
-    ) -> Step<()> {
+    ) -> Step<ApprovedBoundary> {
+        let effect = accepted.effect.clone();
         let again = self.told_boundary(spec, again);
-        self.recheck(accepted, again).await.map(drop)
+        self.recheck(accepted, again).await?;
+        Ok(ApprovedBoundary { effect })
     }
+
+    /// The call's arguments read again from the request, for the boundary after the
+    /// handler (which took the first reading): the same JSON read the same way.
+    pub fn arguments_again<T: DeserializeOwned>(&self) -> Result<T, ToolError> {
+        T::deserialize(&self.call.arguments)
+            .map_err(|e| ToolError::arguments_do_not_fit(self.spec.name, &e.to_string()))
+    }
+}
+
+/// The boundary as the human approved it and step 8 found it again: what the data must
+/// still be once the handler has read it. Only [`Flow::rebound`] builds one.
+pub struct ApprovedBoundary {
+    effect: Effect,
 }
 
 impl<F> Flow<'_, F> {
@@ -68,10 +84,16 @@ impl<F> Flow<'_, F> {
     /// human was told and the per-call caps (items, and bytes of the serialized result,
     /// counted here), and the session's caps still hold with it (checked and counted in one
     /// step). The audit record holds the counts and a digest, never the content.
+    ///
+    /// `after` is the boundary computed once more after the handler returned: a source that
+    /// changed while the handler read it (a log rewritten, a file swapped) is withheld, so
+    /// what is shown is always what the human approved.
     pub fn finish_disclosed(
         &self,
         spec: &'static Spec,
+        approved: ApprovedBoundary,
         result: impl IntoDisclosed,
+        after: Result<Boundary, ToolError>,
     ) -> Result<CallToolResponse, rmcp::ErrorData> {
         let (items, response) = result.into_disclosed();
         let (Some(items), Ok(CallToolResponse::Complete(result))) = (items, &response) else {
@@ -81,6 +103,12 @@ impl<F> Flow<'_, F> {
             return self.finish(response);
         }
         let bytes = serde_json::to_vec(result).map_or(u64::MAX, |b| b.len() as u64);
+        if let Some(changed) = self.changed_while_read(spec, &approved, after) {
+            self.seen().disclosed = Some(
+                json!({"class": spec.class.as_str(), "items": items, "bytes": bytes, "withheld": true}),
+            );
+            return Ok(*changed);
+        }
         let now = Shown { items, bytes };
         let (stated, noun) = self.seen().stated.clone().unwrap_or_default();
         let name = self.spec.name;
@@ -144,38 +172,45 @@ impl<F> Flow<'_, F> {
         }
     }
 
+    /// The refusal of a result whose source is no longer what the human approved, once the
+    /// handler read it; `None` when it still is.
+    fn changed_while_read(
+        &self,
+        spec: &'static Spec,
+        approved: &ApprovedBoundary,
+        after: Result<Boundary, ToolError>,
+    ) -> Option<Box<CallToolResponse>> {
+        let target = approved.effect.target();
+        let reason = match after.map(|b| compose(spec, b)) {
+            Ok((Preview::Effect(now), _)) if now == approved.effect => return None,
+            Ok(_) => format!("{target} changed"),
+            Err(error) => format!("{target} could not be read again ({})", error.message()),
+        };
+        tracing::warn!(trace_id = %self.trace_id, tool = self.spec.name, %reason, "a disclosing handler's source changed while it read; nothing was shown");
+        Some(self.refuse(
+            Outcome::StateChanged,
+            ToolError::new(
+                codes::STATE_CHANGED,
+                format!(
+                    "Nothing was shown: {reason} while {} read it, so what it read may not be \
+                     what the user approved. Call the tool again to show the user the current \
+                     state.",
+                    self.spec.name
+                ),
+            ),
+        ))
+    }
+
     /// The boundary composed into the effect the human reads, its count kept for the checks.
     fn told_boundary(
         &self,
         spec: &'static Spec,
         boundary: Result<Boundary, ToolError>,
     ) -> Result<Preview, ToolError> {
-        let (target, scope, account, items, noun, state, grant_scope) = match boundary?.inner {
-            Inner::Nothing(text) => return Ok(Preview::Nothing(text)),
-            Inner::Shown {
-                target,
-                scope,
-                account,
-                items,
-                noun,
-                state,
-                grant_scope,
-            } => (target, scope, account, items, noun, state, grant_scope),
-        };
-        let account = account
-            .map(|a| format!(", read as {a}"))
-            .unwrap_or_default();
-        let summary = format!(
-            "Show the agent {scope} of {target}{account}: {items} {noun}.\n\n{} Once shown, it \
-             cannot be taken back.",
-            spec.class.sentence()
-        );
-        let preview = Preview::disclosure(target, summary, state);
-        let preview = match grant_scope {
-            Some(words) => preview.scope(spec.grant_scope(&words, &noun)),
-            None => preview,
-        };
-        self.seen().stated = Some((items, noun));
+        let (preview, stated) = compose(spec, boundary?);
+        if let Some(stated) = stated {
+            self.seen().stated = Some(stated);
+        }
         Ok(preview)
     }
 
@@ -202,4 +237,35 @@ impl<F> Flow<'_, F> {
     fn over_cap(&self, text: String) -> Box<CallToolResponse> {
         self.natural(Outcome::OverDisclosureCap, text)
     }
+}
+
+/// The effect the human reads for `boundary`, and its count and noun (none for a boundary
+/// with nothing to show).
+fn compose(spec: &Spec, boundary: Boundary) -> (Preview, Option<(u64, String)>) {
+    let (target, scope, account, items, noun, state, grant_scope) = match boundary.inner {
+        Inner::Nothing(text) => return (Preview::Nothing(text), None),
+        Inner::Shown {
+            target,
+            scope,
+            account,
+            items,
+            noun,
+            state,
+            grant_scope,
+        } => (target, scope, account, items, noun, state, grant_scope),
+    };
+    let account = account
+        .map(|a| format!(", read as {a}"))
+        .unwrap_or_default();
+    let summary = format!(
+        "Show the agent {scope} of {target}{account}: {items} {noun}.\n\n{} Once shown, it \
+         cannot be taken back.",
+        spec.class.sentence()
+    );
+    let preview = Preview::disclosure(target, summary, state);
+    let preview = match grant_scope {
+        Some(words) => preview.scope(spec.grant_scope(&words, &noun)),
+        None => preview,
+    };
+    (preview, Some((items, noun)))
 }
