@@ -19,8 +19,9 @@ use support::orders::{Engine, World, body, confirm, prepare};
 
 const ORIGIN: &str = "guard audit log";
 const ORDER: &str = "A10001";
-/// The log's advisory lock, as guard takes it (a fixed id, kept across releases).
-const AUDIT_APPEND: i64 = 7_237_150_515;
+/// The log's advisory lock, as guard takes it: its fixed id hashed with the store's schema.
+const AUDIT_APPEND: &str =
+    "SELECT pg_advisory_xact_lock(hashtextextended(current_schema(), 7237150515))";
 
 /// A PostgreSQL world, or `None` when the database is not configured (skipped loudly).
 async fn postgres() -> Option<World> {
@@ -88,10 +89,7 @@ async fn postgres_calls_commit_while_the_log_is_locked() {
     let alice = world.alice().await;
     let holder = connection(&world).await;
     holder.batch_execute("BEGIN").await.unwrap();
-    holder
-        .execute("SELECT pg_advisory_xact_lock($1)", &[&AUDIT_APPEND])
-        .await
-        .unwrap();
+    holder.execute(AUDIT_APPEND, &[]).await.unwrap();
     let id = tokio::time::timeout(Duration::from_secs(10), prepare(&alice, ORDER))
         .await
         .expect("a prepare does not wait for the log's lock");
@@ -183,10 +181,7 @@ async fn a_dead_sequencer_hands_over() {
     let id = prepare(&alice, ORDER).await;
     let dying = connection(&world).await;
     dying.batch_execute("BEGIN").await.unwrap();
-    dying
-        .execute("SELECT pg_advisory_xact_lock($1)", &[&AUDIT_APPEND])
-        .await
-        .unwrap();
+    dying.execute(AUDIT_APPEND, &[]).await.unwrap();
     let pid: i32 = dying
         .query_one("SELECT pg_backend_pid()", &[])
         .await

@@ -669,3 +669,56 @@ async fn postgres_a_purge_passes_over_rows_a_call_holds() {
         (live.0, true)
     );
 }
+
+/// PostgreSQL: guard's locks belong to the store's schema. Another store in the same
+/// database (here: another schema's transaction holding its purge and audit locks, and the
+/// bare ids older builds took) holds up nothing here: this store's call neither waits nor
+/// skips its purge, which removes the expired key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_another_schemas_locks_hold_up_nothing() {
+    // Without schema-scoped locks the call waits on the other schema's transaction, which
+    // this test holds until the call is done: bound the wait so that fails, not hangs.
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        another_schemas_locks_hold_up_nothing(),
+    )
+    .await
+    .expect("a call waited on another schema's lock");
+}
+
+async fn another_schemas_locks_hold_up_nothing() {
+    let Some(world) = World::new(Engine::Postgres).await else {
+        return;
+    };
+    let Some(other) = World::new(Engine::Postgres).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    ticket(&open(&alice, "old", "parcel arrived damaged").await);
+    world
+        .exec(
+            "UPDATE guard_idempotency SET expires_at = 1 WHERE idem_key = 'old'",
+            &[],
+        )
+        .await;
+    let bob = connect(world.server("tenant_demo", "bob", &[SCOPE])).await;
+    let (holder, holder_pid) = hold(
+        &other,
+        "SELECT pg_advisory_xact_lock(hashtextextended(current_schema(), 7237150515)),
+                pg_advisory_xact_lock(hashtextextended(current_schema(), 7237150516)),
+                pg_advisory_xact_lock(7237150515), pg_advisory_xact_lock(7237150516)",
+    )
+    .await;
+    let bob_call = tokio::spawn(async move {
+        let args = json!({"request_id": "b-1", "order_no": "A10004", "subject": "wrong size"});
+        call(&bob, "open_ticket", args).await
+    });
+    let ran = run_beside(&world, bob_call, &[holder_pid]).await;
+    let purged = key_rows(&world, "old").await.is_empty();
+    holder.rollback().await.expect("release the locks");
+    let Ran::Done(answer) = ran else {
+        panic!("a call waited on another schema's lock");
+    };
+    assert!(!ticket(&answer).1, "{}", text(&answer));
+    assert!(purged, "the purge skipped for another schema's lock");
+}

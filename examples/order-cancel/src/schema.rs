@@ -163,8 +163,8 @@ pub fn postgres_grants(schema: &str) -> Result<String, StoreError> {
         callers: &[APP_ROLE],
     })?;
     // Roles are shared by every database of the cluster: concurrent setups take turns, so
-    // two never alter one role at once. The id is the example's own: guard's locks use
-    // 7237150514 to 7237150518, and sharing one would make a setup wait for guard's writers.
+    // two never alter one role at once. The id is the example's own and database-wide, as
+    // roles are: guard's locks are hashed with their store's schema, so none is this one.
     Ok(format!(
         "SELECT pg_catalog.pg_advisory_xact_lock(7237150600);
          DO $$ BEGIN

@@ -36,7 +36,8 @@ pub(crate) enum Lock<'a> {
 }
 
 /// Fixed ids of the locks that protect one thing per store (any numbers no other lock
-/// derives; kept as they were, so processes of older builds still take turns with these).
+/// derives). On PostgreSQL every id is taken hashed with the store's schema (see
+/// [`statement`]), so stores in other schemas of one database never take turns.
 const MIGRATE: i64 = 7_237_150_514;
 const AUDIT_APPEND: i64 = 7_237_150_515;
 const PURGE_IDEMPOTENCY_KEYS: i64 = 7_237_150_516;
@@ -60,24 +61,28 @@ impl Lock<'_> {
     }
 }
 
-/// The statement that waits for `lock`, to send with others; none on SQLite.
+/// The statement that waits for `lock`, to send with others; none on SQLite. Advisory
+/// locks are database-wide, so the id is hashed with the schema the store's tables are in
+/// (`hashtextextended(current_schema(), id)`, an empty name for none): another store in the same database (another
+/// schema, another deployment, a test running beside) has locks of its own, and neither
+/// waits on nor skips for the other's. Two stores whose ids collide only take turns.
 pub(crate) fn statement(dialect: Dialect, lock: Lock<'_>) -> Option<Statement> {
     match dialect {
         Dialect::Sqlite => None,
         Dialect::Postgres => Some(Statement::execute(
-            "SELECT pg_advisory_xact_lock($1)",
+            "SELECT pg_advisory_xact_lock(hashtextextended(coalesce(current_schema(), ''), $1))",
             vec![lock.id().into()],
         )),
     }
 }
 
 /// The statement that takes `lock` if nobody holds it, answering `got` (1 when taken), to
-/// send with others; none on SQLite.
+/// send with others; none on SQLite. Scoped to the store's schema as [`statement`] is.
 pub(crate) fn try_statement(dialect: Dialect, lock: Lock<'_>) -> Option<Statement> {
     match dialect {
         Dialect::Sqlite => None,
         Dialect::Postgres => Some(Statement::query(
-            "SELECT pg_try_advisory_xact_lock($1) AS got",
+            "SELECT pg_try_advisory_xact_lock(hashtextextended(coalesce(current_schema(), ''), $1)) AS got",
             vec![lock.id().into()],
         )),
     }
