@@ -8,7 +8,9 @@
 //! advisory lock (the one [`AuditLog::append`](super::AuditLog::append) takes), so a
 //! sequencer whose process or backend dies releases it with its transaction, and the next
 //! batch of any process takes over. Each process runs a sequencer task, woken by its own
-//! commits and every [`IDLE`] (which picks up what a dead process left queued). A batch
+//! commits and every [`IDLE`] (which picks up what a dead process left queued), at most once
+//! every [`PACE`]: one batch then takes every entry its commits queued in between, and the
+//! sequencers of many processes do not take turns trying the lock on every commit. A batch
 //! inserts its entries into the log and deletes them from the queue in one transaction; the
 //! database holds the rest: a unique index on `guard_audit_log (queue_id)` refuses an entry
 //! sequenced twice, and a trigger refuses to delete a queued entry the log does not hold.
@@ -45,11 +47,10 @@ pub(crate) const BATCH: usize = 512;
 /// How often an idle sequencer looks for entries another (perhaps dead) process queued: the
 /// bound on how long such an entry waits for its place.
 pub(crate) const IDLE: Duration = Duration::from_secs(1);
-/// How long a sequencer that found the lock taken waits before trying again.
-const BUSY: Duration = Duration::from_millis(2);
-/// How many times it tries before leaving the queue to the next ring or [`IDLE`] (the
-/// holder's batch may already have taken what this process queued).
-const BUSY_TRIES: u32 = 5;
+/// The least time between two tries of one sequencer, whatever rings meanwhile: bounds how
+/// often the sequencers of many processes try the lock, and gathers a busy store's entries
+/// into batches. An entry waits about this long for its place.
+const PACE: Duration = Duration::from_millis(50);
 
 /// The queue: an entry's body (its canonical bytes without its place) and the columns it is
 /// found by, under an id of the engine's (`{id}`).
@@ -159,16 +160,25 @@ impl Sequencer {
     }
 }
 
-/// The task: sequences on every ring and every [`IDLE`], while the store lives.
+/// The task: sequences after a ring or [`IDLE`], at most once every [`PACE`], while the
+/// store lives. Found busy, it rings itself: the holder may have read the queue before this
+/// process's entries committed.
 async fn run(store: Weak<dyn OperationStore>, bell: Arc<Notify>) {
     loop {
         let _ = tokio::time::timeout(IDLE, bell.notified()).await;
+        let tried = tokio::time::Instant::now();
         let Some(store) = store.upgrade() else {
             return;
         };
-        if let Err(error) = drain(&*store, Wait::No).await {
-            tracing::error!(target: "guard::audit", %error, "could not sequence queued audit entries; retrying on the next commit or within a second");
+        match drain(&*store, Wait::No).await {
+            Ok(None) => bell.notify_one(),
+            Ok(Some(_)) => {}
+            Err(error) => {
+                tracing::error!(target: "guard::audit", %error, "could not sequence queued audit entries; retrying on the next commit or within a second");
+            }
         }
+        drop(store);
+        tokio::time::sleep_until(tried + PACE).await;
     }
 }
 
@@ -177,26 +187,25 @@ async fn run(store: Weak<dyn OperationStore>, bell: Arc<Notify>) {
 pub(crate) enum Wait {
     /// Wait for it (a flush: everything committed before it is sequenced when it returns).
     Yes,
-    /// Try, and try again shortly while another sequencer holds it.
+    /// Try once, reading nothing when another sequencer holds it.
     No,
 }
 
-/// Sequences batches until the queue is empty (or, not waiting, until another sequencer
-/// kept the lock through [`BUSY_TRIES`] tries); returns how many entries were integrated.
-pub(crate) async fn drain(store: &dyn OperationStore, wait: Wait) -> Result<u64, StoreError> {
-    let (mut total, mut busy) = (0, 0);
+/// Sequences batches until the queue is empty; returns how many entries were integrated,
+/// or `None` when, not waiting, another sequencer held the lock.
+pub(crate) async fn drain(
+    store: &dyn OperationStore,
+    wait: Wait,
+) -> Result<Option<u64>, StoreError> {
+    let mut total = 0;
     loop {
         match batch(store, wait).await? {
-            Batch::Engine => return Ok(total),
-            Batch::Busy if busy == BUSY_TRIES => return Ok(total),
-            Batch::Busy => {
-                busy += 1;
-                tokio::time::sleep(BUSY).await;
-            }
+            Batch::Engine => return Ok(Some(total)),
+            Batch::Busy => return Ok(None),
             Batch::Done(n) => {
                 total += n as u64;
                 if n < BATCH {
-                    return Ok(total);
+                    return Ok(Some(total));
                 }
             }
         }
@@ -212,30 +221,30 @@ enum Batch {
     Done(usize),
 }
 
-/// One batch in one transaction: take the lock, read the queue and the head (one trip),
-/// then write the entries, delete them from the queue and commit (one trip).
+/// One batch in one transaction: take the lock, read the queue and the head, then write the
+/// entries, delete them from the queue and commit (one trip). Waiting, the lock goes with
+/// the reads (one trip); not waiting, it is tried alone first, so a sequencer that finds it
+/// held reads nothing. The reads follow the lock in statements of their own: each sees
+/// what the previous holder committed.
 async fn batch(store: &dyn OperationStore, wait: Wait) -> Result<Batch, StoreError> {
     let mut tx = store.begin().await?;
     if tx.dialect() == Dialect::Sqlite {
         tx.rollback().await?;
         return Ok(Batch::Engine);
     }
-    let take = match wait {
-        Wait::Yes => lock::statement(Dialect::Postgres, Lock::AuditAppend),
-        Wait::No => lock::try_statement(Dialect::Postgres, Lock::AuditAppend),
+    let mut statements: Vec<Statement> = match wait {
+        Wait::Yes => lock::statement(Dialect::Postgres, Lock::AuditAppend)
+            .into_iter()
+            .collect(),
+        Wait::No if lock::try_hold(&mut tx, Lock::AuditAppend).await? => Vec::new(),
+        Wait::No => {
+            tx.rollback().await?;
+            return Ok(Batch::Busy);
+        }
     };
-    let mut statements: Vec<Statement> = take.into_iter().collect();
     statements.push(Statement::query(QUEUED, vec![(BATCH as i64).into()]));
     statements.push(head_statement());
     let mut done = tx.pipeline(&statements).await?;
-    let got = match wait {
-        Wait::Yes => true,
-        Wait::No => done[0].rows.first().map(|r| r.int("got")).transpose()? == Some(1),
-    };
-    if !got {
-        tx.rollback().await?;
-        return Ok(Batch::Busy);
-    }
     let last = done.pop().and_then(|d| d.rows.into_iter().next());
     let queued = done.pop().map(|d| d.rows).unwrap_or_default();
     if queued.is_empty() {

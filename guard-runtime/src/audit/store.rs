@@ -149,7 +149,10 @@ impl AuditLog {
     /// of another process to finish its batch first; returns how many this call placed.
     /// Nothing is ever queued on SQLite, where this costs nothing.
     pub async fn sequence(&self) -> Result<u64, StoreError> {
-        sequencer::drain(&*self.store, Wait::Yes).await
+        // Waiting for the lock, a drain is never turned away.
+        Ok(sequencer::drain(&*self.store, Wait::Yes)
+            .await?
+            .unwrap_or_default())
     }
 
     /// The entries committed but not yet sequenced, oldest first.
