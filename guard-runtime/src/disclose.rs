@@ -108,9 +108,9 @@ impl Spec {
         )
     }
 
-    /// The scope a grant covers: the author's `words`, the class and the per-call caps, as
-    /// the human reads them in the offer.
-    pub(crate) fn grant_scope(&self, words: &str, noun: &str) -> String {
+    /// The scope a grant covers: the author's `words`, the class, the account read as and
+    /// the per-call caps, as the human reads them in the offer.
+    pub(crate) fn grant_scope(&self, words: &str, account: Option<&str>, noun: &str) -> String {
         let caps: Vec<String> = [(self.max_items, noun), (self.max_bytes, "bytes")]
             .into_iter()
             .filter_map(|(cap, what)| cap.map(|n| format!("{n} {what}")))
@@ -119,7 +119,10 @@ impl Spec {
             [] => String::new(),
             caps => format!("; at most {} a call", caps.join(" and ")),
         };
-        format!("{words} (discloses {}{caps})", self.class.as_str())
+        let account = account
+            .map(|a| format!(", read as {a}"))
+            .unwrap_or_default();
+        format!("{words} (discloses {}{account}{caps})", self.class.as_str())
     }
 
     fn caps(&self) -> impl Iterator<Item = (&'static str, u64)> {
@@ -203,8 +206,9 @@ impl Boundary {
     /// The scope of calls this one belongs to, in plain words the human reads (`build logs
     /// in builds/`). A tool that declares `grant = ...` offers the human to let later calls
     /// whose boundary states the same scope show their data without asking; guard adds the
-    /// class and the per-call caps to it, so a grant never covers a class or a cap the human
-    /// did not see. A boundary without one is never covered by a grant, and offers none.
+    /// class, the [account](Boundary::account) and the per-call caps to it, so a grant never
+    /// covers a class, an account or a cap the human did not see. A boundary without one is
+    /// never covered by a grant, and offers none.
     pub fn grant_scope(mut self, words: impl Into<String>) -> Self {
         if let Inner::Shown { grant_scope, .. } = &mut self.inner {
             *grant_scope = Some(words.into()).filter(|w: &String| !w.trim().is_empty());

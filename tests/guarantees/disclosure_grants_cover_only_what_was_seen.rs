@@ -2,8 +2,9 @@
 //! and the per-call caps the human agrees to; a grant shows later data within them unasked
 //! and says so; the caps, per call and per session, still hold under a grant and a refused
 //! call spends none of it; and a tool whose declaration discloses more (another class, a
-//! higher cap) is not covered by a grant opened on the old one, even under the same name and
-//! in the same store. safe-ops' `read_build_log`, and a log reader declared three ways here.
+//! higher cap), or a call read as another account, is not covered by a grant opened on the
+//! old one, even under the same name and in the same store. safe-ops' `read_build_log`, and
+//! a log reader declared three ways here.
 
 use std::sync::Arc;
 
@@ -193,6 +194,9 @@ async fn the_caps_hold_under_a_grant_and_a_refusal_spends_none_of_it(era: Protoc
 struct LogArgs {
     /// The log's name.
     name: String,
+    /// The account the log is read as, if not the tool's own.
+    #[serde(default)]
+    account: Option<String>,
 }
 
 /// A server whose `read_log` discloses `$class` with at most `$cap` lines a call, and offers
@@ -230,9 +234,13 @@ macro_rules! log_server {
             }
 
             async fn boundary(&self, args: &LogArgs) -> Result<Boundary, ToolError> {
-                Ok(Boundary::new(format!("log {}", args.name), "the log")
+                let boundary = Boundary::new(format!("log {}", args.name), "the log")
                     .items(1, "lines")
-                    .grant_scope("every log"))
+                    .grant_scope("every log");
+                Ok(match &args.account {
+                    Some(account) => boundary.account(account),
+                    None => boundary,
+                })
             }
         }
 
@@ -260,7 +268,7 @@ fn guard_on(store: &SqliteStore) -> Arc<Guard> {
 async fn read_log<S: ServerHandler>(
     server: S,
     era: &ProtocolVersion,
-    name: &str,
+    args: Value,
     answers: &[Answer],
 ) -> (CallToolResult, usize) {
     let human = ScriptedHuman::new(era.clone());
@@ -268,7 +276,7 @@ async fn read_log<S: ServerHandler>(
         human.will(answer.clone());
     }
     let client = connect(server, human.clone()).await;
-    let result = call(&client, "read_log", json!({"name": name})).await;
+    let result = call(&client, "read_log", args).await;
     let _ = client.cancel().await;
     (result, human.shown().len())
 }
@@ -281,7 +289,7 @@ async fn a_declaration_that_discloses_more_is_not_covered(era: ProtocolVersion) 
             guard: guard_on(&store),
         },
         &era,
-        "a",
+        json!({"name": "a"}),
         &[tick_and_grant()],
     )
     .await;
@@ -297,7 +305,7 @@ async fn a_declaration_that_discloses_more_is_not_covered(era: ProtocolVersion) 
             guard: guard_on(&store),
         },
         &era,
-        "b",
+        json!({"name": "b"}),
         &[Answer::Decline],
     )
     .await;
@@ -309,12 +317,24 @@ async fn a_declaration_that_discloses_more_is_not_covered(era: ProtocolVersion) 
             guard: guard_on(&store),
         },
         &era,
-        "c",
+        json!({"name": "c"}),
         &[Answer::Decline],
     )
     .await;
     assert_natural(&result, Outcome::Declined);
     assert_eq!(asked, 1, "a higher cap is asked");
+    // The same declaration read as another account than the human saw: asked again.
+    let (result, asked) = read_log(
+        Sensitive {
+            guard: guard_on(&store),
+        },
+        &era,
+        json!({"name": "e", "account": "admin"}),
+        &[Answer::Decline],
+    )
+    .await;
+    assert_natural(&result, Outcome::Declined);
+    assert_eq!(asked, 1, "another account is asked");
 
     // The declaration the human saw is still covered, and the refusals spent nothing.
     let (result, asked) = read_log(
@@ -322,7 +342,7 @@ async fn a_declaration_that_discloses_more_is_not_covered(era: ProtocolVersion) 
             guard: guard_on(&store),
         },
         &era,
-        "d",
+        json!({"name": "d"}),
         &[],
     )
     .await;

@@ -254,17 +254,18 @@ fn compose(spec: &Spec, boundary: Boundary) -> (Preview, Option<(u64, String)>) 
             grant_scope,
         } => (target, scope, account, items, noun, state, grant_scope),
     };
-    let account = account
+    let read_as = account
+        .as_deref()
         .map(|a| format!(", read as {a}"))
         .unwrap_or_default();
     let summary = format!(
-        "Show the agent {scope} of {target}{account}: {items} {noun}.\n\n{} Once shown, it \
+        "Show the agent {scope} of {target}{read_as}: {items} {noun}.\n\n{} Once shown, it \
          cannot be taken back.",
         spec.class.sentence()
     );
     let preview = Preview::disclosure(target, summary, state);
     let preview = match grant_scope {
-        Some(words) => preview.scope(spec.grant_scope(&words, &noun)),
+        Some(words) => preview.scope(spec.grant_scope(&words, account.as_deref(), &noun)),
         None => preview,
     };
     (preview, Some((items, noun)))
