@@ -110,11 +110,10 @@ impl Spec {
 
     /// The scope a grant covers: the author's `words`, the class, the account read as and
     /// the per-call caps, as the human reads them in the offer.
-    pub(crate) fn grant_scope(&self, words: &str, account: Option<&str>, noun: &str) -> String {
-        let caps: Vec<String> = [(self.max_items, noun), (self.max_bytes, "bytes")]
-            .into_iter()
-            .filter_map(|(cap, what)| cap.map(|n| format!("{n} {what}")))
-            .collect();
+    pub(crate) fn grant_scope(&self, words: &str, account: Option<&str>, noun: &Noun) -> String {
+        let items = self.max_items.map(|n| format!("{n} {}", noun.of(n)));
+        let bytes = self.max_bytes.map(|n| format!("{n} bytes"));
+        let caps: Vec<String> = [items, bytes].into_iter().flatten().collect();
         let caps = match caps.as_slice() {
             [] => String::new(),
             caps => format!("; at most {} a call", caps.join(" and ")),
@@ -137,6 +136,46 @@ impl Spec {
     }
 }
 
+/// What a disclosing call's items are, as a count reads them: `"rows"` (the same word for
+/// any count) or `("log line", "log lines")` (one, then many), so the human reads "1 log
+/// line" and "412 log lines".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Noun {
+    one: String,
+    many: String,
+}
+
+impl Noun {
+    /// The word for `count` items.
+    pub fn of(&self, count: u64) -> &str {
+        if count == 1 { &self.one } else { &self.many }
+    }
+}
+
+impl From<&str> for Noun {
+    fn from(word: &str) -> Self {
+        Noun::from(word.to_owned())
+    }
+}
+
+impl From<String> for Noun {
+    fn from(word: String) -> Self {
+        Noun {
+            one: word.clone(),
+            many: word,
+        }
+    }
+}
+
+impl From<(&str, &str)> for Noun {
+    fn from((one, many): (&str, &str)) -> Self {
+        Noun {
+            one: one.to_owned(),
+            many: many.to_owned(),
+        }
+    }
+}
+
 /// The data boundary of one disclosing call, in plain words: what a reviewer can judge
 /// ("the full build log of job 42 in project web, 412 lines") rather than a tool's name.
 /// The boundary function returns it; guard composes the question from it, checks its count
@@ -154,7 +193,7 @@ pub(crate) enum Inner {
         scope: String,
         account: Option<String>,
         items: u64,
-        noun: String,
+        noun: Noun,
         state: String,
         /// The scope a grant opened on this call covers, in the author's words.
         grant_scope: Option<String>,
@@ -171,7 +210,7 @@ impl Boundary {
                 scope: scope.into(),
                 account: None,
                 items: 1,
-                noun: "item".into(),
+                noun: ("item", "items").into(),
                 state: String::new(),
                 grant_scope: None,
             },
@@ -193,9 +232,10 @@ impl Boundary {
         self
     }
 
-    /// How many items the call shows, and what they are (`412, "log lines"`). Checked
-    /// against the caps before the human is asked, and against the handler's count after.
-    pub fn items(mut self, count: u64, what: impl Into<String>) -> Self {
+    /// How many items the call shows, and what they are: `.items(412, ("log line", "log
+    /// lines"))`, or one word for any count (`.items(3, "rows")`). Checked against the caps
+    /// before the human is asked, and against the handler's count after.
+    pub fn items(mut self, count: u64, what: impl Into<Noun>) -> Self {
         if let Inner::Shown { items, noun, .. } = &mut self.inner {
             *items = count;
             *noun = what.into();
@@ -390,6 +430,21 @@ mod tests {
         session_max_items: Some(15),
         session_max_bytes: None,
     };
+
+    #[test]
+    fn a_count_reads_its_noun_in_the_singular_or_the_plural() {
+        let lines = Noun::from(("log line", "log lines"));
+        assert_eq!(
+            [lines.of(0), lines.of(1), lines.of(2)],
+            ["log lines", "log line", "log lines"]
+        );
+        let rows = Noun::from("rows");
+        assert_eq!([rows.of(1), rows.of(3)], ["rows", "rows"]);
+        assert_eq!(
+            SPEC.grant_scope("every export", None, &Noun::from(("row", "rows"))),
+            "every export (discloses bulk; at most 10 rows a call)"
+        );
+    }
 
     fn session() -> (Arc<InitializeRequestParams>, Session) {
         let info = Arc::new(InitializeRequestParams::default());

@@ -36,7 +36,8 @@ both_eras!(
     a_log_rewritten_after_the_question_is_not_shown,
     the_session_cap_holds_across_calls,
     a_handler_showing_more_than_stated_or_capped_shows_nothing,
-    a_source_changed_while_the_handler_read_it_is_not_shown
+    a_source_changed_while_the_handler_read_it_is_not_shown,
+    one_line_reads_in_the_singular
 );
 
 const SECRET: &str = "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI-K7MDENG-bPxRfiCY";
@@ -53,6 +54,15 @@ fn builds(lines: usize) -> World {
     log.insert(0, format!("env: {SECRET}"));
     std::fs::write(world.path("builds/42.log"), log.join("\n") + "\n").unwrap();
     world
+}
+
+/// The one question `human` was shown, which must start with `opening`.
+fn asked_once(human: &ScriptedHuman, opening: &str) -> rmcp_guard::testing::Shown {
+    let [shown] = &human.shown()[..] else {
+        panic!("one question: {:?}", human.shown());
+    };
+    assert!(shown.message.starts_with(opening), "{}", shown.message);
+    shown.clone()
 }
 
 fn audited(world: &World) -> (SafeOpsWithLog, AuditLog) {
@@ -84,15 +94,9 @@ async fn a_disclosure_is_asked_with_its_boundary_and_audited_without_content(era
     assert!(text(&result).contains(SECRET), "the approved log is shown");
     assert!(text(&result).contains("step 2: ok"));
 
-    let [shown] = &human.shown()[..] else {
-        panic!("one question: {:?}", human.shown());
-    };
-    assert!(
-        shown.message.starts_with(
-            "Show the agent the full build log of build job 42: 3 log lines.\n\nIt may contain secrets printed by accident"
-        ),
-        "{}",
-        shown.message
+    let shown = asked_once(
+        &human,
+        "Show the agent the full build log of build job 42: 3 log lines.\n\nIt may contain secrets printed by accident",
     );
     assert!(
         shown.message.contains("cannot be taken back"),
@@ -456,6 +460,20 @@ async fn a_source_changed_while_the_handler_read_it_is_not_shown(era: ProtocolVe
         assert!(text(&result).contains("row "));
     }
     assert_eq!(human.shown().len(), 3, "each call asked once");
+    let _ = client.cancel().await;
+}
+
+async fn one_line_reads_in_the_singular(era: ProtocolVersion) {
+    let world = builds(3);
+    let human = ScriptedHuman::new(era.clone());
+    human.will(Answer::Decline);
+    let client = connect(world.server(), human.clone()).await;
+    let result = call(&client, "read_build_log", json!({"job": 42, "tail": 1})).await;
+    assert_natural(&result, Outcome::Declined);
+    asked_once(
+        &human,
+        "Show the agent the last line of the build log of build job 42: 1 log line.\n",
+    );
     let _ = client.cancel().await;
 }
 

@@ -61,11 +61,12 @@ pub fn boundary(sandbox: &Sandbox, args: &ReadBuildLogArgs) -> Result<Boundary, 
         )));
     };
     let scope = match args.tail {
+        Some(1) => "the last line of the build log".to_owned(),
         Some(n) => format!("the last {n} lines of the build log"),
         None => "the full build log".to_owned(),
     };
     Ok(Boundary::new(format!("build job {}", args.job), scope)
-        .items(shown.len() as u64, "log lines")
+        .items(shown.len() as u64, ("log line", "log lines"))
         .grant_scope(GRANT_SCOPE)
         .with_state(pin))
 }

@@ -14,7 +14,7 @@ use serde_json::json;
 
 use super::{Accepted, Flow, Previewed};
 use crate::{
-    disclose::{Boundary, Inner, IntoDisclosed, Session, Shown, Spec},
+    disclose::{Boundary, Inner, IntoDisclosed, Noun, Session, Shown, Spec},
     error::{ToolError, codes},
     form::Form,
     outcome::{Outcome, Step},
@@ -33,8 +33,9 @@ impl<F: Form> Flow<'_, F> {
         let (stated, noun) = self.seen().stated.clone().unwrap_or_default();
         if let Some(cap) = spec.max_items.filter(|cap| stated > *cap) {
             return Err(self.over_cap(format!(
-                "Nothing was shown: this call would show {stated} {noun}, and {} shows at most \
+                "Nothing was shown: this call would show {stated} {}, and {} shows at most \
                  {cap} per call. Ask for at most {cap} (a narrower range or a smaller limit).",
+                noun.of(stated),
                 self.spec.name
             )));
         }
@@ -115,13 +116,15 @@ impl<F> Flow<'_, F> {
         let over = if items > stated {
             tracing::warn!(trace_id = %self.trace_id, tool = name, items, stated, "a disclosing handler returned more items than its boundary stated; nothing was shown");
             Some(format!(
-                "Nothing was shown: {name} returned {items} {noun}, more than the {stated} the \
-                 user approved. Call the tool again so the user sees the current count."
+                "Nothing was shown: {name} returned {items} {}, more than the {stated} the \
+                 user approved. Call the tool again so the user sees the current count.",
+                noun.of(items)
             ))
         } else if let Some(cap) = spec.max_items.filter(|cap| items > *cap) {
             Some(format!(
-                "Nothing was shown: {name} returned {items} {noun}, and it shows at most {cap} \
-                 per call. Ask for at most {cap}."
+                "Nothing was shown: {name} returned {items} {}, and it shows at most {cap} \
+                 per call. Ask for at most {cap}.",
+                noun.of(items)
             ))
         } else {
             spec.max_bytes.filter(|cap| bytes > *cap).map(|cap| {
@@ -224,13 +227,15 @@ impl<F> Flow<'_, F> {
         cap: u64,
         before: Shown,
         more: u64,
-        noun: &str,
+        noun: &Noun,
     ) -> Box<CallToolResponse> {
         self.over_cap(format!(
-            "Nothing was shown: {} shows at most {cap} {noun} per session, {} were shown \
+            "Nothing was shown: {} shows at most {cap} {} per session, {} were shown \
              already and this call would show {more} more. The limit starts again in a new \
              session (a new connection); tell the user.",
-            self.spec.name, before.items
+            self.spec.name,
+            noun.of(cap),
+            before.items
         ))
     }
 
@@ -241,7 +246,7 @@ impl<F> Flow<'_, F> {
 
 /// The effect the human reads for `boundary`, and its count and noun (none for a boundary
 /// with nothing to show).
-fn compose(spec: &Spec, boundary: Boundary) -> (Preview, Option<(u64, String)>) {
+fn compose(spec: &Spec, boundary: Boundary) -> (Preview, Option<(u64, Noun)>) {
     let (target, scope, account, items, noun, state, grant_scope) = match boundary.inner {
         Inner::Nothing(text) => return (Preview::Nothing(text), None),
         Inner::Shown {
@@ -259,8 +264,9 @@ fn compose(spec: &Spec, boundary: Boundary) -> (Preview, Option<(u64, String)>) 
         .map(|a| format!(", read as {a}"))
         .unwrap_or_default();
     let summary = format!(
-        "Show the agent {scope} of {target}{read_as}: {items} {noun}.\n\n{} Once shown, it \
+        "Show the agent {scope} of {target}{read_as}: {items} {}.\n\n{} Once shown, it \
          cannot be taken back.",
+        noun.of(items),
         spec.class.sentence()
     );
     let preview = Preview::disclosure(target, summary, state);

@@ -163,7 +163,7 @@ struct Seen {
     /// A batch's per-item counts, once the handler reported.
     counts: Option<Value>,
     /// A disclosing tool's stated count and what its items are, as the human was told.
-    stated: Option<(u64, String)>,
+    stated: Option<(u64, crate::disclose::Noun)>,
     /// What a disclosing tool showed (or withheld): its class, items and bytes, and the
     /// session's totals.
     disclosed: Option<Value>,

@@ -90,7 +90,7 @@ pub fn boundary(
             bytes(entry.size())
         ),
     )
-    .items(1, "link")
+    .items(1, ("link", "links"))
     .with_state(entry.pin().to_string()))
 }
 
