@@ -82,6 +82,30 @@ pub fn int_value(opt: &Opt) -> Option<u64> {
     }
 }
 
+/// A count: a whole number from 1 to `max`, and where it was written. Anything else is
+/// reported where it was written (or at the key, if no value was) with `error`, which says
+/// what the option takes and why.
+pub fn count_value(
+    cx: &Ctxt,
+    opt: &Opt,
+    max: u64,
+    error: impl FnOnce() -> String,
+) -> Option<(u64, proc_macro2::Span)> {
+    match int_value(opt) {
+        Some(n) if (1..=max).contains(&n) => Some((n, syn::spanned::Spanned::span(&opt.value))),
+        _ => {
+            let at = opt
+                .value
+                .as_ref()
+                .map_or(&opt.key as &dyn quote::ToTokens, |v| {
+                    v as &dyn quote::ToTokens
+                });
+            cx.error_spanned_by(at, error());
+            None
+        }
+    }
+}
+
 pub fn string_value(cx: &Ctxt, opt: &Opt) -> Option<String> {
     match &opt.value {
         Some(Expr::Lit(lit)) => match &lit.lit {

@@ -124,24 +124,12 @@ fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
 
 /// A cap: a whole number from 1 up.
 fn cap_value(cx: &Ctxt, opt: &Opt) -> Option<(u64, Span)> {
-    let n = attr::int_value(opt);
-    match n {
-        Some(n) if n > 0 => Some((n, opt.value.span())),
-        _ => {
-            cx.error_spanned_by(
-                opt.value
-                    .as_ref()
-                    .map_or(&opt.key as &dyn quote::ToTokens, |v| {
-                        v as &dyn quote::ToTokens
-                    }),
-                format!(
-                    "`{}` takes a whole number from 1 up, e.g. `{} = 500`",
-                    opt.key, opt.key
-                ),
-            );
-            None
-        }
-    }
+    attr::count_value(cx, opt, u64::MAX, || {
+        format!(
+            "`{}` takes a whole number from 1 up, e.g. `{} = 500`",
+            opt.key, opt.key
+        )
+    })
 }
 
 /// Rules across options: a declared class, a boundary, caps that fit together.

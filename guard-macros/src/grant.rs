@@ -84,14 +84,9 @@ impl Grant {
 
 /// `grant_calls = N`: a whole number from 1 to [`MAX_CALLS`].
 fn calls_value(cx: &Ctxt, opt: &Opt) -> Option<(u64, Span)> {
-    match attr::int_value(opt) {
-        Some(n @ 1..=MAX_CALLS) => Some((n, opt.value.span())),
-        _ => {
-            cx.error_spanned_by(
-                opt.value.as_ref().map_or(&opt.key as &dyn quote::ToTokens, |v| v as &dyn quote::ToTokens),
-                format!("`grant_calls` takes a whole number from 1 to {MAX_CALLS}, e.g. `grant_calls = 20`: a grant covers a counted few calls; for more, the human opens another"),
-            );
-            None
-        }
-    }
+    attr::count_value(cx, opt, MAX_CALLS, || {
+        format!(
+            "`grant_calls` takes a whole number from 1 to {MAX_CALLS}, e.g. `grant_calls = 20`: a grant covers a counted few calls; for more, the human opens another"
+        )
+    })
 }

@@ -108,9 +108,10 @@ impl Spec {
         )
     }
 
-    /// The scope a grant covers: the author's `words`, the class, the account read as and
-    /// the per-call caps, as the human reads them in the offer.
-    pub(crate) fn grant_scope(&self, words: &str, account: Option<&str>, noun: &Noun) -> String {
+    /// The scope a grant covers: the author's `words`, the class, the account read as (as the
+    /// question states it: `", read as reporting"`, or nothing) and the per-call caps, as the
+    /// human reads them in the offer.
+    pub(crate) fn grant_scope(&self, words: &str, read_as: &str, noun: &Noun) -> String {
         let items = self.max_items.map(|n| format!("{n} {}", noun.of(n)));
         let bytes = self.max_bytes.map(|n| format!("{n} bytes"));
         let caps: Vec<String> = [items, bytes].into_iter().flatten().collect();
@@ -118,10 +119,7 @@ impl Spec {
             [] => String::new(),
             caps => format!("; at most {} a call", caps.join(" and ")),
         };
-        let account = account
-            .map(|a| format!(", read as {a}"))
-            .unwrap_or_default();
-        format!("{words} (discloses {}{account}{caps})", self.class.as_str())
+        format!("{words} (discloses {}{read_as}{caps})", self.class.as_str())
     }
 
     fn caps(&self) -> impl Iterator<Item = (&'static str, u64)> {
@@ -441,7 +439,7 @@ mod tests {
         let rows = Noun::from("rows");
         assert_eq!([rows.of(1), rows.of(3)], ["rows", "rows"]);
         assert_eq!(
-            SPEC.grant_scope("every export", None, &Noun::from(("row", "rows"))),
+            SPEC.grant_scope("every export", "", &Noun::from(("row", "rows"))),
             "every export (discloses bulk; at most 10 rows a call)"
         );
     }

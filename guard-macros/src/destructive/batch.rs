@@ -39,17 +39,11 @@ pub(super) fn check_options(cx: &Ctxt, o: &Options, batch: Span) {
 
 /// `max_items = N`: a whole number from 1 to [`MAX_ITEMS_LIMIT`].
 pub(super) fn max_items_value(cx: &Ctxt, opt: &Opt) -> Option<(u64, Span)> {
-    let n = attr::int_value(opt);
-    match n {
-        Some(n @ 1..=MAX_ITEMS_LIMIT) => Some((n, opt.value.span())),
-        _ => {
-            cx.error_spanned_by(
-                opt.value.as_ref().map_or(&opt.key as &dyn quote::ToTokens, |v| v as &dyn quote::ToTokens),
-                format!("`max_items` takes a whole number from 1 to {MAX_ITEMS_LIMIT}, e.g. `max_items = 20`: a question offering more items is not read item by item, so a rule matching more must be narrowed"),
-            );
-            None
-        }
-    }
+    attr::count_value(cx, opt, MAX_ITEMS_LIMIT, || {
+        format!(
+            "`max_items` takes a whole number from 1 to {MAX_ITEMS_LIMIT}, e.g. `max_items = 20`: a question offering more items is not read item by item, so a rule matching more must be narrowed"
+        )
+    })
 }
 
 /// A batch handler takes the `Picked` proof, not `Confirmed`.

@@ -105,9 +105,7 @@ impl<F> Flow<'_, F> {
         }
         let bytes = serde_json::to_vec(result).map_or(u64::MAX, |b| b.len() as u64);
         if let Some(changed) = self.changed_while_read(spec, &approved, after) {
-            self.seen().disclosed = Some(
-                json!({"class": spec.class.as_str(), "items": items, "bytes": bytes, "withheld": true}),
-            );
+            self.withheld(spec, Shown { items, bytes });
             return Ok(*changed);
         }
         let now = Shown { items, bytes };
@@ -135,9 +133,7 @@ impl<F> Flow<'_, F> {
             })
         };
         if let Some(text) = over {
-            self.seen().disclosed = Some(
-                json!({"class": spec.class.as_str(), "items": items, "bytes": bytes, "withheld": true}),
-            );
+            self.withheld(spec, Shown { items, bytes });
             return Ok(*self.over_cap(text));
         }
         let session = self.session();
@@ -154,9 +150,7 @@ impl<F> Flow<'_, F> {
                 self.finish(result.into_call_tool_result())
             }
             Err(before) => {
-                self.seen().disclosed = Some(
-                    json!({"class": spec.class.as_str(), "items": items, "bytes": bytes, "withheld": true}),
-                );
+                self.withheld(spec, Shown { items, bytes });
                 let text = match spec
                     .session_max_items
                     .filter(|cap| before.items + items > *cap)
@@ -173,6 +167,17 @@ impl<F> Flow<'_, F> {
                 Ok(*self.over_cap(text))
             }
         }
+    }
+
+    /// Records that a result of `shown` items and bytes was withheld: counted for the audit,
+    /// shown to nobody.
+    fn withheld(&self, spec: &'static Spec, shown: Shown) {
+        self.seen().disclosed = Some(json!({
+            "class": spec.class.as_str(),
+            "items": shown.items,
+            "bytes": shown.bytes,
+            "withheld": true,
+        }));
     }
 
     /// The refusal of a result whose source is no longer what the human approved, once the
@@ -260,7 +265,6 @@ fn compose(spec: &Spec, boundary: Boundary) -> (Preview, Option<(u64, Noun)>) {
         } => (target, scope, account, items, noun, state, grant_scope),
     };
     let read_as = account
-        .as_deref()
         .map(|a| format!(", read as {a}"))
         .unwrap_or_default();
     let summary = format!(
@@ -271,7 +275,7 @@ fn compose(spec: &Spec, boundary: Boundary) -> (Preview, Option<(u64, Noun)>) {
     );
     let preview = Preview::disclosure(target, summary, state);
     let preview = match grant_scope {
-        Some(words) => preview.scope(spec.grant_scope(&words, account.as_deref(), &noun)),
+        Some(words) => preview.scope(spec.grant_scope(&words, &read_as, &noun)),
         None => preview,
     };
     (preview, Some((items, noun)))
