@@ -376,11 +376,15 @@ impl Guard {
     /// operation store the mark is kept there, so replicas sharing the store and the key
     /// refuse each other's replays too; without one it is kept in this process.
     pub(crate) async fn redeem(&self, nonce: &str, valid_for: Duration) -> Result<bool, String> {
+        // With operations, the store keeps used states for every replica, and the spend
+        // commits with the audit writer's group (the log is the operation store's).
         #[cfg(any(feature = "sqlite", feature = "postgres"))]
-        if let Some(operations) = &self.operations {
-            return crate::ops::redeem(operations.store().as_ref(), nonce, valid_for)
-                .await
-                .map_err(|e| e.to_string());
+        if let (Some(_), Some(pipeline)) = (&self.operations, &self.audit) {
+            let valid_for = i64::try_from(valid_for.as_millis()).unwrap_or(i64::MAX);
+            let until = crate::store::now_ms().saturating_add(valid_for);
+            return pipeline
+                .spent(crate::store::spent::Spend::new(nonce, until))
+                .await;
         }
         Ok(self.redeem_here(nonce, valid_for))
     }

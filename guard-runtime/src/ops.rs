@@ -53,7 +53,6 @@ pub(crate) mod keyed;
 pub(crate) mod lookup;
 mod prepare;
 mod rate;
-mod redeem;
 
 use std::{collections::HashMap, sync::Arc};
 
@@ -62,7 +61,6 @@ pub use intent::{Intent, OperationRef, Status};
 pub use keyed::Keyed;
 pub use prepare::Prepare;
 pub use rate::{BadRate, Rate};
-pub(crate) use redeem::redeem;
 
 #[cfg(feature = "sqlite")]
 pub use crate::store::SqliteStore;

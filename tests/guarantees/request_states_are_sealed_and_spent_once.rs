@@ -507,6 +507,49 @@ async fn replicas_sharing_a_store_answer_each_others_states_once() {
     let _ = third.cancel().await;
 }
 
+/// Two replicas on one PostgreSQL store answer one accepted state at the same moment: the
+/// spend commits with the audit writer's group on each, and the store's key on the nonce
+/// lets exactly one of them run the call; the other is told the state was used.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn racing_replicas_on_postgres_run_a_state_once() {
+    let Some(url) = guard_tests::pg_url("the racing MRTR replicas test") else {
+        return;
+    };
+    let (store, admin, schema) = approval::fresh_pg(&url, "guard_spend_race").await;
+    let world = World::new();
+    let replica = || {
+        let identity = EnvIdentity::new(Identity::new("t", "u", Vec::<String>::new()));
+        Guard::with_key(vec![6u8; 32])
+            .expect("guard key")
+            .with_operations(Operations::new(store.clone(), identity))
+    };
+    let (first, _) = client_for(&world, replica()).await;
+    let (second, _) = client_for(&world, replica()).await;
+    for round in 0..5 {
+        if round > 0 {
+            restore_orders(&world);
+        }
+        let args = json!({"table": "orders"});
+        let (state, _) = first_round(&first, "drop_table", args.clone()).await;
+        let (one, two) = tokio::join!(
+            send(&first, "drop_table", args.clone(), &state, accept_drop()),
+            send(&second, "drop_table", args, &state, accept_drop())
+        );
+        let mut outcomes = [outcome(&one), outcome(&two)];
+        outcomes.sort_by_key(|o| format!("{o:?}"));
+        assert_eq!(
+            outcomes,
+            [Some(Outcome::Executed), Some(Outcome::Replayed)],
+            "round {round}: one ran, one was told the state was used: {} / {}",
+            text(&one),
+            text(&two)
+        );
+    }
+    let _ = first.cancel().await;
+    let _ = second.cancel().await;
+    approval::drop_pg(admin, &schema).await;
+}
+
 #[tokio::test]
 async fn replayed_deploy_records_one_row() {
     let world = World::new();

@@ -9,12 +9,27 @@
 //! An event nobody waits for (an outcome, after the model has its answer) waits up to
 //! [`GATHER`] for company: the next call's confirmation, which must be written before its
 //! effect, then takes it along in its own commit instead of the log committing twice.
+//!
+//! The same groups spend 2026-07-28 request states ([`Pipeline::spent`]): a retry's state is
+//! spent before its answer is read, so the spend is waited for, and it commits with whatever
+//! else is queued (the previous calls' outcomes, other retries' spends) instead of alone.
 
-use std::{sync::OnceLock, time::Duration};
+use std::{
+    sync::{
+        Arc, OnceLock,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
+};
 
 use tokio::sync::{mpsc, oneshot};
 
 use super::{AuditLog, Event};
+use crate::store::{
+    now_ms,
+    purge::{self, Expiring},
+    spent::Spend,
+};
 
 /// The most events one commit takes: a bound on how long the first of them waits.
 const GROUP: usize = 256;
@@ -23,11 +38,19 @@ const GROUP: usize = 256;
 /// waiter (`written`, `settled`) ends the gathering at once.
 pub(crate) const GATHER: Duration = Duration::from_millis(5);
 
+/// How often, at most, the writer purges spent states that expired: the purge is
+/// housekeeping (a spent state's row only has to outlive the state), not a step of any call.
+const PURGE_EVERY: Duration = Duration::from_millis(100);
+
 /// Whether an event reached the log; the error as text (the writer logs it in full).
 pub(crate) type Written = Result<(), String>;
 
+/// Whether a state was spent now (false: it already was); the error as text.
+pub(crate) type Spent = Result<bool, String>;
+
 enum Message {
     Event(Box<Event>, Option<oneshot::Sender<Written>>),
+    Spend(Spend, oneshot::Sender<Spent>),
     Settled(oneshot::Sender<()>),
 }
 
@@ -60,8 +83,12 @@ impl Pipeline {
             let log = self.log.clone();
             runtime.spawn(async move {
                 let mut group = Vec::with_capacity(GROUP);
+                let mut purges = Purges::default();
                 while inbox.recv_many(&mut group, GROUP).await > 0 {
                     gather(&mut inbox, &mut group).await;
+                    if group.iter().any(|m| matches!(m, Message::Spend(..))) {
+                        purges.start(&log);
+                    }
                     write(&log, group.drain(..)).await;
                 }
             });
@@ -80,6 +107,21 @@ impl Pipeline {
         self.queue(event, Some(done));
         wait.await.unwrap_or_else(|_| {
             Err("the audit writer stopped before the record was written".to_owned())
+        })
+    }
+
+    /// Spends a request state (see [`Spend`]) and waits until the transaction holding the
+    /// spend committed: `Ok(false)` if the state had already been spent.
+    pub(crate) async fn spent(&self, spend: Spend) -> Spent {
+        let (done, wait) = oneshot::channel();
+        let sent = self
+            .sender()
+            .is_some_and(|s| s.send(Message::Spend(spend, done)).is_ok());
+        if !sent {
+            return Err("no async runtime to record the used request state on".to_owned());
+        }
+        wait.await.unwrap_or_else(|_| {
+            Err("the audit writer stopped before the used request state was recorded".to_owned())
         })
     }
 
@@ -134,7 +176,35 @@ async fn gather(inbox: &mut mpsc::UnboundedReceiver<Message>, group: &mut Vec<Me
 impl Message {
     /// Whether someone waits for this message's group to be written.
     fn awaited(&self) -> bool {
-        matches!(self, Message::Event(_, Some(_)) | Message::Settled(_))
+        matches!(
+            self,
+            Message::Event(_, Some(_)) | Message::Spend(..) | Message::Settled(_)
+        )
+    }
+}
+
+/// The writer's purges of expired spent states: at most one under way, at most one per
+/// [`PURGE_EVERY`], each in a transaction of its own beside the groups.
+#[derive(Default)]
+struct Purges {
+    last: Option<tokio::time::Instant>,
+    running: Arc<AtomicBool>,
+}
+
+impl Purges {
+    fn start(&mut self, log: &AuditLog) {
+        let now = tokio::time::Instant::now();
+        if self.last.is_some_and(|last| now < last + PURGE_EVERY)
+            || self.running.swap(true, Ordering::AcqRel)
+        {
+            return;
+        }
+        self.last = Some(now);
+        let (store, running) = (log.store().clone(), self.running.clone());
+        tokio::spawn(async move {
+            purge::expired_or_log(store.as_ref(), Expiring::RedeemedStates, now_ms()).await;
+            running.store(false, Ordering::Release);
+        });
     }
 }
 
@@ -143,6 +213,7 @@ impl Message {
 async fn write(log: &AuditLog, group: impl Iterator<Item = Message>) {
     let mut events = Vec::new();
     let mut waiting = Vec::new();
+    let (mut spends, mut spenders) = (Vec::new(), Vec::new());
     let mut settled = Vec::new();
     for message in group {
         match message {
@@ -150,26 +221,32 @@ async fn write(log: &AuditLog, group: impl Iterator<Item = Message>) {
                 events.push(*event);
                 waiting.push(done);
             }
+            Message::Spend(spend, done) => {
+                spends.push(spend);
+                spenders.push(done);
+            }
             // Everything queued before it is in this group, so written below.
             Message::Settled(done) => settled.push(done),
         }
     }
-    let results: Vec<Written> = match log.append_all(&events).await {
-        Ok(()) => vec![Ok(()); events.len()],
-        Err(_) if events.len() > 1 => {
-            let mut results = Vec::with_capacity(events.len());
-            for event in &events {
-                results.push(
-                    log.append(None, event)
-                        .await
-                        .map(drop)
-                        .map_err(|e| e.to_string()),
-                );
-            }
-            results
-        }
-        Err(error) => vec![Err(error.to_string())],
+    let (results, spent): (Vec<Written>, Vec<Spent>) = match log.write_group(&events, &spends).await
+    {
+        Ok(fresh) => (
+            vec![Ok(()); events.len()],
+            fresh.into_iter().map(Ok).collect(),
+        ),
+        Err(_) if events.len() + spends.len() > 1 => alone(log, &events, &spends).await,
+        Err(error) => (
+            vec![Err(error.to_string()); events.len()],
+            vec![Err(error.to_string()); spends.len()],
+        ),
     };
+    for (done, spent) in spenders.into_iter().zip(spent) {
+        if let Err(error) = &spent {
+            tracing::error!(%error, "could not record a used request state");
+        }
+        let _ = done.send(spent);
+    }
     for ((event, done), result) in events.iter().zip(waiting).zip(results) {
         if let Err(error) = &result {
             tracing::error!(
@@ -187,6 +264,29 @@ async fn write(log: &AuditLog, group: impl Iterator<Item = Message>) {
     for done in settled {
         let _ = done.send(());
     }
+}
+
+/// A group that could not commit, written message by message, so a bad one loses only itself.
+async fn alone(log: &AuditLog, events: &[Event], spends: &[Spend]) -> (Vec<Written>, Vec<Spent>) {
+    let mut written = Vec::with_capacity(events.len());
+    for event in events {
+        written.push(
+            log.append(None, event)
+                .await
+                .map(drop)
+                .map_err(|e| e.to_string()),
+        );
+    }
+    let mut spent = Vec::with_capacity(spends.len());
+    for spend in spends {
+        spent.push(
+            log.write_group(&[], std::slice::from_ref(spend))
+                .await
+                .map(|fresh| fresh.first().copied().unwrap_or(false))
+                .map_err(|e| e.to_string()),
+        );
+    }
+    (written, spent)
 }
 
 #[cfg(all(test, feature = "sqlite", feature = "testing"))]
@@ -244,6 +344,92 @@ mod tests {
             traces,
             ["trace-1", "trace-2"],
             "in the order they were sent"
+        );
+    }
+
+    #[test]
+    fn a_spend_takes_the_gathered_outcomes_along_and_is_told_a_replay() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pipeline, counting, runtime) = counted(&dir);
+        let until = now_ms() + 60_000;
+        let (first, again, twice) = runtime.block_on(async {
+            pipeline.send(event(1));
+            tokio::task::yield_now().await;
+            let first = pipeline.spent(Spend::new("nonce-1", until)).await;
+            let again = pipeline.spent(Spend::new("nonce-1", until)).await;
+            // Two spends of one state in one group: the second finds the first's row.
+            let twice = tokio::join!(
+                pipeline.spent(Spend::new("nonce-2", until)),
+                pipeline.spent(Spend::new("nonce-2", until))
+            );
+            (first, again, twice)
+        });
+        assert_eq!(first, Ok(true), "a fresh state is spent");
+        assert_eq!(again, Ok(false), "a spent state is a replay");
+        assert_eq!(
+            twice,
+            (Ok(true), Ok(false)),
+            "one of two racing spends wins"
+        );
+        let writes: Vec<String> = counting
+            .take()
+            .into_iter()
+            .map(|trips| trips.concat().join(" "))
+            .filter(|sql| sql.contains("INSERT INTO guard_audit_log"))
+            .collect();
+        assert_eq!(
+            writes.len(),
+            1,
+            "one transaction wrote the outcome: {writes:?}"
+        );
+        assert!(
+            writes[0].contains("INSERT INTO guard_redeemed_states") && writes[0].contains("COMMIT"),
+            "the outcome rode with the first spend's commit: {writes:?}"
+        );
+        let records = runtime.block_on(pipeline.log().records()).expect("records");
+        assert_eq!(records.len(), 1, "the outcome was written with the spend");
+    }
+
+    #[test]
+    fn spent_states_that_expired_are_purged_beside_later_spends() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pipeline, _counting, runtime) = counted(&dir);
+        let store = pipeline.log().store().clone();
+        let rows = |store: &Arc<dyn crate::store::OperationStore>| {
+            let store = store.clone();
+            async move {
+                let mut tx = store.begin().await.expect("begin");
+                let rows = tx
+                    .query(
+                        "SELECT nonce FROM guard_redeemed_states ORDER BY nonce",
+                        &[],
+                    )
+                    .await
+                    .expect("rows");
+                tx.rollback().await.expect("rollback");
+                rows.iter()
+                    .map(|r| r.text("nonce").expect("nonce").to_owned())
+                    .collect::<Vec<_>>()
+            }
+        };
+        let left = runtime.block_on(async {
+            let expired = now_ms() - 1;
+            assert_eq!(pipeline.spent(Spend::new("old", expired)).await, Ok(true));
+            tokio::time::sleep(PURGE_EVERY).await;
+            let live = now_ms() + 60_000;
+            assert_eq!(pipeline.spent(Spend::new("new", live)).await, Ok(true));
+            for _ in 0..100 {
+                if rows(&store).await == ["new"] {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            rows(&store).await
+        });
+        assert_eq!(
+            left,
+            ["new"],
+            "the expired state's row went, the live one stayed"
         );
     }
 

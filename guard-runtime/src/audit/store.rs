@@ -31,6 +31,7 @@ use crate::{
         Dialect, Done, OperationStore, Row, SqlValue, Statement, StoreError, Tx,
         lock::{self, Lock},
         now_ms,
+        spent::Spend,
     },
 };
 
@@ -72,8 +73,8 @@ pub struct Pending {
 }
 
 impl AuditLog {
-    /// The store the log is kept in (the approval page keeps its approvals there too).
-    #[cfg(feature = "approval")]
+    /// The store the log is kept in (the approval page keeps its approvals there too, and
+    /// the audit writer purges spent request states in it).
     pub(crate) fn store(&self) -> &Arc<dyn OperationStore> {
         &self.store
     }
@@ -277,13 +278,45 @@ impl AuditLog {
 
     /// Appends `events` in order, in one transaction of their own: one commit for all.
     pub async fn append_all(&self, events: &[Event]) -> Result<(), StoreError> {
-        if events.is_empty() {
-            return Ok(());
+        self.write_group(events, &[]).await.map(drop)
+    }
+
+    /// Spends `spends` and appends `events` in order, in one transaction: one commit for
+    /// all, in one trip on SQLite. Says, spend by spend, whether it was fresh (false: the
+    /// state was already spent, and this commit changed nothing about it).
+    pub(crate) async fn write_group(
+        &self,
+        events: &[Event],
+        spends: &[Spend],
+    ) -> Result<Vec<bool>, StoreError> {
+        if events.is_empty() && spends.is_empty() {
+            return Ok(Vec::new());
         }
-        let mut tx = self.store.begin().await?;
-        let mut head = lock_head(&mut tx).await?;
-        let entries = events.iter().map(|event| head.next(event)).collect();
-        tx.commit_after(entries).await
+        let tx = self.store.begin().await?;
+        let mut first: Vec<Statement> = spends.iter().map(Spend::statement).collect();
+        if !events.is_empty() {
+            first.extend(lock_and_head(tx.dialect()));
+        }
+        let fresh = Arc::new(std::sync::OnceLock::new());
+        let told = fresh.clone();
+        let (events, count) = (events.to_vec(), spends.len());
+        let then = move |mut done: Vec<Done>| {
+            let entries = match events.is_empty() {
+                true => Vec::new(),
+                false => {
+                    let mut head =
+                        Head::after(done.pop().and_then(|d| d.rows.into_iter().next()).as_ref())?;
+                    events.iter().map(|event| head.next(event)).collect()
+                }
+            };
+            let _ = told.set(done.iter().take(count).map(|d| d.changed == 1).collect());
+            Ok(entries)
+        };
+        tx.commit_then(first, Box::new(then)).await?;
+        fresh
+            .get()
+            .cloned()
+            .ok_or_else(|| StoreError::Column("the group's spends were not counted".into()))
     }
 
     /// Every entry, in sequence order.

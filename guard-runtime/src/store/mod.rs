@@ -13,6 +13,7 @@ pub(crate) mod migrate;
 pub mod pg;
 pub(crate) mod purge;
 mod schema;
+pub(crate) mod spent;
 mod sql;
 #[cfg(feature = "sqlite")]
 pub(crate) mod sqlite;

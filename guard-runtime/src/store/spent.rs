@@ -1,0 +1,31 @@
+//! MRTR request states already answered (`guard_redeemed_states`). A state is spent by
+//! inserting its nonce once, in whichever transaction the answer's record commits with; an
+//! insert that finds the nonce changes nothing, and that is how a replay is told apart.
+
+use super::sql::Statement;
+
+/// One request state to spend: its nonce, kept until the state would have expired anyway.
+#[derive(Debug, Clone)]
+pub(crate) struct Spend {
+    nonce: String,
+    /// Milliseconds since the epoch.
+    until: i64,
+}
+
+impl Spend {
+    pub(crate) fn new(nonce: &str, until: i64) -> Self {
+        Self {
+            nonce: nonce.to_owned(),
+            until,
+        }
+    }
+
+    /// The insert that spends the state: it changes one row, or none if it was spent.
+    pub(crate) fn statement(&self) -> Statement {
+        Statement::execute(
+            "INSERT INTO guard_redeemed_states (nonce, expires_at) VALUES ($1, $2)
+             ON CONFLICT DO NOTHING",
+            vec![self.nonce.as_str().into(), self.until.into()],
+        )
+    }
+}
