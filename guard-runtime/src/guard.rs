@@ -372,6 +372,36 @@ impl Guard {
         Some(&self.epoch)
     }
 
+    /// Whether this guard spends request states in its log's commits (with operations),
+    /// so an accept's spend can wait for its confirmation's commit.
+    pub(crate) fn spends_in_log(&self) -> bool {
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        return self.operations.is_some() && self.audit.is_some();
+        #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+        return false;
+    }
+
+    /// Writes `event` like [`record_written`](Self::record_written) in the commit that
+    /// spends the request state `nonce`, only if that spend is fresh: `Ok(false)` if the
+    /// state was already spent (a replay), and then nothing was written. Only for a guard
+    /// that [spends in its log](Self::spends_in_log).
+    pub(crate) async fn record_written_spending(
+        &self,
+        event: crate::audit::Event,
+        nonce: &str,
+        valid_for: Duration,
+    ) -> Result<bool, String> {
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        if let (Some(_), Some(pipeline)) = (&self.operations, &self.audit) {
+            event.mirror();
+            return pipeline
+                .written_spending(event, spend(nonce, valid_for))
+                .await;
+        }
+        let _ = (event, nonce, valid_for);
+        Err("this guard keeps used request states in memory, not in its log".to_owned())
+    }
+
     /// Marks a sealed request state as used; false if it already was (a replay). With an
     /// operation store the mark is kept there, so replicas sharing the store and the key
     /// refuse each other's replays too; without one it is kept in this process.
@@ -380,11 +410,7 @@ impl Guard {
         // commits with the audit writer's group (the log is the operation store's).
         #[cfg(any(feature = "sqlite", feature = "postgres"))]
         if let (Some(_), Some(pipeline)) = (&self.operations, &self.audit) {
-            let valid_for = i64::try_from(valid_for.as_millis()).unwrap_or(i64::MAX);
-            let until = crate::store::now_ms().saturating_add(valid_for);
-            return pipeline
-                .spent(crate::store::spent::Spend::new(nonce, until))
-                .await;
+            return pipeline.spent(spend(nonce, valid_for)).await;
         }
         Ok(self.redeem_here(nonce, valid_for))
     }
@@ -400,6 +426,13 @@ impl Guard {
             .unwrap_or_else(|p| p.into_inner())
             .mark(nonce, valid_for, Instant::now())
     }
+}
+
+/// The spend of request state `nonce`, kept until the state would have expired anyway.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+fn spend(nonce: &str, valid_for: Duration) -> crate::store::spent::Spend {
+    let valid_for = i64::try_from(valid_for.as_millis()).unwrap_or(i64::MAX);
+    crate::store::spent::Spend::new(nonce, crate::store::now_ms().saturating_add(valid_for))
 }
 
 /// The key requesters' approval links are derived with: the guard's key, never used

@@ -569,16 +569,26 @@ async fn replayed_deploy_records_one_row() {
     let _ = client.cancel().await;
 }
 
+/// Every answer spends its state, whatever it says and however the call then ends: in
+/// memory, and with an operation store, where an accept's spend waits for its
+/// confirmation's commit and every earlier ending spends the state before it answers.
 #[tokio::test]
 async fn state_is_spent_by_any_answer() {
     let world = World::new();
-    let (client, _human) = client_for(&world, guard()).await;
+    state_is_spent_by_any_answer_on(&world, guard()).await;
+    state_is_spent_by_any_answer_on(&world, sharing_a_store(&world)(&[5u8; 32])).await;
+}
+
+async fn state_is_spent_by_any_answer_on(world: &World, guard: Guard) {
+    let (client, _human) = client_for(world, guard).await;
     let args = json!({"path": "old.log"});
     for spent_by in [
         answer("decline", None),
         answer("cancel", None),
         answer("accept", Some(json!({"confirm": false}))),
         answer("accept", Some(json!({"confirm": "true"}))),
+        answer("accept", Some(json!({"confirm": true, "by": "nobody"}))),
+        json!({"action": "accept", "content": 5}),
     ] {
         let (state, _) = first_round(&client, "delete_file", args.clone()).await;
         let first = send(

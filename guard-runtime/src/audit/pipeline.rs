@@ -50,7 +50,8 @@ pub(crate) type Spent = Result<bool, String>;
 
 enum Message {
     Event(Box<Event>, Option<oneshot::Sender<Written>>),
-    Spend(Spend, oneshot::Sender<Spent>),
+    /// A spend, and the event its commit writes only if the spend was fresh.
+    Spend(Spend, Option<Box<Event>>, oneshot::Sender<Spent>),
     Settled(oneshot::Sender<()>),
 }
 
@@ -113,10 +114,20 @@ impl Pipeline {
     /// Spends a request state (see [`Spend`]) and waits until the transaction holding the
     /// spend committed: `Ok(false)` if the state had already been spent.
     pub(crate) async fn spent(&self, spend: Spend) -> Spent {
+        self.spend_with(spend, None).await
+    }
+
+    /// Spends a request state and, in the same commit, writes `event` if the spend was
+    /// fresh: an accept's confirmation, which a replay must neither write nor pass.
+    pub(crate) async fn written_spending(&self, event: Event, spend: Spend) -> Spent {
+        self.spend_with(spend, Some(Box::new(event))).await
+    }
+
+    async fn spend_with(&self, spend: Spend, event: Option<Box<Event>>) -> Spent {
         let (done, wait) = oneshot::channel();
         let sent = self
             .sender()
-            .is_some_and(|s| s.send(Message::Spend(spend, done)).is_ok());
+            .is_some_and(|s| s.send(Message::Spend(spend, event, done)).is_ok());
         if !sent {
             return Err("no async runtime to record the used request state on".to_owned());
         }
@@ -221,8 +232,8 @@ async fn write(log: &AuditLog, group: impl Iterator<Item = Message>) {
                 events.push(*event);
                 waiting.push(done);
             }
-            Message::Spend(spend, done) => {
-                spends.push(spend);
+            Message::Spend(spend, event, done) => {
+                spends.push((spend, event.map(|e| *e)));
                 spenders.push(done);
             }
             // Everything queued before it is in this group, so written below.
@@ -267,7 +278,11 @@ async fn write(log: &AuditLog, group: impl Iterator<Item = Message>) {
 }
 
 /// A group that could not commit, written message by message, so a bad one loses only itself.
-async fn alone(log: &AuditLog, events: &[Event], spends: &[Spend]) -> (Vec<Written>, Vec<Spent>) {
+async fn alone(
+    log: &AuditLog,
+    events: &[Event],
+    spends: &[(Spend, Option<Event>)],
+) -> (Vec<Written>, Vec<Spent>) {
     let mut written = Vec::with_capacity(events.len());
     for event in events {
         written.push(
@@ -314,6 +329,16 @@ mod tests {
         Event::new("delete_file", Outcome::Declined, format!("trace-{n}"))
     }
 
+    /// The trace ids of the log's records, in sequence order.
+    fn traces(pipeline: &Pipeline, runtime: &tokio::runtime::Runtime) -> Vec<String> {
+        let records = runtime.block_on(pipeline.log().records()).expect("records");
+        records
+            .iter()
+            .filter_map(|r| r.json())
+            .filter_map(|j| j["trace_id"].as_str().map(str::to_owned))
+            .collect()
+    }
+
     /// The transactions that committed.
     fn commits(counting: &CountingStore) -> usize {
         counting
@@ -334,12 +359,7 @@ mod tests {
             pipeline.written(event(2)).await.expect("written");
         });
         assert_eq!(commits(&counting), 1, "one commit for both records");
-        let records = runtime.block_on(pipeline.log().records()).expect("records");
-        let traces: Vec<_> = records
-            .iter()
-            .filter_map(|r| r.json())
-            .filter_map(|j| j["trace_id"].as_str().map(str::to_owned))
-            .collect();
+        let traces = traces(&pipeline, &runtime);
         assert_eq!(
             traces,
             ["trace-1", "trace-2"],
@@ -388,6 +408,40 @@ mod tests {
         );
         let records = runtime.block_on(pipeline.log().records()).expect("records");
         assert_eq!(records.len(), 1, "the outcome was written with the spend");
+    }
+
+    #[test]
+    fn a_confirmation_spending_a_spent_state_is_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pipeline, _counting, runtime) = counted(&dir);
+        let until = now_ms() + 60_000;
+        let accepted = |n| Event::new("delete_file", Outcome::Accepted, format!("trace-{n}"));
+        let (first, replay, raced) = runtime.block_on(async {
+            let first = pipeline
+                .written_spending(accepted(1), Spend::new("nonce-1", until))
+                .await;
+            let replay = pipeline
+                .written_spending(accepted(2), Spend::new("nonce-1", until))
+                .await;
+            let raced = tokio::join!(
+                pipeline.written_spending(accepted(3), Spend::new("nonce-3", until)),
+                pipeline.written_spending(accepted(4), Spend::new("nonce-3", until))
+            );
+            (first, replay, raced)
+        });
+        assert_eq!(first, Ok(true));
+        assert_eq!(replay, Ok(false), "the replay is told");
+        assert_eq!(
+            raced,
+            (Ok(true), Ok(false)),
+            "one of two racing accepts wins"
+        );
+        let traces = traces(&pipeline, &runtime);
+        assert_eq!(
+            traces,
+            ["trace-1", "trace-3"],
+            "a confirmation whose spend found the state spent is not in the log"
+        );
     }
 
     #[test]

@@ -282,34 +282,48 @@ impl AuditLog {
     }
 
     /// Spends `spends` and appends `events` in order, in one transaction: one commit for
-    /// all, in one trip on SQLite. Says, spend by spend, whether it was fresh (false: the
+    /// all, in one trip on SQLite. A spend's own event, if it has one, is appended after
+    /// them only if the spend was fresh. Says, spend by spend, whether it was (false: the
     /// state was already spent, and this commit changed nothing about it).
     pub(crate) async fn write_group(
         &self,
         events: &[Event],
-        spends: &[Spend],
+        spends: &[(Spend, Option<Event>)],
     ) -> Result<Vec<bool>, StoreError> {
         if events.is_empty() && spends.is_empty() {
             return Ok(Vec::new());
         }
         let tx = self.store.begin().await?;
-        let mut first: Vec<Statement> = spends.iter().map(Spend::statement).collect();
-        if !events.is_empty() {
+        let mut first: Vec<Statement> = spends.iter().map(|(spend, _)| spend.statement()).collect();
+        let appends = !events.is_empty() || spends.iter().any(|(_, event)| event.is_some());
+        if appends {
             first.extend(lock_and_head(tx.dialect()));
         }
         let fresh = Arc::new(std::sync::OnceLock::new());
         let told = fresh.clone();
-        let (events, count) = (events.to_vec(), spends.len());
+        let (events, spends) = (events.to_vec(), spends.to_vec());
         let then = move |mut done: Vec<Done>| {
-            let entries = match events.is_empty() {
-                true => Vec::new(),
-                false => {
-                    let mut head =
-                        Head::after(done.pop().and_then(|d| d.rows.into_iter().next()).as_ref())?;
-                    events.iter().map(|event| head.next(event)).collect()
-                }
+            let head = match appends {
+                true => done.pop().and_then(|d| d.rows.into_iter().next()),
+                false => None,
             };
-            let _ = told.set(done.iter().take(count).map(|d| d.changed == 1).collect());
+            let spent: Vec<bool> = done
+                .iter()
+                .take(spends.len())
+                .map(|d| d.changed == 1)
+                .collect();
+            let mut entries = Vec::new();
+            if appends {
+                let mut head = Head::after(head.as_ref())?;
+                let theirs = spends.iter().zip(&spent).filter(|(_, fresh)| **fresh);
+                let more = theirs.filter_map(|((_, event), _)| event.as_ref());
+                entries = events
+                    .iter()
+                    .chain(more)
+                    .map(|event| head.next(event))
+                    .collect();
+            }
+            let _ = told.set(spent);
             Ok(entries)
         };
         tx.commit_then(first, Box::new(then)).await?;

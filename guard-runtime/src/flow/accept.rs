@@ -110,11 +110,18 @@ impl<F> Flow<'_, F> {
     /// unrecorded, even if the process stops during it. A log that cannot take it ends the
     /// call before the proof exists.
     pub(super) async fn commit_accepted(&self) -> Step<()> {
-        if let Err(error) = self
-            .guard
-            .record_written(self.event(Outcome::Accepted, "", None))
-            .await
-        {
+        let event = self.event(Outcome::Accepted, "", None);
+        let unspent = self.seen().unspent.take();
+        let written = match unspent {
+            None => self.guard.record_written(event).await.map(|()| true),
+            // A 2026-07-28 accept: its state is spent in the same commit, or it was a replay
+            // and nothing is written.
+            Some((nonce, ttl)) => self.guard.record_written_spending(event, &nonce, ttl).await,
+        };
+        if written == Ok(false) {
+            return Err(self.replayed());
+        }
+        if let Err(error) = written {
             tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, %error, "the confirmation could not be written to the audit log; the effect does not run");
             return Err(self.refuse(
                 Outcome::AuditFailed,

@@ -52,7 +52,8 @@ impl<F: Form> Flow<'_, F> {
         accepted: Accepted<F>,
         again: Result<Preview, ToolError>,
     ) -> Result<CallToolResponse, rmcp::ErrorData> {
-        match self.store_deferred(accepted, again).await {
+        let stored = self.store_deferred(accepted, again).await;
+        match self.spent_unless(stored).await {
             Ok(result) | Err(result) => Ok(*result),
         }
     }

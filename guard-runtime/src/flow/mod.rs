@@ -15,7 +15,7 @@
 
 use std::{marker::PhantomData, time::Duration};
 
-use rmcp::model::{JsonObject, RequestStateError};
+use rmcp::model::{ElicitResult, JsonObject, RequestStateError};
 use serde_json::Value;
 
 use crate::{
@@ -174,6 +174,10 @@ struct Seen {
     /// The grant this call opened or ran under, once known.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     grant: Option<grant::Note>,
+    /// An accepted 2026-07-28 answer's request state (nonce, lifetime), whose spend waits
+    /// for the confirmation's commit (`commit_accepted`); any other ending spends it first
+    /// (`spent_unless`).
+    unspent: Option<(String, Duration)>,
     /// Who asked, where guard's approval page identified them.
     #[cfg_attr(not(feature = "approval"), allow(dead_code))]
     requester: Option<crate::person::Person>,
@@ -249,16 +253,12 @@ impl<'g, F: Form> Flow<'g, F> {
             return Ok(covered);
         }
         let answer = if self.is_mrtr() {
-            self.ask_mrtr(&effect, expected).await?
+            self.ask_mrtr(&effect, expected).await
         } else {
-            self.ask_push(self.question(&effect, expected)).await?
+            self.ask_push(self.question(&effect, expected)).await
         };
-        let content = self.accepted(answer)?;
-        #[cfg(any(feature = "sqlite", feature = "postgres"))]
-        let (content, grant) = self.grant_choice(&effect, content)?;
-        #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
-        let grant = None;
-        let form = self.accept(content.as_ref(), expected, rules)?;
+        let answered = answer.and_then(|answer| self.answer_form(&effect, answer, expected, rules));
+        let (form, grant) = self.spent_unless(answered).await?;
         Ok(Accepted {
             form,
             effect,
@@ -268,10 +268,36 @@ impl<'g, F: Form> Flow<'g, F> {
         })
     }
 
+    /// Step 7's outcome and revalidation of `answer`: the form, and a grant's answer if the
+    /// human chose one.
+    fn answer_form(
+        &self,
+        effect: &Effect,
+        answer: ElicitResult,
+        expected: Option<&str>,
+        rules: Option<Rules<F>>,
+    ) -> Step<(F, Option<Value>)> {
+        let content = self.accepted(answer)?;
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        let (content, grant) = self.grant_choice(effect, content)?;
+        #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+        let (grant, _) = (None, effect);
+        Ok((self.accept(content.as_ref(), expected, rules)?, grant))
+    }
+
     /// Step 8: the target must still be exactly what the human confirmed, and the answer
     /// must be this tool's. The confirmation is then committed to the audit log before the
     /// proof exists, so an effect never runs unrecorded, even if the process stops during it.
     pub async fn recheck(
+        &self,
+        accepted: Accepted<F>,
+        again: Result<Preview, ToolError>,
+    ) -> Step<Confirmed<F>> {
+        let confirmed = self.confirm(accepted, again).await;
+        self.spent_unless(confirmed).await
+    }
+
+    async fn confirm(
         &self,
         accepted: Accepted<F>,
         again: Result<Preview, ToolError>,
@@ -313,10 +339,13 @@ impl<'g, F: Form> Flow<'g, F> {
     /// this tool's and the call still wanted; the answer is committed to the audit log before
     /// the handler sees it, as a confirmation is.
     pub async fn answered(&self, accepted: Accepted<F>) -> Step<Answered<F>> {
-        self.still_asked_by(accepted.spec)?;
-        self.seen().answer = Some(crate::form::redacted(&accepted.form));
-        self.commit_accepted().await?;
-        Ok(Answered::new(accepted.form, self.trace_id.clone()))
+        let answered = async {
+            self.still_asked_by(accepted.spec)?;
+            self.seen().answer = Some(crate::form::redacted(&accepted.form));
+            self.commit_accepted().await?;
+            Ok(Answered::new(accepted.form, self.trace_id.clone()))
+        };
+        self.spent_unless(answered.await).await
     }
 
     /// The last checks before a handler runs: a call the client cancelled (or whose connection

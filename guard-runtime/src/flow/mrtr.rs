@@ -1,7 +1,8 @@
 //! Step 6 on protocol 2026-07-28 (multi round-trip requests): the first round answers with
 //! an `InputRequiredResult` and an HMAC-sealed request state bound to the call's tool and
 //! canonical arguments; the retry echoes the state with the human's answer, and the state is
-//! redeemed once.
+//! spent once: an accept in its confirmation's commit (`commit_accepted`), any other answer
+//! (and any ending before that commit) before the client hears how the call ended.
 
 use std::time::Duration;
 
@@ -71,7 +72,12 @@ impl<F: Form> Flow<'_, F> {
                 state_changed(effect.target(), self.nothing_done()),
             ));
         }
-        self.redeem_state(sealed, ttl).await?;
+        if self.answers_accept() && self.guard.spends_in_log() {
+            // Spent with the confirmation, in one commit; an ending before it spends first.
+            self.seen().unspent = Some((sealed.nonce.clone(), ttl));
+        } else {
+            self.redeem_state(sealed, ttl).await?;
+        }
         self.mrtr_answer()
     }
 }
@@ -191,6 +197,37 @@ impl<F> Flow<'_, F> {
         )
     }
 
+    /// Whether the retry's answer says accept (read as the client sent it; the answer is
+    /// parsed and judged afterwards, whatever it says).
+    fn answers_accept(&self) -> bool {
+        self.call
+            .input_responses
+            .as_ref()
+            .and_then(|r| r.get(INPUT_KEY))
+            .and_then(|answer| answer.get("action"))
+            .and_then(Value::as_str)
+            == Some("accept")
+    }
+
+    /// Passes `step` on; if it ended the call while an accepted state's spend waited for
+    /// the confirmation (see `ask_mrtr`), the state is spent first, so every answer spends
+    /// its state before the client hears how the call ended.
+    pub(super) async fn spent_unless<T>(&self, step: Step<T>) -> Step<T> {
+        let unspent = match &step {
+            Ok(_) => None,
+            Err(_) => self.seen().unspent.take(),
+        };
+        if let Some((nonce, ttl)) = unspent {
+            match self.guard.redeem(&nonce, ttl).await {
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::error!(trace_id = %self.trace_id, %error, "could not record a used request state");
+                }
+            }
+        }
+        step
+    }
+
     /// Marks the state used; a second round with it is a replay.
     pub(super) async fn redeem_state(&self, sealed: &SealedState, ttl: Duration) -> Step<()> {
         let redeemed = self.guard.redeem(&sealed.nonce, ttl).await.map_err(|error| {
@@ -210,17 +247,22 @@ impl<F> Flow<'_, F> {
         if redeemed {
             Ok(())
         } else {
-            Err(self.refuse(
-                Outcome::Replayed,
-                ToolError::new(
-                    codes::INVALID_STATE,
-                    format!(
-                        "This confirmation was already used; {}. Call the tool again to ask afresh.",
-                        self.nothing_done()
-                    ),
-                ),
-            ))
+            Err(self.replayed())
         }
+    }
+
+    /// The refusal of a retry whose state was already spent.
+    pub(super) fn replayed(&self) -> Box<CallToolResponse> {
+        self.refuse(
+            Outcome::Replayed,
+            ToolError::new(
+                codes::INVALID_STATE,
+                format!(
+                    "This confirmation was already used; {}. Call the tool again to ask afresh.",
+                    self.nothing_done()
+                ),
+            ),
+        )
     }
 
     /// The client's answer to guard's input request, from the retry.
