@@ -205,6 +205,20 @@ impl Grants {
     ) -> Result<Option<Taken>, StoreError> {
         const BOUNDS: &str = "tenant = $1 AND user_id = $2 AND tool = $3 AND scope = $4
                  AND revoked_at IS NULL AND used < calls AND expires_at > $5";
+        let bounds = [
+            holder.tenant().into(),
+            holder.user().into(),
+            tool.into(),
+            scope.into(),
+            now.into(),
+        ];
+        // Most calls have no grant: a look outside the writers' turn says so without
+        // waiting behind their commits. A grant it misses (opened this instant) only means
+        // the human is asked; one it sees is taken under the lock below, bounds checked again.
+        let any = format!("SELECT 1 AS found FROM guard_grants WHERE {BOUNDS} LIMIT 1");
+        if self.store.peek(&any, &bounds).await?.is_empty() {
+            return Ok(None);
+        }
         let sql = format!(
             "UPDATE guard_grants SET used = used + 1
              WHERE {BOUNDS} AND grant_id = (SELECT grant_id FROM guard_grants WHERE {BOUNDS}
@@ -212,18 +226,7 @@ impl Grants {
              RETURNING {COLUMNS}"
         );
         let mut tx = self.store.begin().await?;
-        let row = tx
-            .query_opt(
-                &sql,
-                &[
-                    holder.tenant().into(),
-                    holder.user().into(),
-                    tool.into(),
-                    scope.into(),
-                    now.into(),
-                ],
-            )
-            .await?;
+        let row = tx.query_opt(&sql, &bounds).await?;
         let Some(row) = row else {
             tx.rollback().await?;
             return Ok(None);

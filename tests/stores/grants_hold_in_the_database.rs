@@ -22,6 +22,7 @@ use crate::support::{
 };
 
 both_stores!(
+    a_call_without_a_grant_is_asked_beside_an_open_writer,
     racing_replicas_take_a_grant_exactly_its_count,
     a_revocation_on_one_replica_holds_on_every_other,
     the_database_refuses_what_guard_never_does,
@@ -49,6 +50,29 @@ async fn open(store: &Arc<dyn OperationStore>) {
     let (outcome, asked) = shelve(store, "remove_book", "a", grant).await;
     assert_eq!(outcome, Some(Outcome::Executed));
     assert!(asked);
+}
+
+/// Looking for a grant takes no writer's turn: with another writer's transaction open on
+/// the store (on SQLite, the store's one write lock), a call that holds no grant is still
+/// asked, and answered, instead of waiting for that writer to end.
+async fn a_call_without_a_grant_is_asked_beside_an_open_writer(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let mut held = world.store.begin().await.unwrap();
+    held.execute(
+        "INSERT INTO guard_redeemed_states (nonce, expires_at) VALUES ($1, 0)",
+        &[SqlValue::from("held by another writer")],
+    )
+    .await
+    .unwrap();
+    let call = shelve(&world.store, "remove_book", "a", Answer::Decline);
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(60), call).await;
+    assert_eq!(
+        ended.expect("the call waited for another writer's transaction"),
+        (Some(Outcome::Declined), true)
+    );
+    held.rollback().await.unwrap();
 }
 
 async fn racing_replicas_take_a_grant_exactly_its_count(engine: Engine) {

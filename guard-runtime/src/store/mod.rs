@@ -35,11 +35,43 @@ pub use sqlite::SqliteStore;
 pub trait OperationStore: Send + Sync + 'static {
     /// Begins a transaction.
     fn begin(&self) -> BoxFuture<'_, Result<Tx, StoreError>>;
+
+    /// Runs one read-only query outside any writer's turn. It sees what was committed when
+    /// it ran and may miss a write committing meanwhile, so it suits only a look whose
+    /// "nothing there" is safe to act on (no grant found: the human is asked). The default
+    /// reads in a transaction of its own.
+    fn peek<'a>(
+        &'a self,
+        sql: &'a str,
+        params: &'a [SqlValue],
+    ) -> BoxFuture<'a, Result<Vec<Row>, StoreError>> {
+        Box::pin(read_alone(self, sql, params))
+    }
+}
+
+/// One query in a transaction of its own, rolled back.
+async fn read_alone<S: OperationStore + ?Sized>(
+    store: &S,
+    sql: &str,
+    params: &[SqlValue],
+) -> Result<Vec<Row>, StoreError> {
+    let mut tx = store.begin().await?;
+    let rows = tx.query(sql, params).await;
+    tx.rollback().await?;
+    rows
 }
 
 impl<T: OperationStore + ?Sized> OperationStore for Arc<T> {
     fn begin(&self) -> BoxFuture<'_, Result<Tx, StoreError>> {
         (**self).begin()
+    }
+
+    fn peek<'a>(
+        &'a self,
+        sql: &'a str,
+        params: &'a [SqlValue],
+    ) -> BoxFuture<'a, Result<Vec<Row>, StoreError>> {
+        (**self).peek(sql, params)
     }
 }
 

@@ -103,6 +103,22 @@ impl OperationStore for PgStore {
             })))
         })
     }
+
+    /// One statement on a pooled connection, outside a transaction: one round trip.
+    fn peek<'a>(
+        &'a self,
+        sql: &'a str,
+        params: &'a [SqlValue],
+    ) -> BoxFuture<'a, Result<Vec<Row>, StoreError>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let statement = client.prepare_cached(sql).await.map_err(pg_error)?;
+            let params: Vec<&(dyn ToSql + Sync)> =
+                params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+            let rows = client.query(&statement, &params).await.map_err(pg_error)?;
+            to_rows(&statement, &rows)
+        })
+    }
 }
 
 impl std::fmt::Debug for PgStore {

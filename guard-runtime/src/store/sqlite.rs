@@ -9,7 +9,7 @@
 //! SQLite's busy handler, and wait on another process's lock for at most [`BUSY_TIMEOUT`].
 
 use std::{
-    path::Path,
+    path::{Path, PathBuf},
     sync::{Arc, mpsc},
     time::Duration,
 };
@@ -39,6 +39,46 @@ pub struct SqliteStore {
     /// What starts a transaction: `BEGIN IMMEDIATE` (the write lock first), or `BEGIN` on
     /// a read-only store, which takes no write lock.
     begin: &'static str,
+    /// Where [`OperationStore::peek`] reads on a store that writes; `None` on a read-only
+    /// store, whose transactions take no write lock anyway.
+    reader: Option<Arc<Reader>>,
+}
+
+/// A read-only connection of the store's file on a thread of its own, opened on the first
+/// peek: a read in WAL mode sees the last commit without waiting for the writer, whose
+/// thread may be busy flushing one.
+struct Reader {
+    path: PathBuf,
+    worker: std::sync::Mutex<Option<Worker>>,
+}
+
+impl Reader {
+    fn of(path: &Path) -> Option<Self> {
+        Some(Self {
+            path: std::fs::canonicalize(path).ok()?,
+            worker: std::sync::Mutex::new(None),
+        })
+    }
+
+    /// The reader's thread, started now if it is not yet; `None` (logged) if the file
+    /// cannot be opened again, and the peek reads in a transaction instead.
+    fn worker(&self) -> Option<Worker> {
+        let mut worker = self.worker.lock().unwrap_or_else(|p| p.into_inner());
+        if worker.is_none() {
+            let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            let opened = Connection::open_with_flags(&self.path, flags)
+                .and_then(|c| c.busy_timeout(BUSY_TIMEOUT).map(|()| c))
+                .map_err(store_error)
+                .and_then(|c| Worker::start(c, "guard-sqlite-read"));
+            match opened {
+                Ok(started) => *worker = Some(started),
+                Err(error) => {
+                    tracing::warn!(path = %self.path.display(), %error, "cannot open a reader of the SQLite store; reads take the writer's turn");
+                }
+            }
+        }
+        worker.clone()
+    }
 }
 
 impl SqliteStore {
@@ -58,9 +98,10 @@ impl SqliteStore {
             .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
             .map_err(store_error)?;
         let store = Self {
-            worker: Worker::start(connection)?,
+            worker: Worker::start(connection, "guard-sqlite")?,
             turn: Arc::new(Mutex::new(())),
             begin: "BEGIN IMMEDIATE",
+            reader: Reader::of(path).map(Arc::new),
         };
         // One `BEGIN IMMEDIATE` transaction: two processes opening one old file migrate it
         // once. The pages the migration read or wrote are handed back to the system: an
@@ -131,11 +172,15 @@ impl SqliteStore {
             Connection::open_with_flags(uri(&absolute, access), flags).map_err(store_error)?;
         connection.busy_timeout(BUSY_TIMEOUT).map_err(store_error)?;
         let store = Self {
-            worker: Worker::start(connection)?,
+            worker: Worker::start(connection, "guard-sqlite")?,
             turn: Arc::new(Mutex::new(())),
             begin: match access {
                 Access::Read => "BEGIN",
                 Access::Write => "BEGIN IMMEDIATE",
+            },
+            reader: match access {
+                Access::Read => None,
+                Access::Write => Reader::of(&absolute).map(Arc::new),
             },
         };
         wait(async {
@@ -246,6 +291,23 @@ impl OperationStore for SqliteStore {
             })))
         })
     }
+
+    /// On the reader's connection, without a transaction or the writers' turn.
+    fn peek<'a>(
+        &'a self,
+        sql: &'a str,
+        params: &'a [SqlValue],
+    ) -> BoxFuture<'a, Result<Vec<Row>, StoreError>> {
+        let Some(worker) = self.reader.as_deref().and_then(Reader::worker) else {
+            return Box::pin(super::read_alone(self, sql, params));
+        };
+        let (sql, params) = owned(sql, params);
+        Box::pin(async move {
+            worker
+                .request(move |connection| Ok(run(connection, &sql, params, true)?.rows))?
+                .await
+        })
+    }
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -264,10 +326,10 @@ struct Worker {
 }
 
 impl Worker {
-    fn start(mut connection: Connection) -> Result<Self, StoreError> {
+    fn start(mut connection: Connection, name: &str) -> Result<Self, StoreError> {
         let (jobs, inbox) = mpsc::channel::<Job>();
         std::thread::Builder::new()
-            .name("guard-sqlite".into())
+            .name(name.into())
             .spawn(move || {
                 while let Some(job) = next(&inbox, !connection.is_autocommit()) {
                     job(&mut connection);
@@ -608,6 +670,8 @@ fn store_error(error: rusqlite::Error) -> StoreError {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use rusqlite::Connection;
 
     use super::{Kind, kind};
@@ -647,5 +711,55 @@ mod tests {
         assert_eq!(shown.code(), crate::error::codes::READ_ONLY);
         let other = error_of(&connection, "SELECT * FROM no_such_table");
         assert_eq!(kind(&other), Kind::Other, "{other}");
+    }
+
+    /// A peek reads the last commit while a writer holds the store's turn mid-transaction:
+    /// it neither waits for that writer nor sees what it has not committed.
+    #[test]
+    fn a_peek_reads_the_last_commit_beside_an_open_writer() {
+        use crate::store::{OperationStore, SqlValue};
+        let dir = tempfile::tempdir().unwrap();
+        let store = super::SqliteStore::open(dir.path().join("guard.db")).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let nonces = |store: &super::SqliteStore| {
+            let store = store.clone();
+            async move {
+                let peeked = store
+                    .peek(
+                        "SELECT nonce FROM guard_redeemed_states ORDER BY nonce",
+                        &[],
+                    )
+                    .await
+                    .expect("peek");
+                peeked
+                    .iter()
+                    .map(|r| r.text("nonce").unwrap().to_owned())
+                    .collect::<Vec<_>>()
+            }
+        };
+        let insert = "INSERT INTO guard_redeemed_states (nonce, expires_at) VALUES ($1, 0)";
+        runtime.block_on(async {
+            let mut tx = store.begin().await.unwrap();
+            tx.execute(insert, &[SqlValue::from("committed")])
+                .await
+                .unwrap();
+            tx.commit().await.unwrap();
+            let mut open = store.begin().await.unwrap();
+            open.execute(insert, &[SqlValue::from("open")])
+                .await
+                .unwrap();
+            // The writer's turn is held: a transaction would wait here for ever.
+            let seen = tokio::time::timeout(Duration::from_secs(30), nonces(&store)).await;
+            assert_eq!(
+                seen.expect("the peek did not wait for the writer"),
+                ["committed"],
+                "the last commit, not the open write"
+            );
+            open.commit().await.unwrap();
+            assert_eq!(nonces(&store).await, ["committed", "open"]);
+        });
     }
 }
