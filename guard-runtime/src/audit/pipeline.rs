@@ -339,6 +339,17 @@ mod tests {
             .collect()
     }
 
+    /// The spent states' nonces, ordered by `order`.
+    async fn nonces(store: &Arc<dyn crate::store::OperationStore>, order: &str) -> Vec<String> {
+        let mut tx = store.begin().await.expect("begin");
+        let sql = format!("SELECT nonce FROM guard_redeemed_states ORDER BY {order}");
+        let rows = tx.query(&sql, &[]).await.expect("rows");
+        tx.rollback().await.expect("rollback");
+        rows.iter()
+            .map(|r| r.text("nonce").expect("nonce").to_owned())
+            .collect()
+    }
+
     /// The transactions that committed.
     fn commits(counting: &CountingStore) -> usize {
         counting
@@ -444,28 +455,49 @@ mod tests {
         );
     }
 
+    /// A group spends in the nonces' order (so two groups never wait on each other's rows
+    /// in opposite orders) and still tells each spend, and writes each event, as its own.
+    #[test]
+    fn a_group_spends_in_nonce_order_and_answers_each_spend() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pipeline, _counting, runtime) = counted(&dir);
+        let until = now_ms() + 60_000;
+        let accepted = |n| Event::new("delete_file", Outcome::Accepted, format!("trace-{n}"));
+        let log = pipeline.log().clone();
+        let (before, group) = runtime.block_on(async {
+            let before = pipeline.spent(Spend::new("a", until)).await;
+            let group = log
+                .write_group(
+                    &[],
+                    &[
+                        (Spend::new("c", until), Some(accepted(1))),
+                        (Spend::new("a", until), Some(accepted(2))),
+                        (Spend::new("b", until), None),
+                    ],
+                )
+                .await;
+            (before, group)
+        });
+        assert_eq!(before, Ok(true));
+        assert_eq!(
+            group.expect("group"),
+            [true, false, true],
+            "in the order given"
+        );
+        assert_eq!(
+            traces(&pipeline, &runtime),
+            ["trace-1"],
+            "only the fresh spend's event"
+        );
+        let inserted = runtime.block_on(nonces(log.store(), "rowid"));
+        assert_eq!(inserted, ["a", "b", "c"], "inserted in the nonces' order");
+    }
+
     #[test]
     fn spent_states_that_expired_are_purged_beside_later_spends() {
         let dir = tempfile::tempdir().unwrap();
         let (pipeline, _counting, runtime) = counted(&dir);
         let store = pipeline.log().store().clone();
-        let rows = |store: &Arc<dyn crate::store::OperationStore>| {
-            let store = store.clone();
-            async move {
-                let mut tx = store.begin().await.expect("begin");
-                let rows = tx
-                    .query(
-                        "SELECT nonce FROM guard_redeemed_states ORDER BY nonce",
-                        &[],
-                    )
-                    .await
-                    .expect("rows");
-                tx.rollback().await.expect("rollback");
-                rows.iter()
-                    .map(|r| r.text("nonce").expect("nonce").to_owned())
-                    .collect::<Vec<_>>()
-            }
-        };
         let left = runtime.block_on(async {
             let expired = now_ms() - 1;
             assert_eq!(pipeline.spent(Spend::new("old", expired)).await, Ok(true));
@@ -473,12 +505,12 @@ mod tests {
             let live = now_ms() + 60_000;
             assert_eq!(pipeline.spent(Spend::new("new", live)).await, Ok(true));
             for _ in 0..100 {
-                if rows(&store).await == ["new"] {
+                if nonces(&store, "nonce").await == ["new"] {
                     break;
                 }
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
-            rows(&store).await
+            nonces(&store, "nonce").await
         });
         assert_eq!(
             left,

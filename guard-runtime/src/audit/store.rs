@@ -294,7 +294,11 @@ impl AuditLog {
             return Ok(Vec::new());
         }
         let tx = self.store.begin().await?;
-        let mut first: Vec<Statement> = spends.iter().map(|(spend, _)| spend.statement()).collect();
+        // In the nonces' order: two groups spending the same states (replays racing on two
+        // replicas) then wait on each other's rows in one order and never deadlock.
+        let mut order: Vec<usize> = (0..spends.len()).collect();
+        order.sort_by(|a, b| spends[*a].0.cmp(&spends[*b].0));
+        let mut first: Vec<Statement> = order.iter().map(|i| spends[*i].0.statement()).collect();
         let appends = !events.is_empty() || spends.iter().any(|(_, event)| event.is_some());
         if appends {
             first.extend(lock_and_head(tx.dialect()));
@@ -307,11 +311,10 @@ impl AuditLog {
                 true => done.pop().and_then(|d| d.rows.into_iter().next()),
                 false => None,
             };
-            let spent: Vec<bool> = done
-                .iter()
-                .take(spends.len())
-                .map(|d| d.changed == 1)
-                .collect();
+            let mut spent = vec![false; spends.len()];
+            for (done, i) in done.iter().zip(&order) {
+                spent[*i] = done.changed == 1;
+            }
             let mut entries = Vec::new();
             if appends {
                 let mut head = Head::after(head.as_ref())?;

@@ -5,8 +5,9 @@
 use super::sql::Statement;
 
 /// One request state to spend: its nonce, kept until the state would have expired anyway.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Spend {
+    /// First, so spends order by nonce.
     nonce: String,
     /// Milliseconds since the epoch.
     until: i64,
