@@ -3,7 +3,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use crate::support::*;
+use crate::support::{deferred::Accounts, *};
 use rmcp::{
     RoleClient,
     model::{
@@ -548,6 +548,33 @@ async fn racing_replicas_on_postgres_run_a_state_once() {
     let _ = first.cancel().await;
     let _ = second.cancel().await;
     approval::drop_pg(admin, &schema).await;
+}
+
+/// A deferred tool with an operation store spends an accepted state in the commit that
+/// confirms the call: a replay of the retry is refused, and one call is scheduled and runs.
+#[tokio::test]
+async fn a_replayed_deferred_retry_schedules_one_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("operations.db")).expect("store");
+    let server = Accounts::new(store, "acme", "alice");
+    let client = connect(server.clone(), ScriptedHuman::new(MRTR)).await;
+    let args = json!({"account": "checking"});
+    let reason = Some(answer("accept", Some(json!({"reason": "moving banks"}))));
+    let (state, _) = first_round(&client, "close_account", args.clone()).await;
+    let first = send(
+        &client,
+        "close_account",
+        args.clone(),
+        &state,
+        reason.clone(),
+    )
+    .await;
+    assert_natural(&first, Outcome::Scheduled);
+    let replay = send(&client, "close_account", args, &state, reason).await;
+    assert_refused(&replay, "INVALID_STATE", Outcome::Replayed);
+    assert_eq!(server.run_due(i64::MAX).await, 1, "one call was scheduled");
+    assert_eq!(server.closings().len(), 1);
+    let _ = client.cancel().await;
 }
 
 #[tokio::test]

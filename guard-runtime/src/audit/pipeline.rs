@@ -14,13 +14,7 @@
 //! spent before its answer is read, so the spend is waited for, and it commits with whatever
 //! else is queued (the previous calls' outcomes, other retries' spends) instead of alone.
 
-use std::{
-    sync::{
-        Arc, OnceLock,
-        atomic::{AtomicBool, Ordering},
-    },
-    time::Duration,
-};
+use std::{sync::OnceLock, time::Duration};
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -198,24 +192,22 @@ impl Message {
 /// [`PURGE_EVERY`], each in a transaction of its own beside the groups.
 #[derive(Default)]
 struct Purges {
-    last: Option<tokio::time::Instant>,
-    running: Arc<AtomicBool>,
+    last: Option<(tokio::time::Instant, tokio::task::JoinHandle<()>)>,
 }
 
 impl Purges {
     fn start(&mut self, log: &AuditLog) {
         let now = tokio::time::Instant::now();
-        if self.last.is_some_and(|last| now < last + PURGE_EVERY)
-            || self.running.swap(true, Ordering::AcqRel)
+        if let Some((at, running)) = &self.last
+            && (now < *at + PURGE_EVERY || !running.is_finished())
         {
             return;
         }
-        self.last = Some(now);
-        let (store, running) = (log.store().clone(), self.running.clone());
-        tokio::spawn(async move {
+        let store = log.store().clone();
+        let running = tokio::spawn(async move {
             purge::expired_or_log(store.as_ref(), Expiring::RedeemedStates, now_ms()).await;
-            running.store(false, Ordering::Release);
         });
+        self.last = Some((now, running));
     }
 }
 

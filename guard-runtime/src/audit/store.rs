@@ -389,10 +389,7 @@ impl AuditLog {
 
     /// The rows of `sql`, in a transaction that writes nothing.
     async fn read(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Row>, StoreError> {
-        let mut tx = self.store.begin().await?;
-        let rows = tx.query(sql, params).await;
-        tx.rollback().await?;
-        rows
+        crate::store::read_alone(&*self.store, sql, params).await
     }
 
     /// How many records the log holds.

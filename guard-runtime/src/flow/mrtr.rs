@@ -217,13 +217,10 @@ impl<F> Flow<'_, F> {
             Ok(_) => None,
             Err(_) => self.seen().unspent.take(),
         };
-        if let Some((nonce, ttl)) = unspent {
-            match self.guard.redeem(&nonce, ttl).await {
-                Ok(_) => {}
-                Err(error) => {
-                    tracing::error!(trace_id = %self.trace_id, %error, "could not record a used request state");
-                }
-            }
+        if let Some((nonce, ttl)) = unspent
+            && let Err(error) = self.guard.redeem(&nonce, ttl).await
+        {
+            tracing::error!(trace_id = %self.trace_id, %error, "could not record a used request state");
         }
         step
     }

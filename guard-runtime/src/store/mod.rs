@@ -50,7 +50,7 @@ pub trait OperationStore: Send + Sync + 'static {
 }
 
 /// One query in a transaction of its own, rolled back.
-async fn read_alone<S: OperationStore + ?Sized>(
+pub(crate) async fn read_alone<S: OperationStore + ?Sized>(
     store: &S,
     sql: &str,
     params: &[SqlValue],

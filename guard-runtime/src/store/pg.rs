@@ -110,14 +110,7 @@ impl OperationStore for PgStore {
         sql: &'a str,
         params: &'a [SqlValue],
     ) -> BoxFuture<'a, Result<Vec<Row>, StoreError>> {
-        Box::pin(async move {
-            let client = self.client().await?;
-            let statement = client.prepare_cached(sql).await.map_err(pg_error)?;
-            let params: Vec<&(dyn ToSql + Sync)> =
-                params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-            let rows = client.query(&statement, &params).await.map_err(pg_error)?;
-            to_rows(&statement, &rows)
-        })
+        Box::pin(async move { query(&self.client().await?, sql, params).await })
     }
 }
 
@@ -500,6 +493,15 @@ async fn execute_all(
     .await
 }
 
+/// The rows of `sql` on `client`, its statement prepared once per connection.
+async fn query(client: &Object, sql: &str, params: &[SqlValue]) -> Result<Vec<Row>, StoreError> {
+    let statement = client.prepare_cached(sql).await.map_err(pg_error)?;
+    let params: Vec<&(dyn ToSql + Sync)> =
+        params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+    let rows = client.query(&statement, &params).await.map_err(pg_error)?;
+    to_rows(&statement, &rows)
+}
+
 /// tokio-postgres rows as guard's.
 fn to_rows(
     statement: &tokio_postgres::Statement,
@@ -549,13 +551,7 @@ impl TxBackend for PgTx {
         sql: &'a str,
         params: &'a [SqlValue],
     ) -> BoxFuture<'a, Result<Vec<Row>, StoreError>> {
-        Box::pin(self.started(move |client| async move {
-            let statement = client.prepare_cached(sql).await.map_err(pg_error)?;
-            let params: Vec<&(dyn ToSql + Sync)> =
-                params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-            let rows = client.query(&statement, &params).await.map_err(pg_error)?;
-            to_rows(&statement, &rows)
-        }))
+        Box::pin(self.started(move |client| query(client, sql, params)))
     }
 
     /// All of them in one round trip.

@@ -49,35 +49,33 @@ pub struct SqliteStore {
 /// thread may be busy flushing one.
 struct Reader {
     path: PathBuf,
-    worker: std::sync::Mutex<Option<Worker>>,
+    worker: std::sync::OnceLock<Option<Worker>>,
 }
 
 impl Reader {
     fn of(path: &Path) -> Option<Self> {
         Some(Self {
             path: std::fs::canonicalize(path).ok()?,
-            worker: std::sync::Mutex::new(None),
+            worker: std::sync::OnceLock::new(),
         })
     }
 
-    /// The reader's thread, started now if it is not yet; `None` (logged) if the file
-    /// cannot be opened again, and the peek reads in a transaction instead.
-    fn worker(&self) -> Option<Worker> {
-        let mut worker = self.worker.lock().unwrap_or_else(|p| p.into_inner());
-        if worker.is_none() {
-            let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-            let opened = Connection::open_with_flags(&self.path, flags)
-                .and_then(|c| c.busy_timeout(BUSY_TIMEOUT).map(|()| c))
-                .map_err(store_error)
-                .and_then(|c| Worker::start(c, "guard-sqlite-read"));
-            match opened {
-                Ok(started) => *worker = Some(started),
-                Err(error) => {
-                    tracing::warn!(path = %self.path.display(), %error, "cannot open a reader of the SQLite store; reads take the writer's turn");
-                }
-            }
-        }
-        worker.clone()
+    /// The reader's thread, started on the first peek; `None` (logged once) if the file
+    /// cannot be opened again, and peeks read in a transaction instead.
+    fn worker(&self) -> Option<&Worker> {
+        self.worker
+            .get_or_init(|| {
+                let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+                Connection::open_with_flags(&self.path, flags)
+                    .and_then(|c| c.busy_timeout(BUSY_TIMEOUT).map(|()| c))
+                    .map_err(store_error)
+                    .and_then(|c| Worker::start(c, "guard-sqlite-read"))
+                    .inspect_err(|error| {
+                        tracing::warn!(path = %self.path.display(), %error, "cannot open a reader of the SQLite store; reads take the writer's turn");
+                    })
+                    .ok()
+            })
+            .as_ref()
     }
 }
 
@@ -302,11 +300,9 @@ impl OperationStore for SqliteStore {
             return Box::pin(super::read_alone(self, sql, params));
         };
         let (sql, params) = owned(sql, params);
-        Box::pin(async move {
-            worker
-                .request(move |connection| Ok(run(connection, &sql, params, true)?.rows))?
-                .await
-        })
+        let answer =
+            worker.request(move |connection| Ok(run(connection, &sql, params, true)?.rows));
+        Box::pin(async move { answer?.await })
     }
 }
 
