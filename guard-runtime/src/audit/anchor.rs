@@ -15,12 +15,7 @@ use std::{
     time::Duration,
 };
 
-use super::{
-    AuditLog,
-    checkpoint::CheckpointSigner,
-    policy::{Policy, PolicyWitness},
-    witness_client,
-};
+use super::{AuditLog, CheckpointSigner, Policy, PolicyWitness, witness_client};
 use crate::store::{StoreError, now_ms};
 
 /// Signs the log's checkpoints and has them witnessed.

@@ -6,14 +6,8 @@
 use std::{path::Path, sync::Arc};
 
 use super::{
-    AuditLog,
-    checkpoint::CheckpointVerifier,
-    cosignature::WitnessSigner,
-    policy::{Policy, Witnessed},
-    verify::Verified,
-    witness::Witness,
-    witness_client::fetch_checkpoint,
-    witness_server::serve_witness,
+    AuditLog, CheckpointVerifier, Policy, Verified, Witness, WitnessSigner, Witnessed,
+    witness_client::fetch_checkpoint, witness_server::serve_witness,
 };
 
 /// The witness's name in the policy it writes.

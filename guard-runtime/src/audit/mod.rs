@@ -28,26 +28,14 @@
 
 #[cfg(all(feature = "witness", any(feature = "sqlite", feature = "postgres")))]
 mod anchor;
-pub mod checkpoint;
-mod cosignature;
-mod event;
-mod key_file;
 #[cfg(all(feature = "witness", any(feature = "sqlite", feature = "postgres")))]
 mod local_witness;
-pub mod merkle;
-mod note;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod pipeline;
-mod policy;
-mod proof;
-mod receipt;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sequencer;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod store;
-mod story;
-pub mod verify;
-mod witness;
 #[cfg(feature = "witness")]
 mod witness_client;
 #[cfg(feature = "witness")]
@@ -59,9 +47,6 @@ mod witness_server;
     doc(cfg(all(feature = "witness", any(feature = "sqlite", feature = "postgres"))))
 )]
 pub use anchor::{Anchor, Anchored, WitnessStatus};
-pub use checkpoint::{Checkpoint, CheckpointError, CheckpointSigner, CheckpointVerifier};
-pub use cosignature::{WitnessSigner, WitnessVerifier};
-pub use event::{Event, Place, place, split_line};
 #[cfg(all(feature = "witness", any(feature = "sqlite", feature = "postgres")))]
 #[cfg_attr(
     docsrs,
@@ -70,33 +55,27 @@ pub use event::{Event, Place, place, split_line};
 pub use local_witness::LocalWitness;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use pipeline::Pipeline;
-pub use policy::{Policy, PolicyError, PolicyWitness, Witnessed};
-pub use proof::{ConsistencyProof, InclusionProof, ProofError};
-pub use receipt::{Receipt, ReceiptError};
+/// The log's format, from `rmcp-guard-log`: entries, the Merkle tree, checkpoints,
+/// cosignatures, witnesses, policies, proofs, receipts and their verification.
+pub use rmcp_guard_log::{
+    AddCheckpoint, Checkpoint, CheckpointError, CheckpointSigner, CheckpointVerifier,
+    ConsistencyProof, Event, Fault, FaultKind, InclusionProof, Item, Place, Policy, PolicyError,
+    PolicyWitness, ProofError, Receipt, ReceiptError, Refusal, Verified, Witness, WitnessSigner,
+    WitnessVerifier, Witnessed, digest, merkle, place, split_line, story, verify, verify_against,
+    verify_export, verify_export_against,
+};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use sequencer::create_queue;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use store::{AuditLog, Pending, Record, VerifyError, export};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use store::{COSIGNATURES_TABLE, Check, LEGACY_TABLE, migrate_legacy};
-pub use story::story;
-pub use verify::{
-    Fault, FaultKind, Item, Verified, verify, verify_against, verify_export, verify_export_against,
-};
-pub use witness::{AddCheckpoint, Refusal, Witness};
 #[cfg(feature = "witness")]
 #[cfg_attr(docsrs, doc(cfg(feature = "witness")))]
 pub use witness_client::fetch_checkpoint;
 #[cfg(feature = "witness")]
 #[cfg_attr(docsrs, doc(cfg(feature = "witness")))]
 pub use witness_server::serve_witness;
-
-/// The SHA-256 a record keeps of `value`'s canonical JSON (arguments, results), in hex; of
-/// its plain JSON text where it has no canonical form (an integer beyond ±2^53).
-pub fn digest(value: &serde_json::Value) -> String {
-    let text = crate::canonical::canonical_json(value).unwrap_or_else(|_| value.to_string());
-    crate::canonical::sha256_hex(text.as_bytes())
-}
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 use std::sync::Arc;

@@ -28,7 +28,7 @@ use std::{
 use tokio::sync::Notify;
 
 use super::{
-    event::{Event, placed},
+    Event,
     merkle::Hash,
     store::{Head, head_statement, indexed},
 };
@@ -40,6 +40,7 @@ use crate::{
         now_ms,
     },
 };
+use rmcp_guard_log::placed;
 
 /// The most entries one batch integrates: a bound on one transaction's size, not on how
 /// many wait (a full batch is followed at once by the next).
@@ -270,7 +271,7 @@ impl Head {
     /// it.
     fn integrate(&mut self, row: &crate::store::Row, id: i64) -> Result<Statement, StoreError> {
         let entry = placed(self.seq as u64, &self.prev, row.text("body")?);
-        let leaf: Hash = super::event::entry_hash(entry.as_bytes());
+        let leaf: Hash = rmcp_guard_log::entry_hash(entry.as_bytes());
         let statement = Statement::execute(
             "INSERT INTO guard_audit_log
                 (seq, hash, entry, trace_id, tool, outcome, tenant, user_id, operation_id, at,

@@ -19,8 +19,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{
-    checkpoint::CheckpointSigner,
-    event::{Event, entry_hash, parse_hex, place},
+    CheckpointSigner, Event,
     merkle::{Hash, root},
     sequencer::{self, Sequencer, Wait, queue_insert},
     verify::{Fault, FaultKind, Item, Verified, verify_against},
@@ -34,6 +33,7 @@ use crate::{
         spent::Spend,
     },
 };
+use rmcp_guard_log::{entry_hash, parse_hex, place};
 
 /// The table of witness cosignatures: one row per cosignature line of a stored checkpoint.
 pub(crate) const COSIGNATURES_TABLE: &str = "CREATE TABLE IF NOT EXISTS guard_audit_cosignatures (

@@ -15,9 +15,8 @@ use hyper_util::rt::TokioIo;
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 use super::{
+    AddCheckpoint, PolicyWitness,
     merkle::{self, Hash},
-    policy::PolicyWitness,
-    witness::AddCheckpoint,
 };
 
 /// How long one exchange with a witness may take.

@@ -17,10 +17,24 @@
 use base64::{Engine, engine::general_purpose::STANDARD as B64};
 use sha2::{Digest, Sha256};
 
-use super::checkpoint::CheckpointError;
-
 /// The most signature lines a note may carry (the specification asks for at least 16).
 const MAX_SIGNATURES: usize = 100;
+
+/// Why a key or a checkpoint was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckpointError {
+    /// The key text is not a signed-note Ed25519 key.
+    #[error("not an audit key ({0}); make one with `guard-audit keygen NAME`")]
+    BadKey(&'static str),
+    /// The checkpoint text is not a signed checkpoint.
+    #[error("not a signed checkpoint ({0}); write one with `guard-audit checkpoint`")]
+    Malformed(&'static str),
+    /// No signature line is by the given key, or a signature by it does not verify.
+    #[error(
+        "the checkpoint is not signed by key {0}: it was altered or signed by another key; use the checkpoint as it was published and that log's verifier key"
+    )]
+    BadSignature(String),
+}
 
 /// The signature type of log checkpoint signatures: plain Ed25519.
 pub(crate) const ED25519: u8 = 0x01;

@@ -151,7 +151,7 @@ impl KnownKey for WitnessVerifier {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::audit::checkpoint::{CheckpointSigner, CheckpointVerifier};
+    use crate::checkpoint::{CheckpointSigner, CheckpointVerifier};
 
     #[test]
     fn a_cosignature_holds_for_its_checkpoint_only() {

@@ -326,7 +326,7 @@ mod tests {
     use base64::{Engine, engine::general_purpose::STANDARD as B64};
 
     use super::*;
-    use crate::audit::{checkpoint::CheckpointSigner, merkle::leaf_hash};
+    use crate::{checkpoint::CheckpointSigner, merkle::leaf_hash};
 
     fn leaves(n: usize, salt: &str) -> Vec<Hash> {
         (0..n)

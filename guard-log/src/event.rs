@@ -70,7 +70,7 @@ impl Event {
     /// Adds `name` as the SHA-256 of `value`'s canonical JSON: proves what was sent without
     /// keeping it.
     pub fn digest(self, name: &str, value: &Value) -> Self {
-        let digest = super::digest(value);
+        let digest = digest(value);
         self.field(name, digest)
     }
 
@@ -107,8 +107,9 @@ impl Event {
     }
 
     /// Mirrors the event to the `guard::audit` tracing target: the outcome and who and
-    /// what it concerned, never an answer, a preview or a digest.
-    pub(crate) fn mirror(&self) {
+    /// what it concerned, never an answer, a preview or a digest. A server mirrors every
+    /// event it records, so its own logs show each outcome as it happens.
+    pub fn mirror(&self) {
         let text = |name| self.get(name).and_then(Value::as_str).unwrap_or("");
         tracing::info!(
             target: "guard::audit",
@@ -131,7 +132,7 @@ impl Event {
 
     /// The entry's canonical bytes without its place: what an entry waiting for its
     /// sequence number keeps ([`placed`] puts it at its place).
-    pub(crate) fn body(&self, at: i64) -> String {
+    pub fn body(&self, at: i64) -> String {
         let mut rest = self.fields.clone();
         rest.insert("at".into(), at.into());
         rest.insert("tool".into(), self.tool.clone().into());
@@ -156,7 +157,7 @@ pub struct Place {
 
 /// The entry of `body` ([`Event::body`]) as entry `seq`, after the entry whose leaf hash is
 /// `prev`.
-pub(crate) fn placed(seq: u64, prev: &Hash, body: &str) -> String {
+pub fn placed(seq: u64, prev: &Hash, body: &str) -> String {
     format!(
         "{{\"seq\":{seq},\"prev\":\"{}\",{}",
         hex(prev),
@@ -237,6 +238,13 @@ pub(crate) fn line_head(line: &[u8]) -> Option<(Hash, usize)> {
     let hash = parse_hex(rest.get(..64)?)?;
     rest[64..].strip_prefix(b"\",")?;
     Some((hash, LINE_HEAD.len() + 64 + 1))
+}
+
+/// The SHA-256 a record keeps of `value`'s canonical JSON (arguments, results), in hex; of
+/// its plain JSON text where it has no canonical form (an integer beyond ±2^53).
+pub fn digest(value: &Value) -> String {
+    let text = canonical_json(value).unwrap_or_else(|_| value.to_string());
+    crate::canonical::sha256_hex(text.as_bytes())
 }
 
 /// The leaf hash an entry must carry.

@@ -17,26 +17,11 @@
 use base64::{Engine, engine::general_purpose::STANDARD as B64};
 use ed25519_dalek::{Signature, Signer as _, SigningKey, VerifyingKey};
 
+pub use super::note::CheckpointError;
 use super::{
     merkle::Hash,
     note::{self, ED25519, KnownKey, key_id, key_text, parse_key, valid_name},
 };
-
-/// Why a key or a checkpoint was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CheckpointError {
-    /// The key text is not a signed-note Ed25519 key.
-    #[error("not an audit key ({0}); make one with `guard-audit keygen NAME`")]
-    BadKey(&'static str),
-    /// The checkpoint text is not a signed checkpoint.
-    #[error("not a signed checkpoint ({0}); write one with `guard-audit checkpoint`")]
-    Malformed(&'static str),
-    /// No signature line is by the given key, or a signature by it does not verify.
-    #[error(
-        "the checkpoint is not signed by key {0}: it was altered or signed by another key; use the checkpoint as it was published and that log's verifier key"
-    )]
-    BadSignature(String),
-}
 
 /// Signs checkpoints. Its text form starts with `PRIVATE+KEY+`.
 pub struct CheckpointSigner {

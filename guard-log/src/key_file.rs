@@ -5,11 +5,8 @@
 
 use std::path::Path;
 
-use super::{
-    checkpoint::{CheckpointError, CheckpointSigner},
-    cosignature::WitnessSigner,
-};
-use crate::user_dirs::install_private;
+use super::{CheckpointError, CheckpointSigner, WitnessSigner};
+use crate::files::install_private;
 
 impl CheckpointSigner {
     /// The log key in `path`: the `PRIVATE+KEY+` line `guard-audit keygen NAME --for log`

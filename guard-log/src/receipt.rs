@@ -137,7 +137,7 @@ impl Receipt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::audit::checkpoint::CheckpointSigner;
+    use crate::checkpoint::CheckpointSigner;
 
     #[test]
     fn a_receipt_round_trips_and_any_changed_byte_fails() {

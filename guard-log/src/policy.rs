@@ -327,7 +327,7 @@ mod tests {
     use base64::{Engine, engine::general_purpose::STANDARD as B64};
 
     use super::*;
-    use crate::audit::{checkpoint::CheckpointSigner, cosignature::WitnessSigner};
+    use crate::{checkpoint::CheckpointSigner, cosignature::WitnessSigner};
 
     struct Setup {
         log: CheckpointSigner,
