@@ -9,6 +9,8 @@ use std::{
 
 use syn::visit::Visit;
 
+mod circles;
+
 /// The layers and allowed upward imports, as ARCHITECTURE.md states them.
 struct Rules {
     layer: BTreeMap<String, usize>,
