@@ -4,7 +4,6 @@
 
 use rustix::io::Errno;
 
-use super::path::RelativePath;
 use crate::error::{ToolError, codes};
 
 /// Why the sandbox refused or failed. The message names paths relative to the root only.
@@ -41,7 +40,8 @@ impl SandboxError {
         }
     }
 
-    pub(super) fn failed(path: &RelativePath, action: &str, errno: Errno) -> Self {
+    /// `action` on `path` (a path below the root, as the human read it) failed with `errno`.
+    pub(super) fn failed(path: &dyn std::fmt::Display, action: &str, errno: Errno) -> Self {
         Self {
             kind: ErrorKind::Failed,
             message: format!("could not {action} `{path}`: {errno}"),
@@ -74,6 +74,7 @@ impl From<SandboxError> for ToolError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sandbox::path::RelativePath;
 
     #[test]
     fn errors_map_to_stable_codes() {

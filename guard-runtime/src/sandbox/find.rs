@@ -52,7 +52,7 @@ fn walk(
         list(dir, pattern)?
             .into_iter()
             // The trash at the root is no match, whatever the glob.
-            .filter(|name| !(at.is_empty() && name == super::trash::TRASH))
+            .filter(|name| !(at.is_empty() && name == super::path::TRASH))
             .filter(|name| matches(part, name))
             .collect()
     } else {

@@ -47,6 +47,6 @@ mod world;
 
 pub use error::{ErrorKind, SandboxError};
 pub use identity::{Entry, Identity, Pin};
-pub use path::RelativePath;
+pub use path::{RelativePath, TRASH};
 pub use root::{Lookup, Sandbox};
-pub use trash::{TRASH, Trashed};
+pub use trash::Trashed;

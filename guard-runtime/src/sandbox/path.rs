@@ -9,6 +9,9 @@ use std::{
 
 use super::error::SandboxError;
 
+/// The name of the trash directory at the root: no path may name it (see `trash`).
+pub const TRASH: &str = ".guard-trash";
+
 /// A path inside the root: plain names joined by `/`, with no `..`, no absolute start and no
 /// invisible characters. `.` and empty components are dropped, so `./a//b` is `a/b`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -62,10 +65,10 @@ impl RelativePath {
                 "`{requested}` names the sandbox root itself, not a file in it."
             )));
         }
-        if parts[0] == super::trash::TRASH {
+        if parts[0] == TRASH {
             return Err(SandboxError::refused(format!(
                 "`{}` is the sandbox's trash: it keeps deleted files while they can be undone, and no tool reads, lists or deletes in it. Restore a deleted file with undo.",
-                super::trash::TRASH
+                TRASH
             )));
         }
         let path = Self { parts };

@@ -20,12 +20,9 @@ use serde::{Deserialize, Serialize};
 use super::{
     error::SandboxError,
     identity::{Entry, Pin},
-    path::RelativePath,
+    path::{RelativePath, TRASH},
     root::Sandbox,
 };
-
-/// The name of the trash directory at the root.
-pub const TRASH: &str = ".guard-trash";
 
 /// A file moved into the trash: where it was, its name in the trash, and what tells it
 /// apart (device and inode, size and modification time; a rename changes its change time
