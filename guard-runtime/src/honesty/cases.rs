@@ -7,12 +7,12 @@ use rmcp::{ServerHandler, service::ServiceError};
 use serde_json::Value;
 
 use super::{
-    judging::Claim,
     kit::{Fixture, Kit, Probe},
     observe::Snapshot,
+    observed::{Burst, CallOutcome, Once, Races, Retry, Series, SeriesCall, summarize_wire},
     proxy::{Gate, Reaction},
-    reporting::{Claims, summarize, summarize_wire},
-    session::{CallOutcome, call_on, params},
+    reporting::{Claim, Claims},
+    session::{call_on, params},
 };
 use crate::testing::{Answer, ScriptedHuman};
 
@@ -324,76 +324,4 @@ where
         }
         Ok(last)
     }
-}
-
-/// What case 1 observed: the state, the items and the times around one call.
-pub(super) struct Once {
-    pub(super) before: Snapshot,
-    pub(super) after: Snapshot,
-    pub(super) before_items: Snapshot,
-    pub(super) after_items: Snapshot,
-    pub(super) before_times: Snapshot,
-    pub(super) after_times: Snapshot,
-    pub(super) outcome: CallOutcome,
-    /// The labels of the fixture's observers.
-    pub(super) observed: Vec<String>,
-}
-
-/// One call of a series and the state after it.
-pub(super) struct SeriesCall {
-    pub(super) how: String,
-    pub(super) outcome: CallOutcome,
-    pub(super) after: Snapshot,
-}
-
-/// A first call and its repeats.
-pub(super) struct Series {
-    pub(super) before: Snapshot,
-    pub(super) before_items: Snapshot,
-    pub(super) after_items: Snapshot,
-    pub(super) before_times: Snapshot,
-    pub(super) after_times: Snapshot,
-    /// The first call, then the repeats; never empty.
-    pub(super) calls: Vec<SeriesCall>,
-}
-
-impl Series {
-    pub(super) fn last(&self) -> &Snapshot {
-        &self.calls[self.calls.len() - 1].after
-    }
-
-    pub(super) fn repeat_summaries(&self) -> String {
-        self.calls
-            .iter()
-            .enumerate()
-            .skip(1)
-            .map(|(i, c)| format!("repeat {i}: {}", summarize(&c.outcome)))
-            .collect::<Vec<_>>()
-            .join(" | ")
-    }
-}
-
-/// What one run of case 5 observed: the state around it and every call's outcome.
-pub(super) struct Burst {
-    pub(super) before: Snapshot,
-    pub(super) after: Snapshot,
-    pub(super) outcomes: Vec<CallOutcome>,
-}
-
-/// What case 4 observed: the state before, after the dropped call and after the retry,
-/// what the dropped call did, and the retry's outcome.
-pub(super) struct Retry {
-    pub(super) before: Snapshot,
-    pub(super) middle: Snapshot,
-    pub(super) after: Snapshot,
-    pub(super) first: String,
-    pub(super) second: CallOutcome,
-}
-
-/// What case 5 observed: how many calls each run held, how many runs it could take, and
-/// the last run made (the first that raced, or the last of all), or why a run failed.
-pub(super) struct Races {
-    pub(super) in_flight: usize,
-    pub(super) runs: usize,
-    pub(super) last: Result<(usize, Burst), String>,
 }

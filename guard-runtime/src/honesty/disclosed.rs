@@ -9,32 +9,9 @@ use rmcp::model::CallToolResult;
 use serde_json::Value;
 
 use super::{
-    reporting::{CaseReport, Claims, Verdict, summarize},
-    session::CallOutcome,
+    observed::{CallOutcome, summarize},
+    reporting::{CaseReport, Claims, Verdict},
 };
-
-/// What a tool declares it may disclose, as `tools/list` published it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Declared {
-    /// `_meta.guard.discloses`: `sensitive`, `credentials`, `bulk` or `capability`.
-    pub class: String,
-    /// `_meta.guard.max_items`, if capped.
-    pub max_items: Option<u64>,
-    /// `_meta.guard.max_bytes`, if capped.
-    pub max_bytes: Option<u64>,
-}
-
-impl Declared {
-    /// The declaration in a tool's `_meta`, if it makes one.
-    pub(super) fn from_meta(meta: Option<&rmcp::model::MetaObject>) -> Option<Self> {
-        let guard = meta?.0.get("guard")?;
-        Some(Self {
-            class: guard.get("discloses")?.as_str()?.to_owned(),
-            max_items: guard.get("max_items").and_then(Value::as_u64),
-            max_bytes: guard.get("max_bytes").and_then(Value::as_u64),
-        })
-    }
-}
 
 /// Something an answer disclosed, by class, with where it was seen.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -326,7 +303,8 @@ mod tests {
     use rmcp::model::{CallToolResult, ContentBlock};
     use serde_json::json;
 
-    use super::{Declared, judge_disclosure, scan};
+    use super::{judge_disclosure, scan};
+    use crate::honesty::reporting::Declared;
     use crate::honesty::{Claims, Verdict};
 
     fn declaring(max_items: Option<u64>, max_bytes: Option<u64>) -> Claims {

@@ -6,33 +6,11 @@
 use serde_json::Value;
 
 use super::{
-    cases::{Once, Races, Retry, Series},
     disclosed::visible,
     observe::{Change, Snapshot},
-    reporting::{CaseReport, Claims, Verdict, canonical_text, error_case, summarize},
-    session::CallOutcome,
+    observed::{CallOutcome, Once, Races, Retry, Series, summarize},
+    reporting::{CaseReport, Claim, Claims, Verdict, canonical_text, error_case},
 };
-
-/// The claim the kit holds the tool to: read-only outranks idempotent, and a tool that
-/// claims neither is reported on, not judged.
-#[derive(Clone, Copy, PartialEq)]
-pub(super) enum Claim {
-    ReadOnly,
-    Idempotent,
-    None,
-}
-
-impl Claim {
-    pub(super) fn of(claims: &Claims) -> Self {
-        if claims.read_only == Some(true) {
-            Claim::ReadOnly
-        } else if claims.idempotent == Some(true) {
-            Claim::Idempotent
-        } else {
-            Claim::None
-        }
-    }
-}
 
 /// Case 1: a first call may change state unless the tool claims to be read-only.
 pub(super) fn judge_once(claim: Claim, request: &str, once: &Once) -> CaseReport {
@@ -595,7 +573,7 @@ mod tests {
     use rmcp::model::{CallToolResult, ContentBlock};
 
     use super::{Claim, judge_once};
-    use crate::honesty::{Snapshot, Verdict, cases::Once};
+    use crate::honesty::{Snapshot, Verdict, observed::Once};
 
     fn snapshot(entries: &[(&str, &str)]) -> Snapshot {
         let mut snapshot = Snapshot::default();

@@ -8,11 +8,11 @@ use serde_json::Value;
 use super::{
     disclosed::judge_disclosure,
     judging::{
-        Claim, judge_answers, judge_destructive, judge_invalid, judge_once, judge_races,
-        judge_repeats, judge_retry,
+        judge_answers, judge_destructive, judge_invalid, judge_once, judge_races, judge_repeats,
+        judge_retry,
     },
     observe::{Observe, Snapshot, items_all, snapshot_all, times_all},
-    reporting::{Report, canonical_text, error_case},
+    reporting::{Claim, Report, canonical_text, error_case},
 };
 use crate::testing::Answer;
 

@@ -90,7 +90,7 @@
 //! ```
 
 // One role per file: `kit` holds the kit, what it is given and the order of the cases;
-// `cases` runs each case and keeps what it observed; `judging` decides from those
+// `cases` runs each case and `observed` keeps what it observed; `judging` decides from those
 // observations whether a claim holds; `reporting` writes the report a test prints and
 // asserts on. `session` connects the clients, `proxy` stands between them and the server,
 // and `observe` holds the observers.
@@ -99,11 +99,11 @@ mod disclosed;
 mod judging;
 mod kit;
 mod observe;
+mod observed;
 mod proxy;
 mod reporting;
 mod session;
 
-pub use disclosed::Declared;
 pub use kit::{DEFAULT_IN_FLIGHT, DEFAULT_RACES, DEFAULT_REPEATS, Fixture, Kit, Probe};
 #[cfg(feature = "sqlite")]
 pub use observe::SqliteObserver;
@@ -111,4 +111,4 @@ pub use observe::{
     Change, DirObserver, FnObserver, Observe, OutboxObserver, Snapshot, items_all, snapshot_all,
 };
 pub use proxy::{Gate, Link, Reaction};
-pub use reporting::{CaseReport, Claims, Report, Verdict};
+pub use reporting::{CaseReport, Claims, Declared, Report, Verdict};

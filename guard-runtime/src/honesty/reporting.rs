@@ -6,7 +6,6 @@ use std::fmt;
 use rmcp::model::{ProtocolVersion, Tool};
 use serde_json::Value;
 
-use super::{disclosed::Declared, session::CallOutcome};
 use crate::canonical::canonical_json;
 
 /// The claims a tool makes in `tools/list`.
@@ -192,62 +191,10 @@ impl fmt::Display for Report {
     }
 }
 
-/// How much of an answer's text a report quotes.
-const MAX_TEXT: usize = 200;
-
 /// The request as a report shows it: canonical where it has a canonical form, as sent where
 /// it does not (the server is then the one to refuse it).
 pub(super) fn canonical_text(args: &Value) -> String {
     canonical_json(args).unwrap_or_else(|_| args.to_string())
-}
-
-/// At most [`MAX_TEXT`] characters of `text`, quoted as JSON so a report stays one line
-/// per field.
-fn clip(text: &str) -> String {
-    let mut out: String = text.chars().take(MAX_TEXT).collect();
-    if out.len() < text.len() {
-        out.push('…');
-    }
-    serde_json::to_string(&out).unwrap_or(out)
-}
-
-/// `ok "text"`, `isError "text"` or the protocol error.
-pub(super) fn summarize(outcome: &CallOutcome) -> String {
-    match outcome {
-        Ok(result) => {
-            let text = result
-                .content
-                .iter()
-                .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
-                .collect::<Vec<_>>()
-                .join("\n");
-            if result.is_error == Some(true) {
-                format!("isError {}", clip(&text))
-            } else {
-                format!("ok {}", clip(&text))
-            }
-        }
-        Err(e) => format!("protocol error: {e}"),
-    }
-}
-
-/// A response as it crossed the wire, for answers the client never saw.
-pub(super) fn summarize_wire(answer: &Value) -> String {
-    if let Some(content) = answer.get("content").and_then(Value::as_array) {
-        let text = content
-            .iter()
-            .filter_map(|c| c.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n");
-        let error = answer.get("isError").and_then(Value::as_bool) == Some(true);
-        format!("{} {}", if error { "isError" } else { "ok" }, clip(&text))
-    } else if answer.get("resultType").and_then(Value::as_str) == Some("input_required") {
-        "input required (a question for the human)".to_owned()
-    } else if let Some(message) = answer.get("message").and_then(Value::as_str) {
-        format!("JSON-RPC error {}", clip(message))
-    } else {
-        clip(&answer.to_string())
-    }
 }
 
 /// A case that could not run: reported as such, never as consistent.
@@ -260,5 +207,49 @@ pub(super) fn error_case(case: &str, request: &str, error: String) -> CaseReport
         remote_records: Vec::new(),
         result: format!("could not run: {error}"),
         verdict: Verdict::Error,
+    }
+}
+
+/// What a tool declares it may disclose, as `tools/list` published it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Declared {
+    /// `_meta.guard.discloses`: `sensitive`, `credentials`, `bulk` or `capability`.
+    pub class: String,
+    /// `_meta.guard.max_items`, if capped.
+    pub max_items: Option<u64>,
+    /// `_meta.guard.max_bytes`, if capped.
+    pub max_bytes: Option<u64>,
+}
+
+impl Declared {
+    /// The declaration in a tool's `_meta`, if it makes one.
+    pub(super) fn from_meta(meta: Option<&rmcp::model::MetaObject>) -> Option<Self> {
+        let guard = meta?.0.get("guard")?;
+        Some(Self {
+            class: guard.get("discloses")?.as_str()?.to_owned(),
+            max_items: guard.get("max_items").and_then(Value::as_u64),
+            max_bytes: guard.get("max_bytes").and_then(Value::as_u64),
+        })
+    }
+}
+
+/// The claim the kit holds the tool to: read-only outranks idempotent, and a tool that
+/// claims neither is reported on, not judged.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Claim {
+    ReadOnly,
+    Idempotent,
+    None,
+}
+
+impl Claim {
+    pub(super) fn of(claims: &Claims) -> Self {
+        if claims.read_only == Some(true) {
+            Claim::ReadOnly
+        } else if claims.idempotent == Some(true) {
+            Claim::Idempotent
+        } else {
+            Claim::None
+        }
     }
 }

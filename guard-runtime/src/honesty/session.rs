@@ -5,19 +5,19 @@ use std::{future::Future, sync::Arc};
 
 use rmcp::{
     RoleClient, ServerHandler,
-    model::{CallToolRequestParams, CallToolResult},
+    model::CallToolRequestParams,
     service::{RunningService, ServiceError},
 };
 use serde_json::Value;
 
 use super::{
     kit::{Fixture, Kit, Probe},
+    observed::CallOutcome,
     proxy::{Gate, Link},
 };
 use crate::testing::ScriptedHuman;
 
 pub(super) type Client = RunningService<RoleClient, ScriptedHuman>;
-pub(super) type CallOutcome = Result<CallToolResult, ServiceError>;
 
 impl<F, Fut, S> Kit<F>
 where
