@@ -729,7 +729,12 @@ mod tests {
                      trace_id, bound_sha256, required, created_at, expires_at, status)
                  VALUES ($1, 'deploy', 'production', 'Deploy', 'acme', 'alice', 't', 'b', $2,
                      $3, $4, 'PENDING')",
-                &[id.into(), required.into(), now.into(), (now + 60_000).into()],
+                &[
+                    id.into(),
+                    required.into(),
+                    now.into(),
+                    (now + 60_000).into(),
+                ],
             )
             .await
             .unwrap();
