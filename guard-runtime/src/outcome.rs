@@ -88,6 +88,9 @@ pub enum Outcome {
     ApprovalPending,
     /// The approval already let its effect run for another call of the requester.
     ApprovalUsed,
+    /// The store marks the approval approved, but fewer decisions than it needs are ones
+    /// guard took on the page: nothing ran.
+    NotApproved,
     /// A batch's preview matched nothing.
     NothingMatched,
     /// A batch's preview matched more items than it may offer.
@@ -177,6 +180,9 @@ pub enum ApprovalEvent {
     Withdrawn,
     /// The deadline passed without a decision.
     Expired,
+    /// A decision row guard never took (unsealed, sealed for another approval, person or
+    /// link, or by someone who may not decide) was found and ignored.
+    Forged,
 }
 
 /// Every stable code, so a tag read back names its refusal.
@@ -200,7 +206,7 @@ const CODES: [&str; 16] = [
 ];
 
 /// Every outcome without a payload, for reading a spelling back.
-const NAMED: [Outcome; 72] = [
+const NAMED: [Outcome; 74] = [
     Outcome::Asked,
     Outcome::Accepted,
     Outcome::Executed,
@@ -234,6 +240,7 @@ const NAMED: [Outcome; 72] = [
     Outcome::ApprovalMismatch,
     Outcome::ApprovalPending,
     Outcome::ApprovalUsed,
+    Outcome::NotApproved,
     Outcome::NothingMatched,
     Outcome::TooMany,
     Outcome::NothingPicked,
@@ -273,6 +280,7 @@ const NAMED: [Outcome; 72] = [
     Outcome::Approval(ApprovalEvent::Rejected),
     Outcome::Approval(ApprovalEvent::Withdrawn),
     Outcome::Approval(ApprovalEvent::Expired),
+    Outcome::Approval(ApprovalEvent::Forged),
 ];
 
 impl Outcome {
@@ -312,6 +320,7 @@ impl Outcome {
             Outcome::ApprovalMismatch => "approval_mismatch",
             Outcome::ApprovalPending => "approval_pending",
             Outcome::ApprovalUsed => "approval_used",
+            Outcome::NotApproved => "not_approved",
             Outcome::NothingMatched => "nothing_matched",
             Outcome::TooMany => "too_many",
             Outcome::NothingPicked => "nothing_picked",
@@ -352,6 +361,7 @@ impl Outcome {
             Outcome::Approval(ApprovalEvent::Rejected) => "approval_rejected",
             Outcome::Approval(ApprovalEvent::Withdrawn) => "approval_withdrawn",
             Outcome::Approval(ApprovalEvent::Expired) => "approval_expired",
+            Outcome::Approval(ApprovalEvent::Forged) => "approval_forged",
         }
     }
 
@@ -488,6 +498,7 @@ mod tests {
             (Outcome::ApprovalMismatch, "approval_mismatch"),
             (Outcome::ApprovalPending, "approval_pending"),
             (Outcome::ApprovalUsed, "approval_used"),
+            (Outcome::NotApproved, "not_approved"),
             (Outcome::NothingMatched, "nothing_matched"),
             (Outcome::TooMany, "too_many"),
             (Outcome::NothingPicked, "nothing_picked"),
@@ -551,6 +562,7 @@ mod tests {
                 Outcome::Approval(ApprovalEvent::Expired),
                 "approval_expired",
             ),
+            (Outcome::Approval(ApprovalEvent::Forged), "approval_forged"),
         ];
         assert_eq!(spelled.len(), NAMED.len(), "one row per outcome");
         for (outcome, wire) in spelled {

@@ -17,6 +17,7 @@ mod approval_holds_across_mrtr_retries;
 mod approval_needs_two_other_people;
 mod approval_page_states_the_terms;
 mod approval_runs_as_a_task;
+mod approvals_count_only_decisions_taken_on_the_page;
 mod approvers_are_who_they_say;
 mod conformance_suite_passes;
 mod disclosures_are_approved_on_the_page;

@@ -10,13 +10,25 @@ use guard_tests::pg_url;
 use rmcp_guard::ops::{OperationStore, PgStore, SqlValue, SqliteStore, StoreError, now_ms, pg};
 
 const INSERT_APPROVAL: &str = "INSERT INTO guard_approvals (approval_id, tool, target, summary,
-        tenant, user_id, trace_id, bound_sha256, required, created_at, expires_at, status)
+        tenant, user_id, trace_id, bound_sha256, required, created_at, expires_at, status,
+        approvers)
     VALUES ($1, 'deploy', 'production', 'Deploy v2', 'acme', 'alice', 'trace', 'bound', $2, $3,
-        $4, 'PENDING')";
+        $4, 'PENDING', $5)";
 
+/// Whom the approvals here list (a look-alike of bob included: the database compares the
+/// names it is given, and guard never lists two look-alikes).
+const LISTED: [&str; 4] = ["bob", "b0b", "carol", "dave"];
+
+/// A link as guard issues it: `<approval>-<user>`, with a seal (the database cannot check a
+/// seal, only that there is one).
+const ISSUE: &str = "INSERT INTO guard_approval_links
+        (token_sha256, approval_id, role, tenant, user_id, csrf, seal)
+    VALUES ($1 || '-' || $3, $1, $2, $4, $3, 'csrf', 'sealed')";
+
+/// A decision through the person's own link.
 const DECIDE: &str = "INSERT INTO guard_approval_decisions
-        (approval_id, tenant, user_id, skeleton, decision, at)
-    VALUES ($1, 'acme', $2, $3, $4, $5)";
+        (approval_id, tenant, user_id, skeleton, decision, at, link_sha256, seal)
+    VALUES ($1, 'acme', $2, $3, $4, $5, $1 || '-' || $2, 'sealed')";
 
 const END: &str = "UPDATE guard_approvals SET status = $2, ended_at = $3, ended_by = $4
     WHERE approval_id = $1";
@@ -49,14 +61,47 @@ fn refused(result: Result<u64, StoreError>, what: &str) -> StoreError {
     }
 }
 
+/// Opens approval `id` as guard does: pending, listing [`LISTED`] when it needs more than
+/// one approval, with the requester's link and one for each listed approver.
 async fn open(store: &dyn OperationStore, id: &str, required: i64, from: i64, until: i64) {
+    let listed: &[&str] = if required > 1 { &LISTED } else { &[] };
+    let approvers = serde_json::to_string(listed).unwrap();
     run(
         store,
         INSERT_APPROVAL,
-        &[id.into(), required.into(), from.into(), until.into()],
+        &[
+            id.into(),
+            required.into(),
+            from.into(),
+            until.into(),
+            approvers.into(),
+        ],
     )
     .await
     .expect("open an approval");
+    issue(store, id, "REQUESTER", ("acme", "alice"))
+        .await
+        .expect("the requester's link");
+    for user in listed {
+        issue(store, id, "APPROVER", ("acme", user))
+            .await
+            .expect("an approver's link");
+    }
+}
+
+/// Issues `role`'s link on approval `id` to `(tenant, user)`.
+async fn issue(
+    store: &dyn OperationStore,
+    id: &str,
+    role: &str,
+    (tenant, user): (&str, &str),
+) -> Result<u64, StoreError> {
+    run(
+        store,
+        ISSUE,
+        &[id.into(), role.into(), user.into(), tenant.into()],
+    )
+    .await
 }
 
 async fn decide(
@@ -269,7 +314,7 @@ async fn the_database_keeps_approvals_honest(store: &dyn OperationStore) {
 
     // Its deadline passed by the database's clock. The replica deciding claims a time
     // before the deadline (its clock runs late): the database decides by its own.
-    open(store, "a2", 1, now - 120_000, now - 1).await;
+    open(store, "a2", 2, now - 120_000, now - 1).await;
     refused(
         decide(store, "a2", BOB, "APPROVE", now - 60_000).await,
         "a decision after the deadline",
@@ -285,18 +330,10 @@ async fn the_database_keeps_approvals_honest(store: &dyn OperationStore) {
     );
     refused(use_(store, "a2").await, "using an expired approval");
 
-    // A link decides once and speaks for one person.
+    // A link decides once and speaks for one person (dave's, which he never used).
     run(
         store,
-        "INSERT INTO guard_approval_links (token_sha256, approval_id, role, tenant, user_id, csrf)
-         VALUES ('t1', 'a1', 'APPROVER', 'acme', 'bob', 'c1')",
-        &[],
-    )
-    .await
-    .unwrap();
-    run(
-        store,
-        "UPDATE guard_approval_links SET used_at = $1 WHERE token_sha256 = 't1'",
+        "UPDATE guard_approval_links SET used_at = $1 WHERE token_sha256 = 'a1-dave'",
         &[now.into()],
     )
     .await
@@ -304,7 +341,7 @@ async fn the_database_keeps_approvals_honest(store: &dyn OperationStore) {
     refused(
         run(
             store,
-            "UPDATE guard_approval_links SET used_at = $1 WHERE token_sha256 = 't1'",
+            "UPDATE guard_approval_links SET used_at = $1 WHERE token_sha256 = 'a1-dave'",
             &[(now + 1).into()],
         )
         .await,
@@ -313,7 +350,7 @@ async fn the_database_keeps_approvals_honest(store: &dyn OperationStore) {
     refused(
         run(
             store,
-            "UPDATE guard_approval_links SET user_id = 'mallory' WHERE token_sha256 = 't1'",
+            "UPDATE guard_approval_links SET user_id = 'mallory' WHERE token_sha256 = 'a1-dave'",
             &[],
         )
         .await,
@@ -345,6 +382,191 @@ async fn the_database_keeps_approvals_honest(store: &dyn OperationStore) {
         assert_eq!(n, 0, "{table} went with its approvals");
     }
     tx.rollback().await.unwrap();
+}
+
+/// A decision row inserted with whatever columns a forger picks.
+async fn forge(
+    store: &dyn OperationStore,
+    id: &str,
+    (user, link): (&str, Option<&str>),
+    decision: &str,
+    seal: Option<&str>,
+) -> Result<u64, StoreError> {
+    run(
+        store,
+        "INSERT INTO guard_approval_decisions
+             (approval_id, tenant, user_id, skeleton, decision, at, link_sha256, seal)
+         VALUES ($1, 'acme', $2, $2, $3, $4, $5, $6)",
+        &[
+            id.into(),
+            user.into(),
+            decision.into(),
+            now_ms().into(),
+            link.into(),
+            seal.into(),
+        ],
+    )
+    .await
+}
+
+/// What the server's own role (or the tables' owner) might write to make it look as if
+/// someone approved who did not: the database refuses each, and guard's own decisions
+/// still go through.
+async fn the_database_takes_decisions_only_from_listed_people_through_their_links(
+    store: &dyn OperationStore,
+) {
+    let now = now_ms();
+    open(store, "f1", 2, now, now + 60_000).await;
+    open(store, "f2", 2, now, now + 60_000).await;
+    // (i) The requester approving their own request: through their own link, or through a
+    // link issued to them as an approver.
+    refused(
+        forge(
+            store,
+            "f1",
+            ("alice", Some("f1-alice")),
+            "APPROVE",
+            Some("s"),
+        )
+        .await,
+        "the requester approving through their link",
+    );
+    refused(
+        issue(store, "f1", "APPROVER", ("acme", "alice")).await,
+        "an approver's link for the requester",
+    );
+    // (ii) Someone the approval does not list, with or without a link of their own, or
+    // through a listed approver's link.
+    refused(
+        issue(store, "f1", "APPROVER", ("acme", "mallory")).await,
+        "a link for someone not listed",
+    );
+    refused(
+        issue(store, "f1", "APPROVER", ("other", "bob")).await,
+        "a link for a listed name in another tenant",
+    );
+    for link in [None, Some("f1-mallory"), Some("f1-bob")] {
+        refused(
+            forge(store, "f1", ("mallory", link), "APPROVE", Some("s")).await,
+            &format!("mallory approving through {link:?}"),
+        );
+    }
+    // (iii) An approval made APPROVED without decisions, or opened already decided, without
+    // its list, or listing its requester.
+    refused(
+        end(store, "f1", "APPROVED", None).await,
+        "APPROVED without decisions",
+    );
+    let approval =
+        |status: &str, approvers: Option<&str>| {
+            let sql =
+                format!(
+            "INSERT INTO guard_approvals (approval_id, tool, target, summary, tenant, user_id,
+                 trace_id, bound_sha256, required, created_at, expires_at, status, ended_at,
+                 approvers)
+             VALUES ('f3', 'deploy', 'production', 'Deploy v2', 'acme', 'alice', 'trace',
+                 'bound', 2, {now}, {}, '{status}', {}, $1)",
+            now + 60_000,
+            if status == "PENDING" { "NULL".to_owned() } else { now.to_string() }
+        );
+            (sql, approvers.map(str::to_owned))
+        };
+    for (status, approvers) in [
+        ("APPROVED", Some(r#"["bob","carol"]"#)),
+        ("PENDING", None),
+        ("PENDING", Some("not json")),
+        ("PENDING", Some(r#"{"bob":1}"#)),
+        ("PENDING", Some(r#"["bob","alice"]"#)),
+        ("PENDING", Some(r#"["bob"]"#)),
+    ] {
+        let (sql, approvers) = approval(status, approvers);
+        refused(
+            run(store, &sql, &[approvers.as_deref().into()]).await,
+            &format!("an approval opened {status} listing {approvers:?}"),
+        );
+    }
+    // (iv) A decision copied from another approval or another approver: its link belongs
+    // to them, so it is refused; and one without a seal or a link.
+    refused(
+        forge(store, "f2", ("bob", Some("f1-bob")), "APPROVE", Some("s")).await,
+        "bob's decision through his link of another approval",
+    );
+    refused(
+        forge(store, "f1", ("carol", Some("f1-bob")), "APPROVE", Some("s")).await,
+        "carol's decision through bob's link",
+    );
+    refused(
+        forge(store, "f1", ("bob", Some("f1-bob")), "APPROVE", None).await,
+        "an unsealed decision",
+    );
+    refused(
+        forge(store, "f1", ("bob", None), "APPROVE", Some("s")).await,
+        "a decision through no link",
+    );
+    // (v) A listed approver's name in another case, with an invisible character, or in
+    // look-alike letters: none is listed, none gets a link or decides.
+    for spelled in ["Carol", "car\u{200b}ol", "\u{0441}arol", "ｃａｒｏｌ"] {
+        refused(
+            issue(store, "f1", "APPROVER", ("acme", spelled)).await,
+            &format!("a link for {spelled:?}"),
+        );
+        refused(
+            forge(
+                store,
+                "f1",
+                (spelled, Some("f1-carol")),
+                "APPROVE",
+                Some("s"),
+            )
+            .await,
+            &format!("{spelled:?} deciding through carol's link"),
+        );
+    }
+    // Whom an approval asks, and a link's seal, never change (the server's PostgreSQL role
+    // holds no grant to try).
+    for (sql, what) in [
+        (
+            r#"UPDATE guard_approvals SET approvers = '["mallory","bob"]' WHERE approval_id = 'f1'"#,
+            "changing whom an approval lists",
+        ),
+        (
+            "UPDATE guard_approval_links SET seal = 'another' WHERE token_sha256 = 'f1-bob'",
+            "changing a link's seal",
+        ),
+    ] {
+        let error = run(store, sql, &[]).await.expect_err(what);
+        assert!(
+            error.is_constraint() || error.to_string().contains("permission denied"),
+            "{what}: {error}"
+        );
+    }
+    // What guard writes goes through: two listed approvers through their own links.
+    decide(store, "f1", BOB, "APPROVE", now).await.unwrap();
+    decide(store, "f1", CAROL, "APPROVE", now).await.unwrap();
+    end(store, "f1", "APPROVED", None).await.unwrap();
+    assert_eq!(status(store, "f1").await, "APPROVED");
+}
+
+#[tokio::test]
+async fn sqlite_takes_decisions_only_from_listed_people_through_their_links() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("guard.db")).unwrap();
+    the_database_takes_decisions_only_from_listed_people_through_their_links(&store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_takes_decisions_only_from_listed_people_through_their_links_for_every_role() {
+    let Some(url) = pg_url("the PostgreSQL approval decisions test") else {
+        return;
+    };
+    // As the server's role, and (in a world of its own) as the tables' owner.
+    let world = PgWorld::new(url.clone()).await;
+    the_database_takes_decisions_only_from_listed_people_through_their_links(&world.server(2))
+        .await;
+    world.drop().await;
+    let world = PgWorld::new(url).await;
+    the_database_takes_decisions_only_from_listed_people_through_their_links(&world.owner()).await;
+    world.drop().await;
 }
 
 #[tokio::test]
@@ -438,7 +660,7 @@ async fn postgres_servers_role_holds_only_what_guard_needs() {
     let world = PgWorld::new(url).await;
     let store = world.server(2);
     let now = now_ms();
-    open(&store, "g1", 1, now, now + 60_000).await;
+    open(&store, "g1", 2, now, now + 60_000).await;
     decide(&store, "g1", BOB, "REJECT", now).await.unwrap();
     for sql in [
         "DELETE FROM guard_approval_decisions WHERE approval_id = 'g1'",
@@ -447,6 +669,9 @@ async fn postgres_servers_role_holds_only_what_guard_needs() {
         "DELETE FROM guard_approval_uses",
         "DELETE FROM guard_approval_tasks",
         "UPDATE guard_approval_tasks SET arguments = '{}'",
+        "UPDATE guard_approvals SET approvers = '[]' WHERE approval_id = 'g1'",
+        "UPDATE guard_approval_links SET seal = 'another' WHERE approval_id = 'g1'",
+        "UPDATE guard_approval_decisions SET seal = 'another' WHERE approval_id = 'g1'",
     ] {
         let error = run(&store, sql, &[]).await.expect_err(sql);
         assert!(

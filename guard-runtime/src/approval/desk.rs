@@ -31,9 +31,14 @@ use std::{
 use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 
+pub use super::refusal::Refusal;
+pub use super::view::View;
 use super::{
+    decisions::{self, Rules, SealKey, Tally},
     journal::{Journal, Subject},
     ledger::{self, Stored},
+    refusal::code as refusal_code,
+    view::view_in,
 };
 use crate::{
     audit::Event,
@@ -152,6 +157,13 @@ pub enum Taken {
     Answer(Option<String>, Option<crate::secret::Secret>, Vec<Given>),
     /// Another call already ran the effect on this approval.
     Used,
+    /// Marked approved in the store, without the approvals that count (`counted` of
+    /// `required`; `forged` rows were ignored, each recorded): nothing runs.
+    NotApproved {
+        counted: usize,
+        required: u8,
+        forged: usize,
+    },
     /// Not approved, not readable, or its secret is not in this process: nothing runs.
     Missing,
 }
@@ -214,107 +226,6 @@ pub enum Decision {
     Reject,
 }
 
-/// Why a posted decision was not taken. Each says what happened and what to do next.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
-    UnknownLink,
-    BadCsrf,
-    LinkUsed,
-    Expired,
-    AlreadyDecided,
-    RequesterCannotApprove,
-    AlreadyApprovedBy(String),
-    TypedMismatch(String),
-    SecretMissing,
-    /// Approvers must sign in with the deployment's identity provider, and nobody has.
-    SignInRequired,
-    /// Someone signed in who is not the person this link is for.
-    NotYourLink {
-        link_for: String,
-    },
-    /// The store holding approvals could not be reached; nothing was decided.
-    Unavailable,
-}
-
-impl Refusal {
-    /// The HTTP status the page answers with.
-    pub fn status(&self) -> u16 {
-        match self {
-            Refusal::UnknownLink => 404,
-            Refusal::SignInRequired => 401,
-            Refusal::BadCsrf | Refusal::RequesterCannotApprove | Refusal::NotYourLink { .. } => 403,
-            Refusal::LinkUsed | Refusal::AlreadyDecided | Refusal::AlreadyApprovedBy(_) => 409,
-            Refusal::Expired => 410,
-            Refusal::TypedMismatch(_) | Refusal::SecretMissing => 422,
-            Refusal::Unavailable => 503,
-        }
-    }
-
-    /// The sentence the page shows.
-    pub fn message(&self) -> String {
-        match self {
-            Refusal::UnknownLink => "This approval link is not valid: it was never issued, or its approval ended long ago. Ask for the action again from the client.".into(),
-            Refusal::BadCsrf => "This decision did not come from the approval page itself, so it was not taken. Open your approval link and decide there.".into(),
-            Refusal::LinkUsed => "This link was already used to decide. Each link decides once; the page shows where the approval stands.".into(),
-            Refusal::Expired => "This approval expired; nothing was changed. Ask for the action again from the client.".into(),
-            Refusal::AlreadyDecided => "This approval is already decided; your decision was not needed.".into(),
-            Refusal::RequesterCannotApprove => "You asked for this action, so you cannot approve it: two other people must. You can withdraw the request.".into(),
-            Refusal::AlreadyApprovedBy(user) => format!("{user} already approved this; a second approval must come from someone else."),
-            Refusal::TypedMismatch(reason) => format!("Not approved: {reason}. Type it again."),
-            Refusal::SecretMissing => "Not approved: this approval completes the request, and the tool needs the secret asked for below. Enter it and approve again.".into(),
-            Refusal::SignInRequired => "Nothing was decided: approvers must sign in first, so that a link alone proves nothing. Sign in below with your access token, then decide.".into(),
-            Refusal::NotYourLink { link_for } => format!("Nothing was decided: this link is for {link_for}, and you signed in as someone else. Only {link_for} can decide through it."),
-            Refusal::Unavailable => "Nothing was decided: the server cannot reach the database that holds approvals right now. Reload the page in a moment and decide again.".into(),
-        }
-    }
-}
-
-/// What a link shows: the approval as it stands, and what this link may still do.
-pub struct View {
-    pub tool: String,
-    pub message: Option<String>,
-    pub target: String,
-    pub summary: String,
-    pub requester: Person,
-    pub expires_at: SystemTime,
-    pub expected: Option<String>,
-    pub required: u8,
-    pub given: Vec<Given>,
-    pub status: Status,
-    pub role: Role,
-    pub csrf: String,
-    pub used: bool,
-    /// The secret's label, when this link's approval would complete the request.
-    pub secret: Option<String>,
-    /// Whoever decides through this link must have signed in as its person.
-    pub sign_in: bool,
-}
-
-impl View {
-    /// The person this link speaks for.
-    pub fn person(&self) -> &Person {
-        match &self.role {
-            Role::Requester => &self.requester,
-            Role::Approver(who) => who,
-        }
-    }
-
-    /// Whether this link may still approve.
-    pub fn can_approve(&self) -> bool {
-        !self.used
-            && self.status == Status::Pending
-            && match &self.role {
-                Role::Requester => self.required == 1,
-                Role::Approver(who) => !self.given.iter().any(|g| g.who.resembles(who)),
-            }
-    }
-
-    /// Whether this link may still reject (or, for the requester, withdraw).
-    pub fn can_reject(&self) -> bool {
-        !self.used && self.status == Status::Pending
-    }
-}
-
 /// The approval page's desk: the rules, over the approvals in the operation store.
 pub struct Desk {
     /// The guard's operation store, once the page is handed to a guard with one.
@@ -333,6 +244,11 @@ pub struct Desk {
     link_key: OnceLock<[u8; 32]>,
     /// The grants of the guard's store, listed and revoked in each holder's inbox.
     grants: OnceLock<crate::grant::Grants>,
+    /// What links and decisions are sealed with ([`decisions`]).
+    seal_key: OnceLock<SealKey>,
+    /// The approvers the page lists: the only people besides the requester whose decision
+    /// counts.
+    listed: Vec<Person>,
 }
 
 /// The page's own store and the directory holding it; the store closes before the
@@ -353,8 +269,9 @@ type Done<T> = (T, Vec<Event>);
 impl Desk {
     /// A desk keeping approvals in the guard's store once [`attach`](Self::attach) hands it
     /// one, and in a private store of its own made on first use until then, recording into
-    /// `journal`; with `sign_in`, a decision needs the link's person signed in.
-    pub fn new(journal: Arc<Journal>, sign_in: bool) -> Self {
+    /// `journal`; with `sign_in`, a decision needs the link's person signed in. Only
+    /// `listed` people approve a request of someone else's.
+    pub fn new(journal: Arc<Journal>, sign_in: bool, listed: Vec<Person>) -> Self {
         Self {
             attached: OnceLock::new(),
             private: tokio::sync::OnceCell::new(),
@@ -364,6 +281,16 @@ impl Desk {
             secrets: Mutex::default(),
             link_key: OnceLock::new(),
             grants: OnceLock::new(),
+            seal_key: OnceLock::new(),
+            listed,
+        }
+    }
+
+    /// Who may decide, as [`decisions`] counts them.
+    fn rules(&self) -> Rules<'_> {
+        Rules {
+            key: self.seal_key.get(),
+            listed: &self.listed,
         }
     }
 
@@ -411,6 +338,8 @@ impl Desk {
     /// the same link, while the store keeps only its SHA-256. A desk without one cannot, and
     /// a later call of the requester opens a new approval.
     pub(crate) fn use_link_key(&self, key: [u8; 32]) {
+        // Seals made under the same key verify on every replica sharing it.
+        let _ = self.seal_key.set(SealKey::derive(&key));
         if self.link_key.set(key).is_err() {
             tracing::warn!(
                 "this approval page already derives requesters' links from another guard's key; it keeps that one (give each guard its own page)"
@@ -461,6 +390,16 @@ impl Desk {
         Ok(private.store.clone())
     }
 
+    /// The key this desk seals with: the guard's, or one of this process's own where no
+    /// guard handed the page its key.
+    fn sealing(&self) -> Result<&SealKey, String> {
+        if let Some(key) = self.seal_key.get() {
+            return Ok(key);
+        }
+        let key = SealKey::random()?;
+        Ok(self.seal_key.get_or_init(|| key))
+    }
+
     /// Wakes when an approval's status changes in this process.
     pub(crate) fn changes(&self) -> watch::Receiver<u64> {
         self.changed.subscribe()
@@ -492,6 +431,7 @@ impl Desk {
     /// `approvers` who may approve it: of the requester's tenant, neither the requester nor
     /// someone who could be taken for them, each person once.
     pub async fn open(&self, request: Request, approvers: &[Person]) -> Result<Opened, String> {
+        let key = self.sealing()?;
         let id = token()?;
         let requester_token = match self.derived_token(&id) {
             Some(derived) => derived,
@@ -531,6 +471,8 @@ impl Desk {
         };
         let valid_for = i64::try_from(request.valid_for.as_millis()).unwrap_or(i64::MAX / 2);
         let bound = digest(&request.bound_to);
+        let listed: Vec<&str> = approver_tokens.iter().map(|(who, _)| who.user()).collect();
+        let listed = serde_json::to_string(&listed).map_err(|e| e.to_string())?;
         let opened = (in_tx!(self, |tx| {
             let now = ledger::now(tx).await?;
             let expires_at = now.saturating_add(valid_for.max(1));
@@ -546,6 +488,7 @@ impl Desk {
                     trace_id: &request.trace_id,
                     bound_sha256: &bound,
                     fingerprint: &request.fingerprint,
+                    approvers: &listed,
                     expected: request.expected.as_deref(),
                     secret_label: request.secret,
                     required: request.required,
@@ -559,7 +502,9 @@ impl Desk {
                     Role::Requester => &request.requester,
                     Role::Approver(who) => who,
                 };
-                ledger::insert_link(tx, &digest(t), &id, role, person, csrf).await?;
+                let link = digest(t);
+                let seal = key.link(&id, ledger::role_code(role), person, &link);
+                ledger::insert_link(tx, &link, &id, role, person, csrf, &seal).await?;
             }
             Ok((expires_at, Vec::new()))
         }))
@@ -614,7 +559,14 @@ impl Desk {
     ) -> Result<Option<View>, Refusal> {
         (in_tx!(self, |tx| {
             let mut events = Vec::new();
-            let view = view_in(tx, &key.0, visit, self.sign_in, &mut events).await?;
+            let view = view_in(
+                tx,
+                &key.0,
+                visit,
+                (self.sign_in, &self.rules()),
+                &mut events,
+            )
+            .await?;
             Ok((view, events))
         }))
         .map_err(unavailable)
@@ -695,7 +647,9 @@ impl Desk {
             let Some(link) = ledger::link(tx, &key).await? else {
                 return Ok((Err(Refusal::UnknownLink), events));
             };
-            let Some(record) = settled(tx, &link.approval, true, &mut events).await? else {
+            let Some(record) =
+                settled(tx, &link.approval, true, &self.rules(), &mut events).await?
+            else {
                 return Ok((Err(Refusal::UnknownLink), events));
             };
             let taken = self
@@ -757,9 +711,9 @@ impl Desk {
             let Some(link) = ledger::link(tx, key).await? else {
                 return Ok((None, events));
             };
-            let record = settled(tx, &link.approval, false, &mut events).await?;
+            let record = settled(tx, &link.approval, false, &self.rules(), &mut events).await?;
             let given = match &record {
-                Some(r) => ledger::given(tx, &r.id).await?,
+                Some(r) => given(tx, r, &self.rules()).await?,
                 None => Vec::new(),
             };
             Ok((record.map(|r| (link, r, given)), events))
@@ -809,6 +763,14 @@ impl Desk {
             return Ok(Err(Refusal::LinkUsed));
         }
         let who = person(record, &link.role).clone();
+        let role = ledger::role_code(&link.role);
+        let Some(sealer) = self.seal_key.get().filter(|k| {
+            (link.seal.as_deref()).is_some_and(|s| k.link_verifies(&record.id, role, &who, key, s))
+        }) else {
+            tracing::warn!(approval_id = %record.id, "a link guard never issued was used to decide; refused as unknown");
+            return Ok(Err(Refusal::UnknownLink));
+        };
+        let seal = |verdict: &str| sealer.decision(record, &who, role, verdict, key);
         if self.sign_in {
             match signed_in {
                 None => return Ok(Err(Refusal::SignInRequired)),
@@ -830,11 +792,12 @@ impl Desk {
         let now = ledger::now(tx).await?;
         match decision {
             Decision::Reject => {
-                ledger::decision(tx, key, &record.id, &who, "REJECT", now).await?;
+                ledger::decision(tx, key, &record.id, &who, ("REJECT", &seal("REJECT")), now)
+                    .await?;
                 let status = Status::Rejected {
                     by: who.user().to_owned(),
                 };
-                let given = ledger::given(tx, &record.id).await?;
+                let given = given(tx, record, &self.rules()).await?;
                 ledger::end(tx, &record.id, &status, None, now).await?;
                 events.push(ended(
                     &subject,
@@ -855,7 +818,7 @@ impl Desk {
                     }
                     _ => {}
                 }
-                let mut given = ledger::given(tx, &record.id).await?;
+                let mut given = given(tx, record, &self.rules()).await?;
                 if let Some(earlier) = given.iter().find(|g| g.who.resembles(&who)) {
                     return Ok(Err(Refusal::AlreadyApprovedBy(
                         earlier.who.user().to_owned(),
@@ -882,7 +845,15 @@ impl Desk {
                 if completes && record.secret_label.is_some() && secret.is_none() {
                     return Ok(Err(Refusal::SecretMissing));
                 }
-                ledger::decision(tx, key, &record.id, &who, "APPROVE", now).await?;
+                ledger::decision(
+                    tx,
+                    key,
+                    &record.id,
+                    &who,
+                    ("APPROVE", &seal("APPROVE")),
+                    now,
+                )
+                .await?;
                 given.push(Given {
                     who: who.clone(),
                     at: ledger::system_time(now),
@@ -923,7 +894,9 @@ impl Desk {
             let now = ledger::now(tx).await?;
             let mut inbox = Vec::new();
             for (id, key) in ledger::waiting_for(tx, person, now).await? {
-                if let Some(view) = view_in(tx, &key, false, self.sign_in, &mut events).await? {
+                if let Some(view) =
+                    view_in(tx, &key, false, (self.sign_in, &self.rules()), &mut events).await?
+                {
                     inbox.push((id, view));
                 }
             }
@@ -967,7 +940,7 @@ impl Desk {
             }
             let now = ledger::now(tx).await?;
             ledger::end(tx, id, &status, None, now).await?;
-            let given = ledger::given(tx, id).await?;
+            let given = given(tx, &record, &self.rules()).await?;
             events.push(
                 ended(&subject(&record), &status, None, &given, record.required)
                     .field("reason", reason),
@@ -990,7 +963,7 @@ impl Desk {
     ) -> Result<Watched, Claim> {
         let found = (in_tx!(self, |tx| {
             let mut events = Vec::new();
-            let record = settled(tx, id, false, &mut events).await?;
+            let record = settled(tx, id, false, &self.rules(), &mut events).await?;
             Ok((record, events))
         }))
         .map_err(|error| {
@@ -1013,7 +986,7 @@ impl Desk {
     pub async fn status(&self, id: &str) -> Result<Status, StoreError> {
         let record = (in_tx!(self, |tx| {
             let mut events = Vec::new();
-            let record = settled(tx, id, false, &mut events).await?;
+            let record = settled(tx, id, false, &self.rules(), &mut events).await?;
             Ok((record, events))
         }))?;
         Ok(record.map_or(Status::Expired, |r| r.status))
@@ -1034,6 +1007,10 @@ impl Desk {
             if record.status != Status::Approved {
                 return Ok((Taken::Missing, Vec::new()));
             }
+            let tally = decisions::tally(tx, &record, &self.rules()).await?;
+            if tally.approvals.len() < usize::from(record.required) {
+                return Ok(not_approved(&record, tally));
+            }
             // A task cancelled before its run lets nothing run on its approval, whoever asks.
             if ledger::task(tx, id)
                 .await?
@@ -1049,10 +1026,12 @@ impl Desk {
                 );
                 return Ok((Taken::Missing, Vec::new()));
             }
-            let given = ledger::given(tx, id).await?;
             let now = ledger::now(tx).await?;
             ledger::used(tx, id, trace_id, now).await?;
-            Ok((Taken::Answer(record.typed, None, given), Vec::new()))
+            Ok((
+                Taken::Answer(record.typed, None, tally.approvals),
+                Vec::new(),
+            ))
         });
         match found {
             Ok(Taken::Answer(typed, _, given)) => {
@@ -1085,7 +1064,7 @@ impl Desk {
             let Some(id) = ledger::open_for(tx, requester, &bound).await? else {
                 return Ok((None, events));
             };
-            let Some(record) = settled(tx, &id, false, &mut events).await? else {
+            let Some(record) = settled(tx, &id, false, &self.rules(), &mut events).await? else {
                 return Ok((None, events));
             };
             if !matches!(record.status, Status::Pending | Status::Approved) {
@@ -1098,6 +1077,14 @@ impl Desk {
                 && !self.lock_secrets().contains_key(&id)
             {
                 return Ok((None, events));
+            }
+            // One the store marks approved without the approvals that count is not taken up:
+            // the call asks anew, and the records say why.
+            if record.status == Status::Approved {
+                let tally = decisions::tally(tx, &record, &self.rules()).await?;
+                if tally.approvals.len() < usize::from(record.required) {
+                    return Ok((None, not_approved(&record, tally).1));
+                }
             }
             let link = match self.derived_token(&id) {
                 Some(token) if ledger::is_requester_link(tx, &id, &digest(&token)).await? => {
@@ -1121,10 +1108,10 @@ impl Desk {
     pub async fn standing(&self, id: &str) -> Result<Option<Standing>, StoreError> {
         in_tx!(self, |tx| {
             let mut events = Vec::new();
-            let Some(record) = settled(tx, id, false, &mut events).await? else {
+            let Some(record) = settled(tx, id, false, &self.rules(), &mut events).await? else {
                 return Ok((None, events));
             };
-            let given = ledger::given(tx, id).await?.len();
+            let given = given(tx, &record, &self.rules()).await?.len();
             let standing = Standing {
                 status: record.status,
                 given,
@@ -1152,10 +1139,10 @@ impl Desk {
             let Some(row) = ledger::task(tx, id).await? else {
                 return Ok((None, events));
             };
-            let Some(record) = settled(tx, id, false, &mut events).await? else {
+            let Some(record) = settled(tx, id, false, &self.rules(), &mut events).await? else {
                 return Ok((None, events));
             };
-            let given = ledger::given(tx, id).await?.len();
+            let given = given(tx, &record, &self.rules()).await?.len();
             let view = TaskView {
                 id: record.id,
                 tool: record.tool,
@@ -1201,7 +1188,7 @@ impl Desk {
     pub async fn cancel_task(&self, id: &str, said: &str) -> Result<bool, StoreError> {
         in_tx!(self, |tx| {
             let mut events = Vec::new();
-            let Some(record) = settled(tx, id, true, &mut events).await? else {
+            let Some(record) = settled(tx, id, true, &self.rules(), &mut events).await? else {
                 return Ok((false, events));
             };
             let now = ledger::now(tx).await?;
@@ -1210,7 +1197,7 @@ impl Desk {
             }
             let cancelled = ledger::end_task(tx, id, "cancelled", said).await?;
             if record.status == Status::Pending || cancelled {
-                let given = ledger::given(tx, id).await?;
+                let given = given(tx, &record, &self.rules()).await?;
                 events.push(
                     ended(
                         &subject(&record),
@@ -1243,10 +1230,11 @@ impl Desk {
 
 /// The approval `id`, expired first if it is pending past its deadline by the database's
 /// clock (recorded in `events`).
-async fn settled(
+pub(super) async fn settled(
     tx: &mut Tx,
     id: &str,
     lock: bool,
+    rules: &Rules<'_>,
     events: &mut Vec<Event>,
 ) -> Result<Option<Stored>, StoreError> {
     let Some(mut record) = ledger::approval(tx, id, lock).await? else {
@@ -1256,7 +1244,7 @@ async fn settled(
         let now = ledger::now(tx).await?;
         if now >= record.expires_at && ledger::end(tx, id, &Status::Expired, None, now).await? {
             record.status = Status::Expired;
-            let given = ledger::given(tx, id).await?;
+            let given = given(tx, &record, rules).await?;
             events.push(ended(
                 &subject(&record),
                 &Status::Expired,
@@ -1267,6 +1255,27 @@ async fn settled(
         }
     }
     Ok(Some(record))
+}
+
+/// The approvals of `record` that count ([`decisions`]).
+pub(super) async fn given(
+    tx: &mut Tx,
+    record: &Stored,
+    rules: &Rules<'_>,
+) -> Result<Vec<Given>, StoreError> {
+    Ok(decisions::tally(tx, record, rules).await?.approvals)
+}
+
+/// What handing over `record` answers when its approvals that count fall short: the
+/// refusal, and a record of each row that did not count.
+fn not_approved(record: &Stored, tally: Tally) -> Done<Taken> {
+    let events = decisions::not_approved_events(&subject(record), &tally, record.required);
+    let taken = Taken::NotApproved {
+        counted: tally.approvals.len(),
+        required: record.required,
+        forged: tally.forged.len(),
+    };
+    (taken, events)
 }
 
 /// The record of an approval ending as `status`.
@@ -1290,7 +1299,7 @@ fn ended(
         .field("required", required)
 }
 
-fn subject(record: &Stored) -> Subject {
+pub(super) fn subject(record: &Stored) -> Subject {
     Subject {
         tool: record.tool.clone(),
         trace_id: record.trace_id.clone(),
@@ -1300,7 +1309,7 @@ fn subject(record: &Stored) -> Subject {
     }
 }
 
-fn person<'a>(record: &'a Stored, role: &'a Role) -> &'a Person {
+pub(super) fn person<'a>(record: &'a Stored, role: &'a Role) -> &'a Person {
     match role {
         Role::Requester => &record.requester,
         Role::Approver(who) => who,
@@ -1323,81 +1332,11 @@ fn status_name(status: &Status) -> &'static str {
     }
 }
 
-fn role_name(role: &Role) -> &'static str {
-    match role {
-        Role::Requester => "requester",
-        Role::Approver(_) => "approver",
-    }
-}
-
-/// A refusal as the log spells it.
-fn refusal_code(refusal: &Refusal) -> &'static str {
-    match refusal {
-        Refusal::UnknownLink => "unknown_link",
-        Refusal::BadCsrf => "bad_csrf",
-        Refusal::LinkUsed => "link_used",
-        Refusal::Expired => "expired",
-        Refusal::AlreadyDecided => "already_decided",
-        Refusal::RequesterCannotApprove => "requester_cannot_approve",
-        Refusal::AlreadyApprovedBy(_) => "already_approved_by_them",
-        Refusal::TypedMismatch(_) => "typed_mismatch",
-        Refusal::SecretMissing => "secret_missing",
-        Refusal::SignInRequired => "sign_in_required",
-        Refusal::NotYourLink { .. } => "not_your_link",
-        Refusal::Unavailable => "unavailable",
-    }
-}
-
 /// 256 bits from the OS random source, as hex.
 pub(crate) fn token() -> Result<String, String> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| format!("the system random source failed: {e}"))?;
     Ok(crate::canonical::hex(&bytes))
-}
-
-/// The page behind the link stored under `key`, read in `tx`; a first `visit` is recorded
-/// into `events`.
-async fn view_in(
-    tx: &mut Tx,
-    key: &str,
-    visit: bool,
-    sign_in: bool,
-    events: &mut Vec<Event>,
-) -> Result<Option<View>, StoreError> {
-    let Some(link) = ledger::link(tx, key).await? else {
-        return Ok(None);
-    };
-    let Some(record) = settled(tx, &link.approval, false, events).await? else {
-        return Ok(None);
-    };
-    let now = ledger::now(tx).await?;
-    if visit && !link.viewed && ledger::viewed(tx, key, now).await? {
-        let who = person(&record, &link.role);
-        events.push(
-            subject(&record)
-                .event(Outcome::Approval(ApprovalEvent::Viewed), Some(who))
-                .field("role", role_name(&link.role)),
-        );
-    }
-    let given = ledger::given(tx, &record.id).await?;
-    let completes = given.len() + 1 == usize::from(record.required);
-    Ok(Some(View {
-        tool: record.tool,
-        message: record.message,
-        target: record.target,
-        summary: record.summary,
-        requester: record.requester,
-        expires_at: ledger::system_time(record.expires_at),
-        expected: record.expected,
-        required: record.required,
-        given,
-        status: record.status,
-        role: link.role,
-        csrf: link.csrf,
-        used: link.used,
-        secret: record.secret_label.filter(|_| completes),
-        sign_in,
-    }))
 }
 
 /// How the store knows a link: the SHA-256 of its token. A token a person holds becomes
@@ -1439,7 +1378,7 @@ mod tests {
     fn answer(taken: Taken) -> Option<(Option<String>, Option<crate::secret::Secret>, Vec<Given>)> {
         match taken {
             Taken::Answer(typed, secret, given) => Some((typed, secret, given)),
-            Taken::Used | Taken::Missing => None,
+            Taken::Used | Taken::Missing | Taken::NotApproved { .. } => None,
         }
     }
 
@@ -1459,7 +1398,7 @@ mod tests {
     }
 
     fn desk_on(store: &Arc<dyn OperationStore>, sign_in: bool) -> Desk {
-        let desk = Desk::new(Arc::default(), sign_in);
+        let desk = Desk::new(Arc::default(), sign_in, people());
         desk.attach(store.clone());
         desk
     }
@@ -1500,7 +1439,7 @@ mod tests {
     #[tokio::test]
     async fn a_desk_without_a_store_makes_its_own_on_first_use_and_removes_it() {
         use std::os::unix::fs::PermissionsExt;
-        let desk = Desk::new(Arc::default(), false);
+        let desk = Desk::new(Arc::default(), false, people());
         assert_eq!(private_dir(&desk), None, "made before anything needed it");
         let opened = desk.open(request(1), &[]).await.unwrap();
         let dir = private_dir(&desk).expect("the first approval made the private store");
@@ -1761,7 +1700,9 @@ mod tests {
     #[tokio::test]
     async fn another_desk_on_the_same_store_serves_the_same_approval() {
         let (store, _dir) = store();
+        // Both hold the guard's key, as a restarted server or a replica does.
         let before = desk_on(&store, false);
+        before.use_link_key([7; 32]);
         let opened = before.open(request(2), &people()).await.unwrap();
         let (bob, carol) = (&opened.approver_tokens[0].1, &opened.approver_tokens[1].1);
         assert_eq!(
@@ -1773,6 +1714,7 @@ mod tests {
         drop(before);
 
         let after = desk_on(&store, false);
+        after.use_link_key([7; 32]);
         let view = after.view(bob, false).await.unwrap().unwrap();
         assert!(view.used, "bob's link stays used");
         assert_eq!(view.given.len(), 1);

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::desk::{Given, Role, Status};
+use super::desk::{Role, Status};
 use crate::{
     person::Person,
     store::{Dialect, Row, StoreError, Tx},
@@ -41,6 +41,8 @@ pub(super) struct Link {
     pub csrf: String,
     pub viewed: bool,
     pub used: bool,
+    /// What guard sealed it with when it issued it (none on a link it never issued).
+    pub seal: Option<String>,
 }
 
 /// What a new approval stores.
@@ -54,6 +56,8 @@ pub(super) struct New<'a> {
     pub trace_id: &'a str,
     pub bound_sha256: &'a str,
     pub fingerprint: &'a str,
+    /// The approvers it lists (canonical users of the requester's tenant), as a JSON array.
+    pub approvers: &'a str,
     pub expected: Option<&'a str>,
     pub secret_label: Option<&'a str>,
     pub required: u8,
@@ -84,8 +88,9 @@ pub(super) async fn insert(tx: &mut Tx, new: New<'_>) -> Result<(), StoreError> 
     tx.execute(
         "INSERT INTO guard_approvals (approval_id, tool, message, target, summary, tenant,
              user_id, trace_id, bound_sha256, expected, secret_label, required, created_at,
-             expires_at, fingerprint, status)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 'PENDING')",
+             expires_at, fingerprint, approvers, status)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+             'PENDING')",
         &[
             new.id.into(),
             new.tool.into(),
@@ -102,12 +107,22 @@ pub(super) async fn insert(tx: &mut Tx, new: New<'_>) -> Result<(), StoreError> 
             new.created_at.into(),
             new.expires_at.into(),
             new.fingerprint.into(),
+            new.approvers.into(),
         ],
     )
     .await
     .map(drop)
 }
 
+/// A role as the store spells it.
+pub(super) fn role_code(role: &Role) -> &'static str {
+    match role {
+        Role::Requester => "REQUESTER",
+        Role::Approver(_) => "APPROVER",
+    }
+}
+
+/// Stores the link whose token has the SHA-256 `key`, with its `seal`.
 pub(super) async fn insert_link(
     tx: &mut Tx,
     key: &str,
@@ -115,21 +130,20 @@ pub(super) async fn insert_link(
     role: &Role,
     person: &Person,
     csrf: &str,
+    seal: &str,
 ) -> Result<(), StoreError> {
-    let role = match role {
-        Role::Requester => "REQUESTER",
-        Role::Approver(_) => "APPROVER",
-    };
     tx.execute(
-        "INSERT INTO guard_approval_links (token_sha256, approval_id, role, tenant, user_id, csrf)
-         VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO guard_approval_links
+             (token_sha256, approval_id, role, tenant, user_id, csrf, seal)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
         &[
             key.into(),
             approval.into(),
-            role.into(),
+            role_code(role).into(),
             person.tenant().into(),
             person.user().into(),
             csrf.into(),
+            seal.into(),
         ],
     )
     .await
@@ -207,7 +221,7 @@ fn person(tenant: &str, user: &str) -> Result<Person, StoreError> {
 pub(super) async fn link(tx: &mut Tx, key: &str) -> Result<Option<Link>, StoreError> {
     let Some(row) = tx
         .query_opt(
-            "SELECT approval_id, role, tenant, user_id, csrf, viewed_at, used_at
+            "SELECT approval_id, role, tenant, user_id, csrf, viewed_at, used_at, seal
              FROM guard_approval_links WHERE token_sha256 = $1",
             &[key.into()],
         )
@@ -225,6 +239,7 @@ pub(super) async fn link(tx: &mut Tx, key: &str) -> Result<Option<Link>, StoreEr
         csrf: row.text("csrf")?.to_owned(),
         viewed: row.opt_int("viewed_at")?.is_some(),
         used: row.opt_int("used_at")?.is_some(),
+        seal: row.opt_text("seal")?.map(str::to_owned),
     }))
 }
 
@@ -270,24 +285,6 @@ pub(super) async fn link_of(
     .transpose()
 }
 
-/// The approvals given so far, in the order they arrived.
-pub(super) async fn given(tx: &mut Tx, approval: &str) -> Result<Vec<Given>, StoreError> {
-    tx.query(
-        "SELECT tenant, user_id, at FROM guard_approval_decisions
-         WHERE approval_id = $1 AND decision = 'APPROVE' ORDER BY at, user_id",
-        &[approval.into()],
-    )
-    .await?
-    .iter()
-    .map(|row| {
-        Ok(Given {
-            who: person(row.text("tenant")?, row.text("user_id")?)?,
-            at: system_time(row.int("at")?),
-        })
-    })
-    .collect()
-}
-
 /// Marks the link first viewed at `now`; false if it already was.
 pub(super) async fn viewed(tx: &mut Tx, key: &str, now: i64) -> Result<bool, StoreError> {
     let changed = tx
@@ -312,18 +309,20 @@ pub(super) async fn refused(tx: &mut Tx, key: &str, limit: i64) -> Result<bool, 
     Ok(changed == 1)
 }
 
-/// Records `who`'s decision (`APPROVE` or `REJECT`) and uses up their link.
+/// Records `who`'s decision (`APPROVE` or `REJECT`) through the link `key`, with its
+/// `seal`, and uses up the link.
 pub(super) async fn decision(
     tx: &mut Tx,
     key: &str,
     approval: &str,
     who: &Person,
-    decision: &str,
+    (decision, seal): (&str, &str),
     now: i64,
 ) -> Result<(), StoreError> {
     tx.execute(
-        "INSERT INTO guard_approval_decisions (approval_id, tenant, user_id, skeleton, decision, at)
-         VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO guard_approval_decisions
+             (approval_id, tenant, user_id, skeleton, decision, at, link_sha256, seal)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         &[
             approval.into(),
             who.tenant().into(),
@@ -331,6 +330,8 @@ pub(super) async fn decision(
             who.skeleton().into(),
             decision.into(),
             now.into(),
+            key.into(),
+            seal.into(),
         ],
     )
     .await?;

@@ -35,7 +35,8 @@
 //! or [`Guard::with_audit`](crate::guard::Guard::with_audit)):
 //! the request, its links (as SHA-256 digests), each decision and the status, with database
 //! constraints that refuse a second decision by one person, a decision after the end or after
-//! the deadline by the database's clock, and a status going back. A restarted server serves
+//! the deadline by the database's clock, and a status going back; and a call counts only the
+//! decisions guard sealed when it took them, whatever the tables say. A restarted server serves
 //! the same links, and an approval decided while it was down is found by the requester's next
 //! round; replicas sharing a PostgreSQL store share approvals, so the page may be served by
 //! one and the retry land on another. A page whose guard keeps no log keeps its
@@ -43,14 +44,17 @@
 //! process. A secret entered on the page never reaches the store: it stays in the memory of
 //! the process that served the page, so only a call that process runs can use it.
 
+mod decisions;
 mod delivery;
 mod desk;
 mod file_drop;
 mod http;
 mod journal;
 mod ledger;
+mod refusal;
 mod shield;
 mod sign_in;
+mod view;
 pub mod webhook;
 
 use std::{
@@ -408,7 +412,11 @@ impl ApprovalPageBuilder {
             None => None,
         };
         let shared = Arc::new(Shared {
-            desk: Desk::new(journal.clone(), sign_in.is_some()),
+            desk: Desk::new(
+                journal.clone(),
+                sign_in.is_some(),
+                approvers.iter().map(|a| a.person.clone()).collect(),
+            ),
             origin,
             identity: self.identity,
             approvers,

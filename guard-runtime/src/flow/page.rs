@@ -371,6 +371,11 @@ impl<F: Form> Flow<'_, F> {
                         self.spec.name
                     ),
                 )),
+                crate::approval::Taken::NotApproved {
+                    counted,
+                    required,
+                    forged,
+                } => Err(self.not_approved(counted, required, forged)),
                 crate::approval::Taken::Missing => Err(self.cancelled()),
             },
             Status::Rejected { by } => Err(self.natural(
@@ -391,6 +396,31 @@ impl<F: Form> Flow<'_, F> {
             )),
             Status::Withdrawn | Status::Pending => Err(self.cancelled()),
         }
+    }
+
+    /// The store marks the approval approved, but only `counted` of the `required`
+    /// approvals are decisions guard took on the page (`forged` rows it ignored, each in
+    /// the audit log): nothing runs.
+    #[cfg(feature = "approval")]
+    fn not_approved(
+        &self,
+        counted: usize,
+        required: u8,
+        forged: usize,
+    ) -> Box<rmcp::model::CallToolResponse> {
+        tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, counted, required, forged, "an approval the store marks approved lacks the decisions taken on the page");
+        self.refuse(
+            Outcome::NotApproved,
+            ToolError::new(
+                codes::PERMISSION_DENIED,
+                format!(
+                    "{}: {} was not approved. The server's database marks its approval as approved, but only {counted} of the {required} approvals it needs were given on the approval page ({forged} decision rows there were not written by the page and were ignored; the audit log names them). Call the tool again to ask for a new approval, and tell the operator that something other than guard writes to the approval tables (trace_id {}).",
+                    self.nothing_done_first(),
+                    self.spec.name,
+                    self.trace_id
+                ),
+            ),
+        )
     }
 
     /// URL elicitation declared.
