@@ -1,11 +1,14 @@
 //! The server-wide guard configuration: the key that seals MRTR request state, how long a
 //! human has to answer, and the record of request states already redeemed.
 //!
-//! A request state is used once, also across restarts. With an operation store the used
-//! states are kept in the store, which outlives the process and is shared by replicas. Without
-//! one the record lives in this process only, so every state is also sealed with this guard's
-//! boot epoch, a random value made when the guard is built: a restarted server (which has
-//! forgotten what was used) refuses every state sealed before it started.
+//! A request state is used once, also across restarts and replicas, and is answered only
+//! where its use is recorded: each state names its issuer (`issuer.rs`). With an operation
+//! store the used states are kept in the store, which outlives the process and is shared by
+//! replicas, and the state names the store (by the id made with its schema): a server with
+//! another store refuses it. Without one the record lives in this process only, and the
+//! state names this guard's boot epoch, a random value made when the guard is built: a
+//! restarted server (which has forgotten what was used) refuses every state sealed before it
+//! started, and so does any other process.
 
 use std::{
     sync::{Arc, Mutex},
@@ -18,6 +21,9 @@ use crate::{allowlist::Exposure, audit::Recorder, outbox::Outbox, used::UsedStat
 
 #[cfg(feature = "sqlite")]
 mod db;
+mod issuer;
+
+pub(crate) use issuer::Issuer;
 
 /// Environment variable holding the request-state key (at least 32 bytes). Replicas that
 /// share an operation store must share it too; without it each process makes its own. Without
@@ -27,11 +33,12 @@ pub(crate) const KEY_ENV: &str = "GUARD_HMAC_KEY";
 /// Configuration shared by every guarded tool of a server.
 ///
 /// MRTR request states are single use. With [`Guard::with_operations`] the used states are
-/// recorded in the operation store, so replicas sharing the store and the key refuse each
-/// other's replays, before and after any restart. Without an operation store they are
+/// recorded in the operation store, and each state names that store: replicas sharing the
+/// store and the key answer each other's states once, before and after any restart, and a
+/// server with another store (or none) refuses them. Without an operation store they are
 /// recorded in memory, and each state is bound to this guard's boot epoch (random, made at
 /// construction): a state from before a restart, used or not, is refused after it, and a
-/// second process without a store cannot open this one's states.
+/// second process cannot open this one's states.
 ///
 /// ```
 /// use std::time::Duration;
@@ -49,7 +56,8 @@ pub(crate) const KEY_ENV: &str = "GUARD_HMAC_KEY";
 /// ```
 pub struct Guard {
     codec: RequestStateCodec,
-    /// Random per construction; sealed into request states when there is no operation store.
+    /// Random per construction; names this guard as the issuer of its request states when
+    /// there is no operation store.
     epoch: String,
     answer_timeout: Duration,
     redeemed: Mutex<UsedStates>,
@@ -231,8 +239,9 @@ impl Guard {
         self.audit.as_deref().map(crate::audit::Pipeline::log)
     }
 
-    /// Waits until every outcome recorded outside a store transaction so far is written:
-    /// before reading the log in a test, a demo or a shutdown.
+    /// Waits until every outcome recorded outside a store transaction so far is written, and
+    /// (on PostgreSQL) every entry this process queued with its calls is sequenced: before
+    /// reading the log in a test, a demo or a shutdown.
     pub async fn audit_settled(&self) {
         #[cfg(any(feature = "sqlite", feature = "postgres"))]
         if let Some(pipeline) = &self.audit {
@@ -359,17 +368,6 @@ impl Guard {
 
     pub(crate) fn codec(&self) -> &RequestStateCodec {
         &self.codec
-    }
-
-    /// The boot epoch request states must carry, or `None` when used states are kept in an
-    /// operation store (which survives restarts and is shared by replicas, so states must
-    /// stay valid across processes).
-    pub(crate) fn boot_epoch(&self) -> Option<&str> {
-        #[cfg(any(feature = "sqlite", feature = "postgres"))]
-        if self.operations.is_some() {
-            return None;
-        }
-        Some(&self.epoch)
     }
 
     /// Whether this guard spends request states in its log's commits (with operations),

@@ -95,6 +95,8 @@ pub struct Operations {
     ttls: Arc<HashMap<&'static str, std::time::Duration>>,
     /// Per-tool waits that replace (or add) the `defer` the confirm tools declare.
     defers: Arc<HashMap<&'static str, std::time::Duration>>,
+    /// The store's id, read on first use (it never changes): request states name it.
+    store_id: Arc<tokio::sync::OnceCell<String>>,
 }
 
 impl Operations {
@@ -109,6 +111,7 @@ impl Operations {
             rates: Arc::default(),
             ttls: Arc::default(),
             defers: Arc::default(),
+            store_id: Arc::default(),
         }
     }
 
@@ -192,6 +195,15 @@ impl Operations {
     /// The operation store.
     pub(crate) fn store(&self) -> &Arc<dyn OperationStore> {
         &self.store
+    }
+
+    /// The store's id (`guard_store_identity`), read once: the same for every replica of the
+    /// store, before and after any restart.
+    pub(crate) async fn store_identity(&self) -> Result<&str, StoreError> {
+        self.store_id
+            .get_or_try_init(|| crate::store::identity::read(self.store.as_ref()))
+            .await
+            .map(String::as_str)
     }
 }
 

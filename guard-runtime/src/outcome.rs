@@ -65,8 +65,12 @@ pub enum Outcome {
     SealFailed,
     /// The echoed request state expired.
     Expired,
-    /// The echoed request state was sealed before this server started.
+    /// The echoed request state was sealed before this server started (or by another
+    /// process; without an operation store, used states are kept in memory).
     Restarted,
+    /// The echoed request state names another operation store than this server's (or a
+    /// server that keeps used states in memory), where its use would be recorded.
+    OtherStore,
     /// The echoed request state does not match this call.
     BadState,
     /// The request state could not be marked used.
@@ -206,7 +210,7 @@ const CODES: [&str; 16] = [
 ];
 
 /// Every outcome without a payload, for reading a spelling back.
-const NAMED: [Outcome; 74] = [
+const NAMED: [Outcome; 75] = [
     Outcome::Asked,
     Outcome::Accepted,
     Outcome::Executed,
@@ -230,6 +234,7 @@ const NAMED: [Outcome; 74] = [
     Outcome::SealFailed,
     Outcome::Expired,
     Outcome::Restarted,
+    Outcome::OtherStore,
     Outcome::BadState,
     Outcome::StoreFailed,
     Outcome::Replayed,
@@ -310,6 +315,7 @@ impl Outcome {
             Outcome::SealFailed => "seal_failed",
             Outcome::Expired => "expired",
             Outcome::Restarted => "restarted",
+            Outcome::OtherStore => "other_store",
             Outcome::BadState => "bad_state",
             Outcome::StoreFailed => "store_failed",
             Outcome::Replayed => "replayed",
@@ -488,6 +494,7 @@ mod tests {
             (Outcome::SealFailed, "seal_failed"),
             (Outcome::Expired, "expired"),
             (Outcome::Restarted, "restarted"),
+            (Outcome::OtherStore, "other_store"),
             (Outcome::BadState, "bad_state"),
             (Outcome::StoreFailed, "store_failed"),
             (Outcome::Replayed, "replayed"),

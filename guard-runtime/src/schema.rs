@@ -15,7 +15,7 @@ use crate::store::{
 use crate::store::{SqliteStore, sqlite::Access};
 
 /// Every step, in order: step `i` brings a store to version `i + 1`.
-pub(crate) const STEPS: [Step; 13] = [
+pub(crate) const STEPS: [Step; 14] = [
     // Version 1: the tables as guard created them before it versioned them.
     Step {
         name: "tables",
@@ -92,6 +92,12 @@ pub(crate) const STEPS: [Step; 13] = [
     Step {
         name: "approval seals",
         apply: crate::store::approvals::seals,
+    },
+    // Version 14: `guard_store_identity`, the store's random id, made once and never
+    // changed: a request state names the store that spends it.
+    Step {
+        name: "store identity",
+        apply: crate::store::identity::create,
     },
 ];
 
@@ -205,11 +211,12 @@ mod tests {
                 "approval tasks",
                 "deferred calls",
                 "grants",
-                "approval seals"
+                "approval seals",
+                "store identity"
             ]
         );
         assert!(pending(version(&STEPS), &STEPS).unwrap().is_empty());
-        assert_eq!(version(&STEPS), 13);
+        assert_eq!(version(&STEPS), 14);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use rmcp::{
 };
 use rmcp_guard::outcome::Outcome;
 use rmcp_guard::{
-    EnvIdentity, Guard, Identity,
+    EnvIdentity, Exposure, Guard, Identity,
     ops::{Operations, SqliteStore},
     testing::{INPUT_KEY, ScriptedHuman},
 };
@@ -762,4 +762,216 @@ async fn arguments_without_a_canonical_form_are_refused_before_asking() {
     .await;
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
     let _ = client.cancel().await;
+}
+
+// ── (i) another store ──────────────────────────────────────────────────────────────────
+
+/// A guard with `key` and an operation store of its own, the SQLite file `name` under the
+/// world, publishing every tool.
+fn with_own_store(world: &World, name: &str, key: &[u8]) -> Guard {
+    let store = SqliteStore::open(world.base.join(name)).expect("store opens");
+    let identity = EnvIdentity::new(Identity::new("t", "u", Vec::<String>::new()));
+    Guard::with_key(key.to_vec())
+        .expect("guard key")
+        .with_exposure(Exposure::all_tools())
+        .with_operations(Operations::new(store, identity))
+}
+
+/// `logs/{a,b}.log` in the world's sandbox.
+fn two_logs(world: &World) {
+    std::fs::create_dir_all(world.path("logs")).unwrap();
+    for name in ["logs/a.log", "logs/b.log"] {
+        std::fs::write(world.path(name), format!("{name}\n")).unwrap();
+    }
+}
+
+fn pick(keys: &[&str]) -> Option<Value> {
+    Some(answer("accept", Some(json!({"items": keys}))))
+}
+
+/// Asserts the refusal of a state issued for another store: nothing done, and what to do.
+fn assert_other_store(result: &CallToolResult) {
+    assert_refused(result, "INVALID_STATE", Outcome::OtherStore);
+    let said = text(result);
+    assert!(
+        said.contains("share one operation store") && said.contains("Call the tool again"),
+        "{said}"
+    );
+}
+
+/// Two replicas with one key and stores of their own: one batch question, answered at each
+/// with different picks, deletes only what the replica that asked was told. The other
+/// cannot know the state was spent, so it refuses it, and nothing it would delete goes.
+#[tokio::test]
+async fn a_state_answered_at_a_replica_with_its_own_store_is_refused_there() {
+    let world = World::new();
+    two_logs(&world);
+    let key = [4u8; 32];
+    let (asked, _) = client_for(&world, with_own_store(&world, "a.db", &key)).await;
+    let (other, _) = client_for(&world, with_own_store(&world, "b.db", &key)).await;
+    let args = json!({"pattern": "logs/*.log"});
+    let (state, _) = first_round(&asked, "delete_files", args.clone()).await;
+
+    // Answered elsewhere first: refused, and the state is still the asking store's to spend.
+    let result = send(
+        &other,
+        "delete_files",
+        args.clone(),
+        &state,
+        pick(&["logs/b.log"]),
+    )
+    .await;
+    assert_other_store(&result);
+    assert!(world.file("logs/b.log").is_some(), "nothing was deleted");
+
+    let result = send(
+        &asked,
+        "delete_files",
+        args.clone(),
+        &state,
+        pick(&["logs/a.log"]),
+    )
+    .await;
+    assert_natural(&result, Outcome::Executed);
+    assert_eq!(world.file("logs/a.log"), None);
+
+    let result = send(&other, "delete_files", args, &state, pick(&["logs/b.log"])).await;
+    assert_other_store(&result);
+    assert_eq!(
+        world.file("logs/b.log").as_deref(),
+        Some("logs/b.log\n"),
+        "the other replica deleted nothing"
+    );
+    let _ = asked.cancel().await;
+    let _ = other.cancel().await;
+}
+
+/// A state never crosses between a guard that keeps used states in a store and one that
+/// keeps them in memory, though both hold the key: neither could see the other's spend.
+#[tokio::test]
+async fn states_cross_neither_way_between_a_store_and_memory() {
+    let world = World::new();
+    let key = [3u8; 32];
+    let (stored, _) = client_for(&world, with_own_store(&world, "a.db", &key)).await;
+    let (in_memory, _) =
+        client_for(&world, Guard::with_key(key.to_vec()).expect("guard key")).await;
+    let args = json!({"path": "old.log"});
+    for (asks, answers) in [(&stored, &in_memory), (&in_memory, &stored)] {
+        let (state, _) = first_round(asks, "delete_file", args.clone()).await;
+        let result = send(
+            answers,
+            "delete_file",
+            args.clone(),
+            &state,
+            accept_delete(),
+        )
+        .await;
+        assert_other_store(&result);
+        assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+    }
+    let _ = stored.cancel().await;
+    let _ = in_memory.cancel().await;
+}
+
+/// On PostgreSQL a store is a schema: a state asked on one schema is refused by a server
+/// on another with the same key, and answered once by a replica with its own connections
+/// to the asking schema.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_state_is_answered_only_on_the_postgres_schema_that_issued_it() {
+    let Some(url) = guard_tests::pg_url("the MRTR states across PostgreSQL schemas test") else {
+        return;
+    };
+    let (asking, admin, schema) = approval::fresh_pg(&url, "guard_issuer_a").await;
+    let (elsewhere, other_admin, other_schema) = approval::fresh_pg(&url, "guard_issuer_b").await;
+    let replica_store = rmcp_guard::ops::PgStore::from_config(
+        order_cancel::stores::pg_config(&url, &schema, None).unwrap(),
+        2,
+    )
+    .unwrap();
+    let world = World::new();
+    let on = |store: Arc<dyn rmcp_guard::ops::OperationStore>| {
+        let identity = EnvIdentity::new(Identity::new("t", "u", Vec::<String>::new()));
+        Guard::with_key(vec![2u8; 32])
+            .expect("guard key")
+            .with_operations(Operations::new(store, identity))
+    };
+    let (first, _) = client_for(&world, on(asking)).await;
+    let (other, _) = client_for(&world, on(elsewhere)).await;
+    let (replica, _) = client_for(&world, on(Arc::new(replica_store))).await;
+    let args = json!({"table": "orders"});
+    let (state, _) = first_round(&first, "drop_table", args.clone()).await;
+
+    let result = send(&other, "drop_table", args.clone(), &state, accept_drop()).await;
+    assert_other_store(&result);
+    assert_eq!(world.rows("orders"), Some(4), "nothing was dropped");
+
+    let result = send(&replica, "drop_table", args.clone(), &state, accept_drop()).await;
+    assert_natural(&result, Outcome::Executed);
+    restore_orders(&world);
+    let result = send(&first, "drop_table", args, &state, accept_drop()).await;
+    assert_refused(&result, "INVALID_STATE", Outcome::Replayed);
+    assert_eq!(world.rows("orders"), Some(4));
+    for client in [first, other, replica] {
+        let _ = client.cancel().await;
+    }
+    approval::drop_pg(other_admin, &other_schema).await;
+    approval::drop_pg(admin, &schema).await;
+}
+
+/// safe-ops as a child process on the world's sandbox with its own data directory `home`
+/// (its own operation store), `GUARD_HMAC_KEY` set, spoken to in MRTR.
+async fn safe_ops_with_own_store(world: &World, home: &str) -> Client {
+    let home = world.base.join(home);
+    std::fs::create_dir_all(&home).unwrap();
+    let mut command = tokio::process::Command::new(stdio::safe_ops_bin());
+    command
+        .arg("--root")
+        .arg(&world.root)
+        .arg("--db")
+        .arg(&world.db)
+        .env_remove("GUARD_ALLOWLIST")
+        .env_remove("GUARD_READ_ONLY")
+        .env("XDG_CONFIG_HOME", &home)
+        .env("XDG_DATA_HOME", &home)
+        .env(
+            "GUARD_HMAC_KEY",
+            "one key both safe-ops processes were given",
+        )
+        .env("RUST_LOG", "warn");
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .expect("safe-ops starts");
+    ScriptedHuman::new(MRTR)
+        .connect(transport)
+        .await
+        .expect("MCP session with safe-ops")
+}
+
+/// Two safe-ops processes with one key and their own stores: the `delete_files` question
+/// one asked, answered at each with different picks, deletes only the pick made where it
+/// was asked.
+#[tokio::test]
+async fn two_safe_ops_processes_with_their_own_stores_delete_only_the_askers_pick() {
+    let world = World::new();
+    two_logs(&world);
+    let asked = safe_ops_with_own_store(&world, "first").await;
+    let other = safe_ops_with_own_store(&world, "second").await;
+    let args = json!({"pattern": "logs/*.log"});
+    let (state, _) = first_round(&asked, "delete_files", args.clone()).await;
+    let result = send(
+        &asked,
+        "delete_files",
+        args.clone(),
+        &state,
+        pick(&["logs/a.log"]),
+    )
+    .await;
+    assert_natural(&result, Outcome::Executed);
+    let result = send(&other, "delete_files", args, &state, pick(&["logs/b.log"])).await;
+    assert_other_store(&result);
+    assert_eq!(world.file("logs/a.log"), None);
+    assert_eq!(world.file("logs/b.log").as_deref(), Some("logs/b.log\n"));
+    let _ = asked.cancel().await;
+    let _ = other.cancel().await;
 }

@@ -3,19 +3,21 @@
 //! lock is held; a queue row that commits late with a lower id is still placed, once; a
 //! sequencer that dies mid-batch hands over; the server's role cannot drop a queued entry;
 //! a reader shows it as pending, never as missing; the server's own sequencer places it
-//! without being asked.
+//! without being asked, and an idle server places what another process left queued; a
+//! server that settles before it stops leaves none of its own entries pending.
 
 use crate::support;
 
 use std::time::Duration;
 
 use rmcp_guard::{
+    Guarded,
     audit::AuditLog,
     ops::{OperationStore, SqlValue},
     outcome::Outcome,
 };
 
-use support::orders::{Engine, World, body, confirm, prepare};
+use support::orders::{Engine, SCOPE, World, body, confirm, connect, prepare};
 
 const ORIGIN: &str = "guard audit log";
 const ORDER: &str = "A10001";
@@ -261,6 +263,85 @@ async fn the_server_sequences_its_entries_unasked() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// An entry another process committed to the queue and left there (it stopped before its
+/// sequencer ran) is placed by a server that has only opened the store and serves no call:
+/// within the documented second, here polled for at most ten.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_idle_server_places_an_entry_another_process_left_queued() {
+    let Some(world) = postgres().await else {
+        return;
+    };
+    // Committed through the server's role by a handle that never sequences, as a process
+    // that stops right after its commit leaves it.
+    let mut tx = world.store.begin().await.unwrap();
+    let (sql, params) = queue_row("stranger", 4);
+    tx.execute(&sql, &params).await.unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(
+        placed_and_pending(&world, "stranger").await,
+        (vec![], vec!["executed".to_owned()]),
+        "queued and left"
+    );
+
+    let idle = world.server("tenant_demo", "alice", &[SCOPE]);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (placed, pending) = placed_and_pending(&world, "stranger").await;
+        if placed.len() == 1 {
+            assert!(pending.is_empty() || pending.len() == 1, "{pending:?}");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "an idle server left another process's entry pending: {pending:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let records = reader(&world).by_trace("stranger").await.unwrap();
+    assert_eq!(records.len(), 1, "placed once");
+    reader(&world).verify(None).await.expect("the log verifies");
+    drop(idle);
+}
+
+/// A server that settles its log before it stops (as the examples do on shutdown) places
+/// its own queued entries first, even those its sequencer could not place because another
+/// held the log's lock: none is left pending for a stranger to place.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_settles_before_it_stops_leaves_none_of_its_entries_pending() {
+    let Some(world) = postgres().await else {
+        return;
+    };
+    let server = world.server("tenant_demo", "alice", &[SCOPE]);
+    let alice = connect(server.clone()).await;
+    let holder = connection(&world).await;
+    holder.batch_execute("BEGIN").await.unwrap();
+    holder.execute(AUDIT_APPEND, &[]).await.unwrap();
+    let id = prepare(&alice, ORDER).await;
+    let confirmed = confirm(&alice, &id).await;
+    assert_eq!(body(&confirmed)["status"], "SUBMITTED");
+    let trace = trace_of(&confirmed);
+    assert_eq!(
+        placed_and_pending(&world, &trace).await,
+        (vec![], vec![Outcome::Submitted.to_string()]),
+        "pending while the log is locked"
+    );
+    // The lock is released while the settle is under way.
+    let release = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        holder.batch_execute("ROLLBACK").await.unwrap();
+    });
+    let _ = alice.cancel().await;
+    tokio::time::timeout(Duration::from_secs(10), server.guard().audit_settled())
+        .await
+        .expect("the settle ends once the lock is free");
+    assert_eq!(
+        placed_and_pending(&world, &trace).await,
+        (vec![Outcome::Submitted.to_string()], vec![]),
+        "placed before the settle returned"
+    );
+    release.await.unwrap();
 }
 
 /// Four server processes confirm operations concurrently and one is SIGKILLed mid-run:

@@ -4,7 +4,8 @@
 //! one transaction, so one durable commit serves many calls and the writer keeps up with
 //! them. [`Pipeline::written`] waits for one event's commit (a record that must be in the log
 //! before an effect runs); [`Pipeline::settled`] waits until everything sent so far is
-//! written (a demo, a test, a shutdown).
+//! written, and what this process queued with its calls is sequenced (a demo, a test, a
+//! shutdown).
 //!
 //! An event nobody waits for (an outcome, after the model has its answer) waits up to
 //! [`GATHER`] for company: the next call's confirmation, which must be written before its
@@ -56,7 +57,11 @@ pub(crate) struct Pipeline {
 }
 
 impl Pipeline {
+    /// The writer of a server's events into `log`, whose queued entries (on PostgreSQL) this
+    /// process then keeps sequenced while the log is open, from now if a runtime is running,
+    /// else from the first event.
     pub(crate) fn new(log: AuditLog) -> Self {
+        log.keep_sequenced();
         Self {
             log,
             sender: OnceLock::new(),
@@ -73,6 +78,7 @@ impl Pipeline {
             return Some(sender);
         }
         let runtime = tokio::runtime::Handle::try_current().ok()?;
+        self.log.keep_sequenced();
         Some(self.sender.get_or_init(|| {
             let (sender, mut inbox) = mpsc::unbounded_channel();
             let log = self.log.clone();
@@ -152,7 +158,8 @@ impl Pipeline {
         }
     }
 
-    /// Waits until every event sent before this call is written (or failed, logged).
+    /// Waits until every event sent before this call is written (or failed, logged), and
+    /// every entry this process queued with its calls is sequenced.
     pub(crate) async fn settled(&self) {
         let (done, wait) = oneshot::channel();
         if self
@@ -160,6 +167,9 @@ impl Pipeline {
             .is_some_and(|s| s.send(Message::Settled(done)).is_ok())
         {
             let _ = wait.await;
+        }
+        if let Err(error) = self.log.sequence_own().await {
+            tracing::error!(target: "guard::audit", %error, "could not sequence this process's queued audit entries; another server of the store will");
         }
     }
 }

@@ -7,10 +7,12 @@
 //! One sequencer at a time per store: a batch runs under the log's transaction-scoped
 //! advisory lock (the one [`AuditLog::append`](super::AuditLog::append) takes), so a
 //! sequencer whose process or backend dies releases it with its transaction, and the next
-//! batch of any process takes over. Each process runs a sequencer task, woken by its own
-//! commits and every [`IDLE`] (which picks up what a dead process left queued), at most once
-//! every [`PACE`]: one batch then takes every entry its commits queued in between, and the
-//! sequencers of many processes do not take turns trying the lock on every commit. A batch
+//! batch of any process takes over. Each server process runs a sequencer task from when it
+//! opens its log (a guard's pipeline starts it) until the log is dropped, busy or idle: it
+//! looks at once, then whenever its own commits ring and every [`IDLE`] (which picks up what
+//! another, perhaps dead, process left queued), at most once every [`PACE`]: one batch then
+//! takes every entry its commits queued in between, and the sequencers of many processes do
+//! not take turns trying the lock on every commit. A batch
 //! inserts its entries into the log and deletes them from the queue in one transaction; the
 //! database holds the rest: a unique index on `guard_audit_log (queue_id)` refuses an entry
 //! sequenced twice, and a trigger refuses to delete a queued entry the log does not hold.
@@ -21,7 +23,10 @@
 //! a writer reads the head and writes its entry inline at no extra cost in turns.
 
 use std::{
-    sync::{Arc, OnceLock, Weak},
+    sync::{
+        Arc, OnceLock, Weak,
+        atomic::{AtomicBool, Ordering},
+    },
     time::Duration,
 };
 
@@ -131,11 +136,14 @@ pub(crate) fn queue_insert(event: &Event) -> Statement {
 const QUEUED: &str = "SELECT id, body, trace_id, tool, outcome, tenant, user_id, operation_id, at
      FROM guard_audit_queue ORDER BY id LIMIT $1";
 
-/// One process's sequencer of one store: a task started on the first entry this process
-/// queues, and the bell its commits ring.
+/// One process's sequencer of one store: a task started when a server opens the log (or
+/// on the first entry this process queues), and the bell its commits ring. The task ends
+/// when the sequencer or the store is dropped.
 pub(crate) struct Sequencer {
     bell: Arc<Notify>,
     task: OnceLock<()>,
+    /// Whether this process queued an entry: a settle then sequences before it returns.
+    queued: AtomicBool,
 }
 
 impl Sequencer {
@@ -143,37 +151,67 @@ impl Sequencer {
         Self {
             bell: Arc::new(Notify::new()),
             task: OnceLock::new(),
+            queued: AtomicBool::new(false),
         }
     }
 
-    /// Rings after a commit that queued an entry, starting the task on first use (on the
-    /// caller's runtime). The task ends when the store is dropped.
-    pub(crate) fn ring(&self, store: &Arc<dyn OperationStore>) {
+    /// Starts the task on the caller's runtime, if there is one and it is not running yet:
+    /// it looks at once, then every [`IDLE`] and whenever rung. On SQLite it ends after its
+    /// first look (nothing is ever queued there).
+    pub(crate) fn start(&self, store: &Arc<dyn OperationStore>) {
         if self.task.get().is_none()
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
             self.task.get_or_init(|| {
                 let store = Arc::downgrade(store);
-                runtime.spawn(run(store, self.bell.clone()));
+                runtime.spawn(run(store, Arc::downgrade(&self.bell)));
+                self.bell.notify_one();
             });
         }
+    }
+
+    /// Rings after a commit that queued an entry, starting the task if it is not running.
+    pub(crate) fn ring(&self, store: &Arc<dyn OperationStore>) {
+        self.queued.store(true, Ordering::Relaxed);
+        self.start(store);
+        self.bell.notify_one();
+    }
+
+    /// Whether this process queued an entry since it opened the log.
+    pub(crate) fn has_queued(&self) -> bool {
+        self.queued.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Sequencer {
+    /// Wakes the task, which finds the sequencer gone and ends.
+    fn drop(&mut self) {
         self.bell.notify_one();
     }
 }
 
 /// The task: sequences after a ring or [`IDLE`], at most once every [`PACE`], while the
-/// store lives. Found busy, it rings itself: the holder may have read the queue before this
-/// process's entries committed.
-async fn run(store: Weak<dyn OperationStore>, bell: Arc<Notify>) {
+/// sequencer and the store live. Found busy, it rings itself: the holder may have read the
+/// queue before this process's entries committed.
+async fn run(store: Weak<dyn OperationStore>, bell: Weak<Notify>) {
     loop {
-        let _ = tokio::time::timeout(IDLE, bell.notified()).await;
+        let Some(rung) = bell.upgrade() else {
+            return;
+        };
+        let _ = tokio::time::timeout(IDLE, rung.notified()).await;
+        drop(rung);
         let tried = tokio::time::Instant::now();
-        let Some(store) = store.upgrade() else {
+        let (Some(store), true) = (store.upgrade(), bell.strong_count() > 0) else {
             return;
         };
         match drain(&*store, Wait::No).await {
-            Ok(None) => bell.notify_one(),
-            Ok(Some(_)) => {}
+            Ok(Drained::Inline) => return,
+            Ok(Drained::Busy) => {
+                if let Some(bell) = bell.upgrade() {
+                    bell.notify_one();
+                }
+            }
+            Ok(Drained::Placed(_)) => {}
             Err(error) => {
                 tracing::error!(target: "guard::audit", %error, "could not sequence queued audit entries; retrying on the next commit or within a second");
             }
@@ -192,21 +230,28 @@ pub(crate) enum Wait {
     No,
 }
 
-/// Sequences batches until the queue is empty; returns how many entries were integrated,
-/// or `None` when, not waiting, another sequencer held the lock.
-pub(crate) async fn drain(
-    store: &dyn OperationStore,
-    wait: Wait,
-) -> Result<Option<u64>, StoreError> {
+/// What a drain did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Drained {
+    /// It placed this many entries; the queue was empty when it ended.
+    Placed(u64),
+    /// Not waiting, it found another sequencer holding the lock and read nothing.
+    Busy,
+    /// The store sequences inline (SQLite): nothing is ever queued.
+    Inline,
+}
+
+/// Sequences batches until the queue is empty.
+pub(crate) async fn drain(store: &dyn OperationStore, wait: Wait) -> Result<Drained, StoreError> {
     let mut total = 0;
     loop {
         match batch(store, wait).await? {
-            Batch::Engine => return Ok(Some(total)),
-            Batch::Busy => return Ok(None),
+            Batch::Engine => return Ok(Drained::Inline),
+            Batch::Busy => return Ok(Drained::Busy),
             Batch::Done(n) => {
                 total += n as u64;
                 if n < BATCH {
-                    return Ok(Some(total));
+                    return Ok(Drained::Placed(total));
                 }
             }
         }

@@ -21,7 +21,7 @@ use serde_json::Value;
 use super::{
     CheckpointSigner, Event,
     merkle::{Hash, root},
-    sequencer::{self, Sequencer, Wait, queue_insert},
+    sequencer::{self, Drained, Sequencer, Wait, queue_insert},
     verify::{Fault, FaultKind, Item, Verified, verify_against},
 };
 use crate::{
@@ -151,9 +151,27 @@ impl AuditLog {
     /// Nothing is ever queued on SQLite, where this costs nothing.
     pub async fn sequence(&self) -> Result<u64, StoreError> {
         // Waiting for the lock, a drain is never turned away.
-        Ok(sequencer::drain(&*self.store, Wait::Yes)
-            .await?
-            .unwrap_or_default())
+        match sequencer::drain(&*self.store, Wait::Yes).await? {
+            Drained::Placed(placed) => Ok(placed),
+            Drained::Busy | Drained::Inline => Ok(0),
+        }
+    }
+
+    /// Keeps the log sequenced while it is open: starts this process's sequencer, which
+    /// places what any process queued (a stranger's entries included) within [`IDLE`](sequencer::IDLE)
+    /// (a second), idle or not, until the log is dropped. A server's guard calls it when it
+    /// opens the log.
+    pub(crate) fn keep_sequenced(&self) {
+        self.sequencer.start(&self.store);
+    }
+
+    /// Sequences what this process queued, if it queued anything: the last step of a
+    /// settle, so a server that stops normally leaves no entry of its own pending.
+    pub(crate) async fn sequence_own(&self) -> Result<(), StoreError> {
+        if self.sequencer.has_queued() {
+            self.sequence().await?;
+        }
+        Ok(())
     }
 
     /// The entries committed but not yet sequenced, oldest first.

@@ -103,12 +103,14 @@ impl<'g> Flow<'g, Picked> {
         self.published()?;
         let (answer, offer) = if self.is_mrtr() {
             let ttl = self.guard.timeout(self.spec.timeout);
-            let Some(sealed) = self.verified_state()? else {
+            let Some(sealed) = self.verified_state().await? else {
                 if !self.client_can_confirm() {
                     return Err(self.unsupported());
                 }
                 // The offer is sealed item by item, each with its own fingerprint.
-                let state = self.seal_state(String::new(), ttl, None, Some(shown.offer.clone()))?;
+                let state = self
+                    .seal_state(String::new(), ttl, None, Some(shown.offer.clone()))
+                    .await?;
                 let request =
                     InputRequest::Elicitation(ElicitRequest::new(self.batch_question(&shown)));
                 self.audit(Outcome::Asked, "mrtr");

@@ -18,6 +18,7 @@ use crate::{
     canonical::{NotCanonical, canonical_json},
     error::{ToolError, codes},
     form::Form,
+    guard::Issuer,
     outcome::{Outcome, Step},
     preview::Effect,
 };
@@ -32,10 +33,10 @@ pub(super) struct SealedState {
     pub(super) fingerprint: String,
     /// Carried across rounds so the asking and answering calls share one trace id.
     pub(super) trace_id: String,
-    /// The sealing guard's boot epoch when it keeps used states in memory only (see
-    /// [`Guard`]): a state from before a restart cannot be checked for use, so it is refused.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(super) epoch: Option<String>,
+    /// Where the state's use is recorded: the sealing guard's operation store, or the
+    /// guard itself when it keeps used states in memory only. Anywhere else a state cannot
+    /// be checked for use, so it is refused there.
+    pub(super) issuer: Issuer,
     /// The approval a call approved on the page waits for (see `page_mrtr`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) approval: Option<String>,
@@ -56,11 +57,11 @@ impl<F: Form> Flow<'_, F> {
         expected: Option<&str>,
     ) -> Step<ElicitResult> {
         let ttl = self.guard.timeout(self.spec.timeout);
-        let Some(sealed) = self.verified_state()? else {
+        let Some(sealed) = self.verified_state().await? else {
             if !self.client_can_confirm() {
                 return Err(self.unsupported());
             }
-            let state = self.seal(effect, ttl)?;
+            let state = self.seal(effect, ttl).await?;
             let request =
                 InputRequest::Elicitation(ElicitRequest::new(self.question(effect, expected)));
             self.audit(Outcome::Asked, "mrtr");
@@ -91,13 +92,13 @@ impl<F> Flow<'_, F> {
     }
 
     /// Seals this round's state, bound to the call's canonical arguments, valid for `ttl`.
-    pub(super) fn seal(&self, effect: &Effect, ttl: Duration) -> Step<String> {
-        self.seal_state(effect.fingerprint(), ttl, None, None)
+    pub(super) async fn seal(&self, effect: &Effect, ttl: Duration) -> Step<String> {
+        self.seal_state(effect.fingerprint(), ttl, None, None).await
     }
 
     /// Seals a state with `fingerprint` (what the human is shown) and, for a batch, the
-    /// offer item by item.
-    pub(super) fn seal_state(
+    /// offer item by item, naming this guard's [`Issuer`].
+    pub(super) async fn seal_state(
         &self,
         fingerprint: String,
         ttl: Duration,
@@ -117,7 +118,7 @@ impl<F> Flow<'_, F> {
             nonce: crate::trace::new_nonce(),
             fingerprint,
             trace_id: self.trace_id.clone(),
-            epoch: self.guard.boot_epoch().map(str::to_owned),
+            issuer: self.issuer().await?,
             round: approval.as_ref().map(|(_, round)| *round),
             approval: approval.map(|(id, _)| id),
             offered,
@@ -141,10 +142,10 @@ impl<F> Flow<'_, F> {
         Box::new(InputRequiredResult::new(Some(requests), Some(state)).into())
     }
 
-    /// The echoed state of an answering round, verified: sealed by this guard for this call's
-    /// tool and arguments, unexpired, and from this boot when used states live in memory.
-    /// `None` on a first round.
-    pub(super) fn verified_state(&self) -> Step<Option<&SealedState>> {
+    /// The echoed state of an answering round, verified: sealed for this call's tool and
+    /// arguments, unexpired, and issued here (by this guard's operation store, or by this
+    /// guard when used states live in memory). `None` on a first round.
+    pub(super) async fn verified_state(&self) -> Step<Option<&SealedState>> {
         let sealed = match &self.opened {
             None => return Ok(None),
             Some(Ok(sealed)) => sealed,
@@ -165,22 +166,74 @@ impl<F> Flow<'_, F> {
                 return Err(self.bad_state());
             }
         };
-        if sealed.epoch.as_deref() != self.guard.boot_epoch() {
-            tracing::warn!(trace_id = %self.trace_id, "request state sealed before this server started");
-            return Err(self.refuse(
+        let here = self.issuer().await?;
+        if sealed.issuer != here {
+            return Err(self.issued_elsewhere(&sealed.issuer, &here));
+        }
+        Ok(Some(sealed))
+    }
+
+    /// This guard's issuer, or the refusal when its operation store cannot say which it is.
+    async fn issuer(&self) -> Step<Issuer> {
+        self.guard.issuer().await.map_err(|error| {
+            tracing::error!(trace_id = %self.trace_id, %error, "could not read the operation store's identity");
+            self.refuse(
+                Outcome::StoreFailed,
+                ToolError::new(
+                    codes::UNAVAILABLE,
+                    format!(
+                        "{}: the server could not read its operation store, where confirmations are recorded (trace_id {}). Call the tool again shortly; if it keeps failing, tell the operator.",
+                        self.nothing_done_first(),
+                        self.trace_id
+                    ),
+                ),
+            )
+        })
+    }
+
+    /// The refusal of a state issued `there`, answered `here`: this server cannot see
+    /// whether it was used, so it is not answered here, whatever it says.
+    fn issued_elsewhere(&self, there: &Issuer, here: &Issuer) -> Box<CallToolResponse> {
+        if let (Issuer::Process(_), Issuer::Process(_)) = (there, here) {
+            tracing::warn!(trace_id = %self.trace_id, "request state sealed by another process or before this server started");
+            return self.refuse(
                 Outcome::Restarted,
                 ToolError::new(
                     codes::INVALID_STATE,
                     format!(
-                        "This confirmation was asked before the server restarted, and the server \
-                         cannot tell whether it was already used; {}. Call the tool again to ask \
-                         afresh.",
+                        "This confirmation was asked before the server restarted (or by another \
+                         server process), and this server keeps used confirmations in its memory \
+                         only, so it cannot tell whether it was already used; {}. Call the tool \
+                         again to ask afresh.",
                         self.nothing_done()
                     ),
                 ),
-            ));
+            );
         }
-        Ok(Some(sealed))
+        tracing::warn!(trace_id = %self.trace_id, sealed_by = ?there, here = ?here, "request state issued for another operation store");
+        let recorded = match (there, here) {
+            (Issuer::Store(_), Issuer::Store(_)) => "in another operation store than this server's",
+            (Issuer::Store(_), Issuer::Process(_)) => {
+                "in an operation store, and this server has none"
+            }
+            (Issuer::Process(_), _) => {
+                "in that server's memory, not in this server's operation store"
+            }
+        };
+        self.refuse(
+            Outcome::OtherStore,
+            ToolError::new(
+                codes::INVALID_STATE,
+                format!(
+                    "This confirmation was asked by another server, which records used \
+                     confirmations {recorded}, so this server cannot tell whether it was already \
+                     used; {}. Servers that answer each other's confirmations must share one \
+                     operation store (the same SQLite file, or the same PostgreSQL database and \
+                     schema). Call the tool again to ask afresh.",
+                    self.nothing_done()
+                ),
+            ),
+        )
     }
 
     pub(super) fn bad_state(&self) -> Box<CallToolResponse> {

@@ -61,7 +61,7 @@ impl<F: Form> Flow<'_, F> {
         if let TaskMode::Run(id) = &self.call.task {
             return self.run_task(page, effect, id).await;
         }
-        let Some(sealed) = self.verified_state()? else {
+        let Some(sealed) = self.verified_state().await? else {
             if !self.client_can_open_urls() {
                 return Err(self.no_url_mode());
             }
@@ -149,12 +149,15 @@ impl<F: Form> Flow<'_, F> {
         round: u8,
     ) -> Box<rmcp::model::CallToolResponse> {
         let ttl = self.guard.timeout(self.spec.timeout);
-        match self.seal_state(
-            effect.fingerprint(),
-            ttl,
-            Some((id.to_owned(), round)),
-            None,
-        ) {
+        match self
+            .seal_state(
+                effect.fingerprint(),
+                ttl,
+                Some((id.to_owned(), round)),
+                None,
+            )
+            .await
+        {
             Ok(state) => {
                 let question = self.url_question(effect, approval, url, id);
                 self.input_required(

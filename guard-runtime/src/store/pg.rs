@@ -193,7 +193,8 @@ fn type_name<'a>(what: &str, ty: &'a str) -> Result<&'a str, StoreError> {
 /// - `guard_approval_uses`: `SELECT` and `INSERT` only (an approval lets its effect run once,
 ///   and a purged approval takes its use with it);
 /// - `guard_approval_tasks`: `SELECT`, `INSERT`, and `UPDATE` of `runner`, `run_at`, `ended`
-///   and `result` only (a purged approval takes its task with it).
+///   and `result` only (a purged approval takes its task with it);
+/// - `guard_store_identity`: `SELECT` only (the store's id, which request states name).
 ///
 /// Every table's rights are revoked from `role` first, so running it again over a role that
 /// held more leaves it with exactly these.
@@ -210,7 +211,8 @@ pub fn operation_grants_sql(schema: &str, role: &str) -> Result<String, StoreErr
              {schema}.guard_audit_cosignatures, {schema}.guard_undo, {schema}.guard_approvals,
              {schema}.guard_approval_links, {schema}.guard_approval_decisions,
              {schema}.guard_approval_uses, {schema}.guard_approval_tasks,
-             {schema}.guard_audit_queue, {schema}.guard_deferred, {schema}.guard_grants FROM {role};
+             {schema}.guard_audit_queue, {schema}.guard_deferred, {schema}.guard_grants,
+             {schema}.guard_store_identity FROM {role};
          GRANT SELECT, INSERT ON {schema}.guard_operations TO {role};
          GRANT UPDATE ({columns}) ON {schema}.guard_operations TO {role};
          GRANT SELECT, INSERT ON {schema}.guard_operation_effects TO {role};
@@ -237,7 +239,8 @@ pub fn operation_grants_sql(schema: &str, role: &str) -> Result<String, StoreErr
          GRANT SELECT, INSERT ON {schema}.guard_approval_uses TO {role};
          GRANT SELECT, INSERT ON {schema}.guard_approval_tasks TO {role};
          GRANT UPDATE (runner, run_at, ended, result) ON {schema}.guard_approval_tasks TO {role};
-         GRANT SELECT, INSERT, DELETE ON {schema}.guard_audit_queue TO {role};"
+         GRANT SELECT, INSERT, DELETE ON {schema}.guard_audit_queue TO {role};
+         GRANT SELECT ON {schema}.guard_store_identity TO {role};"
     ))
 }
 
