@@ -15,7 +15,7 @@ use crate::store::{
 use crate::store::{SqliteStore, sqlite::Access};
 
 /// Every step, in order: step `i` brings a store to version `i + 1`.
-pub(crate) const STEPS: [Step; 12] = [
+pub(crate) const STEPS: [Step; 13] = [
     // Version 1: the tables as guard created them before it versioned them.
     Step {
         name: "tables",
@@ -85,6 +85,13 @@ pub(crate) const STEPS: [Step; 12] = [
     Step {
         name: "grants",
         apply: crate::grant::table::create,
+    },
+    // Version 13: `guard_budgets`, what each disclosing tool showed each person in their
+    // budget period, with the rules that a budget only grows within its period and is kept
+    // until it ended.
+    Step {
+        name: "budgets",
+        apply: crate::budget::table::create,
     },
 ];
 
@@ -197,11 +204,12 @@ mod tests {
                 "approval take-over",
                 "approval tasks",
                 "deferred calls",
-                "grants"
+                "grants",
+                "budgets"
             ]
         );
         assert!(pending(version(&STEPS), &STEPS).unwrap().is_empty());
-        assert_eq!(version(&STEPS), 12);
+        assert_eq!(version(&STEPS), 13);
     }
 
     #[test]
