@@ -359,7 +359,7 @@ fn generate(
             __GUARD_SPEC,
         );
         #unpack
-        let __guard_shown = match __guard_flow.bound(__GUARD_DISCLOSES, #boundary_call) {
+        let __guard_shown = match __guard_flow.bound(__GUARD_DISCLOSES, #boundary_call).await {
             ::core::result::Result::Ok(shown) => shown,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
@@ -373,7 +373,7 @@ fn generate(
         };
         let __guard_result = #body;
         let __guard_after = #boundary_after;
-        __guard_flow.finish_disclosed(__GUARD_DISCLOSES, __guard_approved, __guard_result, __guard_after)
+        __guard_flow.finish_disclosed(__GUARD_DISCLOSES, __guard_approved, __guard_result, __guard_after).await
     };
     handler::finish(tool_fn, &params, block, rt, TokenStream::new())
 }

@@ -4,13 +4,13 @@
 //! as [`Disclosed`] (with the count it shows), and is bounded by the caps it declares, per
 //! call and per session ([`Tally`]).
 
-use std::sync::{Arc, Mutex, Weak};
+mod tally;
 
-use rmcp::{
-    handler::server::tool::IntoCallToolResult,
-    model::{InitializeRequestParams, MetaObject},
-};
+use rmcp::{handler::server::tool::IntoCallToolResult, model::MetaObject};
 use serde_json::json;
+
+pub use tally::{PERIOD, Session, Shown, Tally};
+pub(crate) use tally::{PERIOD_MS, Standing};
 
 /// What a disclosing tool may expose beyond the system it reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +50,11 @@ impl Class {
         }
     }
 }
+
+/// What "per session" means, where a tool's description states a session cap.
+const SESSION: &str = " A session is one client connection; where the protocol has none \
+     (2026-07-28, stateless HTTP) it is the caller's 24 hours from their first call, on \
+     every connection and server of this service.";
 
 /// A disclosing tool's declaration, fixed at compile time by `#[read_only(discloses = ...)]`.
 #[derive(Debug, Clone, Copy)]
@@ -96,10 +101,15 @@ impl Spec {
         if let Some(n) = self.session_max_bytes {
             caps.push(format!("at most {n} bytes per session"));
         }
+        let session = if self.session_max_items.is_some() || self.session_max_bytes.is_some() {
+            SESSION
+        } else {
+            ""
+        };
         let caps = if caps.is_empty() {
             String::new()
         } else {
-            format!(" It shows {}.", caps.join(", "))
+            format!(" It shows {}.{session}", caps.join(", "))
         };
         format!(
             "Discloses {}: {} The user is asked before each call, with the data boundary stated.{caps}",
@@ -328,95 +338,6 @@ impl<R: IntoCallToolResult, E: IntoCallToolResult> IntoDisclosed for Result<Disc
     }
 }
 
-/// Which session a call belongs to: the client connection that initialized it. Every
-/// `tools/call` on one connection (a stdio process, an HTTP session with its
-/// `Mcp-Session-Id`) carries the same initialize parameters; a request that belongs to no
-/// initialized connection (stateless HTTP) counts under one shared budget.
-#[derive(Clone)]
-pub struct Session(Option<Weak<InitializeRequestParams>>);
-
-impl Session {
-    pub(crate) fn of(info: Option<Arc<InitializeRequestParams>>) -> Self {
-        Session(info.as_ref().map(Arc::downgrade))
-    }
-
-    fn same(&self, other: &Session) -> bool {
-        match (&self.0, &other.0) {
-            (Some(a), Some(b)) => a.ptr_eq(b),
-            (None, None) => true,
-            _ => false,
-        }
-    }
-
-    fn ended(&self) -> bool {
-        self.0.as_ref().is_some_and(|w| w.strong_count() == 0)
-    }
-}
-
-/// What each tool has shown in each live session, in memory: a session ends with its
-/// connection, and a restart ends every connection, so nothing here needs to outlive the
-/// process.
-#[derive(Default)]
-pub struct Tally {
-    shown: Mutex<Vec<(Session, &'static str, Shown)>>,
-}
-
-/// Items and bytes shown so far.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Shown {
-    /// Items shown.
-    pub items: u64,
-    /// Bytes of serialized results shown.
-    pub bytes: u64,
-}
-
-impl Tally {
-    /// What `tool` has shown in `session` so far.
-    pub fn so_far(&self, session: &Session, tool: &'static str) -> Shown {
-        let shown = self.shown.lock().unwrap_or_else(|p| p.into_inner());
-        shown
-            .iter()
-            .find(|(s, t, _)| *t == tool && s.same(session))
-            .map(|(_, _, n)| *n)
-            .unwrap_or_default()
-    }
-
-    /// Adds `now` to what `tool` has shown in `session` if the session's caps still hold
-    /// after it, in one step (two calls racing cannot both pass on the same room); else
-    /// what was shown before, unchanged.
-    pub fn take(
-        &self,
-        session: &Session,
-        tool: &'static str,
-        spec: &Spec,
-        now: Shown,
-    ) -> Result<Shown, Shown> {
-        let mut shown = self.shown.lock().unwrap_or_else(|p| p.into_inner());
-        shown.retain(|(s, _, _)| !s.ended());
-        let at = match shown
-            .iter()
-            .position(|(s, t, _)| *t == tool && s.same(session))
-        {
-            Some(at) => at,
-            None => {
-                shown.push((session.clone(), tool, Shown::default()));
-                shown.len() - 1
-            }
-        };
-        let before = shown[at].2;
-        let after = Shown {
-            items: before.items.saturating_add(now.items),
-            bytes: before.bytes.saturating_add(now.bytes),
-        };
-        let over = |cap: Option<u64>, n: u64| cap.is_some_and(|cap| n > cap);
-        if over(spec.session_max_items, after.items) || over(spec.session_max_bytes, after.bytes) {
-            return Err(before);
-        }
-        shown[at].2 = after;
-        Ok(after)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -442,56 +363,5 @@ mod tests {
             SPEC.grant_scope("every export", "", &Noun::from(("row", "rows"))),
             "every export (discloses bulk; at most 10 rows a call)"
         );
-    }
-
-    fn session() -> (Arc<InitializeRequestParams>, Session) {
-        let info = Arc::new(InitializeRequestParams::default());
-        let session = Session::of(Some(info.clone()));
-        (info, session)
-    }
-
-    #[test]
-    fn a_session_is_capped_and_another_is_not() {
-        let tally = Tally::default();
-        let (_a_info, a) = session();
-        let (_b_info, b) = session();
-        let ten = Shown {
-            items: 10,
-            bytes: 5,
-        };
-        assert_eq!(tally.take(&a, "t", &SPEC, ten).unwrap().items, 10);
-        assert_eq!(
-            tally.take(&a, "t", &SPEC, ten),
-            Err(Shown {
-                items: 10,
-                bytes: 5
-            })
-        );
-        assert_eq!(tally.so_far(&a, "t").items, 10);
-        assert!(tally.take(&b, "t", &SPEC, ten).is_ok());
-        assert!(tally.take(&a, "other", &SPEC, ten).is_ok());
-    }
-
-    #[test]
-    fn an_ended_session_is_forgotten() {
-        let tally = Tally::default();
-        let (info, a) = session();
-        tally
-            .take(
-                &a,
-                "t",
-                &SPEC,
-                Shown {
-                    items: 10,
-                    bytes: 0,
-                },
-            )
-            .unwrap();
-        drop(info);
-        let (_b_info, b) = session();
-        tally
-            .take(&b, "t", &SPEC, Shown { items: 1, bytes: 0 })
-            .unwrap();
-        assert_eq!(tally.shown.lock().unwrap().len(), 1);
     }
 }

@@ -83,6 +83,8 @@ pub mod approval;
 mod args;
 pub mod audit;
 pub mod batch;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod budget;
 pub mod canonical;
 mod confirmed;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]

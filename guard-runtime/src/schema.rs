@@ -15,7 +15,7 @@ use crate::store::{
 use crate::store::{SqliteStore, sqlite::Access};
 
 /// Every step, in order: step `i` brings a store to version `i + 1`.
-pub(crate) const STEPS: [Step; 14] = [
+pub(crate) const STEPS: [Step; 15] = [
     // Version 1: the tables as guard created them before it versioned them.
     Step {
         name: "tables",
@@ -98,6 +98,13 @@ pub(crate) const STEPS: [Step; 14] = [
     Step {
         name: "store identity",
         apply: crate::store::identity::create,
+    },
+    // Version 15: `guard_budgets`, what each disclosing tool showed each person in their
+    // budget period, with the rules that a budget only grows within its period and is kept
+    // until it ended.
+    Step {
+        name: "budgets",
+        apply: crate::budget::table::create,
     },
 ];
 
@@ -212,11 +219,12 @@ mod tests {
                 "deferred calls",
                 "grants",
                 "approval seals",
-                "store identity"
+                "store identity",
+                "budgets"
             ]
         );
         assert!(pending(version(&STEPS), &STEPS).unwrap().is_empty());
-        assert_eq!(version(&STEPS), 14);
+        assert_eq!(version(&STEPS), 15);
     }
 
     #[test]

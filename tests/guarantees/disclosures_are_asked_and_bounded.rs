@@ -11,7 +11,11 @@ use std::sync::{
     atomic::{AtomicU64, Ordering},
 };
 
-use crate::support::*;
+use crate::support::{
+    orders::Engine,
+    over_http::{Callers, serve_http},
+    *,
+};
 use rmcp::{
     ServerHandler,
     handler::server::wrapper::Parameters,
@@ -22,7 +26,7 @@ use rmcp_guard::{
     Boundary, Disclosed, Exposure, Guard, Guarded, ToolArgs, ToolError,
     audit::AuditLog,
     exposed,
-    ops::SqliteStore,
+    ops::{OperationStore, Operations, SqliteStore},
     outcome::Outcome,
     read_only,
     testing::{Answer, ScriptedHuman},
@@ -39,6 +43,8 @@ both_eras!(
     a_source_changed_while_the_handler_read_it_is_not_shown,
     one_line_reads_in_the_singular
 );
+
+both_stores!(two_servers_sharing_one_store_share_a_callers_budget);
 
 const SECRET: &str = "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI-K7MDENG-bPxRfiCY";
 
@@ -504,4 +510,150 @@ async fn tools_list_shows_read_only_and_what_is_disclosed() {
         "{description}"
     );
     let _ = client.cancel().await;
+}
+
+/// Reads `builds/42.log` (2000 lines) as `client` does, once accepted by `human`: how the
+/// call ended, and its text.
+async fn read_log<H: rmcp::ClientHandler>(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, H>,
+    human: &ScriptedHuman,
+) -> (Option<Outcome>, String) {
+    human.will(tick());
+    let result = call(client, "read_build_log", json!({"job": 42})).await;
+    (outcome(&result), text(&result))
+}
+
+/// Says the session cap of `read_build_log` is spent, and when it starts again.
+fn assert_spent((outcome, said): &(Option<Outcome>, String)) {
+    assert_eq!(*outcome, Some(Outcome::OverDisclosureCap), "{said}");
+    assert!(
+        said.contains("at most 10000 log lines per session, 10000 were shown already"),
+        "{said}"
+    );
+    assert!(
+        said.contains("The limit starts again at ") && said.contains("24 hours"),
+        "{said}"
+    );
+    assert!(!said.contains(SECRET), "{said}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_streamable_http_on_2026_07_28_one_client_is_held_to_the_session_cap() {
+    // rmcp builds a service per request here: the budget must outlive each of them.
+    let world = builds(2000);
+    let http = serve_http(world.server()).await;
+    let human = ScriptedHuman::new(MRTR);
+    let client = http.connect(human.clone(), None).await;
+    for _ in 0..5 {
+        let (outcome, said) = read_log(&client, &human).await;
+        assert_eq!(outcome, Some(Outcome::Executed), "{said}");
+    }
+    let refused = read_log(&client, &human).await;
+    assert_spent(&refused);
+    assert_eq!(human.shown().len(), 5, "the sixth call asked nobody");
+    let _ = client.cancel().await;
+    // A new client is no new session: nobody told guard who it is, so it shares the one
+    // budget of every caller guard cannot tell apart.
+    let again = ScriptedHuman::new(MRTR);
+    let client = http.connect(again.clone(), None).await;
+    assert_spent(&read_log(&client, &again).await);
+    let _ = client.cancel().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_streamable_http_on_2026_07_28_another_person_has_their_own_budget_and_a_respelling_is_the_same_person()
+ {
+    let world = builds(2000);
+    let store = SqliteStore::open(world.base.join("operations.db")).unwrap();
+    let guard = Guard::ephemeral()
+        .unwrap()
+        .with_operations(Operations::new(store, Callers::new("nobody")));
+    let http = serve_http(world.server_with(guard)).await;
+    let alice = ScriptedHuman::new(MRTR);
+    let client = http.connect(alice.clone(), Some("alice")).await;
+    for _ in 0..5 {
+        assert_eq!(read_log(&client, &alice).await.0, Some(Outcome::Executed));
+    }
+    assert_spent(&read_log(&client, &alice).await);
+    // Case and width fold into one person: alice again, on a new client.
+    for spelling in ["ALICE", "ａｌｉｃｅ"] {
+        let human = ScriptedHuman::new(MRTR);
+        let client = http.connect(human.clone(), Some(spelling)).await;
+        assert_spent(&read_log(&client, &human).await);
+        assert!(human.shown().is_empty(), "{spelling} was asked nobody");
+        let _ = client.cancel().await;
+    }
+    // A spelling with an invisible character is refused, never a budget of its own.
+    let human = ScriptedHuman::new(MRTR);
+    let client = http.connect(human.clone(), Some("ali\u{200b}ce")).await;
+    human.will(tick());
+    let result = call(&client, "read_build_log", json!({"job": 42})).await;
+    assert_eq!(result.is_error, Some(true), "{}", text(&result));
+    assert!(
+        text(&result).contains("Nothing was shown"),
+        "{}",
+        text(&result)
+    );
+    assert!(!text(&result).contains(SECRET));
+    assert!(human.shown().is_empty(), "nobody was asked");
+    let _ = client.cancel().await;
+    // Another person has a budget of their own.
+    let bob = ScriptedHuman::new(MRTR);
+    let client = http.connect(bob.clone(), Some("bob")).await;
+    assert_eq!(read_log(&client, &bob).await.0, Some(Outcome::Executed));
+    let _ = client.cancel().await;
+}
+
+/// Two servers of safe-ops, each with a `Guard` of its own on its own connection to one
+/// store (a SQLite file opened twice, or two PostgreSQL pools), as replicas are.
+async fn two_servers_sharing_one_store_share_a_callers_budget(engine: Engine) {
+    let Some(shared) = orders::World::new(engine).await else {
+        return;
+    };
+    let replica = |store: Arc<dyn OperationStore>, world: &World| {
+        let guard = Guard::ephemeral()
+            .unwrap()
+            .with_operations(Operations::new(store, Callers::new("alice")));
+        world.server_with(guard)
+    };
+    let second_store: Arc<dyn OperationStore> = match &shared.sqlite_path() {
+        Some(path) => Arc::new(SqliteStore::open(path).unwrap()),
+        None => Arc::new(
+            order_cancel::stores::connect_postgres(
+                &guard_tests::configured_pg_url().unwrap(),
+                shared.schema.as_deref().unwrap(),
+                4,
+            )
+            .unwrap(),
+        ),
+    };
+    let world = builds(2000);
+    let human = ScriptedHuman::new(MRTR);
+    let one = connect(replica(shared.store.clone(), &world), human.clone()).await;
+    let other = ScriptedHuman::new(MRTR);
+    let two = connect(replica(second_store, &world), other.clone()).await;
+    for (client, human) in [
+        (&one, &human),
+        (&two, &other),
+        (&one, &human),
+        (&two, &other),
+    ] {
+        assert_eq!(read_log(client, human).await.0, Some(Outcome::Executed));
+    }
+    // 8000 lines shown: room for one more call of 2000, and each server takes one at once.
+    let (a, b) = tokio::join!(read_log(&one, &human), read_log(&two, &other));
+    let executed = [&a, &b]
+        .iter()
+        .filter(|(outcome, _)| *outcome == Some(Outcome::Executed))
+        .count();
+    assert_eq!(executed, 1, "one shown, one withheld: {a:?} {b:?}");
+    assert_spent(&read_log(&two, &other).await);
+    assert_spent(&read_log(&one, &human).await);
+    assert_eq!(
+        human.shown().len() + other.shown().len(),
+        6,
+        "the calls past the cap asked nobody"
+    );
+    let _ = one.cancel().await;
+    let _ = two.cancel().await;
 }

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use crate::support::{stdio, *};
+use crate::support::{over_http::serve_http, stdio, *};
 use rmcp::model::ProtocolVersion;
 use rmcp_guard::{
     codes,
@@ -330,6 +330,34 @@ async fn a_session_gets_ten_links() {
         "{}",
         text(&result)
     );
+    assert_eq!(human.shown().len(), 10, "the eleventh asked nobody");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_streamable_http_on_2026_07_28_a_client_gets_ten_links() {
+    // rmcp builds a service per request here: the ten must outlive each of them.
+    let world = World::new();
+    let (server, _) = world.server_with_downloads().await;
+    let http = serve_http(server).await;
+    let human = ScriptedHuman::new(MRTR);
+    for _ in 0..11 {
+        human.will(tick());
+    }
+    let client = http.connect(human.clone(), None).await;
+    for _ in 0..10 {
+        let result = create_link(&client, json!({"path": "report.csv"})).await;
+        assert_natural(&result, Outcome::Executed);
+    }
+    let result = create_link(&client, json!({"path": "report.csv"})).await;
+    let _ = client.cancel().await;
+    assert_natural(&result, Outcome::OverDisclosureCap);
+    let said = text(&result);
+    assert!(
+        said.contains("per session, 10 were shown already"),
+        "{said}"
+    );
+    assert!(said.contains("The limit starts again at "), "{said}");
+    assert!(!said.contains("http://"), "no link: {said}");
     assert_eq!(human.shown().len(), 10, "the eleventh asked nobody");
 }
 

@@ -7,6 +7,7 @@ pub mod deferred;
 pub mod events;
 pub mod external;
 pub mod orders;
+pub mod over_http;
 pub mod shelf;
 pub mod stdio;
 

@@ -110,6 +110,7 @@ impl S {
                     )
                     .await,
             )
+            .await
         {
             ::core::result::Result::Ok(shown) => shown,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
@@ -167,6 +168,7 @@ impl S {
                 __guard_result,
                 __guard_after,
             )
+            .await
     }
     /// Show the variables of a job, once two other people approved on the page.
     #[tool(
@@ -251,6 +253,7 @@ impl S {
                     )
                     .await,
             )
+            .await
         {
             ::core::result::Result::Ok(shown) => shown,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
@@ -308,6 +311,7 @@ impl S {
                 __guard_result,
                 __guard_after,
             )
+            .await
     }
     async fn log_boundary(&self, args: &JobArgs) -> Result<Boundary, ToolError> {
         Ok(

@@ -5,6 +5,8 @@
 //! counted, checked against the caps and the boundary the human approved, and recorded
 //! without its content (steps 9 and 10).
 
+mod budget;
+
 use rmcp::{
     handler::server::tool::IntoCallToolResult,
     model::{CallToolResponse, CallToolResult},
@@ -14,7 +16,7 @@ use serde_json::json;
 
 use super::{Accepted, Flow, Previewed};
 use crate::{
-    disclose::{Boundary, Inner, IntoDisclosed, Noun, Session, Shown, Spec},
+    disclose::{Boundary, Inner, IntoDisclosed, Noun, Shown, Spec, Standing},
     error::{ToolError, codes},
     form::Form,
     outcome::{Outcome, Step},
@@ -24,7 +26,7 @@ use crate::{
 impl<F: Form> Flow<'_, F> {
     /// Step 4: the boundary as the human will read it. Nothing to show ends the call without
     /// asking; so does a stated count above the per-call cap or the session's room.
-    pub fn bound(
+    pub async fn bound(
         &self,
         spec: &'static Spec,
         boundary: Result<Boundary, ToolError>,
@@ -39,14 +41,12 @@ impl<F: Form> Flow<'_, F> {
                 self.spec.name
             )));
         }
-        let so_far = self
-            .guard
-            .disclosed()
-            .so_far(&self.session(), self.spec.name);
-        if let Some(cap) = spec
-            .session_max_items
-            .filter(|cap| so_far.items.saturating_add(stated) > *cap)
-        {
+        let Some(cap) = spec.session_max_items else {
+            return Ok(shown);
+        };
+        let session = self.session()?;
+        let so_far = self.so_far(&session).await;
+        if so_far.shown.items.saturating_add(stated) > cap {
             return Err(self.over_session_cap(cap, so_far, stated, &noun));
         }
         Ok(shown)
@@ -84,12 +84,14 @@ impl<F> Flow<'_, F> {
     /// Steps 9 and 10: the handler's result is shown only if its count is within what the
     /// human was told and the per-call caps (items, and bytes of the serialized result,
     /// counted here), and the session's caps still hold with it (checked and counted in one
-    /// step). The audit record holds the counts and a digest, never the content.
+    /// step; for a caller's budget period, in the operation store when there is one: see
+    /// [`crate::disclose::Session`]). The audit record holds the counts and a digest, never
+    /// the content.
     ///
     /// `after` is the boundary computed once more after the handler returned: a source that
     /// changed while the handler read it (a log rewritten, a file swapped) is withheld, so
     /// what is shown is always what the human approved.
-    pub fn finish_disclosed(
+    pub async fn finish_disclosed(
         &self,
         spec: &'static Spec,
         approved: ApprovedBoundary,
@@ -136,32 +138,42 @@ impl<F> Flow<'_, F> {
             self.withheld(spec, Shown { items, bytes });
             return Ok(*self.over_cap(text));
         }
-        let session = self.session();
-        match self.guard.disclosed().take(&session, name, spec, now) {
+        let session = match self.session() {
+            Ok(session) => session,
+            Err(refused) => return Ok(*refused),
+        };
+        let taken = match self.take(&session, spec, now).await {
+            Ok(taken) => taken,
+            Err(refused) => {
+                self.withheld(spec, now);
+                return Ok(*refused);
+            }
+        };
+        match taken {
             Ok(total) => {
                 self.seen().disclosed = Some(json!({
                     "class": spec.class.as_str(),
                     "items": items,
                     "bytes": bytes,
-                    "session_items": total.items,
-                    "session_bytes": total.bytes,
+                    "session_items": total.shown.items,
+                    "session_bytes": total.shown.bytes,
                 }));
                 let result: CallToolResult = result.clone();
                 self.finish(result.into_call_tool_result())
             }
             Err(before) => {
-                self.withheld(spec, Shown { items, bytes });
+                self.withheld(spec, now);
                 let text = match spec
                     .session_max_items
-                    .filter(|cap| before.items + items > *cap)
+                    .filter(|cap| before.shown.items.saturating_add(items) > *cap)
                 {
                     Some(cap) => return Ok(*self.over_session_cap(cap, before, items, &noun)),
                     None => format!(
                         "Nothing was shown: {name} shows at most {} bytes per session, {} were \
-                         shown already and this result is {bytes} more. The limit starts again \
-                         in a new session (a new connection); tell the user.",
+                         shown already and this result is {bytes} more. {}",
                         spec.session_max_bytes.unwrap_or_default(),
-                        before.bytes
+                        before.shown.bytes,
+                        starts_again(&before)
                     ),
                 };
                 Ok(*self.over_cap(text))
@@ -222,30 +234,39 @@ impl<F> Flow<'_, F> {
         Ok(preview)
     }
 
-    /// The session this call belongs to (see [`Session`]).
-    fn session(&self) -> Session {
-        Session::of(self.call.request.peer.peer_info())
-    }
-
     fn over_session_cap(
         &self,
         cap: u64,
-        before: Shown,
+        before: Standing,
         more: u64,
         noun: &Noun,
     ) -> Box<CallToolResponse> {
         self.over_cap(format!(
             "Nothing was shown: {} shows at most {cap} {} per session, {} were shown \
-             already and this call would show {more} more. The limit starts again in a new \
-             session (a new connection); tell the user.",
+             already and this call would show {more} more. {}",
             self.spec.name,
             noun.of(cap),
-            before.items
+            before.shown.items,
+            starts_again(&before)
         ))
     }
 
     fn over_cap(&self, text: String) -> Box<CallToolResponse> {
         self.natural(Outcome::OverDisclosureCap, text)
+    }
+}
+
+/// When a spent session's budget starts again, for the human and the model to read.
+fn starts_again(budget: &Standing) -> String {
+    match budget.ends {
+        Some(ends) => format!(
+            "The limit starts again at {}: here a session is your budget period of 24 \
+             hours, on every connection and server of this service; tell the user.",
+            crate::rfc3339::minute(ends)
+        ),
+        None => {
+            "The limit starts again in a new session (a new connection); tell the user.".to_owned()
+        }
     }
 }
 

@@ -44,6 +44,7 @@ const PURGE_IDEMPOTENCY_KEYS: i64 = 7_237_150_516;
 const PURGE_REDEEMED_STATES: i64 = 7_237_150_517;
 #[cfg(feature = "approval")]
 const PURGE_APPROVALS: i64 = 7_237_150_518;
+const PURGE_BUDGETS: i64 = 7_237_150_519;
 
 impl Lock<'_> {
     /// The advisory lock id.
@@ -57,6 +58,7 @@ impl Lock<'_> {
             Lock::Purge(Expiring::RedeemedStates) => PURGE_REDEEMED_STATES,
             #[cfg(feature = "approval")]
             Lock::Purge(Expiring::Approvals) => PURGE_APPROVALS,
+            Lock::Purge(Expiring::Budgets) => PURGE_BUDGETS,
         }
     }
 }

@@ -184,6 +184,9 @@ fn type_name<'a>(what: &str, ty: &'a str) -> Result<&'a str, StoreError> {
 ///   `FOR UPDATE SKIP LOCKED`); never `DELETE`;
 /// - `guard_grants`: `SELECT`, `INSERT`, and `UPDATE` of `used`, `revoked_at` and
 ///   `revoked_by` only (which also lets a revocation lock its grant); never `DELETE`;
+/// - `guard_budgets`: `SELECT`, `INSERT`, `DELETE` (ended periods are purged; a trigger
+///   keeps an open one), and `UPDATE` of `opened_at`, `expires_at`, `items` and `bytes`
+///   (a trigger lets them only grow within a period);
 /// - `guard_approvals`: `SELECT`, `INSERT`, `DELETE` (ended approvals are purged), and
 ///   `UPDATE` of `status`, `ended_by`, `ended_at` and `typed` only;
 /// - `guard_approval_links`: `SELECT`, `INSERT`, and `UPDATE` of `viewed_at`, `used_at` and
@@ -212,7 +215,7 @@ pub fn operation_grants_sql(schema: &str, role: &str) -> Result<String, StoreErr
              {schema}.guard_approval_links, {schema}.guard_approval_decisions,
              {schema}.guard_approval_uses, {schema}.guard_approval_tasks,
              {schema}.guard_audit_queue, {schema}.guard_deferred, {schema}.guard_grants,
-             {schema}.guard_store_identity FROM {role};
+             {schema}.guard_store_identity, {schema}.guard_budgets FROM {role};
          GRANT SELECT, INSERT ON {schema}.guard_operations TO {role};
          GRANT UPDATE ({columns}) ON {schema}.guard_operations TO {role};
          GRANT SELECT, INSERT ON {schema}.guard_operation_effects TO {role};
@@ -231,6 +234,8 @@ pub fn operation_grants_sql(schema: &str, role: &str) -> Result<String, StoreErr
          GRANT UPDATE (status, closed_at, result) ON {schema}.guard_deferred TO {role};
          GRANT SELECT, INSERT ON {schema}.guard_grants TO {role};
          GRANT UPDATE (used, revoked_at, revoked_by) ON {schema}.guard_grants TO {role};
+         GRANT SELECT, INSERT, DELETE ON {schema}.guard_budgets TO {role};
+         GRANT UPDATE (opened_at, expires_at, items, bytes) ON {schema}.guard_budgets TO {role};
          GRANT SELECT, INSERT, DELETE ON {schema}.guard_approvals TO {role};
          GRANT UPDATE (status, ended_by, ended_at, typed) ON {schema}.guard_approvals TO {role};
          GRANT SELECT, INSERT ON {schema}.guard_approval_links TO {role};

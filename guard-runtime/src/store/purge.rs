@@ -30,6 +30,8 @@ pub(crate) enum Expiring {
     /// well past the deadline, so a late visitor still sees how an approval ended.
     #[cfg(feature = "approval")]
     Approvals,
+    /// `guard_budgets`: a period that ended is only ever replaced, so its row may go.
+    Budgets,
 }
 
 impl Expiring {
@@ -56,6 +58,15 @@ impl Expiring {
             (Expiring::Approvals, Dialect::Sqlite) => {
                 "DELETE FROM guard_approvals WHERE rowid IN (
                      SELECT rowid FROM guard_approvals WHERE expires_at <= $1 LIMIT $2)"
+            }
+            (Expiring::Budgets, Dialect::Postgres) => {
+                "DELETE FROM guard_budgets WHERE ctid = ANY(ARRAY(
+                     SELECT ctid FROM guard_budgets WHERE expires_at <= $1
+                     LIMIT $2 FOR UPDATE SKIP LOCKED))"
+            }
+            (Expiring::Budgets, Dialect::Sqlite) => {
+                "DELETE FROM guard_budgets WHERE rowid IN (
+                     SELECT rowid FROM guard_budgets WHERE expires_at <= $1 LIMIT $2)"
             }
             (Expiring::IdempotencyKeys, Dialect::Sqlite) => {
                 "DELETE FROM guard_idempotency WHERE rowid IN (

@@ -2,7 +2,9 @@
 //! whoever holds it download one sandbox file without asking anyone. That is disclosure of
 //! its own kind (the link outlives the call, and anyone it is pasted to can use it), so the
 //! tool asks first, stating the file, its size, how long the link works and that it needs no
-//! one's permission, and makes one link per call, ten per session.
+//! one's permission, and makes one link per call, ten per session: over stdio a session is
+//! the connection; on 2026-07-28 and over HTTP, where there is none, it is the caller's 24
+//! hours, on every connection (guard's `disclose::Session`).
 //!
 //! A link is signed over the file's path, its expiry and the file's pin (its identity), under
 //! a key made from the OS random source when the endpoint starts and kept in memory only: an
