@@ -333,7 +333,12 @@ impl<R: IntoCallToolResult, E: IntoCallToolResult> IntoDisclosed for Result<Disc
     ) {
         match self {
             Ok(shown) => shown.into_disclosed(),
-            Err(error) => (None, error.into_call_tool_result()),
+            // An error as rmcp sends one (`isError`, or a protocol error), whatever `E` is:
+            // a `String` is no success text.
+            Err(error) => (
+                None,
+                Err::<rmcp::model::CallToolResult, E>(error).into_call_tool_result(),
+            ),
         }
     }
 }

@@ -3,8 +3,8 @@
 //! over-report) stays read-only in its annotations, says what it discloses in `_meta.guard`
 //! and its description, asks the human with the data boundary stated, shows nothing on
 //! decline, cancel or a client that cannot ask, is capped per call (before asking, and on
-//! what the handler returns) and per session, and is audited with its counts, never its
-//! content.
+//! what the handler returns, an error included) and per session, and is audited with its
+//! counts, never its content.
 
 use std::sync::{
     Arc,
@@ -17,9 +17,9 @@ use crate::support::{
     *,
 };
 use rmcp::{
-    ServerHandler,
+    ErrorData, ServerHandler,
     handler::server::wrapper::Parameters,
-    model::{ProtocolVersion, ServerCapabilities, ServerConfig},
+    model::{CallToolResult, ContentBlock, ProtocolVersion, ServerCapabilities, ServerConfig},
     tool, tool_handler, tool_router,
 };
 use rmcp_guard::{
@@ -41,7 +41,12 @@ both_eras!(
     the_session_cap_holds_across_calls,
     a_handler_showing_more_than_stated_or_capped_shows_nothing,
     a_source_changed_while_the_handler_read_it_is_not_shown,
-    one_line_reads_in_the_singular
+    one_line_reads_in_the_singular,
+    an_error_carrying_more_than_the_byte_cap_is_withheld,
+    an_is_error_result_over_the_byte_cap_is_withheld,
+    a_small_error_still_reaches_the_model,
+    the_session_tally_counts_error_bytes,
+    an_error_of_a_tool_capped_in_items_only_is_held_to_the_error_limit
 );
 
 both_stores!(two_servers_sharing_one_store_share_a_callers_budget);
@@ -319,6 +324,24 @@ struct ExportArgs {
     /// Whether the table is written to while the handler reads it.
     #[serde(default)]
     written_meanwhile: bool,
+    /// How the handler fails, with the rows in its error, if it does.
+    #[serde(default)]
+    fails: Option<Failure>,
+}
+
+/// How an export fails: an `Err` (of the tool's error type), an `Ok` result marked
+/// `isError`, or a protocol error.
+#[derive(Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+#[serde(rename_all = "snake_case")]
+enum Failure {
+    Err,
+    IsError,
+    Protocol,
+}
+
+/// The rows an export reads, as text.
+fn rows(args: &ExportArgs) -> String {
+    format!("row {}\n", "x".repeat(args.pad)).repeat(args.returns as usize)
 }
 
 #[tool_router]
@@ -339,11 +362,69 @@ impl Export {
         if args.written_meanwhile {
             self.version.fetch_add(1, Ordering::SeqCst);
         }
-        let row = format!("row {}\n", "x".repeat(args.pad));
-        Ok(Disclosed::new(
-            args.returns,
-            row.repeat(args.returns as usize),
-        ))
+        if args.fails.is_some() {
+            return Err(ToolError::new(
+                "EXPORT_FAILED",
+                format!("failed:\n{}", rows(&args)),
+            ));
+        }
+        Ok(Disclosed::new(args.returns, rows(&args)))
+    }
+
+    /// Export rows as text; an error is text too.
+    #[read_only(
+        discloses = "bulk",
+        boundary = Self::rows_boundary,
+        max_items = 5,
+        max_bytes = 2000,
+        session_max_bytes = 3000
+    )]
+    #[tool]
+    async fn export_text(
+        &self,
+        Parameters(args): Parameters<ExportArgs>,
+    ) -> Result<Disclosed<Result<String, String>>, String> {
+        if args.written_meanwhile {
+            self.version.fetch_add(1, Ordering::SeqCst);
+        }
+        match args.fails {
+            Some(Failure::Err) => Err(format!("failed:\n{}", rows(&args))),
+            Some(Failure::IsError) => Ok(Disclosed::new(0, Err(rows(&args)))),
+            _ => Ok(Disclosed::new(args.returns, Ok(rows(&args)))),
+        }
+    }
+
+    /// Export rows, or fail with a protocol error or a result marked `isError`.
+    #[read_only(
+        discloses = "bulk",
+        boundary = Self::rows_boundary,
+        max_items = 5,
+        max_bytes = 2000
+    )]
+    #[tool]
+    async fn export_result(
+        &self,
+        Parameters(args): Parameters<ExportArgs>,
+    ) -> Result<Disclosed<CallToolResult>, ErrorData> {
+        let text = vec![ContentBlock::text(rows(&args))];
+        match args.fails {
+            Some(Failure::Protocol) => Err(ErrorData::internal_error(rows(&args), None)),
+            Some(_) => Ok(Disclosed::new(0, CallToolResult::error(text))),
+            None => Ok(Disclosed::new(args.returns, CallToolResult::success(text))),
+        }
+    }
+
+    /// Show rows, bounded in rows only.
+    #[read_only(discloses = "sensitive", boundary = Self::rows_boundary, max_items = 5)]
+    #[tool]
+    async fn show_rows(
+        &self,
+        Parameters(args): Parameters<ExportArgs>,
+    ) -> Result<Disclosed<String>, String> {
+        match args.fails {
+            Some(_) => Err(format!("failed:\n{}", rows(&args))),
+            None => Ok(Disclosed::new(args.returns, rows(&args))),
+        }
     }
 
     async fn rows_boundary(&self, args: &ExportArgs) -> Result<Boundary, ToolError> {
@@ -372,6 +453,59 @@ impl Export {
             version: Arc::default(),
         }
     }
+
+    /// An export whose calls are audited in `world`.
+    fn audited(world: &World) -> (Self, AuditLog) {
+        let log = AuditLog::new(
+            SqliteStore::open(world.base.join("audit.db")).unwrap(),
+            "disclosure test",
+        );
+        let guard = Guard::ephemeral()
+            .unwrap()
+            .with_exposure(Exposure::all_tools())
+            .with_audit(log.clone());
+        let export = Export {
+            guard: Arc::new(guard),
+            version: Arc::default(),
+        };
+        (export, log)
+    }
+}
+
+/// The `disclosed` counts of the last audit record of the call that answered `result`, after
+/// checking that no record of it holds the rows' text.
+async fn disclosed_counts(export: &Export, log: &AuditLog, result: &CallToolResult) -> Value {
+    export.guard.audit_settled().await;
+    let trace = trace_id(result).expect("trace id");
+    let records = log.by_trace(&trace).await.unwrap();
+    for record in &records {
+        assert!(!record.entry.contains("xxxx"), "{}", record.entry);
+    }
+    let last: Value = serde_json::from_str(&records.last().expect("a record").entry).unwrap();
+    last["disclosed"].clone()
+}
+
+/// Export arguments: `states` and `returns` rows of `pad` bytes, failing as `fails` says
+/// (`None`: not at all).
+fn failing(rows: u64, pad: usize, fails: Option<&str>) -> Value {
+    json!({"states": rows, "returns": rows, "pad": pad, "fails": fails})
+}
+
+/// Asserts that `result` withheld an error: a natural `over_disclosure_cap` answer that says
+/// the call failed and names `cap`, with none of the rows in it.
+#[track_caller]
+fn assert_error_withheld(result: &CallToolResult, cap: &str) {
+    assert_natural(result, Outcome::OverDisclosureCap);
+    let said = text(result);
+    assert!(said.starts_with("Nothing was shown: "), "{said}");
+    assert!(said.contains(" failed, and its error is "), "{said}");
+    assert!(said.contains(cap), "{said}");
+    assert!(
+        said.contains("Tell the user the call failed")
+            || said.contains("tell the user the call failed"),
+        "{said}"
+    );
+    assert!(!said.contains("xxxx"), "{said}");
 }
 
 async fn a_handler_showing_more_than_stated_or_capped_shows_nothing(era: ProtocolVersion) {
@@ -480,6 +614,156 @@ async fn one_line_reads_in_the_singular(era: ProtocolVersion) {
         &human,
         "Show the agent the last line of the build log of build job 42: 1 log line.\n",
     );
+    let _ = client.cancel().await;
+}
+
+async fn an_error_carrying_more_than_the_byte_cap_is_withheld(era: ProtocolVersion) {
+    let world = World::new();
+    let (export, log) = Export::audited(&world);
+    let human = ScriptedHuman::new(era.clone());
+    for _ in 0..4 {
+        human.will(tick());
+    }
+    let client = connect(export.clone(), human.clone()).await;
+    // Two rows of 1500 bytes in the error: the per-call cap is 2000 bytes.
+    for tool in ["export_rows", "export_text"] {
+        let result = call(&client, tool, failing(2, 1500, Some("err"))).await;
+        assert_error_withheld(&result, "at most 2000 bytes per call");
+        let disclosed = disclosed_counts(&export, &log, &result).await;
+        assert_eq!(disclosed["withheld"], true, "{disclosed}");
+        assert_eq!(disclosed["error"], true, "{disclosed}");
+        assert_eq!(disclosed["items"], 0, "{disclosed}");
+        assert!(disclosed["bytes"].as_u64().unwrap() > 3000, "{disclosed}");
+    }
+    // A protocol error is read by the model too: withheld, not sent.
+    let result = call(&client, "export_result", failing(2, 1500, Some("protocol"))).await;
+    assert_error_withheld(&result, "at most 2000 bytes per call");
+    // An error read from a source that changed while the handler read it is not shown either.
+    let mut args = failing(1, 10, Some("err"));
+    args["written_meanwhile"] = json!(true);
+    let result = call(&client, "export_text", args).await;
+    assert_eq!(outcome(&result), Some(Outcome::StateChanged), "{result:?}");
+    assert!(!text(&result).contains("xxxx"), "{}", text(&result));
+    assert_eq!(human.shown().len(), 4, "each call asked once");
+    let _ = client.cancel().await;
+}
+
+async fn an_is_error_result_over_the_byte_cap_is_withheld(era: ProtocolVersion) {
+    let world = World::new();
+    let (export, log) = Export::audited(&world);
+    let human = ScriptedHuman::new(era.clone());
+    for _ in 0..2 {
+        human.will(tick());
+    }
+    let client = connect(export.clone(), human.clone()).await;
+    for tool in ["export_text", "export_result"] {
+        let result = call(&client, tool, failing(2, 1500, Some("is_error"))).await;
+        assert_error_withheld(&result, "at most 2000 bytes per call");
+        let disclosed = disclosed_counts(&export, &log, &result).await;
+        assert_eq!(disclosed["withheld"], true, "{disclosed}");
+        assert_eq!(disclosed["error"], true, "{disclosed}");
+    }
+    let _ = client.cancel().await;
+}
+
+async fn a_small_error_still_reaches_the_model(era: ProtocolVersion) {
+    let world = World::new();
+    let (export, log) = Export::audited(&world);
+    let human = ScriptedHuman::new(era.clone());
+    for _ in 0..5 {
+        human.will(tick());
+    }
+    let client = connect(export.clone(), human.clone()).await;
+    let mut tallied = std::collections::HashMap::<&str, u64>::new();
+    for (tool, fails) in [
+        ("export_rows", "err"),
+        ("export_text", "err"),
+        ("export_text", "is_error"),
+        ("export_result", "is_error"),
+    ] {
+        let result = call(&client, tool, failing(2, 10, Some(fails))).await;
+        assert!(is_error(&result), "{tool} {fails}: {result:?}");
+        assert_eq!(outcome(&result), Some(Outcome::HandlerError), "{result:?}");
+        assert!(
+            text(&result).contains("row xxxxxxxxxx\nrow"),
+            "{}",
+            text(&result)
+        );
+        let disclosed = disclosed_counts(&export, &log, &result).await;
+        assert_eq!(disclosed["error"], true, "{disclosed}");
+        assert_eq!(disclosed.get("withheld"), None, "{disclosed}");
+        let bytes = disclosed["bytes"].as_u64().unwrap();
+        assert!(
+            bytes > 30,
+            "{tool} {fails}: the error's bytes are counted: {disclosed}"
+        );
+        let so_far = tallied.entry(tool).or_default();
+        *so_far += bytes;
+        assert_eq!(
+            disclosed["session_bytes"], *so_far,
+            "the tally holds it: {disclosed}"
+        );
+    }
+    // A protocol error within the cap reaches the client as one.
+    let error = client
+        .call_tool(params("export_result", failing(2, 10, Some("protocol"))))
+        .await
+        .expect_err("a protocol error");
+    assert!(error.to_string().contains("row xxxxxxxxxx"), "{error}");
+    assert_eq!(human.shown().len(), 5);
+    let _ = client.cancel().await;
+}
+
+async fn the_session_tally_counts_error_bytes(era: ProtocolVersion) {
+    // export_text: 2000 bytes per call, 3000 per session.
+    let world = World::new();
+    let (export, log) = Export::audited(&world);
+    let human = ScriptedHuman::new(era.clone());
+    for _ in 0..3 {
+        human.will(tick());
+    }
+    let client = connect(export.clone(), human.clone()).await;
+    let error = call(&client, "export_text", failing(1, 1200, Some("err"))).await;
+    assert!(is_error(&error), "{error:?}");
+    let error_bytes = disclosed_counts(&export, &log, &error).await["bytes"]
+        .as_u64()
+        .unwrap();
+    assert!(error_bytes > 1200, "{error_bytes}");
+    let shown = call(&client, "export_text", failing(1, 1200, None)).await;
+    assert_natural(&shown, Outcome::Executed);
+    let disclosed = disclosed_counts(&export, &log, &shown).await;
+    let shown_bytes = disclosed["bytes"].as_u64().unwrap();
+    assert_eq!(
+        disclosed["session_bytes"],
+        error_bytes + shown_bytes,
+        "the session's tally holds the error's bytes: {disclosed}"
+    );
+    // A third of the same size no longer fits in the session's 3000 bytes.
+    let result = call(&client, "export_text", failing(1, 1200, Some("err"))).await;
+    assert_error_withheld(&result, "of the 3000 it shows per session");
+    assert!(text(&result).contains("a new session"), "{}", text(&result));
+    let _ = client.cancel().await;
+}
+
+async fn an_error_of_a_tool_capped_in_items_only_is_held_to_the_error_limit(era: ProtocolVersion) {
+    // show_rows caps rows only: an error has no count, so it gets guard's 4096 bytes.
+    let human = ScriptedHuman::new(era.clone());
+    for _ in 0..3 {
+        human.will(tick());
+    }
+    let client = connect(Export::new(), human.clone()).await;
+    let result = call(&client, "show_rows", failing(2, 2500, Some("err"))).await;
+    assert_error_withheld(
+        &result,
+        "an error of a tool without a byte cap shows at most 4096 bytes per call",
+    );
+    let result = call(&client, "show_rows", failing(2, 1000, Some("err"))).await;
+    assert!(is_error(&result), "{result:?}");
+    assert!(text(&result).contains("xxxx"), "{}", text(&result));
+    // Its rows, counted and approved, are not held to that limit.
+    let result = call(&client, "show_rows", failing(2, 2500, None)).await;
+    assert_natural(&result, Outcome::Executed);
+    assert!(text(&result).contains("xxxx"));
     let _ = client.cancel().await;
 }
 

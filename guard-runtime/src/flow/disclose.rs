@@ -3,7 +3,7 @@
 //! anyone is asked; the question and its answer are the flow's own (steps 5–7); the boundary
 //! is computed again before the handler runs (step 8); and what the handler returns is
 //! counted, checked against the caps and the boundary the human approved, and recorded
-//! without its content (steps 9 and 10).
+//! without its content (steps 9 and 10); so is an error it returns (`failed.rs`).
 
 mod budget;
 
@@ -13,6 +13,8 @@ use rmcp::{
 };
 use serde::de::DeserializeOwned;
 use serde_json::json;
+
+mod failed;
 
 use super::{Accepted, Flow, Previewed};
 use crate::{
@@ -100,10 +102,10 @@ impl<F> Flow<'_, F> {
     ) -> Result<CallToolResponse, rmcp::ErrorData> {
         let (items, response) = result.into_disclosed();
         let (Some(items), Ok(CallToolResponse::Complete(result))) = (items, &response) else {
-            return self.finish(response);
+            return self.finish_failed(spec, approved, items, response, after);
         };
         if result.is_error == Some(true) {
-            return self.finish(response);
+            return self.finish_failed(spec, approved, Some(items), response, after);
         }
         let bytes = serde_json::to_vec(result).map_or(u64::MAX, |b| b.len() as u64);
         if let Some(changed) = self.changed_while_read(spec, &approved, after) {
