@@ -30,8 +30,8 @@ use rmcp::{
     tool, tool_handler, tool_router,
 };
 use rmcp_guard::{
-    Confirmed, EnvIdentity, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, codes, destructive,
-    exposed,
+    Confirmed, EnvIdentity, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, codes,
+    destructive, exposed,
     forms::Checkbox,
     ops::{OperationStore, Operations, now_ms},
     outcome::Outcome,
