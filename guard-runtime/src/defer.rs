@@ -4,11 +4,13 @@
 //! re-check passes), guard does not run the handler: it stores the confirmed call in the
 //! operation store with [`DeferredCalls`] (the tool, the canonical arguments, the accepted
 //! form, the caller's canonical tenant and user, the fingerprint of the preview the human
-//! saw, and the due time on the database's clock where it has one) and answers "scheduled
-//! for 14:24 UTC; withdraw with withdraw(operation_id)". A runner
-//! ([`crate::run_deferred`]) later claims each due call, re-runs the preview (a target no
-//! longer as the human saw it is `STATE_CHANGED`, recorded, and nothing runs), then runs the
-//! handler with a proof that only a claimed call can give, and records the outcome.
+//! saw, and the due time on the database's clock) and answers "scheduled for 14:24 UTC;
+//! withdraw with withdraw(operation_id)". A runner ([`crate::run_deferred`]) later claims
+//! each call the database's clock says is due (no caller passes a time, so nothing runs
+//! before the time the human was told), re-runs the preview (a target no longer as the
+//! human saw it is `STATE_CHANGED`, recorded, and nothing runs), then runs the handler with
+//! a proof that only a claimed call can give, and records the outcome. Nothing here is
+//! public that schedules, claims, runs or withdraws a call: only guard's pipeline does.
 //!
 //! What the store enforces (the table `guard_deferred` and its triggers): a call is stored
 //! `SCHEDULED`, ends once (`WITHDRAWN`, `RAN`, `STATE_CHANGED` or `FAILED`), and never
@@ -88,9 +90,10 @@ pub(crate) struct Confirmation<'a> {
     pub fingerprint: &'a str,
 }
 
-/// The deferred calls of one operation store, audited into its log.
+/// The deferred calls of one operation store, audited into its log. Only guard's pipeline
+/// schedules, runs and withdraws them.
 #[derive(Clone)]
-pub struct DeferredCalls {
+pub(crate) struct DeferredCalls {
     store: Arc<dyn OperationStore>,
     audit: AuditLog,
 }
@@ -107,18 +110,8 @@ const COLUMNS: &str = "operation_id, tenant, user_id, tool, target, arguments, f
 impl DeferredCalls {
     /// The calls in `store`, each step recorded in `audit` (the store's own log, so a record
     /// commits with the change it describes).
-    pub fn new(store: Arc<dyn OperationStore>, audit: AuditLog) -> Self {
+    pub(crate) fn new(store: Arc<dyn OperationStore>, audit: AuditLog) -> Self {
         Self { store, audit }
-    }
-
-    /// The store's clock (ms since the Unix epoch): PostgreSQL's `clock_timestamp()`, so
-    /// processes sharing a store agree on what is due; this process's clock for SQLite,
-    /// whose processes share one machine.
-    pub async fn now(&self) -> Result<i64, StoreError> {
-        let mut tx = self.store.begin().await?;
-        let now = clock(&mut tx).await?;
-        tx.rollback().await?;
-        Ok(now)
     }
 
     /// Stores `call` to run `after` from now (the store's clock). The call and its
@@ -219,19 +212,26 @@ pub(crate) async fn new_call(
     Ok((scheduled, insert))
 }
 
-/// The store's clock, read in `tx` (see [`DeferredCalls::now`]).
-pub(crate) async fn clock(tx: &mut Tx) -> Result<i64, StoreError> {
-    match tx.dialect() {
-        Dialect::Postgres => tx
-            .query_opt(
-                "SELECT (pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint AS now",
-                &[],
-            )
-            .await?
-            .ok_or_else(|| StoreError::Other("the database did not tell the time".into()))?
-            .int("now"),
-        Dialect::Sqlite => Ok(crate::store::now_ms()),
+/// The database's clock in ms since the Unix epoch, as SQL: PostgreSQL's
+/// `clock_timestamp()`, so processes sharing a store agree on what is due; SQLite's
+/// `julianday('now')`. Due times and deadlines are stored and compared on it, never on a
+/// time a caller passes.
+pub(crate) fn now_sql(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Postgres => {
+            "(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint"
+        }
+        Dialect::Sqlite => "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)",
     }
+}
+
+/// The database's clock ([`now_sql`]), read in `tx`.
+pub(crate) async fn clock(tx: &mut Tx) -> Result<i64, StoreError> {
+    let sql = format!("SELECT {} AS now", now_sql(tx.dialect()));
+    tx.query_opt(&sql, &[])
+        .await?
+        .ok_or_else(|| StoreError::Other("the database did not tell the time".into()))?
+        .int("now")
 }
 
 /// How a call ended, as stored.

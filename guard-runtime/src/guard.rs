@@ -293,7 +293,7 @@ impl Guard {
     /// The undo windows of this guard's operation store, audited into its log: where tools
     /// that declare an undo keep what undoing needs. `None` without operations.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    pub fn undo_windows(&self) -> Option<crate::undo::UndoWindows> {
+    pub(crate) fn undo_windows(&self) -> Option<crate::undo::UndoWindows> {
         let operations = self.operations.as_ref()?;
         Some(crate::undo::UndoWindows::new(
             operations.store().clone(),
@@ -305,7 +305,7 @@ impl Guard {
     /// tools that declare `defer` keep the calls the human confirmed until they run.
     /// `None` without operations.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    pub fn deferred_calls(&self) -> Option<crate::defer::DeferredCalls> {
+    pub(crate) fn deferred_calls(&self) -> Option<crate::defer::DeferredCalls> {
         let operations = self.operations.as_ref()?;
         Some(crate::defer::DeferredCalls::new(
             operations.store().clone(),

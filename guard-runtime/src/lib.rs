@@ -152,7 +152,7 @@ pub use entry::exposed;
 pub use entry::undo::{purge_due_undo_windows, purge_undo_windows};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
-pub use entry::withdraw::{run_deferred, run_due_deferred};
+pub use entry::withdraw::run_deferred;
 pub use error::{ToolError, codes};
 pub use exposure::Exposure;
 pub use form::{Form, FormEnum};

@@ -1,6 +1,7 @@
 //! A scripted human for driving guarded servers in process: it answers each elicitation
 //! from a queue and records every question it was shown. And a store that records the
-//! trips its transactions make ([`CountingStore`]).
+//! trips its transactions make ([`CountingStore`]), and one pass of a server's deferred-call
+//! runner that runs only what the database's clock says is due ([`run_due_deferred`]).
 
 use std::{
     collections::VecDeque,
@@ -21,7 +22,11 @@ use rmcp::{
 use serde_json::Value;
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod runner;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod trips;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub use runner::run_due_deferred;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use trips::CountingStore;
 

@@ -2,10 +2,12 @@
 //!
 //! A tool declares its undo with `#[destructive(undo = Self::undo_x, undo_within = "10m",
 //! purge = Self::purge_x)]` and returns [`Reversible`]; after its effect ran, guard opens a
-//! window in the operation store with [`UndoWindows::open`]: a server-generated `operation_id`, the caller's tenant and user
-//! (canonical), the tool, the target, what undoing needs (canonical JSON, from the effect
-//! itself) and a deadline. Until the deadline the owner may undo it once; after it, guard
-//! runs the author's purge once, and the effect is final.
+//! window in the operation store: a server-generated `operation_id`, the caller's tenant
+//! and user (canonical), the tool, the target, what undoing needs (canonical JSON, from the
+//! effect itself) and a deadline on the database's clock. Until the deadline the owner may
+//! undo it once; after it, guard runs the author's purge once, and the effect is final.
+//! Only guard's pipeline opens, undoes and purges windows, and the database's clock, never
+//! a caller's time, says whether a window has expired.
 //!
 //! What the store enforces (the table `guard_undo` and its triggers): a window opens
 //! `OPEN`, closes once (`UNDONE` with its result, or `PURGED`), and never changes whose it
@@ -74,9 +76,10 @@ pub struct Opened {
     pub expires_at: i64,
 }
 
-/// The undo windows of one operation store, audited into its log.
+/// The undo windows of one operation store, audited into its log. Only guard's pipeline
+/// opens, undoes and purges them.
 #[derive(Clone)]
-pub struct UndoWindows {
+pub(crate) struct UndoWindows {
     store: Arc<dyn OperationStore>,
     audit: AuditLog,
 }
@@ -93,27 +96,28 @@ const COLUMNS: &str = "operation_id, tenant, user_id, tool, target, data, status
 impl UndoWindows {
     /// The windows in `store`, each step recorded in `audit` (the store's own log, so a
     /// record commits with the change it describes).
-    pub fn new(store: Arc<dyn OperationStore>, audit: AuditLog) -> Self {
+    pub(crate) fn new(store: Arc<dyn OperationStore>, audit: AuditLog) -> Self {
         Self { store, audit }
     }
 
     /// Opens a window for `owner` on the effect `tool` just ran on `target`, keeping `data`
-    /// (what undoing needs) until `within` from `now`. The window and its `undo_opened`
-    /// record commit together.
-    #[allow(clippy::too_many_arguments)]
-    pub async fn open(
+    /// (what undoing needs) until `within` from now on the database's clock. The window and
+    /// its `undo_opened` record commit together. Only the flow of a reversible tool calls
+    /// this, after its effect ran.
+    pub(crate) async fn open(
         &self,
         owner: &Person,
         tool: &str,
         target: &str,
         data: &Value,
         within: Duration,
-        now: i64,
         trace_id: &str,
     ) -> Result<Opened, StoreError> {
         let (data, digest) = canonical_payload(data)
             .map_err(|e| StoreError::Other(format!("the undo data has no canonical JSON: {e}")))?;
         let within = i64::try_from(within.as_millis()).unwrap_or(i64::MAX);
+        let mut tx = self.store.begin().await?;
+        let now = crate::defer::clock(&mut tx).await?;
         let opened = Opened {
             operation_id: uuid::Uuid::new_v4().to_string(),
             expires_at: now.saturating_add(within.max(1)),
@@ -141,7 +145,6 @@ impl UndoWindows {
             .field("target", target)
             .field("undo_until", crate::ops::rfc3339(opened.expires_at))
             .field("data_sha256", digest);
-        let tx = self.store.begin().await?;
         self.commit(tx, vec![insert], &record).await?;
         Ok(opened)
     }

@@ -1,14 +1,14 @@
 //! Deferred calls on SQLite and PostgreSQL: two runners on one store (two openers of one
 //! SQLite file; two pools of the server's role on one PostgreSQL schema) run each due call
-//! exactly once, and the database keeps a call as guard stored it: it is born
-//! `SCHEDULED`, ends once, and is never deleted or rewritten, for the server's role and the
-//! tables' owner alike.
+//! exactly once, none before its due time by the database's clock, and the database keeps
+//! a call as guard stored it: it is born `SCHEDULED`, ends once, and is never deleted or
+//! rewritten, for the server's role and the tables' owner alike.
 
 use std::sync::Arc;
 
 use crate::support::{
     connect,
-    deferred::Accounts,
+    deferred::{Accounts, SOON_DUE},
     orders::{Engine, World},
 };
 use crate::undo_windows_hold::statement;
@@ -25,11 +25,15 @@ both_stores!(
     every_step_is_an_audit_record,
     a_runner_racing_a_withdrawal_has_one_winner,
     background_runners_run_each_due_call_once,
+    no_runner_runs_a_call_before_its_due_time,
 );
 
-/// Schedules `close_account` of `account` on `server` (push era); the call's id.
+/// The tool these tests run: due two seconds after it is scheduled.
+const SOON: &str = "close_account_soon";
+
+/// Schedules `close_account_soon` of `account` on `server` (push era); the call's id.
 async fn schedule(server: &Accounts, account: &str) -> String {
-    schedule_with(server, "close_account", account).await
+    schedule_with(server, SOON, account).await
 }
 
 /// Schedules `tool` of `account` on `server` (push era); the call's id.
@@ -81,9 +85,9 @@ fn second_store(world: &World) -> Arc<dyn OperationStore> {
     }
 }
 
-/// A time after every call scheduled now is due.
-fn later() -> i64 {
-    rmcp_guard::ops::now_ms() + 3 * 60_000
+/// Returns once every call of [`SOON`] scheduled before it is due by the stores' clock.
+async fn until_due() {
+    tokio::time::sleep(SOON_DUE).await;
 }
 
 async fn status(world: &World, id: &str) -> String {
@@ -112,8 +116,8 @@ async fn two_runners_run_each_due_call_once(engine: Engine) {
         ids.push(schedule(&first, account).await);
     }
     let second = first.as_person(second_store(&world), "acme", "alice");
-    let at = later();
-    let (a, b) = tokio::join!(first.run_due(at), second.run_due(at));
+    until_due().await;
+    let (a, b) = tokio::join!(first.run_due(), second.run_due());
     assert_eq!(a + b, 8, "each call ended by one of them ({a} + {b})");
     let mut closed: Vec<String> = first.closings().into_iter().map(|(a, _)| a).collect();
     closed.sort();
@@ -121,7 +125,7 @@ async fn two_runners_run_each_due_call_once(engine: Engine) {
     for id in &ids {
         assert_eq!(status(&world, id).await, "RAN");
     }
-    let (a, b) = tokio::join!(first.run_due(at), second.run_due(at));
+    let (a, b) = tokio::join!(first.run_due(), second.run_due());
     assert_eq!(a + b, 0, "nothing runs twice");
     let scheduled = world
         .count(
@@ -131,7 +135,7 @@ async fn two_runners_run_each_due_call_once(engine: Engine) {
         .await;
     let ran = world
         .count(
-            "SELECT COUNT(*) AS n FROM guard_audit_log WHERE outcome = $1 AND tool = 'close_account'",
+            "SELECT COUNT(*) AS n FROM guard_audit_log WHERE outcome = $1 AND tool = 'close_account_soon'",
             &[Outcome::Executed.as_str().into()],
         )
         .await;
@@ -150,6 +154,7 @@ async fn a_call_ends_once_and_is_never_rewritten(engine: Engine) {
     let id = schedule(&server, "checking").await;
     for store in [&world.store, &world.owner] {
         for sql in [
+            "UPDATE guard_deferred SET due_at = due_at - 1 WHERE operation_id = $1",
             "UPDATE guard_deferred SET due_at = due_at + 1 WHERE operation_id = $1",
             "UPDATE guard_deferred SET form = '{\"reason\":\"forged\"}' WHERE operation_id = $1",
             "UPDATE guard_deferred SET user_id = 'mallory' WHERE operation_id = $1",
@@ -158,7 +163,8 @@ async fn a_call_ends_once_and_is_never_rewritten(engine: Engine) {
             assert!(statement(store, sql, &id).await.is_err(), "{sql}");
         }
     }
-    assert_eq!(server.run_due(later()).await, 1);
+    until_due().await;
+    assert_eq!(server.run_due().await, 1);
     assert_eq!(status(&world, &id).await, "RAN");
     for store in [&world.store, &world.owner] {
         let reopen = "UPDATE guard_deferred SET status = 'SCHEDULED', closed_at = NULL, result = NULL WHERE operation_id = $1";
@@ -208,11 +214,12 @@ async fn every_step_is_an_audit_record(engine: Engine) {
         Some(Outcome::AlreadyWithdrawn)
     );
     server.balances.lock().unwrap().insert("savings".into(), 1);
-    assert_eq!(server.run_due(later()).await, 2);
+    until_due().await;
+    assert_eq!(server.run_due().await, 2);
     assert_eq!(server.balance("checking"), Some(100));
     assert_eq!(server.balance("savings"), Some(1));
     assert_eq!(server.balance("brokerage"), None);
-    let tool = "close_account";
+    let tool = SOON;
     assert_eq!(records(&world, tool, Outcome::Scheduled).await, 3);
     assert_eq!(records(&world, tool, Outcome::Executed).await, 1);
     assert_eq!(records(&world, tool, Outcome::StateChanged).await, 1);
@@ -235,8 +242,8 @@ async fn a_runner_racing_a_withdrawal_has_one_winner(engine: Engine) {
         let account = format!("r{round}");
         server.balances.lock().unwrap().insert(account.clone(), 1);
         let id = schedule(&server, &account).await;
-        let at = later();
-        let (ran, withdrawn) = tokio::join!(runner.run_due(at), withdraw(&server, &id));
+        until_due().await;
+        let (ran, withdrawn) = tokio::join!(runner.run_due(), withdraw(&server, &id));
         match withdrawn {
             Some(Outcome::Withdrawn) => {
                 assert_eq!(ran, 0, "withdrawn first: nothing ran");
@@ -250,7 +257,7 @@ async fn a_runner_racing_a_withdrawal_has_one_winner(engine: Engine) {
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(runner.run_due(at).await, 0);
+        assert_eq!(runner.run_due().await, 0);
     }
     let closed = server.closings().len();
     let open = (0..6)
@@ -259,9 +266,9 @@ async fn a_runner_racing_a_withdrawal_has_one_winner(engine: Engine) {
     assert_eq!(closed + open, 6, "each call ran once or not at all");
 }
 
-/// Two servers on one store each run `run_deferred` in the background: every call due in a
-/// second runs once, one due in two minutes is left scheduled, and the runners stop with
-/// their handles.
+/// Two servers on one store each run `run_deferred` in the background: every call due in
+/// two seconds runs once, one due in two minutes is left scheduled, and the runners stop
+/// with their handles.
 async fn background_runners_run_each_due_call_once(engine: Engine) {
     let Some(world) = World::new(engine).await else {
         return;
@@ -274,9 +281,9 @@ async fn background_runners_run_each_due_call_once(engine: Engine) {
     }
     let mut ids = Vec::new();
     for account in &soon {
-        ids.push(schedule_with(&first, "close_account_soon", account).await);
+        ids.push(schedule(&first, account).await);
     }
-    let later_id = schedule(&first, "checking").await;
+    let later_id = schedule_with(&first, "close_account", "checking").await;
     let every = std::time::Duration::from_millis(50);
     let runners = [&first, &second].map(|server| server.run_in_background(every));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
@@ -294,4 +301,29 @@ async fn background_runners_run_each_due_call_once(engine: Engine) {
     }
     assert_eq!(status(&world, &later_id).await, "SCHEDULED", "not due yet");
     assert_eq!(first.balance("checking"), Some(100));
+}
+
+/// A call due in two minutes is run by no runner before then, however it is driven: passes
+/// of two processes' runners on one store and their background runners passing every few
+/// milliseconds all find nothing due, since the database's clock decides (PostgreSQL's, not
+/// the runner's) and no caller passes a time. It is still scheduled afterwards.
+async fn no_runner_runs_a_call_before_its_due_time(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let first = Accounts::new(world.store.clone(), "acme", "alice");
+    let id = schedule_with(&first, "close_account", "checking").await;
+    let second = first.as_person(second_store(&world), "acme", "alice");
+    for _ in 0..3 {
+        let (a, b) = tokio::join!(first.run_due(), second.run_due());
+        assert_eq!((a, b), (0, 0), "a pass of either runner: not due");
+    }
+    let every = std::time::Duration::from_millis(5);
+    let runners = [&first, &second].map(|server| server.run_in_background(every));
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    drop(runners);
+    assert_eq!(status(&world, &id).await, "SCHEDULED", "not due yet");
+    assert_eq!(first.balance("checking"), Some(100), "nothing ran");
+    assert!(first.closings().is_empty());
+    assert_eq!(records(&world, "close_account", Outcome::Executed).await, 0);
 }

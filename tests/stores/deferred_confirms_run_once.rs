@@ -1,7 +1,8 @@
 //! A deferred two-phase confirm (order-cancel with `Operations::defer_confirm`, as
-//! `--defer-confirm 2m` sets it): the confirm checks everything a confirm checks, then
-//! stores the operation and answers when it runs and how to withdraw it; a runner files the
-//! request once when due, after re-checking the order; a withdrawal before then is recorded
+//! `--defer-confirm 2m` sets it; three seconds here): the confirm checks everything a
+//! confirm checks, then stores the operation and answers when it runs and how to withdraw
+//! it; a runner files the request once when due by the database's clock, never before,
+//! after re-checking the order; a withdrawal before then is recorded
 //! and nothing is filed; someone else's withdrawal finds nothing; across restarts and two
 //! runners on one store the request is filed once; and the database refuses a rewritten or
 //! forged deferred confirm. On SQLite and PostgreSQL.
@@ -40,10 +41,11 @@ both_stores!(
 );
 
 /// How long the confirms of these tests wait.
-const WAIT: Duration = Duration::from_secs(120);
-/// A runner's clock well past every wait of these tests.
-fn later() -> i64 {
-    now_ms() + 10 * 60_000
+const WAIT: Duration = Duration::from_secs(3);
+
+/// Returns once every confirm deferred before it is due by the database's clock.
+async fn until_due() {
+    tokio::time::sleep(WAIT + Duration::from_millis(200)).await;
 }
 
 /// order-cancel as `user` of `tenant` with its confirms deferred by `wait`.
@@ -68,9 +70,15 @@ async fn lookup(client: &Client, id: &str) -> CallToolResult {
     call(client, "get_operation_result", json!({"operation_id": id})).await
 }
 
-/// One runner pass of `server` at `now`: how many due confirms it ended.
-async fn run(server: &OrderCancel, now: i64) -> u64 {
-    server.run_due(now).await.expect("a runner pass")
+/// One runner pass of `server`: how many confirms due by the store's clock it ended.
+async fn run(server: &OrderCancel) -> u64 {
+    server.run_due().await.expect("a runner pass")
+}
+
+/// One runner pass of `server` once every confirm deferred before is due.
+async fn run_when_due(server: &OrderCancel) -> u64 {
+    until_due().await;
+    run(server).await
 }
 
 /// The stored status of the deferred confirm `id`.
@@ -189,7 +197,7 @@ async fn a_deferred_confirm_answers_its_schedule_and_files_nothing_yet(engine: E
     );
 
     // Not yet due: a runner passes it over.
-    assert_eq!(run(&server, now_ms()).await, 0);
+    assert_eq!(run(&server).await, 0);
     assert_eq!(world.requests(1001).await, 0);
     // The intent's own expiry does not close a confirmed, waiting operation: a prepare of
     // the same order after it still finds it pending.
@@ -212,7 +220,7 @@ async fn a_deferred_confirm_answers_its_schedule_and_files_nothing_yet(engine: E
         text(&refused)
     );
     assert_eq!(world.status(&id).await, "PREPARED");
-    assert_eq!(run(&server, later()).await, 1);
+    assert_eq!(run_when_due(&server).await, 1);
     assert_eq!(
         world.requests(1001).await,
         1,
@@ -233,8 +241,8 @@ async fn it_runs_once_when_due_with_what_was_confirmed(engine: Engine) {
     .await;
     let id = body(&id)["operation_id"].as_str().unwrap().to_owned();
     assert_natural(&confirm(&client, &id).await, Outcome::Scheduled);
-    assert_eq!(run(&server, later()).await, 1);
-    assert_eq!(run(&server, later()).await, 0, "a call runs once");
+    assert_eq!(run_when_due(&server).await, 1);
+    assert_eq!(run(&server).await, 0, "a call runs once");
     assert_eq!(world.requests(1002).await, 1);
     assert_eq!(world.effects(&id).await, 1);
     assert_eq!(world.status(&id).await, "SUBMITTED");
@@ -284,7 +292,7 @@ async fn withdrawn_before_due_never_runs_and_twice_answers_alike(engine: Engine)
     assert_eq!(body(&second)["tool"], body(&first)["tool"]);
     assert_eq!(body(&second)["target"], body(&first)["target"]);
 
-    assert_eq!(run(&server, later()).await, 0);
+    assert_eq!(run_when_due(&server).await, 0);
     assert_eq!(
         world.requests(1001).await,
         0,
@@ -354,7 +362,7 @@ async fn another_person_or_tenant_gets_not_found(engine: Engine) {
             Some(codes::OPERATION_NOT_FOUND)
         );
     }
-    assert_eq!(run(&server, later()).await, 1, "it still runs for alice");
+    assert_eq!(run_when_due(&server).await, 1, "it still runs for alice");
     assert_eq!(world.requests(1001).await, 1);
 }
 
@@ -365,7 +373,7 @@ async fn withdraw_after_the_run_says_it_ran(engine: Engine) {
     let (server, client) = alice(&world).await;
     let id = prepare(&client, "A10001").await;
     assert_natural(&confirm(&client, &id).await, Outcome::Scheduled);
-    assert_eq!(run(&server, later()).await, 1);
+    assert_eq!(run_when_due(&server).await, 1);
     let late = withdraw(&client, &id).await;
     assert_refused(
         &late,
@@ -393,7 +401,7 @@ async fn an_order_changed_before_due_is_state_changed_and_nothing_is_filed(engin
             &[],
         )
         .await;
-    assert_eq!(run(&server, later()).await, 1, "the call ends");
+    assert_eq!(run_when_due(&server).await, 1, "the call ends");
     assert_eq!(world.requests(1001).await, 0, "nothing is filed");
     assert_eq!(world.effects(&id).await, 0);
     assert_eq!(world.status(&id).await, "REJECTED");
@@ -447,8 +455,8 @@ async fn a_restart_between_confirm_and_run_files_it_once(engine: Engine) {
         0,
         "a confirm does not run a deferred one early"
     );
-    assert_eq!(run(&restarted, later()).await, 1);
-    assert_eq!(run(&restarted, later()).await, 0);
+    assert_eq!(run_when_due(&restarted).await, 1);
+    assert_eq!(run(&restarted).await, 0);
     assert_eq!(world.requests(1001).await, 1);
     assert_eq!(world.effects(&id).await, 1);
 }
@@ -475,8 +483,8 @@ async fn two_runners_on_one_store_file_each_due_confirm_once(engine: Engine) {
     };
     let one = alice_on(reopened(&world).await, Some(WAIT));
     let two = alice_on(reopened(&world).await, Some(WAIT));
-    let now = later();
-    let (a, b) = tokio::join!(run(&one, now), run(&two, now));
+    until_due().await;
+    let (a, b) = tokio::join!(run(&one), run(&two));
     assert_eq!(a + b, 4, "each due confirm ended once: {a} + {b}");
     for (order_id, id) in &confirmed {
         assert_eq!(world.requests(*order_id).await, 1, "order {order_id}");
@@ -491,7 +499,7 @@ async fn a_withdrawal_racing_the_runner_has_one_winner(engine: Engine) {
     };
     let runner = alice_on(reopened(&world).await, Some(WAIT));
     let withdrawer = connect(alice_on(reopened(&world).await, Some(WAIT))).await;
-    let now = later();
+    until_due().await;
     let withdrawals = async {
         let mut answers = Vec::new();
         for (_, id) in &confirmed {
@@ -499,7 +507,7 @@ async fn a_withdrawal_racing_the_runner_has_one_winner(engine: Engine) {
         }
         answers
     };
-    let (ran, answers) = tokio::join!(run(&runner, now), withdrawals);
+    let (ran, answers) = tokio::join!(run(&runner), withdrawals);
     let mut withdrawn = 0;
     for ((order_id, id), answer) in confirmed.iter().zip(&answers) {
         let filed = world.requests(*order_id).await;
@@ -597,7 +605,7 @@ async fn the_database_refuses_rewritten_or_forged_deferred_confirms(engine: Engi
         vec![uuid::Uuid::new_v4().to_string().into(), id.as_str().into()],
     )
     .await;
-    assert_eq!(run(&server, later()).await, 1);
+    assert_eq!(run_when_due(&server).await, 1);
     // Once it ran, it never waits again.
     refused(
         "UPDATE guard_deferred SET status = 'SCHEDULED', closed_at = NULL, result = NULL WHERE operation_id = $1",

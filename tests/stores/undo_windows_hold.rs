@@ -1,10 +1,11 @@
-//! Undo windows on SQLite and PostgreSQL, with a real file moved into a trash and back: an
-//! undo within the window restores the same bytes; a second undo answers with the first
-//! result; anyone else's window is not found; after the deadline the undo is refused with
-//! `UNDO_EXPIRED` and the purge runs once; an undo racing the purge has one winner, and the
-//! loser says which; a window outlives a restart; two stores on one PostgreSQL purge each
-//! window once; a target replaced after the effect is refused and nothing is overwritten;
-//! and the database refuses to reopen a closed window.
+//! Undo windows on SQLite and PostgreSQL, with a real file moved into a trash and back, each
+//! window opened by guard's pipeline after a reversible tool's effect (no code opens one
+//! otherwise): an undo within the window restores the same bytes; a second undo answers
+//! with the first result; anyone else's window is not found; after the deadline, by the
+//! database's clock, the undo is refused with `UNDO_EXPIRED` and the purge runs once; an undo
+//! racing the purge has one winner, and the loser says which; a window outlives a restart;
+//! two stores on one PostgreSQL purge each window once; a target replaced after the effect
+//! is refused and nothing is overwritten; and the database refuses to reopen a closed window.
 
 use std::{
     collections::HashMap,
@@ -16,15 +17,26 @@ use std::{
     time::Duration,
 };
 
-use crate::support::orders::{Engine, World};
+use crate::support::{
+    assert_natural, assert_refused, call, connect,
+    deferred::until,
+    orders::{Engine, World},
+    outcome, text,
+};
+use rmcp::{
+    ServerHandler,
+    handler::server::wrapper::Parameters,
+    model::{CallToolResult, ServerCapabilities, ServerConfig},
+    tool, tool_handler, tool_router,
+};
 use rmcp_guard::{
-    ToolError,
-    audit::AuditLog,
-    codes,
-    ops::{OperationStore, now_ms},
+    Confirmed, EnvIdentity, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, codes,
+    destructive, exposed,
+    forms::Checkbox,
+    ops::{OperationStore, Operations, now_ms},
     outcome::Outcome,
-    person::Person,
-    undo::{Opened, Undo, UndoWindows, Window},
+    testing::{Answer, ScriptedHuman},
+    undo::{Purger, Reversible, Window},
 };
 use serde_json::{Value, json};
 
@@ -40,8 +52,11 @@ both_stores!(
     background_purgers_purge_each_due_window_once,
 );
 
-const WITHIN: Duration = Duration::from_secs(600);
+/// The tool whose windows stay open ten minutes, and the one whose close in two seconds.
 const TOOL: &str = "delete_file";
+const BRIEFLY: &str = "delete_file_briefly";
+/// `BRIEFLY`'s window.
+const BRIEF: Duration = Duration::from_secs(2);
 
 /// A directory of files and a trash beside it, the effect and its undo and purge, each
 /// counted.
@@ -122,51 +137,179 @@ impl Files {
     }
 }
 
-fn windows(store: Arc<dyn OperationStore>) -> UndoWindows {
-    UndoWindows::new(store.clone(), AuditLog::shared(store, "undo test"))
+/// A server whose reversible deletes move files of `files` into its trash, for the calls of
+/// one person.
+#[derive(Clone)]
+struct Trash {
+    guard: Arc<Guard>,
+    files: Arc<Files>,
 }
 
-fn alice() -> Person {
-    Person::new("tenant_demo", "alice").unwrap()
+impl Guarded for Trash {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
 }
 
-/// Deletes `name` as `owner` and opens its window at `now`.
-async fn delete(
-    windows: &UndoWindows,
-    files: &Files,
-    owner: &Person,
-    name: &str,
-    now: i64,
-) -> Opened {
-    let data = files.delete(name);
-    windows
-        .open(owner, TOOL, name, &data, WITHIN, now, "trace-effect")
-        .await
-        .expect("window opens")
+#[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+struct FileArgs {
+    /// The file to delete.
+    name: String,
 }
 
-async fn undo(
-    windows: &UndoWindows,
-    files: &Arc<Files>,
-    owner: &Person,
-    opened: &Opened,
-    now: i64,
-) -> Undo {
-    let files = files.clone();
-    windows
-        .undo(owner, &opened.operation_id, now, "trace-undo", |w| {
-            files.undo(w)
+#[tool_router]
+impl Trash {
+    /// Delete a file; it can be undone for ten minutes.
+    #[destructive(
+        confirm = "checkbox",
+        preview = Self::preview,
+        undo = Self::restore,
+        undo_within = "10m",
+        purge = Self::purge_trashed
+    )]
+    #[tool]
+    async fn delete_file(
+        &self,
+        Parameters(args): Parameters<FileArgs>,
+        _confirmed: Confirmed<Checkbox>,
+    ) -> Reversible<String, Value> {
+        let data = self.files.delete(&args.name);
+        Reversible::new(format!("Deleted {}.", args.name), data)
+    }
+
+    /// Delete a file; it can be undone for two seconds.
+    #[destructive(
+        confirm = "checkbox",
+        preview = Self::preview,
+        undo = Self::restore,
+        undo_within = "2s",
+        purge = Self::purge_trashed
+    )]
+    #[tool]
+    async fn delete_file_briefly(
+        &self,
+        Parameters(args): Parameters<FileArgs>,
+        _confirmed: Confirmed<Checkbox>,
+    ) -> Reversible<String, Value> {
+        let data = self.files.delete(&args.name);
+        Reversible::new(format!("Deleted {}.", args.name), data)
+    }
+
+    async fn preview(&self, args: &FileArgs) -> Result<Preview, ToolError> {
+        Ok(Preview::effect(
+            &args.name,
+            format!("Delete {}.", args.name),
+        ))
+    }
+
+    async fn restore(&self, window: Window) -> Result<Value, ToolError> {
+        self.files.clone().undo(window).await
+    }
+
+    async fn purge_trashed(&self, window: Window) -> Result<(), String> {
+        self.files.clone().purge(window).await
+    }
+}
+
+#[tool_handler(router = exposed(self, Self::tool_router))]
+impl ServerHandler for Trash {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+}
+
+impl Trash {
+    /// `user` of `tenant`'s server on `store`, deleting in `files`.
+    fn new(store: Arc<dyn OperationStore>, files: &Arc<Files>, tenant: &str, user: &str) -> Self {
+        let (tenant, user) = (tenant.to_owned(), user.to_owned());
+        let identity = EnvIdentity::from_lookup(move |name| match name {
+            EnvIdentity::TENANT_ENV => Some(tenant.clone()),
+            EnvIdentity::USER_ENV => Some(user.clone()),
+            _ => Some(String::new()),
         })
-        .await
-        .expect("undo answers")
+        .expect("identity");
+        let guard = Guard::ephemeral()
+            .expect("guard key")
+            .with_exposure(Exposure::all_tools())
+            .with_operations(Operations::new(store, identity));
+        Self {
+            guard: Arc::new(guard),
+            files: files.clone(),
+        }
+    }
+
+    /// One purge pass at `now` (ms since the Unix epoch): how many windows it purged.
+    async fn purge_due(&self, now: i64) -> u64 {
+        rmcp_guard::purge_due_undo_windows(self, Self::tool_router, now)
+            .await
+            .expect("purge runs")
+    }
+
+    /// The background purge, every `every`, until the purger is dropped.
+    fn purge_in_background(&self, every: Duration) -> Purger {
+        rmcp_guard::purge_undo_windows(self.clone(), Self::tool_router, every)
+            .expect("a purger: the server has a store and an undo")
+    }
 }
 
-async fn purge(windows: &UndoWindows, files: &Arc<Files>, now: i64) -> u64 {
-    let files = files.clone();
-    windows
-        .purge_due(now, |w| files.clone().purge(w))
-        .await
-        .expect("purge runs")
+/// alice's server on `store`.
+fn alice(store: Arc<dyn OperationStore>, files: &Arc<Files>) -> Trash {
+    Trash::new(store, files, "tenant_demo", "alice")
+}
+
+/// A window as the effect's result and the store name it.
+#[derive(Debug, Clone)]
+struct Opened {
+    operation_id: String,
+    created_at: i64,
+    expires_at: i64,
+}
+
+/// Deletes `name` with `TOOL` on `server`, the human accepting; its window.
+async fn delete(world: &World, server: &Trash, name: &str) -> Opened {
+    delete_with(world, server, TOOL, name).await
+}
+
+/// Deletes `name` with `tool` on `server`, the human accepting; its window.
+async fn delete_with(world: &World, server: &Trash, tool: &str, name: &str) -> Opened {
+    let human = ScriptedHuman::new(crate::support::PUSH);
+    human.will(Answer::Accept(json!({"confirm": true})));
+    let client = connect(server.clone(), human).await;
+    let result = call(&client, tool, json!({"name": name})).await;
+    let _ = client.cancel().await;
+    assert_natural(&result, Outcome::Executed);
+    let meta = serde_json::to_value(&result.meta).expect("meta");
+    let operation_id = meta["guard"]["operationId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the effect's result names no undo window: {meta}"))
+        .to_owned();
+    let row = &world
+        .query(
+            "SELECT created_at, expires_at FROM guard_undo WHERE operation_id = $1",
+            &[operation_id.as_str().into()],
+        )
+        .await[0];
+    Opened {
+        operation_id,
+        created_at: row.int("created_at").unwrap(),
+        expires_at: row.int("expires_at").unwrap(),
+    }
+}
+
+/// `undo` of `opened` on `server` (its person's).
+async fn undo(server: &Trash, opened: &Opened) -> CallToolResult {
+    undo_id(server, &opened.operation_id).await
+}
+
+async fn undo_id(server: &Trash, id: &str) -> CallToolResult {
+    let client = connect(server.clone(), ScriptedHuman::new(crate::support::PUSH)).await;
+    let result = call(&client, "undo", json!({"operation_id": id})).await;
+    let _ = client.cancel().await;
+    result
+}
+
+fn structured(result: &CallToolResult) -> Value {
+    result.structured_content.clone().unwrap_or(Value::Null)
 }
 
 /// Runs `calls` as tasks at once; their answers in order.
@@ -202,26 +345,56 @@ async fn status(world: &World, opened: &Opened) -> String {
         .to_owned()
 }
 
+/// When the window closed, as stored.
+async fn closed_at(world: &World, opened: &Opened) -> i64 {
+    world
+        .query(
+            "SELECT closed_at FROM guard_undo WHERE operation_id = $1",
+            &[opened.operation_id.as_str().into()],
+        )
+        .await[0]
+        .int("closed_at")
+        .unwrap()
+}
+
+/// Another store on the world's database, as a restarted or another server opens it.
+fn another_store(world: &World) -> Arc<dyn OperationStore> {
+    match (world.engine, world.sqlite_path()) {
+        (Engine::Sqlite, Some(path)) => {
+            Arc::new(rmcp_guard::ops::SqliteStore::open(path).expect("another opener"))
+        }
+        _ => Arc::new(second_pg_store(world)),
+    }
+}
+
 async fn undo_within_the_window_restores_exactly(engine: Engine) {
     let Some(world) = World::new(engine).await else {
         return;
     };
-    let (files, windows) = (Files::new(), windows(world.store.clone()));
+    let files = Files::new();
+    let server = alice(world.store.clone(), &files);
     let bytes: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
     files.write("report.bin", &bytes);
-    let now = now_ms();
-    let opened = delete(&windows, &files, &alice(), "report.bin", now).await;
+    let before = now_ms();
+    let opened = delete(&world, &server, "report.bin").await;
+    let after = now_ms();
     assert_eq!(files.read("report.bin"), None, "the effect ran");
-    assert_eq!(opened.expires_at, now + 600_000);
+    // Ten minutes from the effect, on the database's clock (this machine's, here).
+    assert_eq!(opened.expires_at, opened.created_at + 600_000);
+    assert!(
+        (before - 1_000..=after + 1_000).contains(&opened.created_at),
+        "{before} <= {} <= {after}",
+        opened.created_at
+    );
     assert_eq!(records(&world, Outcome::UndoOpened).await, 1);
 
-    let answer = undo(&windows, &files, &alice(), &opened, now + 599_999).await;
-    let Undo::Undone { window, result } = &answer else {
-        panic!("{answer:?}")
-    };
-    assert_eq!(result, &json!({"restored": "report.bin"}));
-    assert_eq!(window.target, "report.bin");
-    assert_eq!(answer.outcome(), Outcome::Undone);
+    let answer = undo(&server, &opened).await;
+    assert_natural(&answer, Outcome::Undone);
+    assert_eq!(
+        structured(&answer)["result"],
+        json!({"restored": "report.bin"})
+    );
+    assert_eq!(structured(&answer)["target"], "report.bin");
     assert_eq!(
         files.read("report.bin"),
         Some(bytes),
@@ -230,7 +403,7 @@ async fn undo_within_the_window_restores_exactly(engine: Engine) {
     assert_eq!(status(&world, &opened).await, "UNDONE");
     assert_eq!(records(&world, Outcome::Undone).await, 1);
     // An undone window is not purged: nothing of it is due.
-    assert_eq!(purge(&windows, &files, now + 700_000).await, 0);
+    assert_eq!(server.purge_due(opened.created_at + 700_000).await, 0);
     assert!(files.purges().is_empty());
 }
 
@@ -238,30 +411,33 @@ async fn undo_twice_answers_with_the_first_result(engine: Engine) {
     let Some(world) = World::new(engine).await else {
         return;
     };
-    let (files, windows) = (Files::new(), windows(world.store.clone()));
+    let files = Files::new();
+    let server = alice(world.store.clone(), &files);
     files.write("a.txt", b"first");
-    let now = now_ms();
-    let opened = delete(&windows, &files, &alice(), "a.txt", now).await;
+    let opened = delete(&world, &server, "a.txt").await;
     // Ten undos at once: one runs the author's undo, the others wait for it and answer
     // with its result.
     let answers = at_once((0..10).map(|_| {
-        let (windows, files, opened) = (windows.clone(), files.clone(), opened.clone());
-        async move { undo(&windows, &files, &alice(), &opened, now + 1).await }
+        let (server, opened) = (server.clone(), opened.clone());
+        async move { undo(&server, &opened).await }
     }))
     .await;
     let (first, again): (Vec<_>, Vec<_>) = answers
         .into_iter()
-        .partition(|a| matches!(a, Undo::Undone { .. }));
+        .partition(|a| outcome(a) == Some(Outcome::Undone));
     assert_eq!(first.len(), 1, "{first:?} {again:?}");
     // And later ones too.
-    let later = undo(&windows, &files, &alice(), &opened, now + 2).await;
+    let later = undo(&server, &opened).await;
+    let undone_at = structured(&later)["undone_at"].clone();
+    assert!(undone_at.is_string(), "{later:?}");
     for answer in again.into_iter().chain([later]) {
-        let Undo::AlreadyUndone { result, at, .. } = &answer else {
-            panic!("{answer:?}")
-        };
-        assert_eq!(result, &json!({"restored": "a.txt"}));
-        assert_eq!(*at, now + 1);
-        assert_eq!(answer.outcome(), Outcome::AlreadyUndone);
+        assert_natural(&answer, Outcome::AlreadyUndone);
+        assert_eq!(structured(&answer)["result"], json!({"restored": "a.txt"}));
+        assert_eq!(
+            structured(&answer)["undone_at"],
+            undone_at,
+            "one undo, one time"
+        );
     }
     assert_eq!(files.undos.load(Ordering::SeqCst), 1);
     assert_eq!(files.read("a.txt").as_deref(), Some(&b"first"[..]));
@@ -272,61 +448,72 @@ async fn another_identity_gets_not_found(engine: Engine) {
     let Some(world) = World::new(engine).await else {
         return;
     };
-    let (files, windows) = (Files::new(), windows(world.store.clone()));
+    let files = Files::new();
+    let server = alice(world.store.clone(), &files);
     files.write("a.txt", b"alice's");
-    let now = now_ms();
-    let opened = delete(&windows, &files, &alice(), "a.txt", now).await;
-    for other in [
-        Person::new("tenant_demo", "bob").unwrap(),
-        Person::new("tenant_other", "alice").unwrap(),
-    ] {
-        let answer = undo(&windows, &files, &other, &opened, now + 1).await;
-        assert_eq!(answer, Undo::NotFound, "{other:?}");
+    let opened = delete(&world, &server, "a.txt").await;
+    for (tenant, user) in [("tenant_demo", "bob"), ("tenant_other", "alice")] {
+        let other = Trash::new(world.store.clone(), &files, tenant, user);
+        let answer = undo(&other, &opened).await;
+        assert_refused(
+            &answer,
+            codes::OPERATION_NOT_FOUND,
+            Outcome::Refused(codes::OPERATION_NOT_FOUND),
+        );
+        // Exactly what an id that never existed gets.
+        let unknown = uuid::Uuid::new_v4().to_string();
+        let never = undo_id(&other, &unknown).await;
         assert_eq!(
-            answer.outcome(),
-            Outcome::Refused(codes::OPERATION_NOT_FOUND)
+            text(&answer).replace(&opened.operation_id, "ID"),
+            text(&never).replace(&unknown, "ID"),
+            "{tenant}/{user}"
         );
     }
-    // Exactly what an id that never existed gets.
-    let unknown = Opened {
-        operation_id: uuid::Uuid::new_v4().to_string(),
-        expires_at: 0,
-    };
-    assert_eq!(
-        undo(&windows, &files, &alice(), &unknown, now + 1).await,
-        Undo::NotFound
-    );
     assert_eq!(files.undos.load(Ordering::SeqCst), 0);
     assert_eq!(status(&world, &opened).await, "OPEN");
     assert_eq!(
         records(&world, Outcome::Refused(codes::OPERATION_NOT_FOUND)).await,
-        3
+        4
     );
     // The owner, under another spelling of the same name, still can.
-    let spelled = Person::new("tenant_demo", "ALICE").unwrap();
-    let answer = undo(&windows, &files, &spelled, &opened, now + 2).await;
-    assert!(matches!(answer, Undo::Undone { .. }), "{answer:?}");
+    let spelled = Trash::new(world.store.clone(), &files, "tenant_demo", "ALICE");
+    assert_natural(&undo(&spelled, &opened).await, Outcome::Undone);
 }
 
 async fn after_the_window_the_undo_is_refused_and_the_purge_runs_once(engine: Engine) {
     let Some(world) = World::new(engine).await else {
         return;
     };
-    let (files, windows) = (Files::new(), windows(world.store.clone()));
+    let files = Files::new();
+    let server = alice(world.store.clone(), &files);
     files.write("a.txt", b"gone for good");
-    let now = now_ms();
-    let opened = delete(&windows, &files, &alice(), "a.txt", now).await;
+    let opened = delete_with(&world, &server, BRIEFLY, "a.txt").await;
+    assert_eq!(
+        opened.expires_at,
+        opened.created_at + BRIEF.as_millis() as i64
+    );
     let trashed = files.dir.path().join(".trash");
     assert_eq!(std::fs::read_dir(&trashed).unwrap().count(), 1);
 
-    // Not due a moment before the deadline; due at it.
-    assert_eq!(purge(&windows, &files, opened.expires_at - 1).await, 0);
-    let late = undo(&windows, &files, &alice(), &opened, opened.expires_at).await;
-    assert!(matches!(late, Undo::Expired { .. }), "{late:?}");
-    assert_eq!(late.outcome(), Outcome::Refused(codes::UNDO_EXPIRED));
+    // Not due a moment before the deadline; once the database's clock passed it, the
+    // window is closed for the undo, though no purge ran yet.
+    assert_eq!(server.purge_due(opened.expires_at - 1).await, 0);
+    until(opened.expires_at).await;
+    let late = undo(&server, &opened).await;
+    assert_refused(
+        &late,
+        codes::UNDO_EXPIRED,
+        Outcome::Refused(codes::UNDO_EXPIRED),
+    );
+    assert!(
+        text(&late).contains("so the effect is final"),
+        "{}",
+        text(&late)
+    );
+    assert_eq!(status(&world, &opened).await, "OPEN", "not purged yet");
 
-    assert_eq!(purge(&windows, &files, opened.expires_at).await, 1);
-    assert_eq!(purge(&windows, &files, opened.expires_at + 1).await, 0);
+    assert_eq!(server.purge_due(opened.expires_at).await, 1);
+    assert_eq!(server.purge_due(opened.expires_at + 1).await, 0);
     assert_eq!(
         files.purges(),
         HashMap::from([(opened.operation_id.clone(), 1)])
@@ -334,11 +521,18 @@ async fn after_the_window_the_undo_is_refused_and_the_purge_runs_once(engine: En
     assert_eq!(std::fs::read_dir(&trashed).unwrap().count(), 0);
     assert_eq!(status(&world, &opened).await, "PURGED");
 
-    let after = undo(&windows, &files, &alice(), &opened, opened.expires_at + 2).await;
-    let Undo::Purged { at, .. } = after else {
-        panic!("{after:?}")
-    };
-    assert_eq!(at, opened.expires_at);
+    let after = undo(&server, &opened).await;
+    assert_refused(
+        &after,
+        codes::UNDO_EXPIRED,
+        Outcome::Refused(codes::UNDO_EXPIRED),
+    );
+    assert!(
+        text(&after).contains("was made final at"),
+        "{}",
+        text(&after)
+    );
+    assert_eq!(closed_at(&world, &opened).await, opened.expires_at);
     assert_eq!(files.undos.load(Ordering::SeqCst), 0);
     assert_eq!(files.read("a.txt"), None);
     assert_eq!(records(&world, Outcome::UndoPurged).await, 1);
@@ -352,27 +546,27 @@ async fn undo_racing_the_purge_has_one_winner_that_the_loser_names(engine: Engin
     let Some(world) = World::new(engine).await else {
         return;
     };
-    let (files, windows) = (Files::new(), windows(world.store.clone()));
-    let now = now_ms();
+    let files = Files::new();
+    let server = alice(world.store.clone(), &files);
     let mut opened = Vec::new();
     for i in 0..8 {
         let name = format!("f{i}");
         files.write(&name, name.as_bytes());
-        opened.push(delete(&windows, &files, &alice(), &name, now).await);
+        opened.push(delete(&world, &server, &name).await);
     }
-    // The undo's clock says a moment before the deadline, the purger's says the deadline:
+    // The purger's clock says the last deadline, while the windows are open for the undo:
     // both may act, and each window must end one way only.
-    let deadline = opened[0].expires_at;
+    let deadline = opened.iter().map(|o| o.expires_at).max().unwrap();
     let undos = at_once(opened.iter().map(|o| {
-        let (windows, files, o) = (windows.clone(), files.clone(), o.clone());
-        async move { undo(&windows, &files, &alice(), &o, deadline - 1).await }
+        let (server, o) = (server.clone(), o.clone());
+        async move { undo(&server, &o).await }
     }));
-    let (answers, purged) = tokio::join!(undos, purge(&windows, &files, deadline));
+    let (answers, purged) = tokio::join!(undos, server.purge_due(deadline));
     let purges = files.purges();
     let mut undone = 0;
     for (answer, o) in answers.iter().zip(&opened) {
-        match answer {
-            Undo::Undone { .. } => {
+        match outcome(answer) {
+            Some(Outcome::Undone) => {
                 undone += 1;
                 assert!(
                     !purges.contains_key(&o.operation_id),
@@ -380,18 +574,23 @@ async fn undo_racing_the_purge_has_one_winner_that_the_loser_names(engine: Engin
                 );
                 assert_eq!(status(&world, o).await, "UNDONE");
             }
-            Undo::Purged { .. } => {
+            Some(Outcome::Refused(codes::UNDO_EXPIRED)) => {
+                assert!(
+                    text(answer).contains("was made final at"),
+                    "{}",
+                    text(answer)
+                );
                 assert_eq!(purges.get(&o.operation_id), Some(&1));
                 assert_eq!(status(&world, o).await, "PURGED");
             }
-            other => panic!("{other:?}"),
+            other => panic!("{other:?}: {}", text(answer)),
         }
     }
     assert_eq!(undone + purged, 8);
     assert_eq!(files.undos.load(Ordering::SeqCst) as u64, undone);
     assert!(purges.values().all(|n| *n == 1), "{purges:?}");
     // What neither took is purged by the next pass, once.
-    assert_eq!(purge(&windows, &files, deadline).await, 0);
+    assert_eq!(server.purge_due(deadline).await, 0);
 }
 
 async fn a_window_outlives_a_restart(engine: Engine) {
@@ -400,21 +599,13 @@ async fn a_window_outlives_a_restart(engine: Engine) {
     };
     let files = Files::new();
     files.write("a.txt", b"kept across a restart");
-    let now = now_ms();
     let opened = {
-        let windows = windows(world.store.clone());
-        delete(&windows, &files, &alice(), "a.txt", now).await
+        let server = alice(world.store.clone(), &files);
+        delete(&world, &server, "a.txt").await
     };
     // Another store on the same database, as a restarted server opens it.
-    let reopened: Arc<dyn OperationStore> = match (engine, world.sqlite_path()) {
-        (Engine::Sqlite, Some(path)) => {
-            Arc::new(rmcp_guard::ops::SqliteStore::open(path).expect("reopen"))
-        }
-        _ => Arc::new(second_pg_store(&world)),
-    };
-    let windows = windows(reopened);
-    let answer = undo(&windows, &files, &alice(), &opened, now + 1).await;
-    assert!(matches!(answer, Undo::Undone { .. }), "{answer:?}");
+    let restarted = alice(another_store(&world), &files);
+    assert_natural(&undo(&restarted, &opened).await, Outcome::Undone);
     assert_eq!(
         files.read("a.txt").as_deref(),
         Some(&b"kept across a restart"[..])
@@ -425,17 +616,13 @@ async fn a_replaced_target_is_refused_and_nothing_is_overwritten(engine: Engine)
     let Some(world) = World::new(engine).await else {
         return;
     };
-    let (files, windows) = (Files::new(), windows(world.store.clone()));
+    let files = Files::new();
+    let server = alice(world.store.clone(), &files);
     files.write("a.txt", b"the old file");
-    let now = now_ms();
-    let opened = delete(&windows, &files, &alice(), "a.txt", now).await;
+    let opened = delete(&world, &server, "a.txt").await;
     files.write("a.txt", b"a new file under the same name");
-    let answer = undo(&windows, &files, &alice(), &opened, now + 1).await;
-    let Undo::Refused { error, .. } = &answer else {
-        panic!("{answer:?}")
-    };
-    assert_eq!(error.code(), codes::STATE_CHANGED);
-    assert_eq!(answer.outcome(), Outcome::UndoRefused);
+    let answer = undo(&server, &opened).await;
+    assert_refused(&answer, codes::STATE_CHANGED, Outcome::UndoRefused);
     assert_eq!(
         files.read("a.txt").as_deref(),
         Some(&b"a new file under the same name"[..])
@@ -448,8 +635,7 @@ async fn a_replaced_target_is_refused_and_nothing_is_overwritten(engine: Engine)
     assert_eq!(records(&world, Outcome::UndoRefused).await, 1);
     // Once the name is free again, the undo restores the old file.
     std::fs::rename(files.path("a.txt"), files.path("new.txt")).unwrap();
-    let answer = undo(&windows, &files, &alice(), &opened, now + 2).await;
-    assert!(matches!(answer, Undo::Undone { .. }), "{answer:?}");
+    assert_natural(&undo(&server, &opened).await, Outcome::Undone);
     assert_eq!(files.read("a.txt").as_deref(), Some(&b"the old file"[..]));
 }
 
@@ -457,10 +643,10 @@ async fn a_closed_window_never_opens_again(engine: Engine) {
     let Some(world) = World::new(engine).await else {
         return;
     };
-    let (files, windows) = (Files::new(), windows(world.store.clone()));
+    let files = Files::new();
+    let server = alice(world.store.clone(), &files);
     files.write("a.txt", b"x");
-    let now = now_ms();
-    let opened = delete(&windows, &files, &alice(), "a.txt", now).await;
+    let opened = delete(&world, &server, "a.txt").await;
     let id = opened.operation_id.as_str();
     // Neither the server's role nor the owner of the tables moves a deadline, hands a
     // window to someone else, rewrites what it undoes or deletes it.
@@ -474,10 +660,7 @@ async fn a_closed_window_never_opens_again(engine: Engine) {
             assert!(statement(store, sql, id).await.is_err(), "{sql}");
         }
     }
-    assert!(matches!(
-        undo(&windows, &files, &alice(), &opened, now + 1).await,
-        Undo::Undone { .. }
-    ));
+    assert_natural(&undo(&server, &opened).await, Outcome::Undone);
     for sql in [
         "UPDATE guard_undo SET status = 'OPEN', closed_at = NULL, result = NULL WHERE operation_id = $1",
         "UPDATE guard_undo SET status = 'PURGED', result = NULL WHERE operation_id = $1",
@@ -531,17 +714,16 @@ async fn two_stores_on_one_postgres_purge_each_window_once() {
         return;
     };
     let files = Files::new();
-    let now = now_ms();
-    let first = windows(world.store.clone());
+    let first = alice(world.store.clone(), &files);
     let mut opened = Vec::new();
     for i in 0..20 {
         let name = format!("f{i}");
         files.write(&name, b"x");
-        opened.push(delete(&first, &files, &alice(), &name, now).await);
+        opened.push(delete(&world, &first, &name).await);
     }
-    let second = windows(Arc::new(second_pg_store(&world)));
-    let due = opened[0].expires_at;
-    let (a, b) = tokio::join!(purge(&first, &files, due), purge(&second, &files, due));
+    let second = alice(Arc::new(second_pg_store(&world)), &files);
+    let due = opened.iter().map(|o| o.expires_at).max().unwrap();
+    let (a, b) = tokio::join!(first.purge_due(due), second.purge_due(due));
     assert_eq!(a + b, 20, "each window purged by one of them");
     let purges = files.purges();
     assert_eq!(purges.len(), 20);
@@ -562,39 +744,18 @@ async fn background_purgers_purge_each_due_window_once(engine: Engine) {
         return;
     };
     let files = Files::new();
-    let first = windows(world.store.clone());
-    let second: Arc<dyn OperationStore> = match (engine, world.sqlite_path()) {
-        (Engine::Sqlite, Some(path)) => {
-            Arc::new(rmcp_guard::ops::SqliteStore::open(path).expect("second opener"))
-        }
-        _ => Arc::new(second_pg_store(&world)),
-    };
-    let second = windows(second);
+    let first = alice(world.store.clone(), &files);
+    let second = alice(another_store(&world), &files);
     let mut due = Vec::new();
     for i in 0..6 {
         let name = format!("f{i}");
         files.write(&name, b"x");
-        let data = files.delete(&name);
-        let opened = first
-            .open(
-                &alice(),
-                TOOL,
-                &name,
-                &data,
-                Duration::from_millis(300),
-                now_ms(),
-                "t",
-            )
-            .await
-            .expect("window opens");
-        due.push(opened);
+        due.push(delete_with(&world, &first, BRIEFLY, &name).await);
     }
     files.write("kept", b"x");
-    let kept = delete(&first, &files, &alice(), "kept", now_ms()).await;
-    let purgers = [&first, &second].map(|windows| {
-        let files = files.clone();
-        windows.purge_in_background(Duration::from_millis(50), move |w| files.clone().purge(w))
-    });
+    let kept = delete(&world, &first, "kept").await;
+    let every = Duration::from_millis(50);
+    let purgers = [&first, &second].map(|server| server.purge_in_background(every));
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while files.purges().len() < due.len() && std::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -610,18 +771,8 @@ async fn background_purgers_purge_each_due_window_once(engine: Engine) {
     assert_eq!(purges.len(), due.len(), "{purges:?}");
     assert_eq!(status(&world, &kept).await, "OPEN");
     // Dropped, the purgers stop: a window that falls due now stays open.
-    let late = first
-        .open(
-            &alice(),
-            TOOL,
-            "late",
-            &json!({"trashed": ".trash/none"}),
-            Duration::from_millis(1),
-            now_ms(),
-            "t",
-        )
-        .await
-        .expect("window opens");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    files.write("late", b"x");
+    let late = delete_with(&world, &first, BRIEFLY, "late").await;
+    until(late.expires_at + 300).await;
     assert_eq!(status(&world, &late).await, "OPEN");
 }

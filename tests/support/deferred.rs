@@ -1,7 +1,9 @@
-//! A server with one deferred tool, for the tests of deferred calls: `close_account` closes
-//! an account of an in-memory ledger two minutes after the human confirms, with the reason
-//! the human gave; its preview names the account and its balance, so a balance that
-//! changes before the call runs is a changed target.
+//! A server with deferred tools, for the tests of deferred calls: `close_account` closes an
+//! account of an in-memory ledger two minutes after the human confirms (`close_account_soon`
+//! two seconds after), with the reason the human gave; its preview names the account and its
+//! balance, so a balance that changes before the call runs is a changed target. A runner
+//! pass runs what the database's clock says is due: a test that needs a call due waits for
+//! it ([`until`]).
 
 use std::{
     collections::BTreeMap,
@@ -61,9 +63,9 @@ impl Accounts {
         self.close(&args.account, confirmed.into_form().reason)
     }
 
-    /// Close an account a second after the user confirms (for tests of the background
-    /// runners, which should not wait two minutes).
-    #[destructive(form = Closing, preview = Self::preview_close, defer = "1s")]
+    /// Close an account two seconds after the user confirms (for tests that run calls, which
+    /// wait until they are due, and should not wait two minutes).
+    #[destructive(form = Closing, preview = Self::preview_close, defer = "2s")]
     #[tool]
     async fn close_account_soon(
         &self,
@@ -173,9 +175,9 @@ impl Accounts {
         other
     }
 
-    /// One runner pass at `now` (ms since the Unix epoch): how many due calls it ended.
-    pub async fn run_due(&self, now: i64) -> u64 {
-        rmcp_guard::run_due_deferred(self, Self::tool_router, now)
+    /// One runner pass: how many calls due by the store's clock it ended.
+    pub async fn run_due(&self) -> u64 {
+        rmcp_guard::testing::run_due_deferred(self, Self::tool_router)
             .await
             .expect("a runner pass")
     }
@@ -196,3 +198,15 @@ impl Accounts {
         self.balances.lock().unwrap().get(account).copied()
     }
 }
+
+/// Returns once the clock (this machine's, which the stores' clocks are) has passed `at`
+/// (ms since the Unix epoch): a call due at `at` is then due for a runner.
+pub async fn until(at: i64) {
+    let left = at + 1 - rmcp_guard::ops::now_ms();
+    if left > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(left as u64)).await;
+    }
+}
+
+/// How long after its scheduling a call of `close_account_soon` is surely due.
+pub const SOON_DUE: std::time::Duration = std::time::Duration::from_millis(2_200);

@@ -56,10 +56,10 @@ impl OrderCancel {
         rmcp_guard::run_deferred(self.clone(), Self::tool_router, every)
     }
 
-    /// One pass of the runner at `now` (ms since the Unix epoch): how many due confirms it
-    /// ended.
-    pub async fn run_due(&self, now: i64) -> Result<u64, rmcp_guard::ops::StoreError> {
-        rmcp_guard::run_due_deferred(self, Self::tool_router, now).await
+    /// One pass of the runner, for tests: how many confirms due by the store's clock it
+    /// ended (none runs before its due time).
+    pub async fn run_due(&self) -> Result<u64, rmcp_guard::ops::StoreError> {
+        rmcp_guard::testing::run_due_deferred(self, Self::tool_router).await
     }
 }
 

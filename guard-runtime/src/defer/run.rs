@@ -111,24 +111,26 @@ pub enum Ending {
 }
 
 impl DeferredCalls {
-    /// Runs every call due at `now` (ms since the Unix epoch) with `run`, each at most once,
-    /// and ends it with its audit record. A call withdrawn, or run by another runner, since
-    /// it was listed is left alone. Returns how many calls this pass ended.
-    pub async fn run_due<Fut>(
+    /// Runs every call the database's clock says is due with `run`, each at most once, and
+    /// ends it with its audit record. No caller passes a time: a call runs no earlier than
+    /// the time the human was told, however this is driven. A call withdrawn, or run by
+    /// another runner, since it was listed is left alone. Returns how many calls this pass
+    /// ended.
+    pub(crate) async fn run_due<Fut>(
         &self,
-        now: i64,
         mut run: impl FnMut(Due) -> Fut,
     ) -> Result<u64, StoreError>
     where
         Fut: Future<Output = Ending>,
     {
         let mut tx = self.store.begin().await?;
+        let sql = format!(
+            "SELECT operation_id FROM guard_deferred WHERE status = 'SCHEDULED' AND due_at <= {}
+             ORDER BY due_at LIMIT $1",
+            super::now_sql(tx.dialect())
+        );
         let due: Vec<String> = tx
-            .query(
-                "SELECT operation_id FROM guard_deferred WHERE status = 'SCHEDULED' AND due_at <= $1
-                 ORDER BY due_at LIMIT $2",
-                &[now.into(), BATCH.into()],
-            )
+            .query(&sql, &[BATCH.into()])
             .await?
             .iter()
             .map(|row| row.text("operation_id").map(str::to_owned))
@@ -137,9 +139,10 @@ impl DeferredCalls {
         let mut ended = 0;
         for id in due {
             let mut tx = self.store.begin().await?;
-            let claimed = read_locked(&mut tx, &id, true)
-                .await?
-                .filter(|s| s.status == Status::Scheduled && s.call.due_at <= now);
+            let claimed = read_locked(&mut tx, &id, true).await?;
+            // Due by the database's clock, read under the claim.
+            let now = super::clock(&mut tx).await?;
+            let claimed = claimed.filter(|s| s.status == Status::Scheduled && s.call.due_at <= now);
             let Some(stored) = claimed else {
                 tx.rollback().await?;
                 continue;
@@ -223,7 +226,7 @@ impl DeferredCalls {
 }
 
 /// The task a server runs to run due calls in the background; it stops when this is
-/// dropped (with the server that holds it).
+/// dropped (with the server that holds it). Only [`crate::run_deferred`] starts one.
 #[derive(Debug)]
 pub struct Runner(tokio::task::JoinHandle<()>);
 
@@ -234,10 +237,10 @@ impl Drop for Runner {
 }
 
 impl DeferredCalls {
-    /// Runs [`run_due`](Self::run_due) with `run` every `every`, at the store's clock, until
-    /// the returned [`Runner`] is dropped. Processes sharing a store may each run one: every
-    /// call still runs once. A failed pass is logged and the next one retries.
-    pub fn run_in_background<F, Fut>(&self, every: Duration, run: F) -> Runner
+    /// Runs [`run_due`](Self::run_due) with `run` every `every` until the returned [`Runner`]
+    /// is dropped. Processes sharing a store may each run one: every call still runs once. A
+    /// failed pass is logged and the next one retries.
+    pub(crate) fn run_in_background<F, Fut>(&self, every: Duration, run: F) -> Runner
     where
         F: Fn(Due) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Ending> + Send + 'static,
@@ -248,11 +251,7 @@ impl DeferredCalls {
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 ticks.tick().await;
-                let pass = match calls.now().await {
-                    Ok(now) => calls.run_due(now, &run).await,
-                    Err(error) => Err(error),
-                };
-                if let Err(error) = pass {
+                if let Err(error) = calls.run_due(&run).await {
                     tracing::warn!(%error, "running due deferred calls failed; the next pass tries again");
                 }
             }

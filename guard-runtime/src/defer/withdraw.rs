@@ -53,7 +53,7 @@ impl DeferredCalls {
     /// Withdraws `owner`'s call `operation_id`: once it is withdrawn no runner runs it. A
     /// runner holding the call makes this wait, then answer that it ran. Every ending is
     /// audited under `trace_id`, in the transaction that withdraws the call if it does.
-    pub async fn withdraw(
+    pub(crate) async fn withdraw(
         &self,
         owner: &Person,
         operation_id: &str,

@@ -178,24 +178,18 @@ where
         Err(refused) => return Ok(*refused),
     };
     let answer = windows
-        .undo(
-            &owner,
-            &operation_id,
-            crate::store::now_ms(),
-            &trace_id,
-            |window| async move {
-                match registered::<S>(&window.tool) {
-                    Some(r) => (r.undo)(server, window).await,
-                    None => Err(ToolError::new(
-                        codes::UNAVAILABLE,
-                        format!(
-                            "The tool {} no longer declares an undo in this server.",
-                            window.tool
-                        ),
-                    )),
-                }
-            },
-        )
+        .undo(&owner, &operation_id, &trace_id, |window| async move {
+            match registered::<S>(&window.tool) {
+                Some(r) => (r.undo)(server, window).await,
+                None => Err(ToolError::new(
+                    codes::UNAVAILABLE,
+                    format!(
+                        "The tool {} no longer declares an undo in this server.",
+                        window.tool
+                    ),
+                )),
+            }
+        })
         .await;
     match answer {
         Ok(answer) => Ok(answer.into_result(&operation_id, &trace_id).into()),
@@ -227,7 +221,7 @@ pub(crate) fn no_store() -> String {
 
 /// Runs the purges of `S`'s tools every `every` in the background, for as long as the
 /// returned [`Purger`] lives: each window whose deadline passed is purged once, across
-/// restarts and processes sharing the store (see [`UndoWindows::purge_due`](crate::undo::UndoWindows::purge_due)). `routes`
+/// restarts and processes sharing the store . `routes`
 /// builds the server's router once, so every tool's purge is registered. `None` when the
 /// guard has no operation store or no tool of `S` declares an undo.
 pub fn purge_undo_windows<S>(

@@ -164,10 +164,10 @@ where
 
 /// Runs the due calls of `S`'s deferred tools every `every` in the background, for as long
 /// as the returned [`Runner`] lives: each call runs once when due, across restarts and
-/// processes sharing the store (see
-/// [`DeferredCalls::run_due`](crate::defer::DeferredCalls::run_due)). `routes` builds the
-/// server's router once, so every tool's run is registered. `None` when the guard has no
-/// operation store or no tool of `S` defers its effect.
+/// processes sharing the store. What is due is the database's clock's to say, against the
+/// due time stored with the call: nothing a caller passes makes a call run early. `routes`
+/// builds the server's router once, so every tool's run is registered. `None` when the
+/// guard has no operation store or no tool of `S` defers its effect.
 pub fn run_deferred<S>(
     server: S,
     routes: impl FnOnce() -> ToolRouter<S>,
@@ -188,13 +188,13 @@ where
     }))
 }
 
-/// One pass of [`run_deferred`], at `now` (ms since the Unix epoch): for a deployment that
-/// schedules runs itself. `routes` builds the server's router once, so every tool's run is
-/// registered. Returns how many calls this pass ended.
-pub async fn run_due_deferred<S>(
+/// One pass of [`run_deferred`]: the calls the database's clock says are due (for the
+/// testing kit's runner pass). `routes` builds the server's router once, so every tool's
+/// run is registered. Returns how many calls this pass ended.
+#[cfg(feature = "testing")]
+pub(crate) async fn run_due_deferred<S>(
     server: &S,
     routes: impl FnOnce() -> ToolRouter<S>,
-    now: i64,
 ) -> Result<u64, crate::store::StoreError>
 where
     S: Guarded + Send + Sync + 'static,
@@ -203,7 +203,7 @@ where
     let Some(calls) = server.guard().deferred_calls() else {
         return Ok(0);
     };
-    calls.run_due(now, |due| run_now::<S>(server, due)).await
+    calls.run_due(|due| run_now::<S>(server, due)).await
 }
 
 /// The run of the tool that deferred `due`; a process without that tool leaves it due.

@@ -139,7 +139,6 @@ impl<F> Flow<'_, F> {
                 &self.confirmed_target(),
                 data,
                 within,
-                crate::store::now_ms(),
                 &self.trace_id,
             )
             .await

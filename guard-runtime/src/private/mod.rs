@@ -1,6 +1,9 @@
 //! Items the macros expand to. Not a stable API, and nothing here can mint a proof: the
-//! flow's steps only build [`Confirmed`](crate::Confirmed) after a real accept, and the confirm
-//! driver only builds `Approved` after the store lock and the author's re-check.
+//! flow's steps only build [`Confirmed`](crate::Confirmed) after a real accept, the confirm
+//! driver only builds `Approved` after the store lock and the author's re-check, and a
+//! deferred run (`RunFlow`, `run_and_recheck`) only builds either from a `Due`, which
+//! has no public constructor: only guard's runner makes one, for a call it claimed when
+//! the database's clock said it was due, and hands it to the run the tool registered.
 
 pub use crate::args::{GuardArguments, TargetText};
 pub use crate::args::{ToolArgField, ToolArgsDerived, assert_tool_arg_field};

@@ -25,7 +25,7 @@ impl UndoWindows {
     ///
     /// The author's purge should tolerate running again after a crash between its effect and
     /// the commit (a file already gone is purged), as any effect outside the store must.
-    pub async fn purge_due<Fut>(
+    pub(crate) async fn purge_due<Fut>(
         &self,
         now: i64,
         mut purge: impl FnMut(Window) -> Fut,
@@ -80,7 +80,7 @@ impl UndoWindows {
 }
 
 /// The task a server runs to purge due windows in the background; it stops when this is
-/// dropped (with the server that holds it).
+/// dropped (with the server that holds it). Only [`crate::purge_undo_windows`] starts one.
 #[derive(Debug)]
 pub struct Purger(tokio::task::JoinHandle<()>);
 
@@ -94,7 +94,7 @@ impl UndoWindows {
     /// Runs [`purge_due`](Self::purge_due) with the author's `purge` every `every`, from now
     /// until the returned [`Purger`] is dropped. Processes sharing a store may each run one:
     /// every window is still purged once. A failed pass is logged and the next one retries.
-    pub fn purge_in_background<F, Fut>(&self, every: Duration, purge: F) -> Purger
+    pub(crate) fn purge_in_background<F, Fut>(&self, every: Duration, purge: F) -> Purger
     where
         F: Fn(Window) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), String>> + Send + 'static,

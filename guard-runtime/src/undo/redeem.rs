@@ -70,15 +70,15 @@ impl Undo {
 }
 
 impl UndoWindows {
-    /// Undoes `owner`'s window `operation_id` at `now` with the author's `undo`, which runs
-    /// at most once per window however many undos and purges race: it runs under the
-    /// window's row lock, after the status and deadline were read under it. Every ending is
-    /// audited under `trace_id`, in the transaction that closes the window if it closes.
-    pub async fn undo<Fut>(
+    /// Undoes `owner`'s window `operation_id` with the author's `undo`, which runs at most
+    /// once per window however many undos and purges race: it runs under the window's row
+    /// lock, after the status was read under it and the deadline compared with the
+    /// database's clock. Every ending is audited under `trace_id`, in the transaction that
+    /// closes the window if it closes.
+    pub(crate) async fn undo<Fut>(
         &self,
         owner: &Person,
         operation_id: &str,
-        now: i64,
         trace_id: &str,
         undo: impl FnOnce(Window) -> Fut,
     ) -> Result<Undo, StoreError>
@@ -89,6 +89,7 @@ impl UndoWindows {
         let stored = read_locked(&mut tx, operation_id)
             .await?
             .filter(|stored| stored.owned_by(owner));
+        let now = crate::defer::clock(&mut tx).await?;
         let answer = match stored {
             None => Undo::NotFound,
             Some(stored) => match (stored.status, stored.closed_at, stored.result) {
