@@ -102,10 +102,14 @@ impl<F> Flow<'_, F> {
     ) -> Result<CallToolResponse, rmcp::ErrorData> {
         let (items, response) = result.into_disclosed();
         let (Some(items), Ok(CallToolResponse::Complete(result))) = (items, &response) else {
-            return self.finish_failed(spec, approved, items, response, after);
+            return self
+                .finish_failed(spec, approved, items, response, after)
+                .await;
         };
         if result.is_error == Some(true) {
-            return self.finish_failed(spec, approved, Some(items), response, after);
+            return self
+                .finish_failed(spec, approved, Some(items), response, after)
+                .await;
         }
         let bytes = serde_json::to_vec(result).map_or(u64::MAX, |b| b.len() as u64);
         if let Some(changed) = self.changed_while_read(spec, &approved, after) {
@@ -259,7 +263,7 @@ impl<F> Flow<'_, F> {
 }
 
 /// When a spent session's budget starts again, for the human and the model to read.
-fn starts_again(budget: &Standing) -> String {
+pub(super) fn starts_again(budget: &Standing) -> String {
     match budget.ends {
         Some(ends) => format!(
             "The limit starts again at {}: here a session is your budget period of 24 \

@@ -10,7 +10,7 @@
 use rmcp::model::CallToolResponse;
 use serde_json::json;
 
-use super::ApprovedBoundary;
+use super::{ApprovedBoundary, starts_again};
 use crate::{
     disclose::{Shown, Spec},
     flow::Flow,
@@ -24,7 +24,7 @@ impl<F> Flow<'_, F> {
     /// Steps 9 and 10 for a handler that failed: `response` is its `isError` result or its
     /// protocol error, shown only within the caps and the session's room, and counted in
     /// the session's tally like a result. `count` is the items an `isError` result stated.
-    pub(super) fn finish_failed(
+    pub(super) async fn finish_failed(
         &self,
         spec: &'static Spec,
         approved: ApprovedBoundary,
@@ -52,45 +52,51 @@ impl<F> Flow<'_, F> {
             return Ok(*self.over_cap(text));
         }
         let name = self.spec.name;
-        match self
-            .guard
-            .disclosed()
-            .take(&self.session(), name, spec, now)
-        {
+        let session = match self.session() {
+            Ok(session) => session,
+            Err(refused) => return Ok(*refused),
+        };
+        let taken = match self.take(&session, spec, now).await {
+            Ok(taken) => taken,
+            Err(refused) => {
+                self.withheld_error(spec, now);
+                return Ok(*refused);
+            }
+        };
+        match taken {
             Ok(total) => {
                 self.seen().disclosed = Some(json!({
                     "class": spec.class.as_str(),
                     "items": now.items,
                     "bytes": now.bytes,
-                    "session_items": total.items,
-                    "session_bytes": total.bytes,
+                    "session_items": total.shown.items,
+                    "session_bytes": total.shown.bytes,
                     "error": true,
                 }));
                 self.finish(response)
             }
             Err(before) => {
                 self.withheld_error(spec, now);
+                let again = starts_again(&before);
                 let text = match spec
                     .session_max_items
-                    .filter(|cap| before.items.saturating_add(now.items) > *cap)
+                    .filter(|cap| before.shown.items.saturating_add(now.items) > *cap)
                 {
                     Some(cap) => format!(
                         "Nothing was shown: {name} failed, and its error states {} {}, more \
                          than the {} left of the {cap} it shows per session; the error was \
-                         withheld. The limit starts again in a new session (a new connection); \
-                         tell the user the call failed.",
+                         withheld. Tell the user the call failed. {again}",
                         now.items,
                         self.noun().of(now.items),
-                        cap.saturating_sub(before.items)
+                        cap.saturating_sub(before.shown.items)
                     ),
                     None => format!(
                         "Nothing was shown: {name} failed, and its error is {bytes} bytes, more \
                          than the {} bytes left of the {} it shows per session; the error was \
-                         withheld. The limit starts again in a new session (a new connection); \
-                         tell the user the call failed.",
+                         withheld. Tell the user the call failed. {again}",
                         spec.session_max_bytes
                             .unwrap_or_default()
-                            .saturating_sub(before.bytes),
+                            .saturating_sub(before.shown.bytes),
                         spec.session_max_bytes.unwrap_or_default()
                     ),
                 };
