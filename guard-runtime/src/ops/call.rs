@@ -124,7 +124,7 @@ impl Caller {
         };
         let identified = ops
             .identity
-            .identify(&request)
+            .identify(request)
             .and_then(|identity| canonical(identity, tool, &trace_id));
         let (identity, spelled) = match identified {
             Ok(identified) => identified,
