@@ -595,6 +595,15 @@ fn expand(ident: &Ident, fields: &[Field], rt: &TokenStream) -> TokenStream {
                 #(#to_json)*
                 content
             }
+
+            fn requested_schema() -> #rt::__private::rmcp::model::ElicitationSchema {
+                // This form's own: a form is never generic, so one `static` is one type's.
+                static SCHEMA: ::std::sync::OnceLock<#rt::__private::rmcp::model::ElicitationSchema> =
+                    ::std::sync::OnceLock::new();
+                ::core::clone::Clone::clone(
+                    SCHEMA.get_or_init(|| <Self as #rt::Form>::SPEC.requested_schema()),
+                )
+            }
         }
     }
 }

@@ -210,7 +210,8 @@ fn generate(f: &ImplItemFn, opts: &Opts, rt: &TokenStream) -> Vec<ImplItem> {
     let key_of = quote_spanned!(key.span()=> #rt::__private::key_field(&(#args).0.#key));
     let mut tool_fn = f.clone();
     let receiver = tool_fn.sig.inputs.first().cloned();
-    tool_fn.sig.inputs = syn::parse_quote!(#receiver, #(#params),*);
+    tool_fn.sig.inputs =
+        syn::parse_quote!(#receiver, __guard_call: #rt::__private::GuardCall, #(#params),*);
     tool_fn.sig.output = syn::parse_quote!(-> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData>);
     tool_fn.block = syn::parse_quote!({
         const __GUARD_SPEC: &#rt::__private::KeyedSpec = &#rt::__private::KeyedSpec {
@@ -223,6 +224,7 @@ fn generate(f: &ImplItemFn, opts: &Opts, rt: &TokenStream) -> Vec<ImplItem> {
         #unpack
         let mut __guard_keyed = match #rt::ops::Keyed::begin(
             #rt::Guarded::guard(self),
+            &__guard_call,
             __GUARD_SPEC,
             #key_of,
             #body,

@@ -534,7 +534,8 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
         }
         let mut tool_fn = p.f.clone();
         let receiver = tool_fn.sig.inputs.first().cloned();
-        tool_fn.sig.inputs = syn::parse_quote!(#receiver, #(#params),*);
+        tool_fn.sig.inputs =
+            syn::parse_quote!(#receiver, __guard_call: #rt::__private::GuardCall, #(#params),*);
         tool_fn.sig.output = syn::parse_quote!(-> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData>);
         tool_fn.block = syn::parse_quote!({
             const __GUARD_SPEC: &#rt::__private::PrepareSpec = &#rt::__private::PrepareSpec {
@@ -548,7 +549,7 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
             #rt::__private::assert_guarded::<Self>();
             #(#asserts)*
             #(#unpack)*
-            let mut __guard_prepare = match #rt::ops::Prepare::begin(#rt::Guarded::guard(self), __GUARD_SPEC).await {
+            let mut __guard_prepare = match #rt::ops::Prepare::begin(#rt::Guarded::guard(self), &__guard_call, __GUARD_SPEC).await {
                 ::core::result::Result::Ok(prepare) => prepare,
                 ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
             };
@@ -647,7 +648,7 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
         let register = quote!(#rt::__private::register_deferred_confirm::<Self, _>(#tool, #declared, Self::#run););
         let mut tool_fn = c.f.clone();
         let receiver = tool_fn.sig.inputs.first().cloned();
-        tool_fn.sig.inputs = syn::parse_quote!(#receiver, __guard_operation: #rt::__private::GuardArguments<#rt::ops::OperationRef>);
+        tool_fn.sig.inputs = syn::parse_quote!(#receiver, __guard_call: #rt::__private::GuardCall, __guard_operation: #rt::__private::GuardArguments<#rt::ops::OperationRef>);
         tool_fn.sig.output = syn::parse_quote!(-> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData>);
         tool_fn.block = syn::parse_quote!({
             #spec
@@ -656,6 +657,7 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
             #operation
             let mut __guard_approved = match #rt::__private::lock_and_recheck::<Self, #prepared>(
                 #rt::Guarded::guard(self),
+                &__guard_call,
                 __GUARD_SPEC,
                 __guard_operation,
                 self,
@@ -698,12 +700,13 @@ fn generate(prepares: &[PrepareFn], confirms: &[ConfirmFn], rt: &TokenStream) ->
         )]
         async fn #result_fn(
             &self,
+            __guard_call: #rt::__private::GuardCall,
             __guard_operation: #rt::__private::GuardArguments<#rt::ops::OperationRef>,
         ) -> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData> {
             #rt::__private::assert_guarded::<Self>();
             // Taken raw and deserialised by guard: a wrong shape is guard's refusal.
             #lookup
-            #rt::__private::get_operation_result(#rt::Guarded::guard(self), __guard_operation, &[#(#prepare_tools),*]).await
+            #rt::__private::get_operation_result(#rt::Guarded::guard(self), &__guard_call, __guard_operation, &[#(#prepare_tools),*]).await
         }
     };
     tool_attr::claim(&mut result, rt);

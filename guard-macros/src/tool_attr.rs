@@ -229,7 +229,8 @@ pub fn confirm_hints() -> proc_macro2::TokenStream {
 
 /// Rebinds `binding` (the `GuardArguments<T>` a two-phase or keyed tool takes) as rmcp's
 /// `Parameters<T>` for the author's handler, once guard deserialised it: a wrong shape ends
-/// the call there with guard's refusal, audited for `tool` and `op`.
+/// the call there with guard's refusal, audited for `tool` and `op` and the caller of the
+/// dispatched call (`__guard_call`, which every such tool takes first).
 pub fn guard_arguments(
     rt: &TokenStream,
     binding: &syn::Ident,
@@ -238,7 +239,7 @@ pub fn guard_arguments(
 ) -> TokenStream {
     quote! {
         let #binding = #rt::__private::rmcp::handler::server::wrapper::Parameters(
-            match #rt::__private::arguments(#rt::Guarded::guard(self), #tool, #op, #binding).await {
+            match #rt::__private::arguments(#rt::Guarded::guard(self), &__guard_call, #tool, #op, #binding).await {
                 ::core::result::Result::Ok(args) => args,
                 ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
             },

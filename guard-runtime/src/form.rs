@@ -4,12 +4,6 @@
 //! One description feeds both the schema the human sees and the validator that checks what
 //! the client sends back, so the two cannot drift apart.
 
-use std::{
-    any::TypeId,
-    collections::HashMap,
-    sync::{OnceLock, RwLock},
-};
-
 use rmcp::model::{ElicitationSchema, PrimitiveSchemaDefinition};
 use serde_json::{Map, Value, json};
 
@@ -28,6 +22,13 @@ pub trait Form: crate::seal::FormDerived + Sized + Send + 'static {
 
     /// The accepted answer as JSON.
     fn to_content(&self) -> Map<String, Value>;
+
+    /// The schema the human is asked with. It cannot change at run time: the derive builds
+    /// it once per form type and keeps it in a `static` of its own impl.
+    #[doc(hidden)]
+    fn requested_schema() -> ElicitationSchema {
+        Self::SPEC.requested_schema()
+    }
 }
 
 /// The accepted answer as the audit record keeps it: every field marked
@@ -358,22 +359,6 @@ impl FormSpec {
     pub fn field_with_role(&self, role: FieldRole) -> Option<&'static FieldSpec> {
         self.fields.iter().find(|f| f.role == role)
     }
-}
-
-/// `F`'s requested schema, built once per form type: it cannot change at run time.
-pub(crate) fn cached_schema<F: Form>() -> ElicitationSchema {
-    static SCHEMAS: OnceLock<RwLock<HashMap<TypeId, ElicitationSchema>>> = OnceLock::new();
-    let schemas = SCHEMAS.get_or_init(Default::default);
-    let key = TypeId::of::<F>();
-    if let Some(schema) = schemas.read().unwrap_or_else(|p| p.into_inner()).get(&key) {
-        return schema.clone();
-    }
-    let schema = F::SPEC.requested_schema();
-    schemas
-        .write()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(key, schema.clone());
-    schema
 }
 
 /// Reads one validated field into its Rust type. Implemented for every type a form may hold.

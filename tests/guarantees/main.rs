@@ -26,6 +26,7 @@ mod files_stay_in_the_sandbox;
 mod forms_publish_exact_schemas;
 mod grants_are_narrow_counted_and_recorded;
 mod guarded_names_stay_guarded;
+mod guarded_tools_run_only_their_dispatched_call;
 mod honesty_kit_catches_lies;
 mod identity_comes_from_trusted_context;
 mod malformed_arguments_are_refused;

@@ -173,6 +173,14 @@ impl ::rmcp_guard::Form for Trip {
             );
         content
     }
+    fn requested_schema() -> ::rmcp_guard::__private::rmcp::model::ElicitationSchema {
+        static SCHEMA: ::std::sync::OnceLock<
+            ::rmcp_guard::__private::rmcp::model::ElicitationSchema,
+        > = ::std::sync::OnceLock::new();
+        ::core::clone::Clone::clone(
+            SCHEMA.get_or_init(|| <Self as ::rmcp_guard::Form>::SPEC.requested_schema()),
+        )
+    }
 }
 impl S {
     fn question(&self, args: &TripArgs) -> String {

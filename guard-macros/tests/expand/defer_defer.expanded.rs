@@ -86,6 +86,14 @@ impl ::rmcp_guard::Form for Closing {
             );
         content
     }
+    fn requested_schema() -> ::rmcp_guard::__private::rmcp::model::ElicitationSchema {
+        static SCHEMA: ::std::sync::OnceLock<
+            ::rmcp_guard::__private::rmcp::model::ElicitationSchema,
+        > = ::std::sync::OnceLock::new();
+        ::core::clone::Clone::clone(
+            SCHEMA.get_or_init(|| <Self as ::rmcp_guard::Form>::SPEC.requested_schema()),
+        )
+    }
 }
 impl S {
     async fn preview_close(&self, args: &AccountArgs) -> Result<Preview, ToolError> {

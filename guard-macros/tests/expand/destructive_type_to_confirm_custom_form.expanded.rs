@@ -116,6 +116,14 @@ impl ::rmcp_guard::Form for DropTableConfirmation {
             );
         content
     }
+    fn requested_schema() -> ::rmcp_guard::__private::rmcp::model::ElicitationSchema {
+        static SCHEMA: ::std::sync::OnceLock<
+            ::rmcp_guard::__private::rmcp::model::ElicitationSchema,
+        > = ::std::sync::OnceLock::new();
+        ::core::clone::Clone::clone(
+            SCHEMA.get_or_init(|| <Self as ::rmcp_guard::Form>::SPEC.requested_schema()),
+        )
+    }
 }
 /// The typed-name role is read from the form's description.
 fn is_type_to_confirm<F: Form>() -> bool {

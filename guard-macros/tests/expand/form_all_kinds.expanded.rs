@@ -706,6 +706,14 @@ impl ::rmcp_guard::Form for Everything {
             );
         content
     }
+    fn requested_schema() -> ::rmcp_guard::__private::rmcp::model::ElicitationSchema {
+        static SCHEMA: ::std::sync::OnceLock<
+            ::rmcp_guard::__private::rmcp::model::ElicitationSchema,
+        > = ::std::sync::OnceLock::new();
+        ::core::clone::Clone::clone(
+            SCHEMA.get_or_init(|| <Self as ::rmcp_guard::Form>::SPEC.requested_schema()),
+        )
+    }
 }
 /// The form's roles are read from its description: one checkbox, one typed-name field.
 fn has_roles<F: Form>() -> bool {

@@ -55,6 +55,7 @@ impl S {
     )]
     async fn open_ticket(
         &self,
+        __guard_call: ::rmcp_guard::__private::GuardCall,
         __guard_p2: ::rmcp_guard::__private::GuardArguments<OpenArgs>,
     ) -> ::core::result::Result<
         ::rmcp_guard::__private::rmcp::model::CallToolResponse,
@@ -76,6 +77,7 @@ impl S {
         let __guard_p2 = ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters(
             match ::rmcp_guard::__private::arguments(
                     ::rmcp_guard::Guarded::guard(self),
+                    &__guard_call,
                     __GUARD_SPEC.tool,
                     __GUARD_SPEC.tool,
                     __guard_p2,
@@ -90,6 +92,7 @@ impl S {
         );
         let mut __guard_keyed = match ::rmcp_guard::ops::Keyed::begin(
                 ::rmcp_guard::Guarded::guard(self),
+                &__guard_call,
                 __GUARD_SPEC,
                 ::rmcp_guard::__private::key_field(&(__guard_p2).0.request_id),
                 &(__guard_p2).0,

@@ -68,6 +68,7 @@ impl S {
     )]
     async fn prepare_cancel(
         &self,
+        __guard_call: ::rmcp_guard::__private::GuardCall,
         __guard_p2: ::rmcp_guard::__private::GuardArguments<CancelArgs>,
     ) -> ::core::result::Result<
         ::rmcp_guard::__private::rmcp::model::CallToolResponse,
@@ -90,6 +91,7 @@ impl S {
         let __guard_p2 = ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters(
             match ::rmcp_guard::__private::arguments(
                     ::rmcp_guard::Guarded::guard(self),
+                    &__guard_call,
                     __GUARD_SPEC.tool,
                     __GUARD_SPEC.op,
                     __guard_p2,
@@ -104,6 +106,7 @@ impl S {
         );
         let mut __guard_prepare = match ::rmcp_guard::ops::Prepare::begin(
                 ::rmcp_guard::Guarded::guard(self),
+                &__guard_call,
                 __GUARD_SPEC,
             )
             .await
@@ -179,6 +182,7 @@ impl S {
     )]
     async fn confirm_cancel(
         &self,
+        __guard_call: ::rmcp_guard::__private::GuardCall,
         __guard_operation: ::rmcp_guard::__private::GuardArguments<
             ::rmcp_guard::ops::OperationRef,
         >,
@@ -197,6 +201,7 @@ impl S {
         let __guard_operation = ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters(
             match ::rmcp_guard::__private::arguments(
                     ::rmcp_guard::Guarded::guard(self),
+                    &__guard_call,
                     __GUARD_SPEC.tool,
                     __GUARD_SPEC.op,
                     __guard_operation,
@@ -214,6 +219,7 @@ impl S {
             Cancel,
         >(
                 ::rmcp_guard::Guarded::guard(self),
+                &__guard_call,
                 __GUARD_SPEC,
                 __guard_operation,
                 self,
@@ -247,6 +253,7 @@ impl S {
     )]
     async fn __guard_get_operation_result_of_prepare_cancel(
         &self,
+        __guard_call: ::rmcp_guard::__private::GuardCall,
         __guard_operation: ::rmcp_guard::__private::GuardArguments<
             ::rmcp_guard::ops::OperationRef,
         >,
@@ -258,6 +265,7 @@ impl S {
         let __guard_operation = ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters(
             match ::rmcp_guard::__private::arguments(
                     ::rmcp_guard::Guarded::guard(self),
+                    &__guard_call,
                     "get_operation_result",
                     "",
                     __guard_operation,
@@ -272,6 +280,7 @@ impl S {
         );
         ::rmcp_guard::__private::get_operation_result(
                 ::rmcp_guard::Guarded::guard(self),
+                &__guard_call,
                 __guard_operation,
                 &["prepare_cancel"],
             )

@@ -1,7 +1,8 @@
 //! Where a call enters: the router a server publishes ([`exposed`]), which keeps only the
 //! tools its [`Exposure`] allows, audits calls of the others, and hands each dispatched
-//! `tools/call` to the tool it names (see `dispatch`). Guarded tools, operation tools and
-//! keyed tools take their call from that hand-off, never from a context they were given.
+//! `tools/call` to the tool it names, inside the call's own request context (see
+//! `dispatch`). Guarded tools, operation tools and keyed tools take their call from that
+//! hand-off, never from a context code in the process could have built.
 
 pub(crate) mod claims;
 pub(crate) mod dispatch;
@@ -176,7 +177,7 @@ impl<S: Send + Sync + 'static> Exposed<S> {
     /// as tasks, for clients that declared the extension.
     pub async fn call(
         &self,
-        context: ToolCallContext<'_, S>,
+        mut context: ToolCallContext<'_, S>,
     ) -> Result<CallToolResponse, rmcp::ErrorData>
     where
         S: rmcp::ServerHandler,
@@ -201,8 +202,8 @@ impl<S: Send + Sync + 'static> Exposed<S> {
             }
         }
         let serves_tasks = context.service.get_info().capabilities.supports_tasks();
-        let incoming = dispatch::record(&context, serves_tasks);
-        dispatch::within(incoming, self.router.call(context)).await
+        dispatch::hand_off(&mut context, serves_tasks);
+        self.router.call(context).await
     }
 }
 

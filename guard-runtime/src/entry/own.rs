@@ -151,7 +151,7 @@ impl OwnTool {
             let message = format!("{}: `{}` takes {}.", self.nothing, self.name, self.takes);
             return Err(self.refuse(guard, trace_id, codes::INVALID_INPUT, message));
         };
-        let Some(incoming) = super::dispatch::take(self.name) else {
+        let Some(incoming) = super::dispatch::take(&context.request_context, self.name) else {
             let message = format!(
                 "{}: this call did not come through the server's published tools.",
                 self.nothing

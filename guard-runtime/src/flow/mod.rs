@@ -44,11 +44,13 @@ mod page_mrtr;
 mod push;
 #[cfg(feature = "approval")]
 pub(crate) mod task;
+#[cfg(test)]
+mod tests;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod undo;
 
+pub use crate::entry::dispatch::GuardCall;
 pub use accept::roles_problem;
-pub use call::GuardCall;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use defer::RunFlow;
 use finish::state_changed;

@@ -39,7 +39,7 @@ impl<F: Form> Flow<'_, F> {
         if let Some(text) = expected {
             message.push_str(&format!("\n\nTo confirm, type {text} exactly."));
         }
-        let requested_schema = crate::form::cached_schema::<F>();
+        let requested_schema = F::requested_schema();
         #[cfg(any(feature = "sqlite", feature = "postgres"))]
         let requested_schema = self.offering(effect, requested_schema);
         ElicitRequestParams::FormElicitationParams {

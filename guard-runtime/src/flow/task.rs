@@ -326,8 +326,9 @@ async fn run<S: ServerHandler + Guarded>(
             let mut call = RequestContext::new(context.id.clone(), context.peer.clone());
             call.meta = context.meta.clone();
             call.extensions = context.extensions.clone();
+            dispatch::run_of_task(&mut call, id.clone());
             let params = CallToolRequestParams::new(tool).with_arguments(arguments);
-            dispatch::running_task(id.clone(), server.call_tool(params, call)).await
+            server.call_tool(params, call).await
         }
         Err(error) => {
             tracing::error!(task_id = %id, %error, "a task's stored arguments are not a JSON object");

@@ -11,6 +11,7 @@ use crate::store::{Statement, StoreError, Tx, now_ms};
 use crate::{
     args::GuardArguments,
     audit::{Check, Event},
+    entry::dispatch::GuardCall,
     error::{ToolError, codes},
     identity::{Identity, require_scopes_traced},
     outcome::{Outcome, Step, tag},
@@ -68,6 +69,7 @@ pub(crate) struct Caller {
 /// refused (`INVALID_INPUT`) and audited for the identified caller, before anything runs.
 pub async fn arguments<T>(
     guard: &dyn Configured,
+    call: &GuardCall,
     tool: &'static str,
     op: &'static str,
     given: GuardArguments<T>,
@@ -76,17 +78,19 @@ pub async fn arguments<T>(
         Ok(arguments) => return Ok(arguments),
         Err(error) => error,
     };
-    let caller = Caller::start(guard, tool, op, &[]).await?;
+    let caller = Caller::start(guard, call, tool, op, &[]).await?;
     let record = caller.record(Outcome::Refused(codes::INVALID_INPUT), None, None, None);
     caller.audit_alone(&record).await;
     Err(caller.refuse(ToolError::arguments_do_not_fit(tool, &error), None))
 }
 
 impl Caller {
-    /// Finds the store, identifies the caller and checks `scopes`. Every refusal is an
-    /// answer for the model; a scope denial is also audited.
+    /// Finds the store, identifies the caller of `call` (the call guard's exposure
+    /// dispatched to `tool`) and checks `scopes`. Every refusal is an answer for the model;
+    /// a scope denial is also audited.
     pub async fn start(
         guard: &dyn Configured,
+        call: &GuardCall,
         tool: &'static str,
         op: &'static str,
         scopes: &[&str],
@@ -106,9 +110,8 @@ impl Caller {
         };
         // The caller is read from the call rmcp dispatched to this tool, not from a context
         // code in the process could have built (see `crate::entry::dispatch`).
-        let Some(request) = crate::entry::dispatch::take(tool).map(|incoming| incoming.request)
-        else {
-            tracing::error!(%trace_id, tool, "a two-phase tool was called outside a tools/call that guard's exposure dispatched to it (a server without #[tool_handler(router = rmcp_guard::exposed(self, Self::tool_router))], or code calling the tool's method itself); nothing was done");
+        let Some(request) = call.request_of(tool) else {
+            tracing::error!(%trace_id, tool, "a two-phase tool was called outside a tools/call that guard's exposure dispatched to it (a server without #[tool_handler(router = rmcp_guard::exposed(self, Self::tool_router))], code calling the tool's method itself, or a tool dispatching its own call's context again through the server's call_tool); nothing was done");
             return Err(answer_error(
                 ToolError::new(
                     codes::UNAVAILABLE,
@@ -121,7 +124,7 @@ impl Caller {
         };
         let identified = ops
             .identity
-            .identify(&request)
+            .identify(request)
             .and_then(|identity| canonical(identity, tool, &trace_id));
         let (identity, spelled) = match identified {
             Ok(identified) => identified,

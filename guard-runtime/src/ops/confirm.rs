@@ -30,6 +30,7 @@ use super::{
     rfc3339,
 };
 use crate::canonical::sha256_hex;
+use crate::entry::dispatch::GuardCall;
 use crate::store::{
     Dialect, Done, Statement, StoreError, Tx,
     lock::{self, Lock},
@@ -117,10 +118,11 @@ impl<P: DeserializeOwned> Locked<P> {
     /// Steps 1–4: lock the intent and end the call unless it can go ahead.
     pub(crate) async fn begin(
         guard: &dyn Configured,
+        call: &GuardCall,
         spec: &'static ConfirmSpec,
         Parameters(reference): Parameters<OperationRef>,
     ) -> Step<Self> {
-        let caller = Caller::start(guard, spec.tool, spec.op, spec.scopes).await?;
+        let caller = Caller::start(guard, call, spec.tool, spec.op, spec.scopes).await?;
         let id = caller.operation_id(&reference, spec.prepare_tool).await?;
         let mut tx = match caller.ops.store.begin().await {
             Ok(tx) => tx,

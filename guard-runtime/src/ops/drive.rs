@@ -12,6 +12,7 @@ use super::{
     intent::OperationRef,
 };
 use crate::defer::{Due, Ending};
+use crate::entry::dispatch::GuardCall;
 use crate::store::BoxFuture;
 use crate::{error::ToolError, outcome::Step};
 
@@ -25,12 +26,13 @@ pub type RecheckHook<S, P> =
 /// run when due, and the answer says when.
 pub async fn lock_and_recheck<S, P: DeserializeOwned>(
     guard: &dyn Configured,
+    call: &GuardCall,
     spec: &'static ConfirmSpec,
     reference: Parameters<OperationRef>,
     server: &S,
     hook: RecheckHook<S, P>,
 ) -> Step<Approved<P>> {
-    let mut locked = Locked::begin(guard, spec, reference).await?;
+    let mut locked = Locked::begin(guard, call, spec, reference).await?;
     let verdict = hook(server, &mut locked).await;
     let approved = locked.rechecked(verdict).await?;
     match super::deferred::wait(guard, spec) {

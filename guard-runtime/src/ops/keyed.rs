@@ -38,6 +38,7 @@ use serde_json::{Value, json};
 
 use super::{Configured, call::Caller, rfc3339};
 use crate::canonical::sha256_hex;
+use crate::entry::dispatch::GuardCall;
 use crate::store::{
     SqlValue, Statement, StoreError, Tx,
     lock::{self, Lock},
@@ -108,11 +109,12 @@ impl Keyed {
     #[doc(hidden)]
     pub async fn begin<A: KeyedArgs>(
         guard: &dyn Configured,
+        call: &GuardCall,
         spec: &'static KeyedSpec,
         key: &str,
         args: &A,
     ) -> Step<Self> {
-        let caller = Caller::start(guard, spec.tool, spec.tool, &[]).await?;
+        let caller = Caller::start(guard, call, spec.tool, spec.tool, &[]).await?;
         if let Err(problem) = check_key(key, spec.key_field) {
             audit_alone(&caller, Outcome::Refused(codes::INVALID_INPUT), None).await;
             return Err(caller.refuse(problem, None));

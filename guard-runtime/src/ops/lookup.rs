@@ -12,6 +12,7 @@ use super::{
     intent::{OperationRef, Status, Stored},
     rfc3339,
 };
+use crate::entry::dispatch::GuardCall;
 use crate::store::now_ms;
 use crate::{error::codes, outcome::Outcome};
 
@@ -22,10 +23,11 @@ pub const TOOL: &str = "get_operation_result";
 /// `prepare_tools` name the server's prepare tools, for the not-found answer.
 pub async fn get_operation_result(
     guard: &dyn Configured,
+    call: &GuardCall,
     Parameters(reference): Parameters<OperationRef>,
     prepare_tools: &[&str],
 ) -> Result<CallToolResponse, rmcp::ErrorData> {
-    let caller = match Caller::start(guard, TOOL, "", &[]).await {
+    let caller = match Caller::start(guard, call, TOOL, "", &[]).await {
         Ok(caller) => caller,
         Err(done) => return Ok(*done),
     };

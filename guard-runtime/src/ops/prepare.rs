@@ -14,6 +14,7 @@ use super::{
     rfc3339,
 };
 use crate::canonical::canonical_payload;
+use crate::entry::dispatch::GuardCall;
 use crate::store::{
     Statement, StoreError, Tx,
     lock::{self, Lock},
@@ -80,8 +81,12 @@ impl Prepare {
     }
 
     #[doc(hidden)]
-    pub async fn begin(guard: &dyn Configured, spec: &'static PrepareSpec) -> Step<Self> {
-        let caller = Caller::start(guard, spec.tool, spec.op, spec.scopes).await?;
+    pub async fn begin(
+        guard: &dyn Configured,
+        call: &GuardCall,
+        spec: &'static PrepareSpec,
+    ) -> Step<Self> {
+        let caller = Caller::start(guard, call, spec.tool, spec.op, spec.scopes).await?;
         let now = now_ms();
         let mut tx = match caller.ops.store.begin().await {
             Ok(tx) => tx,
