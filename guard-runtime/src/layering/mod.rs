@@ -10,6 +10,7 @@ use std::{
 use syn::visit::Visit;
 
 mod circles;
+mod sources;
 
 /// The layers and allowed upward imports, as ARCHITECTURE.md states them.
 struct Rules {
@@ -73,41 +74,15 @@ fn rules(text: &str) -> Rules {
 }
 
 /// Every source file of the runtime, by its module path (`crate` for lib.rs,
-/// `entry::dispatch` for entry/dispatch.rs).
+/// `entry::dispatch` for entry/dispatch.rs); this checker is a test, not a layer.
 fn sources() -> Vec<(Vec<String>, PathBuf)> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in fs::read_dir(dir).expect("the source folder is readable") {
-            let path = entry.expect("a readable entry").path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
-            }
-        }
-    }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    walk(&root, &mut files);
-    files
+    sources::files(&root)
         .into_iter()
-        .filter_map(|path| {
-            let relative = path.strip_prefix(&root).expect("under src");
-            let mut module: Vec<String> = relative
-                .with_extension("")
-                .components()
-                .map(|c| c.as_os_str().to_str().expect("a UTF-8 name").to_owned())
-                .collect();
-            if module.last().is_some_and(|m| m == "mod") {
-                module.pop();
-            }
-            match module[0].as_str() {
-                // This checker is a test, not a layer.
-                "layering" => return None,
-                "lib" => module = vec!["crate".to_owned()],
-                "private" => module[0] = "__private".to_owned(),
-                _ => {}
-            }
-            Some((module, path))
+        .filter(|(module, _)| module.first().is_none_or(|m| m != "layering"))
+        .map(|(module, path)| match module.is_empty() {
+            true => (vec!["crate".to_owned()], path),
+            false => (module, path),
         })
         .collect()
 }
@@ -120,89 +95,12 @@ fn place<'a>(layer: &'a BTreeMap<String, usize>, path: &[String]) -> Option<&'a 
         .find_map(|key| layer.get_key_value(&key).map(|(k, _)| k.as_str()))
 }
 
-/// The `crate::` paths of one file, outside `#[cfg(test)]` items.
-#[derive(Default)]
-struct Paths(Vec<Vec<String>>);
-
-/// Whether an item is compiled only in the crate's own tests: `#[cfg(test)]`, or an
-/// `all(...)` that requires `test` (a test that needs a feature too).
-fn is_test(attrs: &[syn::Attribute]) -> bool {
-    fn requires_test(meta: &syn::Meta) -> bool {
-        match meta {
-            syn::Meta::Path(path) => path.is_ident("test"),
-            syn::Meta::List(list) if list.path.is_ident("all") => list
-                .parse_args_with(
-                    syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
-                )
-                .is_ok_and(|all| all.iter().any(requires_test)),
-            _ => false,
-        }
-    }
-    attrs.iter().any(|a| {
-        a.path().is_ident("cfg") && a.parse_args::<syn::Meta>().is_ok_and(|m| requires_test(&m))
-    })
-}
-
-impl Paths {
-    fn tree(&mut self, prefix: &mut Vec<String>, tree: &syn::UseTree) {
-        match tree {
-            syn::UseTree::Path(p) => {
-                prefix.push(p.ident.to_string());
-                self.tree(prefix, &p.tree);
-                prefix.pop();
-            }
-            syn::UseTree::Name(n) => self.push(prefix, &n.ident),
-            syn::UseTree::Rename(r) => self.push(prefix, &r.ident),
-            syn::UseTree::Glob(_) => self.0.push(prefix.clone()),
-            syn::UseTree::Group(g) => g.items.iter().for_each(|t| self.tree(prefix, t)),
-        }
-    }
-
-    fn push(&mut self, prefix: &[String], last: &syn::Ident) {
-        let mut path = prefix.to_vec();
-        if last != "self" {
-            path.push(last.to_string());
-        }
-        self.0.push(path);
-    }
-}
-
-impl<'ast> Visit<'ast> for Paths {
-    fn visit_item(&mut self, item: &'ast syn::Item) {
-        let attrs = match item {
-            syn::Item::Mod(m) => &m.attrs,
-            syn::Item::Fn(f) => &f.attrs,
-            syn::Item::Impl(i) => &i.attrs,
-            syn::Item::Use(u) => &u.attrs,
-            _ => return syn::visit::visit_item(self, item),
-        };
-        if !is_test(attrs) {
-            syn::visit::visit_item(self, item);
-        }
-    }
-
-    fn visit_item_use(&mut self, item: &'ast syn::ItemUse) {
-        let mut prefix = Vec::new();
-        self.tree(&mut prefix, &item.tree);
-    }
-
-    fn visit_path(&mut self, path: &'ast syn::Path) {
-        self.0
-            .push(path.segments.iter().map(|s| s.ident.to_string()).collect());
-        syn::visit::visit_path(self, path);
-    }
-}
-
 /// The `crate::` paths of `file`, without their leading `crate`.
 fn imports(file: &Path) -> Vec<Vec<String>> {
-    let text = fs::read_to_string(file).expect("a readable source");
-    let parsed =
-        syn::parse_file(&text).unwrap_or_else(|e| panic!("{} does not parse: {e}", file.display()));
-    let mut paths = Paths::default();
-    paths.visit_file(&parsed);
-    paths
-        .0
+    sources::Written::of(file)
+        .paths
         .into_iter()
+        .map(|(_, path)| path)
         .filter(|p| p.first().is_some_and(|s| s == "crate") && p.len() > 1)
         .map(|p| p[1..].to_vec())
         .collect()
@@ -318,7 +216,7 @@ fn the_checker_finds_a_circle_and_reads_nested_imports() {
         .map(|(x, y)| (x.to_owned(), y.to_owned()))
         .collect();
     assert_eq!(circle(&edges).map(|c| c.len()), Some(3));
-    let mut paths = Paths::default();
+    let mut paths = sources::Written::default();
     let file: syn::File = syn::parse_quote! {
         use crate::{store::{Tx, lock::{self, Lock}}, Secret};
         fn f() { crate::audit::digest(); }
@@ -330,7 +228,7 @@ fn the_checker_finds_a_circle_and_reads_nested_imports() {
         mod kit { use crate::honesty::Kit; }
     };
     paths.visit_file(&file);
-    let found: Vec<String> = paths.0.iter().map(|p| p.join("::")).collect();
+    let found: Vec<String> = paths.paths.iter().map(|(_, p)| p.join("::")).collect();
     for expected in [
         "crate::store::Tx",
         "crate::store::lock",
