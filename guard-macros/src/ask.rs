@@ -5,7 +5,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
-use syn::{Expr, ImplItemFn, spanned::Spanned};
+use syn::{Expr, FnArg, ImplItemFn, spanned::Spanned};
 
 use crate::{
     attr::{self, Opt},
@@ -112,6 +112,32 @@ fn check(cx: &Ctxt, f: &ImplItemFn) -> Shape {
     shape
 }
 
+/// One assertion per parameter besides the arguments and the answer that its type is a read
+/// handle, spanned at the type as `#[read_only]`'s are: an `#[ask]` tool is published as not
+/// destructive and runs with no preview and no re-check, so it takes no handle that writes.
+/// The check is on the type the compiler resolves, so no alias, renamed import, full path or
+/// wrapper (`Option<_>`, `Extension<_>`) of a write handle passes.
+fn read_handle_checks(shape: &Shape, f: &ImplItemFn, rt: &TokenStream) -> Vec<TokenStream> {
+    let roles = [
+        shape.params.as_ref().map(|(at, _, _)| *at),
+        shape.proof.as_ref().map(|(at, _, _)| *at),
+    ];
+    f.sig
+        .inputs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !roles.contains(&Some(*i)))
+        .filter_map(|(_, arg)| match arg {
+            FnArg::Typed(pt) => Some(&*pt.ty),
+            FnArg::Receiver(_) => None,
+        })
+        .map(|ty| {
+            let at_ty = krate::respan(rt.clone(), ty.span());
+            quote_spanned!(ty.span()=> #at_ty::__private::assert_ask_handle::<#ty>();)
+        })
+        .collect()
+}
+
 fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -> TokenStream {
     let private = quote!(#rt::__private);
     let Some((answered_at, answered_ty, form_ty)) = &shape.proof else {
@@ -125,6 +151,7 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
     } = handler::rewrite(shape, &tool_fn, *answered_at, "__guard_answered", &private);
     asserts.push(quote!(#private::assert_guarded::<Self>();));
     asserts.extend(handler::assert_parameters(shape, &private));
+    asserts.extend(read_handle_checks(shape, &tool_fn, rt));
     asserts.push(quote_spanned!(answered_ty.span()=> #private::assert_form::<#form_ty>();));
     if let Some(form) = &o.form {
         asserts

@@ -7,6 +7,10 @@
 //!
 //! The trait is sealed: its supertrait lives in `rmcp_guard::__private`, so a type can
 //! only become a read handle here, or by code that deliberately names that private item.
+//!
+//! `#[ask]` asserts the same of every parameter besides its arguments and its answer
+//! (`ask::AskHandle`, a read handle under a message of its own): an `#[ask]` tool runs
+//! with no preview and no re-check, so it must not be able to write either.
 
 use rmcp::{
     Peer, RoleServer,
@@ -48,6 +52,23 @@ pub(crate) mod seal {
     pub trait Sealed {}
 }
 pub(crate) use seal::Sealed;
+
+/// What an `#[ask]` tool may take besides its arguments and its answer.
+pub(crate) mod ask {
+    /// A read handle, as an `#[ask]` tool's parameter; reachable only as
+    /// `rmcp_guard::__private::AskHandle`. Its own trait so that the refusal names the fix
+    /// for an `#[ask]` tool, not a `#[read_only]` one; every read handle is one, and nothing
+    /// else.
+    #[diagnostic::on_unimplemented(
+        message = "an `#[ask]` tool may only take read handles, and `{Self}` is not one",
+        label = "not a read handle",
+        note = "an `#[ask]` tool is published with `destructiveHint: false` and runs its handler with no preview and no re-check, so it cannot take a handle that writes",
+        note = "if the tool changes something with the answer, make it `#[destructive(preview = Self::preview_fn, ...)]` and take `Confirmed<YourForm>`: the human sees the effect before it runs, and it is re-checked once they answered",
+        note = "if it only reads, take `rmcp_guard::db::ReadDb` (SQLite) or `rmcp_guard::db::PgReadDb` (PostgreSQL), which the database engine keeps read-only"
+    )]
+    pub trait AskHandle {}
+    impl<T: super::ReadHandle + ?Sized> AskHandle for T {}
+}
 
 impl<T> Sealed for Parameters<T> {}
 impl<T> ReadHandle for Parameters<T> {}

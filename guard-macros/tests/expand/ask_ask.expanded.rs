@@ -3,7 +3,9 @@ use rmcp::{
     RoleServer, handler::server::wrapper::Parameters, service::RequestContext, tool,
     tool_router,
 };
-use rmcp_guard::{Answered, Form, FormEnum, Guard, Guarded, ToolArgs, ToolError, ask};
+use rmcp_guard::{
+    Answered, Form, FormEnum, Guard, Guarded, ToolArgs, ToolError, ask, db::ReadDb, forms,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 #[derive(Clone)]
@@ -312,6 +314,7 @@ impl S {
         );
         ::rmcp_guard::__private::assert_extractor::<RequestContext<RoleServer>>();
         ::rmcp_guard::__private::assert_guarded::<Self>();
+        ::rmcp_guard::__private::assert_ask_handle::<RequestContext<RoleServer>>();
         ::rmcp_guard::__private::assert_form::<Trip>();
         let __guard_flow = ::rmcp_guard::__private::Flow::<
             Trip,
@@ -348,6 +351,81 @@ impl S {
                     let _context: RequestContext<RoleServer> = __guard_p1;
                     let trip: Answered<Trip> = __guard_answered;
                     Ok(format!("{} seats", trip.into_form().seats.len()))
+                })()
+                    .await,
+            )
+    }
+    /// Ask before counting, with read handles beside the answer.
+    #[tool(
+        annotations(read_only_hint = false, destructive_hint = false),
+        input_schema = ::rmcp_guard::__private::claim_no_parameters::<Self>(
+            "count_orders"
+        )
+    )]
+    async fn count_orders(
+        &self,
+        __guard_call: ::rmcp_guard::__private::GuardCall,
+        __guard_p1: ReadDb,
+    ) -> ::core::result::Result<
+        ::rmcp_guard::__private::rmcp::model::CallToolResponse,
+        ::rmcp_guard::__private::rmcp::ErrorData,
+    > {
+        const __GUARD_SPEC: &::rmcp_guard::__private::ToolSpec = &::rmcp_guard::__private::ToolSpec {
+            name: "count_orders",
+            confirm: ::rmcp_guard::__private::ConfirmKind::Form,
+            message: ::core::option::Option::None,
+            timeout: ::core::option::Option::None,
+            on_decline: ::core::option::Option::None,
+            on_cancel: ::core::option::Option::None,
+            approval: ::core::option::Option::None,
+            undo_within: ::core::option::Option::None,
+            defer: ::core::option::Option::None,
+            grant: ::core::option::Option::None,
+        };
+        const _: () = ::rmcp_guard::__private::assert_ask_roles(
+            <forms::Checkbox as ::rmcp_guard::Form>::SPEC,
+        );
+        ::rmcp_guard::__private::assert_extractor::<ReadDb>();
+        ::rmcp_guard::__private::assert_guarded::<Self>();
+        ::rmcp_guard::__private::assert_ask_handle::<ReadDb>();
+        ::rmcp_guard::__private::assert_form::<forms::Checkbox>();
+        let __guard_flow = ::rmcp_guard::__private::Flow::<
+            forms::Checkbox,
+        >::new(::rmcp_guard::Guarded::guard(self), __guard_call, __GUARD_SPEC);
+        let __guard_shown = match __guard_flow
+            .begin(
+                ::rmcp_guard::__private::asked(
+                    "count_orders",
+                    ::std::string::String::from("Count the orders?"),
+                ),
+            )
+        {
+            ::core::result::Result::Ok(shown) => shown,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_accepted = match __guard_flow
+            .ask(
+                __guard_shown,
+                ::core::option::Option::None,
+                ::core::option::Option::None,
+            )
+            .await
+        {
+            ::core::result::Result::Ok(accepted) => accepted,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_answered = match __guard_flow.answered(__guard_accepted).await {
+            ::core::result::Result::Ok(answered) => answered,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        __guard_flow
+            .finish(
+                (async move || -> Result<String, ToolError> {
+                    let db: ReadDb = __guard_p1;
+                    let _tick: Answered<forms::Checkbox> = __guard_answered;
+                    let count: i64 = db
+                        .query_row("SELECT count(*) FROM orders", [], |r| r.get(0))?;
+                    Ok(count.to_string())
                 })()
                     .await,
             )

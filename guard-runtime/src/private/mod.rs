@@ -19,6 +19,7 @@ pub use crate::ops::{
     keyed::{KeyedArgs, KeyedSpec},
     lookup::get_operation_result,
 };
+pub use crate::read_handle::ask::AskHandle;
 pub use crate::read_handle::seal::Sealed as ReadHandleSeal;
 pub use crate::seal::{FormDerived, FormEnumDerived};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -60,6 +61,10 @@ pub fn claim_no_parameters<S: 'static>(
 /// Pins `T` to [`ReadHandle`](crate::read_handle::ReadHandle); `#[read_only]` calls it at
 /// each parameter's span.
 pub const fn assert_read_handle<T: crate::read_handle::ReadHandle + ?Sized>() {}
+
+/// Pins `T` to a read handle, as [`AskHandle`] words the refusal; `#[ask]` calls it at
+/// the span of each parameter besides the arguments and the answer.
+pub const fn assert_ask_handle<T: AskHandle + ?Sized>() {}
 
 /// Pins a handler's form to `Form`.
 pub const fn assert_form<T: crate::form::Form>() {}

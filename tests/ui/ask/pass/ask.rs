@@ -1,12 +1,18 @@
 // An `#[ask]` tool collects input through a guard form: with a question built from the
-// arguments, with a fixed message, with `validate` rules, and beside rmcp's own extractors.
+// arguments, with a fixed message, with `validate` rules, and beside rmcp's own extractors
+// and a guard read handle.
 
 use std::sync::Arc;
 
 use rmcp::{
-    RoleServer, handler::server::wrapper::Parameters, service::RequestContext, tool, tool_router,
+    RoleServer,
+    handler::server::wrapper::Parameters,
+    service::RequestContext,
+    tool, tool_router,
 };
-use rmcp_guard::{Answered, Form, FormEnum, Guard, Guarded, ToolArgs, ToolError, ask};
+use rmcp_guard::{
+    Answered, Form, FormEnum, Guard, Guarded, ToolArgs, ToolError, ask, db::ReadDb, forms,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -76,6 +82,18 @@ impl S {
         trip: Answered<Trip>,
     ) -> Result<String, ToolError> {
         Ok(format!("{} seats", trip.into_form().seats.len()))
+    }
+
+    /// Ask before counting, with read handles beside the answer.
+    #[ask(message = "Count the orders?")]
+    #[tool]
+    async fn count_orders(
+        &self,
+        db: ReadDb,
+        _tick: Answered<forms::Checkbox>,
+    ) -> Result<String, ToolError> {
+        let count: i64 = db.query_row("SELECT count(*) FROM orders", [], |r| r.get(0))?;
+        Ok(count.to_string())
     }
 }
 
