@@ -741,7 +741,11 @@ async fn the_session_tally_counts_error_bytes(era: ProtocolVersion) {
     // A third of the same size no longer fits in the session's 3000 bytes.
     let result = call(&client, "export_text", failing(1, 1200, Some("err"))).await;
     assert_error_withheld(&result, "of the 3000 it shows per session");
-    assert!(text(&result).contains("a new session"), "{}", text(&result));
+    assert!(
+        text(&result).contains("The limit starts again"),
+        "{}",
+        text(&result)
+    );
     let _ = client.cancel().await;
 }
 
