@@ -720,7 +720,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("guard.db");
         let steps = &crate::schema::STEPS;
-        let before = SqliteStore::open_with(&path, &steps[..steps.len() - 1]).unwrap();
+        let seals = steps
+            .iter()
+            .position(|step| step.name == "approval seals")
+            .unwrap();
+        let before = SqliteStore::open_with(&path, &steps[..seals]).unwrap();
         let now = crate::store::now_ms();
         let mut tx = before.begin().await.unwrap();
         for (id, required) in [("pending", 1_i64), ("approved", 1)] {
