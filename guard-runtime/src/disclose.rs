@@ -9,8 +9,10 @@ mod tally;
 use rmcp::{handler::server::tool::IntoCallToolResult, model::MetaObject};
 use serde_json::json;
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use tally::PERIOD_MS;
+pub(crate) use tally::Standing;
 pub use tally::{PERIOD, Session, Shown, Tally};
-pub(crate) use tally::{PERIOD_MS, Standing};
 
 /// What a disclosing tool may expose beyond the system it reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,8 +11,9 @@
 use rmcp::model::CallToolResponse;
 
 use super::super::Flow;
+use crate::disclose::{Session, Shown, Spec, Standing};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 use crate::{
-    disclose::{Session, Shown, Spec, Standing},
     error::{ToolError, codes},
     outcome::Outcome,
 };
