@@ -2,7 +2,7 @@
 //!
 //! A tool declares `#[destructive(..., defer = "2m")]`. After the human accepts (and the
 //! re-check passes), guard does not run the handler: it stores the confirmed call in the
-//! operation store with [`DeferredCalls`] (the tool, the canonical arguments, the accepted
+//! operation store (the tool, the canonical arguments, the accepted
 //! form, the caller's canonical tenant and user, the fingerprint of the preview the human
 //! saw, and the due time on the database's clock) and answers "scheduled for 14:24 UTC;
 //! withdraw with withdraw(operation_id)". A runner ([`crate::run_deferred`]) later claims

@@ -10,7 +10,7 @@
 //! calls never wait for the log's head ([`AuditLog::sequence`], [`Pending`]).
 //!
 //! The log is a Merkle tree hashed as RFC 9162 does ([`merkle`]), and each entry also names
-//! the hash of the one before it. A signed [`checkpoint`] (tree size and root, Ed25519, as
+//! the hash of the one before it. A signed [`Checkpoint`] (tree size and root, Ed25519, as
 //! a C2SP signed note) can be kept outside the database; [`verify()`] then names the first
 //! record that was modified, deleted, inserted, reordered or truncated since. Inclusion and
 //! consistency proofs show a record is in a checkpointed log and that a newer checkpoint
