@@ -2,7 +2,7 @@
 //! goes through the caps and checks of a success (steps 9 and 10). An error carries no
 //! `Disclosed` count the human approved, so its text counts as bytes: against the tool's
 //! per-call `max_bytes` (or [`ERROR_MAX_BYTES`] for a tool whose caps are in items only, or
-//! which declares none) and its `session_max_bytes`, in the session's tally; an `isError`
+//! which declares none) and its `session_max_bytes`, in the caller's session budget; an `isError`
 //! result that does state a count is held to the item caps too. An error over a cap, or
 //! read from a source that changed while the handler read it, is withheld, and the record
 //! holds its counts, never its text.
@@ -23,7 +23,7 @@ const ERROR_MAX_BYTES: u64 = 4096;
 impl<F> Flow<'_, F> {
     /// Steps 9 and 10 for a handler that failed: `response` is its `isError` result or its
     /// protocol error, shown only within the caps and the session's room, and counted in
-    /// the session's tally like a result. `count` is the items an `isError` result stated.
+    /// the caller's session budget (the connection's, or the person's period) like a result. `count` is the items an `isError` result stated.
     pub(super) async fn finish_failed(
         &self,
         spec: &'static Spec,
