@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::error::{ToolError, codes};
+use crate::error::{Code, ToolError};
 
 /// The most items one question may offer when the tool does not say (`max_items = N`).
 pub const DEFAULT_MAX_ITEMS: usize = 20;
@@ -186,7 +186,7 @@ impl Picked {
     }
 
     /// Runs `effect` on each picked item in turn and reports each one: `Ok(text)` is done,
-    /// an `Err` with [`codes::STATE_CHANGED`] is skipped (the item changed since the human
+    /// an `Err` with [`Code::StateChanged`] is skipped (the item changed since the human
     /// picked it; check the item's state again right before acting), any other `Err`
     /// failed. Items that changed before the handler ran are already reported as skipped.
     pub async fn act<Fut>(self, mut effect: impl FnMut(Item) -> Fut) -> Report
@@ -198,7 +198,7 @@ impl Picked {
             let (key, title) = (item.key.clone(), item.title.clone());
             let (outcome, detail) = match effect(item).await {
                 Ok(text) => (ItemOutcome::Done, text),
-                Err(e) if e.code() == codes::STATE_CHANGED => {
+                Err(e) if e.code() == Code::StateChanged => {
                     (ItemOutcome::Skipped, e.message().to_owned())
                 }
                 Err(e) => (ItemOutcome::Failed, e.to_string()),
@@ -394,7 +394,7 @@ mod tests {
             .act(|item| async move {
                 match item.state() {
                     "ok" => Ok(format!("did {}", item.key())),
-                    "moved" => Err(ToolError::new(codes::STATE_CHANGED, "b moved")),
+                    "moved" => Err(ToolError::new(Code::StateChanged, "b moved")),
                     _ => Err(ToolError::invalid_input("c is broken")),
                 }
             })

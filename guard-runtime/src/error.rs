@@ -8,55 +8,168 @@ use rmcp::{
     model::{CallToolResponse, CallToolResult, ContentBlock},
 };
 
-/// Stable error codes the model can branch on.
-pub mod codes {
+/// The stable codes the model can branch on: the first word of every error a tool shows,
+/// and the refusal an [`Outcome::Refused`](crate::outcome::Outcome::Refused) records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Code {
     /// The tool's arguments break its rules; the model should correct them.
-    pub const INVALID_INPUT: &str = "INVALID_INPUT";
+    InvalidInput,
     /// The human's answer failed revalidation (a type, a range, the typed name, a rule); nothing ran.
-    pub const INVALID_CONFIRMATION: &str = "INVALID_CONFIRMATION";
+    InvalidConfirmation,
     /// The target changed between the question and the effect; nothing ran.
-    pub const STATE_CHANGED: &str = "STATE_CHANGED";
+    StateChanged,
     /// The human did not answer in time, or the prepared intent expired; ask or prepare again.
-    pub const CONFIRMATION_EXPIRED: &str = "CONFIRMATION_EXPIRED";
+    ConfirmationExpired,
     /// The request state or intent cannot be used (replayed, closed, or from before a restart).
-    pub const INVALID_STATE: &str = "INVALID_STATE";
+    InvalidState,
     /// The caller lacks a required scope, or has no trusted identity on this transport.
-    pub const PERMISSION_DENIED: &str = "PERMISSION_DENIED";
+    PermissionDenied,
     /// Something failed on the server; details are in the log under the trace id.
-    pub const INTERNAL: &str = "INTERNAL";
+    Internal,
     /// The engine refused a write through a read-only handle.
-    pub const READ_ONLY: &str = "READ_ONLY";
+    ReadOnly,
     /// A resource the tool needs (its database) cannot be opened.
-    pub const UNAVAILABLE: &str = "UNAVAILABLE";
+    Unavailable,
     /// No operation with this id belongs to the caller (unknown, or another tenant's or user's).
-    pub const OPERATION_NOT_FOUND: &str = "OPERATION_NOT_FOUND";
+    OperationNotFound,
     /// The caller used up this tool's rate for now.
-    pub const RATE_LIMITED: &str = "RATE_LIMITED";
+    RateLimited,
     /// The store failed while a confirm was in flight: it may or may not have committed.
-    pub const RESULT_UNKNOWN: &str = "RESULT_UNKNOWN";
+    ResultUnknown,
     /// An idempotency key came back with different arguments than its first call (the
     /// IETF idempotency-key draft answers 422): nothing ran.
-    pub const IDEMPOTENCY_KEY_REUSED: &str = "IDEMPOTENCY_KEY_REUSED";
+    IdempotencyKeyReused,
     /// The first call with this idempotency key is still running (409 in the draft):
     /// nothing ran a second time.
-    pub const IN_PROGRESS: &str = "IN_PROGRESS";
+    InProgress,
     /// The undo window closed (its deadline passed, or its purge ran): the effect is final.
-    pub const UNDO_EXPIRED: &str = "UNDO_EXPIRED";
+    UndoExpired,
     /// A deferred call is no longer waiting (it ran, or came due and was refused), so it
     /// cannot be withdrawn; the answer carries how it ended.
-    pub const ALREADY_RAN: &str = "ALREADY_RAN";
+    AlreadyRan,
+    /// A code of the server's own for a refusal guard's codes do not name (an order that
+    /// does not exist: `ORDER_NOT_FOUND`), made by [`Code::own`].
+    Own(OwnCode),
+}
+
+/// The spelling of a server's own code; only [`Code::own`] makes one, so every such code is
+/// checked where it is declared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OwnCode(&'static str);
+
+impl Code {
+    /// Every code of guard's, in the order above.
+    pub const ALL: [Code; 16] = [
+        Code::InvalidInput,
+        Code::InvalidConfirmation,
+        Code::StateChanged,
+        Code::ConfirmationExpired,
+        Code::InvalidState,
+        Code::PermissionDenied,
+        Code::Internal,
+        Code::ReadOnly,
+        Code::Unavailable,
+        Code::OperationNotFound,
+        Code::RateLimited,
+        Code::ResultUnknown,
+        Code::IdempotencyKeyReused,
+        Code::InProgress,
+        Code::UndoExpired,
+        Code::AlreadyRan,
+    ];
+
+    /// The code as the model reads it (`"STATE_CHANGED"`), the same in every release.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Code::InvalidInput => "INVALID_INPUT",
+            Code::InvalidConfirmation => "INVALID_CONFIRMATION",
+            Code::StateChanged => "STATE_CHANGED",
+            Code::ConfirmationExpired => "CONFIRMATION_EXPIRED",
+            Code::InvalidState => "INVALID_STATE",
+            Code::PermissionDenied => "PERMISSION_DENIED",
+            Code::Internal => "INTERNAL",
+            Code::ReadOnly => "READ_ONLY",
+            Code::Unavailable => "UNAVAILABLE",
+            Code::OperationNotFound => "OPERATION_NOT_FOUND",
+            Code::RateLimited => "RATE_LIMITED",
+            Code::ResultUnknown => "RESULT_UNKNOWN",
+            Code::IdempotencyKeyReused => "IDEMPOTENCY_KEY_REUSED",
+            Code::InProgress => "IN_PROGRESS",
+            Code::UndoExpired => "UNDO_EXPIRED",
+            Code::AlreadyRan => "ALREADY_RAN",
+            Code::Own(OwnCode(text)) => text,
+        }
+    }
+
+    /// A code of the server's own, spelled in capitals, digits and underscores
+    /// (`ORDER_NOT_FOUND`) and not one of guard's, so a model that branches on codes never
+    /// mistakes it for one. Declare it as a constant, and a bad spelling fails the build:
+    /// `const ORDER_NOT_FOUND: Code = Code::own("ORDER_NOT_FOUND");`.
+    pub const fn own(text: &'static str) -> Self {
+        let bytes = text.as_bytes();
+        assert!(
+            !bytes.is_empty() && bytes[0].is_ascii_uppercase(),
+            "a code starts with a capital letter, as ORDER_NOT_FOUND does"
+        );
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            assert!(
+                b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_',
+                "a code is spelled in capitals, digits and underscores, as ORDER_NOT_FOUND is"
+            );
+            i += 1;
+        }
+        let mut k = 0;
+        while k < Self::ALL.len() {
+            assert!(
+                !same(Self::ALL[k].as_str(), text),
+                "this is one of guard's own codes: use its Code variant instead of Code::own"
+            );
+            k += 1;
+        }
+        Code::Own(OwnCode(text))
+    }
+
+    /// The code spelled `text`, if it is one of guard's.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|code| code.as_str() == text)
+    }
+}
+
+/// Whether `a` and `b` are the same text (`==` on `str` is not `const`).
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// A model-visible tool failure. Returning `Err(ToolError)` gives an `isError` result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolError {
-    code: &'static str,
+    code: Code,
     message: String,
 }
 
 impl ToolError {
-    /// An error with a stable `code` (see [`codes`]) and a message that says what to do next.
-    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+    /// An error with a stable `code` and a message that says what to do next.
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
         Self {
             code,
             message: message.into(),
@@ -65,7 +178,7 @@ impl ToolError {
 
     /// Bad arguments from the model.
     pub fn invalid_input(message: impl Into<String>) -> Self {
-        Self::new(codes::INVALID_INPUT, message)
+        Self::new(Code::InvalidInput, message)
     }
 
     /// Arguments that do not fit `tool`'s input schema (a missing field, a wrong type, an
@@ -81,7 +194,7 @@ impl ToolError {
         let trace_id = crate::trace::new_id();
         tracing::error!(%trace_id, %detail, "tool failed internally");
         Self::new(
-            codes::INTERNAL,
+            Code::Internal,
             format!(
                 "The tool failed internally and changed nothing it could not report. \
                  Quote trace_id {trace_id} to the operator."
@@ -90,7 +203,7 @@ impl ToolError {
     }
 
     /// The stable code the model can branch on.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         self.code
     }
 
@@ -116,5 +229,51 @@ impl std::error::Error for ToolError {}
 impl IntoCallToolResult for ToolError {
     fn into_call_tool_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
         Ok(self.into_result().into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Code, ToolError};
+
+    #[test]
+    fn every_code_reads_back_as_itself_and_only_guards_are_parsed() {
+        for code in Code::ALL {
+            assert_eq!(Code::parse(code.as_str()), Some(code));
+        }
+        assert_eq!(Code::parse("state_changed"), None);
+        assert_eq!(Code::parse("ORDER_NOT_FOUND"), None);
+    }
+
+    #[test]
+    fn a_servers_own_code_is_spelled_as_declared() {
+        const ORDER_NOT_FOUND: Code = Code::own("ORDER_NOT_FOUND");
+        let error = ToolError::new(ORDER_NOT_FOUND, "There is no order B1.");
+        assert_eq!(error.code().as_str(), "ORDER_NOT_FOUND");
+        assert_eq!(error.to_string(), "[ORDER_NOT_FOUND] There is no order B1.");
+    }
+
+    #[test]
+    #[should_panic(expected = "capitals, digits and underscores")]
+    fn an_own_code_with_other_characters_is_refused() {
+        let _ = Code::own("ORDER-NOT-FOUND");
+    }
+
+    #[test]
+    #[should_panic(expected = "starts with a capital")]
+    fn a_lowercase_own_code_is_refused() {
+        let _ = Code::own("order_not_found");
+    }
+
+    #[test]
+    #[should_panic(expected = "starts with a capital")]
+    fn an_empty_own_code_is_refused() {
+        let _ = Code::own("");
+    }
+
+    #[test]
+    #[should_panic(expected = "one of guard's own codes")]
+    fn an_own_code_cannot_pass_for_one_of_guards() {
+        let _ = Code::own("STATE_CHANGED");
     }
 }

@@ -15,7 +15,7 @@
 //! assert!(require_scopes(caller, "cancel_order", &["orders:cancel"]).is_ok());
 //!
 //! let denied = require_scopes(caller, "refund_order", &["orders:refund"]).unwrap_err();
-//! assert_eq!(denied.code(), codes::PERMISSION_DENIED);
+//! assert_eq!(denied.code(), Code::PermissionDenied);
 //! # Ok::<(), String>(())
 //! ```
 //!
@@ -55,7 +55,7 @@ use std::{collections::BTreeSet, sync::Arc};
 use rmcp::{RoleServer, service::RequestContext};
 
 use crate::{
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     person::{NameError, Person},
 };
 
@@ -213,7 +213,7 @@ impl IdentityProvider for EnvIdentity {
                  use a per-request provider (a verified bearer token) on HTTP servers"
             );
             return Err(ToolError::new(
-                codes::PERMISSION_DENIED,
+                Code::PermissionDenied,
                 format!(
                     "This server cannot establish who is calling over HTTP: its identity is \
                      configured for local use only. Ask the operator to enable token \
@@ -266,7 +266,7 @@ pub fn require_scopes_traced(
         target: "guard::audit",
         tool,
         outcome = "denied",
-        code = codes::PERMISSION_DENIED,
+        code = Code::PermissionDenied.as_str(),
         tenant = %identity.tenant,
         user = %identity.user,
         missing_scope = %missing_scope,
@@ -283,7 +283,7 @@ pub fn require_scopes_traced(
         ),
     };
     Err(ToolError::new(
-        codes::PERMISSION_DENIED,
+        Code::PermissionDenied,
         format!(
             "The caller lacks the {noun} {list} needed by {tool}; nothing was done. \
              Ask an administrator to grant it, then sign in again (trace_id {trace_id})."

@@ -153,7 +153,7 @@ pub use entry::undo::{purge_due_undo_windows, purge_undo_windows};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub use entry::withdraw::run_deferred;
-pub use error::{ToolError, codes};
+pub use error::{Code, OwnCode, ToolError};
 pub use exposure::Exposure;
 pub use form::{Form, FormEnum};
 pub use guard::{Guard, GuardError, Guarded};

@@ -7,7 +7,7 @@
 use rmcp::model::{CallToolResponse, CallToolResult, MetaObject};
 use serde_json::json;
 
-use crate::{batch::ItemOutcome, error::codes};
+use crate::{batch::ItemOutcome, error::Code};
 
 /// A step either continues with a value or ends the call with the model's result.
 pub type Step<T> = Result<T, Box<CallToolResponse>>;
@@ -151,8 +151,8 @@ pub enum Outcome {
     /// A due deferred call could not be run (its arguments or form no longer read, or its
     /// preview failed): nothing ran.
     DeferredFailed,
-    /// The call was refused with this stable code (see [`codes`]).
-    Refused(&'static str),
+    /// The call was refused with this stable code.
+    Refused(Code),
     /// A step of an approval on the page, recorded beside the call's own records.
     Approval(ApprovalEvent),
 }
@@ -188,26 +188,6 @@ pub enum ApprovalEvent {
     /// link, or by someone who may not decide) was found and ignored.
     Forged,
 }
-
-/// Every stable code, so a tag read back names its refusal.
-const CODES: [&str; 16] = [
-    codes::INVALID_INPUT,
-    codes::INVALID_CONFIRMATION,
-    codes::STATE_CHANGED,
-    codes::CONFIRMATION_EXPIRED,
-    codes::INVALID_STATE,
-    codes::PERMISSION_DENIED,
-    codes::INTERNAL,
-    codes::READ_ONLY,
-    codes::UNAVAILABLE,
-    codes::OPERATION_NOT_FOUND,
-    codes::RATE_LIMITED,
-    codes::RESULT_UNKNOWN,
-    codes::IDEMPOTENCY_KEY_REUSED,
-    codes::IN_PROGRESS,
-    codes::UNDO_EXPIRED,
-    codes::ALREADY_RAN,
-];
 
 /// Every outcome without a payload, for reading a spelling back.
 const NAMED: [Outcome; 75] = [
@@ -355,7 +335,7 @@ impl Outcome {
             Outcome::Withdrawn => "withdrawn",
             Outcome::AlreadyWithdrawn => "already_withdrawn",
             Outcome::DeferredFailed => "deferred_failed",
-            Outcome::Refused(code) => code,
+            Outcome::Refused(code) => code.as_str(),
             Outcome::Approval(ApprovalEvent::Opened) => "approval_opened",
             Outcome::Approval(ApprovalEvent::LinkDelivered) => "approval_link_delivered",
             Outcome::Approval(ApprovalEvent::LinkDeliveryFailed) => "approval_link_delivery_failed",
@@ -380,12 +360,10 @@ impl Outcome {
 
     /// The outcome a tag or an audit record spells `text`, if guard writes it.
     pub fn parse(text: &str) -> Option<Self> {
-        NAMED.into_iter().find(|o| o.as_str() == text).or_else(|| {
-            CODES
-                .into_iter()
-                .find(|code| *code == text)
-                .map(Outcome::Refused)
-        })
+        NAMED
+            .into_iter()
+            .find(|o| o.as_str() == text)
+            .or_else(|| Code::parse(text).map(Outcome::Refused))
     }
 }
 
@@ -421,15 +399,16 @@ pub(crate) fn tag(
 
 #[cfg(test)]
 mod tests {
-    use super::{ApprovalEvent, CODES, NAMED, Outcome};
+    use super::{ApprovalEvent, NAMED, Outcome};
+    use crate::error::Code;
 
     #[test]
     fn every_outcome_reads_back_as_itself() {
         for outcome in NAMED {
             assert_eq!(Outcome::parse(outcome.as_str()), Some(outcome));
         }
-        for code in CODES {
-            assert_eq!(Outcome::parse(code), Some(Outcome::Refused(code)));
+        for code in Code::ALL {
+            assert_eq!(Outcome::parse(code.as_str()), Some(Outcome::Refused(code)));
         }
         assert_eq!(Outcome::parse("Declined"), None);
         assert_eq!(Outcome::parse("declined "), None);
@@ -442,10 +421,15 @@ mod tests {
         assert_eq!(Outcome::of(&plain), None);
         let tagged = super::tag(plain.clone(), Outcome::Declined, "t-1", None);
         assert_eq!(Outcome::of(&tagged), Some(Outcome::Declined));
-        let refused = super::tag(plain, Outcome::Refused("STATE_CHANGED"), "t-2", Some("op"));
+        let refused = super::tag(
+            plain,
+            Outcome::Refused(Code::StateChanged),
+            "t-2",
+            Some("op"),
+        );
         assert_eq!(
             Outcome::of(&refused),
-            Some(Outcome::Refused(crate::error::codes::STATE_CHANGED))
+            Some(Outcome::Refused(Code::StateChanged))
         );
         let meta = refused.meta.unwrap();
         assert_eq!(
@@ -460,8 +444,8 @@ mod tests {
         for outcome in NAMED {
             assert!(seen.insert(outcome.as_str()), "{outcome:?}");
         }
-        for code in CODES {
-            assert!(seen.insert(code), "{code}");
+        for code in Code::ALL {
+            assert!(seen.insert(code.as_str()), "{code}");
         }
     }
 
@@ -577,6 +561,9 @@ mod tests {
             assert_eq!(outcome.to_string(), wire);
             assert_eq!(String::from(outcome), wire);
         }
-        assert_eq!(Outcome::Refused("STATE_CHANGED").as_str(), "STATE_CHANGED");
+        assert_eq!(
+            Outcome::Refused(Code::StateChanged).as_str(),
+            "STATE_CHANGED"
+        );
     }
 }

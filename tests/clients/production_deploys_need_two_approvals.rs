@@ -81,7 +81,11 @@ async fn deploy_names_deploy_production_for_any_spelling_of_production(era: Prot
         json!({"service": "billing", "environment": "qa"}),
     )
     .await;
-    assert_refused(&result, "INVALID_INPUT", Outcome::PreviewFailed);
+    assert_refused(
+        &result,
+        rmcp_guard::Code::InvalidInput,
+        Outcome::PreviewFailed,
+    );
     assert!(
         text(&result).contains("deploy_production"),
         "{}",
@@ -194,7 +198,11 @@ async fn deploy_production_without_two_approvers_refuses_and_says_why(era: Proto
     let (client, _urls) = bench::url_client(era, true);
     let client = bench::connect(server, client).await;
     let result = call(&client, "deploy_production", json!({"service": "billing"})).await;
-    assert_refused(&result, "INVALID_STATE", Outcome::Misconfigured);
+    assert_refused(
+        &result,
+        rmcp_guard::Code::InvalidState,
+        Outcome::Misconfigured,
+    );
     assert!(
         text(&result).contains("Tell the operator"),
         "{}",

@@ -121,7 +121,7 @@ async fn accepted_state_is_refused_after_a_restart() {
     create_scratch(&world);
     let (client, pid) = boot(&world).await;
     let result = answer(&client, "drop_table", args, &state, accept_drop()).await;
-    assert_refused(&result, "INVALID_STATE", Outcome::Replayed);
+    assert_refused(&result, rmcp_guard::Code::InvalidState, Outcome::Replayed);
     assert!(
         text(&result).contains("Call the tool again"),
         "{}",
@@ -151,7 +151,7 @@ async fn declined_state_with_a_forged_accept_is_refused_after_a_restart() {
 
     let (client, pid) = boot(&world).await;
     let result = answer(&client, "drop_table", args.clone(), &state, accept_drop()).await;
-    assert_refused(&result, "INVALID_STATE", Outcome::Replayed);
+    assert_refused(&result, rmcp_guard::Code::InvalidState, Outcome::Replayed);
     assert_eq!(
         world.rows("scratch"),
         Some(3),

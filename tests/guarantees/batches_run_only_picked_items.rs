@@ -273,7 +273,11 @@ async fn a_pick_that_was_not_offered_is_refused(era: rmcp::model::ProtocolVersio
     ] {
         human.will(Answer::Accept(answer));
         let result = call(&client, "delete_files", json!({"pattern": "logs/*.log"})).await;
-        assert_refused(&result, "INVALID_CONFIRMATION", Outcome::InvalidAnswer);
+        assert_refused(
+            &result,
+            rmcp_guard::Code::InvalidConfirmation,
+            Outcome::InvalidAnswer,
+        );
         assert_eq!(
             text(&result),
             format!(
@@ -337,7 +341,11 @@ async fn an_mrtr_retry_is_judged_against_the_sealed_offer() {
     let state = first_round(&client, "logs/*.log").await;
     std::fs::write(world.path("logs/d.log"), "new\n").unwrap();
     let widened = retry(&client, "logs/*.log", &state, &["logs/a.log", "logs/d.log"]).await;
-    assert_refused(&widened, "INVALID_CONFIRMATION", Outcome::InvalidAnswer);
+    assert_refused(
+        &widened,
+        rmcp_guard::Code::InvalidConfirmation,
+        Outcome::InvalidAnswer,
+    );
     assert!(text(&widened).contains("\"logs/d.log\", which was not offered"));
     assert!(exists(&world, "logs/a.log") && exists(&world, "logs/d.log"));
 
@@ -355,12 +363,12 @@ async fn an_mrtr_retry_is_judged_against_the_sealed_offer() {
     // The state is bound to the pattern: another pattern cannot reuse it.
     let state = first_round(&client, "logs/a.log").await;
     let moved = retry(&client, "logs/*.log", &state, &["logs/a.log"]).await;
-    assert_refused(&moved, "INVALID_STATE", Outcome::BadState);
+    assert_refused(&moved, rmcp_guard::Code::InvalidState, Outcome::BadState);
     // And it is used once.
     let once = retry(&client, "logs/a.log", &state, &[]).await;
     assert_natural(&once, Outcome::NothingPicked);
     let again = retry(&client, "logs/a.log", &state, &["logs/a.log"]).await;
-    assert_refused(&again, "INVALID_STATE", Outcome::Replayed);
+    assert_refused(&again, rmcp_guard::Code::InvalidState, Outcome::Replayed);
     assert!(exists(&world, "logs/a.log"));
 }
 
@@ -395,7 +403,11 @@ async fn patterns_that_leave_the_root_are_refused_before_anyone_is_asked() {
     let client = connect(world.server(), human.clone()).await;
     for pattern in ["../*", "/etc/*", "logs/**/*.log"] {
         let result = call(&client, "delete_files", json!({"pattern": pattern})).await;
-        assert_refused(&result, "INVALID_INPUT", Outcome::PreviewFailed);
+        assert_refused(
+            &result,
+            rmcp_guard::Code::InvalidInput,
+            Outcome::PreviewFailed,
+        );
         assert!(
             !text(&result).contains(&*world.base.to_string_lossy()),
             "{}",
@@ -431,7 +443,7 @@ async fn nothing_is_deleted_unless_the_confirmation_is_in_the_log_first() {
             .unwrap();
 
         let result = call(&client, "delete_files", json!({"pattern": "logs/*.log"})).await;
-        assert_refused(&result, "UNAVAILABLE", Outcome::AuditFailed);
+        assert_refused(&result, rmcp_guard::Code::Unavailable, Outcome::AuditFailed);
         for name in LOGS {
             assert!(world.file(name).is_some(), "{era:?}: {name} is kept");
         }
@@ -527,7 +539,11 @@ async fn the_tools_own_cap_holds_and_duplicate_keys_are_never_offered() {
     );
 
     let twice = call(&client, "remove_keys", json!({"keys": "a,a"})).await;
-    assert_refused(&twice, "INVALID_STATE", Outcome::Misconfigured);
+    assert_refused(
+        &twice,
+        rmcp_guard::Code::InvalidState,
+        Outcome::Misconfigured,
+    );
     assert!(
         text(&twice).contains("offered one item twice"),
         "{}",

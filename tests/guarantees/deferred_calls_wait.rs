@@ -15,7 +15,7 @@ use crate::support::{
 };
 use rmcp::model::{CallToolResult, ProtocolVersion};
 use rmcp_guard::{
-    codes,
+    Code,
     ops::SqliteStore,
     outcome::Outcome,
     testing::{Answer, ScriptedHuman},
@@ -285,8 +285,8 @@ async fn another_person_cannot_withdraw_it(era: ProtocolVersion) {
         let refused = withdraw(&other, &era, &id).await;
         assert_refused(
             &refused,
-            codes::OPERATION_NOT_FOUND,
-            Outcome::Refused(codes::OPERATION_NOT_FOUND),
+            Code::OperationNotFound,
+            Outcome::Refused(Code::OperationNotFound),
         );
         assert!(
             text(&refused).contains("no deferred call"),
@@ -314,11 +314,7 @@ async fn withdraw_after_the_run_says_it_ran(era: ProtocolVersion) {
     until(due).await;
     assert_eq!(server.run_due().await, 1);
     let late = withdraw(&server, &era, &id).await;
-    assert_refused(
-        &late,
-        codes::ALREADY_RAN,
-        Outcome::Refused(codes::ALREADY_RAN),
-    );
+    assert_refused(&late, Code::AlreadyRan, Outcome::Refused(Code::AlreadyRan));
     assert!(text(&late).contains("it ran at "), "{}", text(&late));
     let body = structured(&late);
     assert_eq!(body["status"], "RAN");
@@ -348,11 +344,7 @@ async fn a_target_changed_before_due_is_state_changed_and_nothing_runs(era: Prot
     assert!(server.closings().is_empty());
     assert_eq!(server.run_due().await, 0, "and is not tried again");
     let late = withdraw(&server, &era, &id).await;
-    assert_refused(
-        &late,
-        codes::ALREADY_RAN,
-        Outcome::Refused(codes::ALREADY_RAN),
-    );
+    assert_refused(&late, Code::AlreadyRan, Outcome::Refused(Code::AlreadyRan));
     assert_eq!(structured(&late)["status"], "STATE_CHANGED");
     assert!(
         text(&late).contains("did not run, because savings changed"),
@@ -406,7 +398,7 @@ async fn a_runner_racing_a_withdrawal_has_one_winner(era: ProtocolVersion) {
                 assert_eq!(server.balance("checking"), Some(100));
                 assert!(server.closings().is_empty());
             }
-            Some(Outcome::Refused(codes::ALREADY_RAN)) => {
+            Some(Outcome::Refused(Code::AlreadyRan)) => {
                 assert_eq!(ran, 1, "ran first: the withdrawal says so");
                 assert_eq!(structured(&withdrawn)["status"], "RAN");
                 assert_eq!(server.balance("checking"), None);

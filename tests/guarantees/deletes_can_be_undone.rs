@@ -211,8 +211,8 @@ async fn another_person_gets_not_found(era: ProtocolVersion) {
     .await;
     assert_refused(
         &theirs,
-        "OPERATION_NOT_FOUND",
-        Outcome::Refused("OPERATION_NOT_FOUND"),
+        rmcp_guard::Code::OperationNotFound,
+        Outcome::Refused(rmcp_guard::Code::OperationNotFound),
     );
     assert_eq!(
         text(&theirs).replace(&id, "ID"),
@@ -231,7 +231,11 @@ async fn a_new_file_under_the_name_is_never_overwritten(era: ProtocolVersion) {
     let id = operation_id(&result);
     std::fs::write(world.path("old.log"), "a new file\n").expect("new file");
     let refused = undo(&world, &era, "alice", &id).await;
-    assert_refused(&refused, "STATE_CHANGED", Outcome::UndoRefused);
+    assert_refused(
+        &refused,
+        rmcp_guard::Code::StateChanged,
+        Outcome::UndoRefused,
+    );
     assert_eq!(
         world.file("old.log").as_deref(),
         Some("a new file\n"),
@@ -270,7 +274,11 @@ async fn after_the_window_the_purge_runs_once_and_undo_is_expired(era: ProtocolV
         "never twice"
     );
     let expired = undo(&world, &era, "alice", &id).await;
-    assert_refused(&expired, "UNDO_EXPIRED", Outcome::Refused("UNDO_EXPIRED"));
+    assert_refused(
+        &expired,
+        rmcp_guard::Code::UndoExpired,
+        Outcome::Refused(rmcp_guard::Code::UndoExpired),
+    );
     assert_eq!(world.file("old.log"), None, "nothing restored");
 }
 
@@ -416,7 +424,11 @@ async fn a_new_table_under_the_name_is_never_replaced(era: ProtocolVersion) {
     conn.execute_batch("CREATE TABLE orders (note TEXT); INSERT INTO orders VALUES ('new');")
         .expect("a new orders table");
     let refused = undo(&world, &era, "alice", &id).await;
-    assert_refused(&refused, "STATE_CHANGED", Outcome::UndoRefused);
+    assert_refused(
+        &refused,
+        rmcp_guard::Code::StateChanged,
+        Outcome::UndoRefused,
+    );
     assert_eq!(world.rows("orders"), Some(1), "the new table is untouched");
     assert_eq!(
         trashed_tables(&world).len(),
@@ -441,7 +453,11 @@ async fn after_the_window_the_dropped_table_is_purged_once(era: ProtocolVersion)
     assert!(trashed_tables(&world).is_empty(), "dropped for good");
     assert_eq!(server.purge_due_undo_windows(later).await, Ok(0));
     let expired = undo(&world, &era, "alice", &id).await;
-    assert_refused(&expired, "UNDO_EXPIRED", Outcome::Refused("UNDO_EXPIRED"));
+    assert_refused(
+        &expired,
+        rmcp_guard::Code::UndoExpired,
+        Outcome::Refused(rmcp_guard::Code::UndoExpired),
+    );
     assert_eq!(world.rows("orders"), None, "nothing restored");
 }
 

@@ -364,7 +364,7 @@ impl Export {
         }
         if args.fails.is_some() {
             return Err(ToolError::new(
-                "EXPORT_FAILED",
+                rmcp_guard::Code::own("EXPORT_FAILED"),
                 format!("failed:\n{}", rows(&args)),
             ));
         }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::support::{over_http::serve_http, stdio, *};
 use rmcp::model::ProtocolVersion;
 use rmcp_guard::{
-    codes,
+    Code,
     outcome::Outcome,
     sandbox::Lookup,
     testing::{Answer, ScriptedHuman},
@@ -170,7 +170,7 @@ async fn a_file_replaced_during_the_question_gets_no_link(era: ProtocolVersion) 
     let client = connect(server, observer).await;
     let result = create_link(&client, json!({"path": "report.csv"})).await;
     let _ = client.cancel().await;
-    assert_refused(&result, codes::STATE_CHANGED, Outcome::StateChanged);
+    assert_refused(&result, Code::StateChanged, Outcome::StateChanged);
     assert!(!text(&result).contains("http"), "{}", text(&result));
     assert_eq!(human.shown().len(), 1);
 }
@@ -283,7 +283,7 @@ async fn bad_input_and_missing_files_ask_nobody() {
     for minutes in [0, 61] {
         let result = create_link(&client, json!({"path": "report.csv", "minutes": minutes})).await;
         assert!(is_error(&result), "{}", text(&result));
-        assert_eq!(code(&result).as_deref(), Some(codes::INVALID_INPUT));
+        assert_eq!(code(&result).as_deref(), Some(Code::InvalidInput.as_str()));
         assert!(
             text(&result).contains(&format!(
                 "minutes = {minutes} is not a lifetime a link gets: give 1 to 60"
@@ -296,7 +296,7 @@ async fn bad_input_and_missing_files_ask_nobody() {
         let result = create_link(&client, json!({"path": path})).await;
         assert_eq!(
             code(&result).as_deref(),
-            Some(codes::INVALID_INPUT),
+            Some(Code::InvalidInput.as_str()),
             "{path}: {}",
             text(&result)
         );

@@ -19,7 +19,7 @@ use rmcp::{
 use rmcp_guard::outcome::Outcome;
 use rmcp_guard::{
     __private::{ConfirmKind, Flow, GuardCall, ToolSpec},
-    Exposure, Guard, Guarded, Preview, ToolError, codes, exposed,
+    Code, Exposure, Guard, Guarded, Preview, ToolError, exposed,
     forms::Checkbox,
     testing::{Answer, ScriptedHuman},
 };
@@ -191,7 +191,7 @@ async fn only_a_real_accept_reaches_the_effect(era: ProtocolVersion) {
         Some(Answer::Accept(json!({"confirm": false}))),
     )
     .await;
-    assert_refused(&result, codes::INVALID_CONFIRMATION, Outcome::InvalidAnswer);
+    assert_refused(&result, Code::InvalidConfirmation, Outcome::InvalidAnswer);
     assert_eq!(server.effects.load(Ordering::SeqCst), 0);
 }
 
@@ -214,7 +214,7 @@ async fn an_answer_for_one_tool_cannot_unlock_another(era: ProtocolVersion) {
         1,
         "the human answered cross's question"
     );
-    assert_refused(&result, codes::INVALID_CONFIRMATION, Outcome::WrongTool);
+    assert_refused(&result, Code::InvalidConfirmation, Outcome::WrongTool);
     assert!(
         text(&result).contains("cross") && text(&result).contains("other"),
         "{}",
@@ -233,7 +233,7 @@ mod unpublished {
 
     use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
     use rmcp_guard::{
-        Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, codes, destructive,
+        Code, Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, destructive,
         forms::Checkbox,
         outcome::Outcome,
         testing::{Answer, ScriptedHuman},
@@ -302,7 +302,7 @@ mod unpublished {
                 let client = connect(server.clone(), human.clone()).await;
                 let result = call(&client, "wipe", json!({"cache": "thumbnails"})).await;
                 let _ = client.cancel().await;
-                assert_refused(&result, codes::UNAVAILABLE, Outcome::NotPublished);
+                assert_refused(&result, Code::Unavailable, Outcome::NotPublished);
                 assert!(human.shown().is_empty(), "nobody was asked");
                 assert_eq!(server.effects.load(Ordering::SeqCst), 0);
             }
@@ -332,7 +332,7 @@ mod forged_rounds {
     };
     use rmcp_guard::{
         __private::{ConfirmKind, Flow, GuardCall, ToolSpec},
-        Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, codes, destructive,
+        Code, Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, destructive,
         exposed,
         forms::Checkbox,
         outcome::Outcome,
@@ -556,7 +556,7 @@ mod forged_rounds {
         ] {
             human.will(Answer::Accept(json!({"confirm": true})));
             let (server, result) = forged("list", human.clone()).await;
-            assert_refused(&result, codes::UNAVAILABLE, Outcome::NotPublished);
+            assert_refused(&result, Code::Unavailable, Outcome::NotPublished);
             assert!(human.shown().is_empty(), "nobody was asked");
             assert_eq!(server.effects.load(Ordering::SeqCst), 0, "wipe never ran");
         }
@@ -567,7 +567,7 @@ mod forged_rounds {
         let human = ScriptedHuman::new(MRTR);
         human.will(Answer::Decline);
         let (server, result) = forged("forge", human.clone()).await;
-        assert_refused(&result, codes::UNAVAILABLE, Outcome::NotPublished);
+        assert_refused(&result, Code::Unavailable, Outcome::NotPublished);
         assert!(
             human.shown().is_empty(),
             "the question never left the server"

@@ -335,7 +335,11 @@ async fn an_inode_swap_keeping_size_and_mtime_is_refused(era: ProtocolVersion) {
         std::fs::rename(&twin, &path).expect("swap the twin in");
     })
     .await;
-    assert_refused(&result, "STATE_CHANGED", Outcome::StateChanged);
+    assert_refused(
+        &result,
+        rmcp_guard::Code::StateChanged,
+        Outcome::StateChanged,
+    );
     assert!(text(&result).contains("old.log"), "{}", text(&result));
     assert_eq!(
         world.file("old.log").as_deref(),
@@ -354,7 +358,11 @@ async fn a_rewrite_keeping_size_and_mtime_is_refused(era: ProtocolVersion) {
         set_mtime(&path, before);
     })
     .await;
-    assert_refused(&result, "STATE_CHANGED", Outcome::StateChanged);
+    assert_refused(
+        &result,
+        rmcp_guard::Code::StateChanged,
+        Outcome::StateChanged,
+    );
     assert_eq!(world.file("old.log").as_deref(), Some(LOOKALIKE));
 }
 
@@ -423,7 +431,11 @@ async fn links_and_odd_files_are_refused_without_effect(era: ProtocolVersion) {
         "",
     ] {
         let (result, human) = delete(&world, &era, path).await;
-        assert_refused(&result, "INVALID_INPUT", Outcome::PreviewFailed);
+        assert_refused(
+            &result,
+            rmcp_guard::Code::InvalidInput,
+            Outcome::PreviewFailed,
+        );
         assert!(human.shown().is_empty(), "{path:?}: nobody is asked");
         assert_eq!(read(&world.outside).as_deref(), Some(OUTSIDE), "{path:?}");
         assert_eq!(
@@ -625,7 +637,11 @@ async fn no_server_path_reaches_the_model(era: ProtocolVersion) {
     let client = connect(world.server(), observer).await;
     let result = call(&client, "delete_file", json!({"path": "report.csv"})).await;
     let _ = client.cancel().await;
-    assert_refused(&result, "STATE_CHANGED", Outcome::StateChanged);
+    assert_refused(
+        &result,
+        rmcp_guard::Code::StateChanged,
+        Outcome::StateChanged,
+    );
     seen.push(format!("changed: {}", visible(&result)));
     seen.extend(
         human

@@ -233,14 +233,22 @@ async fn a_grant_choice_the_question_did_not_offer_is_refused(era: ProtocolVersi
     // A value outside the two choices.
     let forever = Answer::Accept(json!({"confirm": true, "guard_grant": "forever"}));
     let (result, _) = delete(&world, &era, "alice", "reports/a.log", &[forever]).await;
-    assert_refused(&result, "INVALID_CONFIRMATION", Outcome::InvalidAnswer);
+    assert_refused(
+        &result,
+        rmcp_guard::Code::InvalidConfirmation,
+        Outcome::InvalidAnswer,
+    );
     assert!(world.file("reports/a.log").is_some());
     // A grant where none was offered (no store to keep it in).
     let human = ScriptedHuman::new(era.clone());
     human.will(tick_and_grant());
     let client = connect(world.server(), human).await;
     let result = call(&client, "delete_file", json!({"path": "reports/a.log"})).await;
-    assert_refused(&result, "INVALID_CONFIRMATION", Outcome::InvalidAnswer);
+    assert_refused(
+        &result,
+        rmcp_guard::Code::InvalidConfirmation,
+        Outcome::InvalidAnswer,
+    );
     assert!(text(&result).contains("guard_grant"), "{}", text(&result));
     assert!(world.file("reports/a.log").is_some());
 }

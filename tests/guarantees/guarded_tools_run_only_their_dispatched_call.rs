@@ -24,7 +24,7 @@ use rmcp::{
 };
 use rmcp_guard::{
     __private::{ConfirmKind, Flow, GuardArguments, GuardCall, ToolSpec},
-    Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, codes, destructive, exposed,
+    Code, Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, exposed,
     forms::Checkbox,
     outcome::Outcome,
     testing::{Answer, INPUT_KEY, ScriptedHuman},
@@ -263,7 +263,7 @@ async fn called(era: ProtocolVersion, tool: &str) -> (Cache, CallToolResult, Scr
 
 async fn a_guarded_method_called_with_a_context_built_from_parts_asks_nobody(era: ProtocolVersion) {
     let (server, result, human) = called(era, "build").await;
-    assert_refused(&result, codes::UNAVAILABLE, Outcome::NotPublished);
+    assert_refused(&result, Code::Unavailable, Outcome::NotPublished);
     assert!(human.shown().is_empty(), "nobody was asked");
     assert_eq!(server.wiped.load(Ordering::SeqCst), 0, "wipe never ran");
 }
@@ -272,7 +272,7 @@ async fn a_context_cloned_under_the_plain_tools_own_name_unlocks_no_guarded_tool
     era: ProtocolVersion,
 ) {
     let (server, result, human) = called(era, "borrow").await;
-    assert_refused(&result, codes::UNAVAILABLE, Outcome::NotPublished);
+    assert_refused(&result, Code::Unavailable, Outcome::NotPublished);
     assert!(human.shown().is_empty(), "nobody was asked");
     assert_eq!(server.wiped.load(Ordering::SeqCst), 0, "wipe never ran");
 }
@@ -293,7 +293,7 @@ async fn a_call_dispatched_again_from_inside_a_tool_asks_nobody_and_runs_nothing
     era: ProtocolVersion,
 ) {
     let (server, result, human) = called(era, "relay").await;
-    assert_refused(&result, codes::UNAVAILABLE, Outcome::NotPublished);
+    assert_refused(&result, Code::Unavailable, Outcome::NotPublished);
     assert!(human.shown().is_empty(), "nobody was asked");
     assert_eq!(server.wiped.load(Ordering::SeqCst), 0, "wipe never ran");
 }

@@ -20,7 +20,7 @@ use rmcp::{
     },
 };
 use rmcp_guard::{
-    BearerIdentity, EnvIdentity, Identity, IdentityProvider, ToolError, codes, require_scopes,
+    BearerIdentity, Code, EnvIdentity, Identity, IdentityProvider, ToolError, require_scopes,
     testing::ScriptedHuman,
 };
 use serde_json::{Value, json};
@@ -213,7 +213,7 @@ fn assert_denied(result: Result<Identity, ToolError>, token: &str, reason: &str)
         Ok(identity) => panic!("expected a refusal ({reason}), got {identity:?}"),
         Err(error) => error,
     };
-    assert_eq!(error.code(), codes::PERMISSION_DENIED, "{error}");
+    assert_eq!(error.code(), Code::PermissionDenied, "{error}");
     let message = error.message();
     assert!(
         message.contains("Bearer") || message.contains("access token"),
@@ -725,7 +725,7 @@ fn a_missing_scope_is_denied_by_name_and_audited() {
         &["orders:read", "orders:cancel", "refunds:write"],
     )
     .unwrap_err();
-    assert_eq!(error.code(), codes::PERMISSION_DENIED);
+    assert_eq!(error.code(), Code::PermissionDenied);
     assert!(error.message().contains("`orders:cancel`"), "{error}");
     assert!(error.message().contains("`refunds:write`"), "{error}");
     assert!(!error.message().contains("`orders:read`"), "{error}");
@@ -740,7 +740,7 @@ fn a_missing_scope_is_denied_by_name_and_audited() {
     let record = &audit[0];
     assert_eq!(record.field("tool"), Some("cancel_order"));
     assert_eq!(record.field("outcome"), Some("denied"));
-    assert_eq!(record.field("code"), Some(codes::PERMISSION_DENIED));
+    assert_eq!(record.field("code"), Some(Code::PermissionDenied.as_str()));
     assert_eq!(record.field("tenant"), Some("tenant-scope-audit"));
     assert_eq!(record.field("user"), Some("mallory"));
     assert_eq!(

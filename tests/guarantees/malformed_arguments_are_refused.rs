@@ -6,9 +6,8 @@
 use crate::support::*;
 use rmcp::model::ProtocolVersion;
 use rmcp_guard::{
-    Guard,
+    Code, Guard,
     audit::AuditLog,
-    codes,
     ops::{SqlValue, SqliteStore},
     outcome::Outcome,
     testing::ScriptedHuman,
@@ -23,7 +22,7 @@ both_eras!(
 /// The refusal every malformed call gets: `code`, tagged `outcome`, with a trace id.
 #[track_caller]
 fn refused(result: &rmcp::model::CallToolResult, outcome: Outcome, args: &Value) -> String {
-    assert_refused(result, codes::INVALID_INPUT, outcome);
+    assert_refused(result, Code::InvalidInput, outcome);
     assert!(
         text(result).contains("do not fit"),
         "{args}: {}",
@@ -69,7 +68,11 @@ async fn a_guarded_tool_refuses_malformed_arguments_and_asks_nobody(era: Protoco
             .collect();
         assert_eq!(of_call.len(), 1, "one record of {trace}: {of_call:?}");
         assert_eq!(of_call[0]["outcome"], "invalid_arguments", "{of_call:?}");
-        assert_eq!(of_call[0]["code"], codes::INVALID_INPUT, "{of_call:?}");
+        assert_eq!(
+            of_call[0]["code"],
+            Code::InvalidInput.as_str(),
+            "{of_call:?}"
+        );
         assert_eq!(of_call[0]["tool"], "delete_file", "{of_call:?}");
     }
 }
@@ -114,7 +117,7 @@ async fn two_phase_and_keyed_tools_refuse_malformed_arguments_and_store_nothing(
     ];
     for (tool, args) in calls {
         let result = call(&client, tool, args.clone()).await;
-        let trace = refused(&result, Outcome::Refused(codes::INVALID_INPUT), &args);
+        let trace = refused(&result, Outcome::Refused(Code::InvalidInput), &args);
         let rows = world
             .query(
                 "SELECT tool, outcome, user_id FROM guard_audit_log WHERE trace_id = $1",
@@ -125,7 +128,7 @@ async fn two_phase_and_keyed_tools_refuse_malformed_arguments_and_store_nothing(
         assert_eq!(rows[0].text("tool").unwrap(), tool);
         assert_eq!(
             Outcome::parse(rows[0].text("outcome").unwrap()),
-            Some(Outcome::Refused(codes::INVALID_INPUT)),
+            Some(Outcome::Refused(Code::InvalidInput)),
             "{tool} {args}"
         );
         assert_eq!(rows[0].opt_text("user_id").unwrap(), Some("alice"));

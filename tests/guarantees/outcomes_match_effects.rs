@@ -150,7 +150,11 @@ async fn delete_string_true_is_invalid(era: ProtocolVersion) {
         accept(json!({"confirm": "true"})),
     )
     .await;
-    assert_refused(&result, "INVALID_CONFIRMATION", Outcome::InvalidAnswer);
+    assert_refused(
+        &result,
+        rmcp_guard::Code::InvalidConfirmation,
+        Outcome::InvalidAnswer,
+    );
     assert!(text(&result).contains("confirm"), "{}", text(&result));
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
     asked_once(&human);
@@ -167,7 +171,11 @@ async fn delete_unticked_box_is_refused(era: ProtocolVersion) {
             accept(content.clone()),
         )
         .await;
-        assert_refused(&result, "INVALID_CONFIRMATION", Outcome::InvalidAnswer);
+        assert_refused(
+            &result,
+            rmcp_guard::Code::InvalidConfirmation,
+            Outcome::InvalidAnswer,
+        );
         assert!(
             text(&result).contains("not ticked"),
             "{content}: {}",
@@ -188,7 +196,11 @@ async fn delete_unknown_field_is_refused(era: ProtocolVersion) {
         accept(json!({"confirm": true, "also_delete": "report.csv"})),
     )
     .await;
-    assert_refused(&result, "INVALID_CONFIRMATION", Outcome::InvalidAnswer);
+    assert_refused(
+        &result,
+        rmcp_guard::Code::InvalidConfirmation,
+        Outcome::InvalidAnswer,
+    );
     assert!(text(&result).contains("also_delete"), "{}", text(&result));
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
     assert_eq!(world.file("report.csv").as_deref(), Some(REPORT));
@@ -221,7 +233,11 @@ async fn escape_is_refused(era: ProtocolVersion, world: &World, path: &str) {
         accept(json!({"confirm": true})),
     )
     .await;
-    assert_refused(&result, "INVALID_INPUT", Outcome::PreviewFailed);
+    assert_refused(
+        &result,
+        rmcp_guard::Code::InvalidInput,
+        Outcome::PreviewFailed,
+    );
     assert!(human.shown().is_empty(), "{path}: nobody is asked");
     assert_eq!(read(&world.outside).as_deref(), Some(OUTSIDE), "{path}");
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
@@ -267,7 +283,11 @@ async fn delete_file_changed_while_asked_is_refused(era: ProtocolVersion) {
     let client = connect(world.server(), observer).await;
     let result = call(&client, "delete_file", json!({"path": "old.log"})).await;
     let _ = client.cancel().await;
-    assert_refused(&result, "STATE_CHANGED", Outcome::StateChanged);
+    assert_refused(
+        &result,
+        rmcp_guard::Code::StateChanged,
+        Outcome::StateChanged,
+    );
     assert_eq!(
         world.file("old.log"),
         Some(format!("{OLD_LOG}a line written after the question\n")),
@@ -358,7 +378,11 @@ async fn drop_wrong_case_is_refused(era: ProtocolVersion) {
         accept(json!({"typed_name": "Orders", "approver": "ada"})),
     )
     .await;
-    assert_refused(&result, "INVALID_CONFIRMATION", Outcome::InvalidAnswer);
+    assert_refused(
+        &result,
+        rmcp_guard::Code::InvalidConfirmation,
+        Outcome::InvalidAnswer,
+    );
     assert!(
         text(&result).contains("does not match"),
         "{}",
@@ -373,7 +397,11 @@ async fn drop_cyrillic_lookalike_is_refused(era: ProtocolVersion) {
         accept(json!({"typed_name": "\u{43e}rders", "approver": "ada"})),
     )
     .await;
-    assert_refused(&result, "INVALID_CONFIRMATION", Outcome::InvalidAnswer);
+    assert_refused(
+        &result,
+        rmcp_guard::Code::InvalidConfirmation,
+        Outcome::InvalidAnswer,
+    );
 }
 
 async fn drop_surrounding_whitespace_is_accepted(era: ProtocolVersion) {
@@ -398,7 +426,11 @@ async fn drop_missing_approver_is_refused(era: ProtocolVersion) {
         json!({"typed_name": "orders", "approver": ""}),
     ] {
         let (result, _world) = drop_refused_or_kept(era.clone(), accept(content.clone())).await;
-        assert_refused(&result, "INVALID_CONFIRMATION", Outcome::InvalidAnswer);
+        assert_refused(
+            &result,
+            rmcp_guard::Code::InvalidConfirmation,
+            Outcome::InvalidAnswer,
+        );
         assert!(
             text(&result).contains("approver"),
             "{content}: {}",
@@ -423,7 +455,11 @@ async fn drop_table_changed_while_asked_is_refused(era: ProtocolVersion) {
     let client = connect(world.server(), observer).await;
     let result = call(&client, "drop_table", json!({"table": "orders"})).await;
     let _ = client.cancel().await;
-    assert_refused(&result, "STATE_CHANGED", Outcome::StateChanged);
+    assert_refused(
+        &result,
+        rmcp_guard::Code::StateChanged,
+        Outcome::StateChanged,
+    );
     assert_eq!(
         world.rows("orders"),
         Some(5),
@@ -491,7 +527,11 @@ async fn deploy_urgent_short_plan_is_refused(era: ProtocolVersion) {
             accept(json!({"approval_level": "urgent", "rollback_plan": plan})),
         )
         .await;
-        assert_refused(&result, "INVALID_CONFIRMATION", Outcome::InvalidAnswer);
+        assert_refused(
+            &result,
+            rmcp_guard::Code::InvalidConfirmation,
+            Outcome::InvalidAnswer,
+        );
         assert!(
             text(&result).contains("10 visible characters"),
             "{}",
@@ -512,7 +552,11 @@ async fn deploy_unknown_level_is_refused(era: ProtocolVersion) {
             accept(json!({"approval_level": level, "rollback_plan": "redeploy v41"})),
         )
         .await;
-        assert_refused(&result, "INVALID_CONFIRMATION", Outcome::InvalidAnswer);
+        assert_refused(
+            &result,
+            rmcp_guard::Code::InvalidConfirmation,
+            Outcome::InvalidAnswer,
+        );
         assert!(
             text(&result).contains("approval_level"),
             "{level}: {}",

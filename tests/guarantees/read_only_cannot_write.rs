@@ -363,7 +363,7 @@ fn read_db_open_on_a_missing_file_is_unavailable_and_creates_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.db");
     let error = ReadDb::open(&missing).expect_err("a missing file does not open");
-    assert_eq!(error.code(), "UNAVAILABLE");
+    assert_eq!(error.code(), rmcp_guard::Code::Unavailable);
     assert!(
         error.message().contains("does not exist"),
         "{}",
@@ -372,7 +372,10 @@ fn read_db_open_on_a_missing_file_is_unavailable_and_creates_nothing() {
     assert!(!missing.exists());
     // A path with URI metacharacters is a path, not a query string.
     let odd = dir.path().join("odd?mode=rwc#x.db");
-    assert_eq!(ReadDb::open(&odd).unwrap_err().code(), "UNAVAILABLE");
+    assert_eq!(
+        ReadDb::open(&odd).unwrap_err().code(),
+        rmcp_guard::Code::Unavailable
+    );
     assert!(!odd.exists());
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
@@ -485,7 +488,7 @@ fn write_db_open_refuses_in_read_only_mode_before_touching_any_file() {
     let world = World::new();
     let digest = sha256_of(&world.db);
     let error = WriteDb::open(&read_only(&world.db)).expect_err("read-only mode refuses");
-    assert_eq!(error.code(), "READ_ONLY");
+    assert_eq!(error.code(), rmcp_guard::Code::ReadOnly);
     assert!(
         error
             .message()
@@ -499,13 +502,13 @@ fn write_db_open_refuses_in_read_only_mode_before_touching_any_file() {
     // A missing one: the refusal comes first, and nothing is created.
     let missing = dir.path().join("nowhere").join("gone.db");
     let error = WriteDb::open(&read_only(&missing)).expect_err("read-only mode refuses");
-    assert_eq!(error.code(), "READ_ONLY");
+    assert_eq!(error.code(), rmcp_guard::Code::ReadOnly);
     assert!(!missing.exists() && !missing.parent().unwrap().exists());
 
     // Outside read-only mode a write handle never creates a missing file either.
     let writable = Guard::ephemeral().unwrap().with_sqlite(&missing);
     let error = WriteDb::open(&writable).expect_err("a missing file does not open");
-    assert_eq!(error.code(), "UNAVAILABLE");
+    assert_eq!(error.code(), rmcp_guard::Code::Unavailable);
     assert!(
         error.message().contains("does not exist"),
         "{}",
@@ -515,7 +518,7 @@ fn write_db_open_refuses_in_read_only_mode_before_touching_any_file() {
 
     // And a guard with no database says so.
     let error = WriteDb::open(&Guard::ephemeral().unwrap()).expect_err("no database");
-    assert_eq!(error.code(), "UNAVAILABLE");
+    assert_eq!(error.code(), rmcp_guard::Code::Unavailable);
     assert!(
         error.message().contains("Guard::with_sqlite"),
         "{}",

@@ -228,7 +228,7 @@ async fn tampered_state_is_rejected() {
             accept_delete(),
         )
         .await;
-        assert_refused(&result, "INVALID_STATE", Outcome::BadState);
+        assert_refused(&result, rmcp_guard::Code::InvalidState, Outcome::BadState);
         assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
     }
     for forged in [String::new(), "garbage".to_owned(), format!("{state}x")] {
@@ -240,7 +240,7 @@ async fn tampered_state_is_rejected() {
             accept_delete(),
         )
         .await;
-        assert_refused(&result, "INVALID_STATE", Outcome::BadState);
+        assert_refused(&result, rmcp_guard::Code::InvalidState, Outcome::BadState);
         assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
     }
     // The genuine state was never redeemed by the forgeries, so it still works.
@@ -266,7 +266,7 @@ async fn state_for_other_arguments_is_rejected() {
         accept_delete(),
     )
     .await;
-    assert_refused(&result, "INVALID_STATE", Outcome::BadState);
+    assert_refused(&result, rmcp_guard::Code::InvalidState, Outcome::BadState);
     assert_eq!(world.file("report.csv").as_deref(), Some(REPORT));
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
 
@@ -282,7 +282,7 @@ async fn state_for_other_arguments_is_rejected() {
         )),
     )
     .await;
-    assert_refused(&result, "INVALID_STATE", Outcome::BadState);
+    assert_refused(&result, rmcp_guard::Code::InvalidState, Outcome::BadState);
     assert_eq!(world.rows("orders"), Some(4));
     assert_eq!(world.rows("customers"), Some(3));
 
@@ -299,7 +299,7 @@ async fn state_for_other_arguments_is_rejected() {
         )),
     )
     .await;
-    assert_refused(&result, "INVALID_STATE", Outcome::BadState);
+    assert_refused(&result, rmcp_guard::Code::InvalidState, Outcome::BadState);
     assert_eq!(world.rows("orders"), Some(4));
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
     let _ = client.cancel().await;
@@ -341,7 +341,7 @@ async fn replayed_accept_runs_once() {
     // one exactly: only the single-use rule can stop the replay.
     restore_orders(&world);
     let result = send(&client, "drop_table", args, &state, accept_drop()).await;
-    assert_refused(&result, "INVALID_STATE", Outcome::Replayed);
+    assert_refused(&result, rmcp_guard::Code::InvalidState, Outcome::Replayed);
     assert!(text(&result).contains("already used"), "{}", text(&result));
     assert_eq!(world.rows("orders"), Some(4), "the replay dropped nothing");
     let _ = client.cancel().await;
@@ -377,7 +377,11 @@ async fn replayed_delete_of_a_restored_file_is_refused() {
         .and_then(|f| f.set_modified(modified))
         .expect("restore mtime");
     let result = send(&client, "delete_file", args, &state, accept_delete()).await;
-    assert_refused(&result, "STATE_CHANGED", Outcome::StateChanged);
+    assert_refused(
+        &result,
+        rmcp_guard::Code::StateChanged,
+        Outcome::StateChanged,
+    );
     assert_eq!(
         world.file("old.log").as_deref(),
         Some(OLD_LOG),
@@ -414,7 +418,7 @@ async fn replay_on_another_replica_sharing_the_store_is_refused() {
     // The same table and row count again, so only the single-use rule can stop the replay.
     restore_orders(&world);
     let result = send(&second, "drop_table", args, &state, accept_drop()).await;
-    assert_refused(&result, "INVALID_STATE", Outcome::Replayed);
+    assert_refused(&result, rmcp_guard::Code::InvalidState, Outcome::Replayed);
     assert_eq!(world.rows("orders"), Some(4));
     let _ = first.cancel().await;
     let _ = second.cancel().await;
@@ -455,7 +459,7 @@ async fn states_from_before_a_restart_are_refused_without_a_store() {
     restore_orders(&world);
     let (after, _) = client_for(&world, boot()).await;
     let result = send(&after, "drop_table", args, &accepted, accept_drop()).await;
-    assert_refused(&result, "INVALID_STATE", Outcome::Restarted);
+    assert_refused(&result, rmcp_guard::Code::InvalidState, Outcome::Restarted);
     assert!(text(&result).contains("restarted"), "{}", text(&result));
     assert_eq!(world.rows("orders"), Some(4), "the replay dropped nothing");
     let result = send(
@@ -466,7 +470,7 @@ async fn states_from_before_a_restart_are_refused_without_a_store() {
         accept_delete(),
     )
     .await;
-    assert_refused(&result, "INVALID_STATE", Outcome::Restarted);
+    assert_refused(&result, rmcp_guard::Code::InvalidState, Outcome::Restarted);
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
     // Never answered before the restart: the new process cannot know that, so it asks again.
     let result = send(
@@ -477,7 +481,7 @@ async fn states_from_before_a_restart_are_refused_without_a_store() {
         accept_delete(),
     )
     .await;
-    assert_refused(&result, "INVALID_STATE", Outcome::Restarted);
+    assert_refused(&result, rmcp_guard::Code::InvalidState, Outcome::Restarted);
     assert_eq!(world.file("report.csv").as_deref(), Some(REPORT));
     let _ = after.cancel().await;
 }
@@ -501,7 +505,7 @@ async fn replicas_sharing_a_store_answer_each_others_states_once() {
     restore_orders(&world);
     let (third, _) = client_for(&world, replica()).await;
     let result = send(&third, "drop_table", args, &state, accept_drop()).await;
-    assert_refused(&result, "INVALID_STATE", Outcome::Replayed);
+    assert_refused(&result, rmcp_guard::Code::InvalidState, Outcome::Replayed);
     assert_eq!(world.rows("orders"), Some(4));
     let _ = second.cancel().await;
     let _ = third.cancel().await;
@@ -571,7 +575,7 @@ async fn a_replayed_deferred_retry_schedules_one_call() {
     .await;
     assert_natural(&first, Outcome::Scheduled);
     let replay = send(&client, "close_account_soon", args, &state, reason).await;
-    assert_refused(&replay, "INVALID_STATE", Outcome::Replayed);
+    assert_refused(&replay, rmcp_guard::Code::InvalidState, Outcome::Replayed);
     tokio::time::sleep(crate::support::deferred::SOON_DUE).await;
     assert_eq!(server.run_due().await, 1, "one call was scheduled");
     assert_eq!(server.closings().len(), 1);
@@ -636,7 +640,7 @@ async fn state_is_spent_by_any_answer_on(world: &World, guard: Guard) {
             accept_delete(),
         )
         .await;
-        assert_refused(&second, "INVALID_STATE", Outcome::Replayed);
+        assert_refused(&second, rmcp_guard::Code::InvalidState, Outcome::Replayed);
         assert_eq!(
             world.file("old.log").as_deref(),
             Some(OLD_LOG),
@@ -657,7 +661,11 @@ async fn expired_state_is_rejected() {
     let (state, _) = first_round(&client, "delete_file", args.clone()).await;
     tokio::time::sleep(Duration::from_millis(50)).await;
     let result = send(&client, "delete_file", args, &state, accept_delete()).await;
-    assert_refused(&result, "CONFIRMATION_EXPIRED", Outcome::Expired);
+    assert_refused(
+        &result,
+        rmcp_guard::Code::ConfirmationExpired,
+        Outcome::Expired,
+    );
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
     let _ = client.cancel().await;
 }
@@ -672,7 +680,11 @@ async fn retry_without_an_answer_is_rejected() {
 
     let (state, _) = first_round(&client, "delete_file", args.clone()).await;
     let result = send(&client, "delete_file", args.clone(), &state, None).await;
-    assert_refused(&result, "INVALID_CONFIRMATION", Outcome::NoAnswer);
+    assert_refused(
+        &result,
+        rmcp_guard::Code::InvalidConfirmation,
+        Outcome::NoAnswer,
+    );
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
 
     // An answer under another key, or one that is not an elicitation result.
@@ -684,7 +696,11 @@ async fn retry_without_an_answer_is_rejected() {
         )]),
     );
     let result = complete(call_once(&client, wrong_key).await);
-    assert_refused(&result, "INVALID_CONFIRMATION", Outcome::NoAnswer);
+    assert_refused(
+        &result,
+        rmcp_guard::Code::InvalidConfirmation,
+        Outcome::NoAnswer,
+    );
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
 
     let (state, _) = first_round(&client, "delete_file", args.clone()).await;
@@ -696,7 +712,11 @@ async fn retry_without_an_answer_is_rejected() {
         Some(json!({"confirm": true})),
     )
     .await;
-    assert_refused(&result, "INVALID_CONFIRMATION", Outcome::NoAnswer);
+    assert_refused(
+        &result,
+        rmcp_guard::Code::InvalidConfirmation,
+        Outcome::NoAnswer,
+    );
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
     let _ = client.cancel().await;
 }
@@ -717,7 +737,7 @@ async fn state_from_another_key_is_rejected() {
 
     let (state, _) = first_round(&a, "delete_file", args.clone()).await;
     let result = send(&b, "delete_file", args.clone(), &state, accept_delete()).await;
-    assert_refused(&result, "INVALID_STATE", Outcome::BadState);
+    assert_refused(&result, rmcp_guard::Code::InvalidState, Outcome::BadState);
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
 
     // A replica sharing key A opens it: the rejection above is about the key.
@@ -747,7 +767,11 @@ async fn arguments_without_a_canonical_form_are_refused_before_asking() {
         let args: Value =
             serde_json::from_str(&format!(r#"{{"path": "old.log", "copies": {big}}}"#)).unwrap();
         let result = complete(call_once(&client, params("delete_file", args)).await);
-        assert_refused(&result, "INVALID_INPUT", Outcome::InvalidArguments);
+        assert_refused(
+            &result,
+            rmcp_guard::Code::InvalidInput,
+            Outcome::InvalidArguments,
+        );
         let text = text(&result);
         assert!(
             text.contains("Nothing was changed") && text.contains("as strings"),
@@ -792,7 +816,7 @@ fn pick(keys: &[&str]) -> Option<Value> {
 
 /// Asserts the refusal of a state issued for another store: nothing done, and what to do.
 fn assert_other_store(result: &CallToolResult) {
-    assert_refused(result, "INVALID_STATE", Outcome::OtherStore);
+    assert_refused(result, rmcp_guard::Code::InvalidState, Outcome::OtherStore);
     let said = text(result);
     assert!(
         said.contains("share one operation store") && said.contains("Call the tool again"),
@@ -910,7 +934,7 @@ async fn a_state_is_answered_only_on_the_postgres_schema_that_issued_it() {
     assert_natural(&result, Outcome::Executed);
     restore_orders(&world);
     let result = send(&first, "drop_table", args, &state, accept_drop()).await;
-    assert_refused(&result, "INVALID_STATE", Outcome::Replayed);
+    assert_refused(&result, rmcp_guard::Code::InvalidState, Outcome::Replayed);
     assert_eq!(world.rows("orders"), Some(4));
     for client in [first, other, replica] {
         let _ = client.cancel().await;

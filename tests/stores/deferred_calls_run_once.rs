@@ -250,7 +250,7 @@ async fn a_runner_racing_a_withdrawal_has_one_winner(engine: Engine) {
                 assert_eq!(server.balance(&account), Some(1));
                 assert_eq!(status(&world, &id).await, "WITHDRAWN");
             }
-            Some(Outcome::Refused(rmcp_guard::codes::ALREADY_RAN)) => {
+            Some(Outcome::Refused(rmcp_guard::Code::AlreadyRan)) => {
                 assert_eq!(ran, 1, "ran first: the withdrawal says so");
                 assert_eq!(server.balance(&account), None);
                 assert_eq!(status(&world, &id).await, "RAN");

@@ -12,7 +12,7 @@ use std::{sync::Arc, time::Duration};
 use order_cancel::{OrderCancel, stores};
 use rmcp::model::CallToolResult;
 use rmcp_guard::{
-    codes,
+    Code,
     ops::{OperationStore, SqlValue, now_ms},
     outcome::Outcome,
 };
@@ -215,7 +215,7 @@ async fn a_deferred_confirm_answers_its_schedule_and_files_nothing_yet(engine: E
     .await;
     assert_eq!(
         code(&refused).as_deref(),
-        Some(codes::INVALID_STATE),
+        Some(Code::InvalidState.as_str()),
         "{}",
         text(&refused)
     );
@@ -309,8 +309,8 @@ async fn withdrawn_before_due_never_runs_and_twice_answers_alike(engine: Engine)
     let confirmed = confirm(&client, &id).await;
     assert_refused(
         &confirmed,
-        codes::INVALID_STATE,
-        Outcome::Refused(codes::INVALID_STATE),
+        Code::InvalidState,
+        Outcome::Refused(Code::InvalidState),
     );
     assert!(
         text(&confirmed).contains("was withdrawn"),
@@ -345,8 +345,8 @@ async fn another_person_or_tenant_gets_not_found(engine: Engine) {
         let never = withdraw(&other, &unknown).await;
         assert_refused(
             &theirs,
-            codes::OPERATION_NOT_FOUND,
-            Outcome::Refused(codes::OPERATION_NOT_FOUND),
+            Code::OperationNotFound,
+            Outcome::Refused(Code::OperationNotFound),
         );
         assert_eq!(
             text(&theirs).replace(&id, "ID"),
@@ -355,11 +355,14 @@ async fn another_person_or_tenant_gets_not_found(engine: Engine) {
         );
         assert_eq!(theirs.structured_content, never.structured_content);
         let looked = lookup(&other, &id).await;
-        assert_eq!(code(&looked).as_deref(), Some(codes::OPERATION_NOT_FOUND));
+        assert_eq!(
+            code(&looked).as_deref(),
+            Some(Code::OperationNotFound.as_str())
+        );
         let confirmed = confirm(&other, &id).await;
         assert_eq!(
             code(&confirmed).as_deref(),
-            Some(codes::OPERATION_NOT_FOUND)
+            Some(Code::OperationNotFound.as_str())
         );
     }
     assert_eq!(run_when_due(&server).await, 1, "it still runs for alice");
@@ -375,11 +378,7 @@ async fn withdraw_after_the_run_says_it_ran(engine: Engine) {
     assert_natural(&confirm(&client, &id).await, Outcome::Scheduled);
     assert_eq!(run_when_due(&server).await, 1);
     let late = withdraw(&client, &id).await;
-    assert_refused(
-        &late,
-        codes::ALREADY_RAN,
-        Outcome::Refused(codes::ALREADY_RAN),
-    );
+    assert_refused(&late, Code::AlreadyRan, Outcome::Refused(Code::AlreadyRan));
     let said = late.structured_content.clone().expect("the outcome");
     assert_eq!(said["status"], "RAN");
     assert_eq!(said["result"]["status"], "SUBMITTED");
@@ -407,11 +406,7 @@ async fn an_order_changed_before_due_is_state_changed_and_nothing_is_filed(engin
     assert_eq!(world.status(&id).await, "REJECTED");
     assert_eq!(deferred_status(&world, &id).await, "STATE_CHANGED");
     let late = withdraw(&client, &id).await;
-    assert_refused(
-        &late,
-        codes::ALREADY_RAN,
-        Outcome::Refused(codes::ALREADY_RAN),
-    );
+    assert_refused(&late, Code::AlreadyRan, Outcome::Refused(Code::AlreadyRan));
     assert!(text(&late).contains("did not run"), "{}", text(&late));
     let said = late.structured_content.clone().expect("the outcome");
     assert_eq!(said["status"], "STATE_CHANGED");
@@ -517,7 +512,7 @@ async fn a_withdrawal_racing_the_runner_has_one_winner(engine: Engine) {
                 assert_eq!(filed, 0, "withdrawn, so nothing filed for {order_id}");
                 assert_eq!(deferred_status(&world, id).await, "WITHDRAWN");
             }
-            Some(Outcome::Refused(codes::ALREADY_RAN)) => {
+            Some(Outcome::Refused(Code::AlreadyRan)) => {
                 assert_eq!(filed, 1, "it ran, once, for {order_id}");
                 assert_eq!(answer.structured_content.as_ref().unwrap()["status"], "RAN");
             }

@@ -15,7 +15,7 @@ use crate::support::{
     },
 };
 use rmcp_guard::ops::{BoxFuture, Rate, StoreError, Tx};
-use rmcp_guard::{codes, outcome::Outcome};
+use rmcp_guard::{Code, outcome::Outcome};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -315,8 +315,8 @@ async fn order_shipped_after_prepare_is_refused(engine: Engine) {
         world.audit_outcomes(&id).await,
         [
             Outcome::Prepared,
-            Outcome::Refused(codes::STATE_CHANGED),
-            Outcome::Refused(codes::INVALID_STATE)
+            Outcome::Refused(Code::StateChanged),
+            Outcome::Refused(Code::InvalidState)
         ]
     );
 }
@@ -391,7 +391,7 @@ async fn failure_after_the_insert_leaves_nothing_half_written(engine: Engine) {
     assert_eq!(world.effects(&id).await, 0);
     assert_eq!(
         world.audit_outcomes(&id).await,
-        [Outcome::Prepared, Outcome::Refused(codes::RESULT_UNKNOWN)],
+        [Outcome::Prepared, Outcome::Refused(Code::ResultUnknown)],
         "no SUBMITTED record, and the unknown answer is audited on its own"
     );
 
@@ -749,7 +749,7 @@ async fn store_failure_mid_confirm_is_result_unknown(engine: Engine) {
     world.exec(&mend_it, &[]).await;
     assert_eq!(
         world.audit_outcomes(&id).await,
-        [Outcome::Prepared, Outcome::Refused(codes::RESULT_UNKNOWN)],
+        [Outcome::Prepared, Outcome::Refused(Code::ResultUnknown)],
         "the unknown answer has its audit record"
     );
     assert_eq!(
@@ -895,7 +895,7 @@ async fn a_constraint_in_the_effect_is_state_changed_and_closes_the_intent(engin
     assert_eq!(world.effects(&id).await, 0);
     assert_eq!(
         world.audit_outcomes(&id).await,
-        [Outcome::Prepared, Outcome::Refused(codes::STATE_CHANGED)]
+        [Outcome::Prepared, Outcome::Refused(Code::StateChanged)]
     );
     assert_eq!(lookup(&alice, &id).await["status"], "REJECTED");
     let again = error_text(&confirm(&alice, &id).await);
@@ -1155,7 +1155,11 @@ async fn store_errors_tell_a_constraint_from_a_lost_connection(engine: Engine) {
         let error = refused(sql).await;
         assert!(error.is_constraint() && !error.is_unique(), "{error:?}");
         let tool_error = rmcp_guard::ToolError::from(error);
-        assert_eq!(tool_error.code(), "STATE_CHANGED", "{tool_error}");
+        assert_eq!(
+            tool_error.code(),
+            rmcp_guard::Code::StateChanged,
+            "{tool_error}"
+        );
     }
     if engine == Engine::Postgres {
         // The server ends the session in the middle of a transaction.
@@ -1177,7 +1181,10 @@ async fn store_errors_tell_a_constraint_from_a_lost_connection(engine: Engine) {
             .await
             .expect_err("the session is gone");
         assert!(!lost.is_constraint(), "{lost:?}");
-        assert_eq!(rmcp_guard::ToolError::from(lost).code(), "UNAVAILABLE");
+        assert_eq!(
+            rmcp_guard::ToolError::from(lost).code(),
+            rmcp_guard::Code::Unavailable
+        );
     }
 }
 
@@ -1208,7 +1215,7 @@ async fn store_failure_before_the_effect_is_unavailable_and_audited(engine: Engi
     }
     assert_eq!(
         world.audit_outcomes(&id).await,
-        [Outcome::Prepared, Outcome::Refused(codes::UNAVAILABLE)]
+        [Outcome::Prepared, Outcome::Refused(Code::Unavailable)]
     );
     assert_eq!(world.requests(ORDER_ID).await, 0);
     assert_eq!(
@@ -1438,7 +1445,7 @@ async fn a_changed_target_that_cannot_be_recorded_is_unavailable(engine: Engine)
     assert_eq!(world.status(&id).await, "PREPARED");
     assert_eq!(
         world.audit_outcomes(&id).await,
-        [Outcome::Prepared, Outcome::Refused(codes::UNAVAILABLE)]
+        [Outcome::Prepared, Outcome::Refused(Code::Unavailable)]
     );
     let refused = error_text(&confirm(&alice, &id).await);
     assert!(refused.starts_with("[STATE_CHANGED]"), "{refused}");
@@ -1507,7 +1514,7 @@ async fn a_constraint_refusal_that_cannot_be_recorded_says_so(engine: Engine) {
     assert_eq!(world.status(&id).await, "PREPARED");
     assert_eq!(
         world.audit_outcomes(&id).await,
-        [Outcome::Prepared, Outcome::Refused(codes::STATE_CHANGED)]
+        [Outcome::Prepared, Outcome::Refused(Code::StateChanged)]
     );
     let closed = error_text(&confirm(&alice, &id).await);
     assert!(

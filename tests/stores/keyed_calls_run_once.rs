@@ -14,7 +14,7 @@ use crate::support::{
     outcome, text,
 };
 use rmcp::model::CallToolResult;
-use rmcp_guard::{codes, outcome::Outcome};
+use rmcp_guard::{Code, outcome::Outcome};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
@@ -87,8 +87,8 @@ async fn repeat_and_reuse(engine: Engine) {
     let reused = open(&alice, "req-1", "parcel never arrived").await;
     assert_refused(
         &reused,
-        "IDEMPOTENCY_KEY_REUSED",
-        Outcome::Refused(codes::IDEMPOTENCY_KEY_REUSED),
+        rmcp_guard::Code::IdempotencyKeyReused,
+        Outcome::Refused(Code::IdempotencyKeyReused),
     );
     assert!(text(&reused).contains("Use a new request_id"));
     let other_order = call(
@@ -99,8 +99,8 @@ async fn repeat_and_reuse(engine: Engine) {
     .await;
     assert_refused(
         &other_order,
-        "IDEMPOTENCY_KEY_REUSED",
-        Outcome::Refused(codes::IDEMPOTENCY_KEY_REUSED),
+        rmcp_guard::Code::IdempotencyKeyReused,
+        Outcome::Refused(Code::IdempotencyKeyReused),
     );
     assert_eq!(tickets(&world).await, 1);
     // A new key is a new ticket.
@@ -110,7 +110,7 @@ async fn repeat_and_reuse(engine: Engine) {
     // Every outcome is on the audit path.
     assert_eq!(audit(&world, Outcome::Completed).await, 2);
     assert_eq!(audit(&world, Outcome::AlreadyProcessed).await, 1);
-    let reused = Outcome::Refused(codes::IDEMPOTENCY_KEY_REUSED);
+    let reused = Outcome::Refused(Code::IdempotencyKeyReused);
     assert_eq!(audit(&world, reused).await, 2);
 }
 
@@ -247,8 +247,8 @@ async fn expiry_and_refusals(engine: Engine) {
         let result = open(&alice, bad, "parcel arrived damaged").await;
         assert_refused(
             &result,
-            "INVALID_INPUT",
-            Outcome::Refused(codes::INVALID_INPUT),
+            rmcp_guard::Code::InvalidInput,
+            Outcome::Refused(Code::InvalidInput),
         );
         assert_eq!(tickets(&world).await, before);
     }
@@ -346,7 +346,11 @@ async fn at_once(engine: Engine) {
         if is_error(result) {
             // Only PostgreSQL answers a call that overlaps the first one this way.
             assert_eq!(engine, Engine::Postgres);
-            assert_refused(result, "IN_PROGRESS", Outcome::Refused(codes::IN_PROGRESS));
+            assert_refused(
+                result,
+                rmcp_guard::Code::InProgress,
+                Outcome::Refused(Code::InProgress),
+            );
         } else {
             let (id, again) = ticket(result);
             assert_eq!(id, stored);
@@ -399,7 +403,11 @@ async fn postgres_retry_after_a_dropped_connection_files_one_ticket() {
         .await;
     let retry = world.alice().await;
     let busy = open(&retry, "drop-1", "parcel arrived damaged").await;
-    assert_refused(&busy, "IN_PROGRESS", Outcome::Refused(codes::IN_PROGRESS));
+    assert_refused(
+        &busy,
+        rmcp_guard::Code::InProgress,
+        Outcome::Refused(Code::InProgress),
+    );
     assert!(text(&busy).contains("still running"));
     // The client goes away mid-call.
     in_flight.abort();

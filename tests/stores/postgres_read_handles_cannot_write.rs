@@ -1,7 +1,7 @@
 //! A PostgreSQL read handle cannot write: the server refuses a drop, a multi-statement
 //! write, and a switch to read-write, and the model gets the stable `READ_ONLY` code.
 
-use rmcp_guard::{codes, db::PgReadDb};
+use rmcp_guard::{Code, db::PgReadDb};
 use tokio_postgres::NoTls;
 
 /// The test database URL, or `None` after saying loudly that the test is skipped.
@@ -52,19 +52,19 @@ async fn read_handle_refuses_every_write() {
         .query(&format!("DROP TABLE {schema}.orders"), &[])
         .await
         .unwrap_err();
-    assert_eq!(drop.code(), codes::READ_ONLY, "{drop}");
+    assert_eq!(drop.code(), Code::ReadOnly, "{drop}");
 
     let delete = db
         .query(&format!("DELETE FROM {schema}.orders"), &[])
         .await
         .unwrap_err();
-    assert_eq!(delete.code(), codes::READ_ONLY, "{delete}");
+    assert_eq!(delete.code(), Code::ReadOnly, "{delete}");
 
     let several = db
         .query(&format!("SELECT 1; DELETE FROM {schema}.orders"), &[])
         .await
         .unwrap_err();
-    assert_eq!(several.code(), codes::INVALID_INPUT, "{several}");
+    assert_eq!(several.code(), Code::InvalidInput, "{several}");
 
     // Switching the session or the transaction to read-write does not open a way to write:
     // every call starts its own READ ONLY transaction.
@@ -75,17 +75,13 @@ async fn read_handle_refuses_every_write() {
         .query(&format!("DELETE FROM {schema}.orders"), &[])
         .await
         .unwrap_err();
-    assert_eq!(after_switch.code(), codes::READ_ONLY, "{after_switch}");
+    assert_eq!(after_switch.code(), Code::ReadOnly, "{after_switch}");
     let _ = db.query("SET TRANSACTION READ WRITE", &[]).await;
     let after_tx_switch = db
         .query(&format!("INSERT INTO {schema}.orders VALUES (4, 40)"), &[])
         .await
         .unwrap_err();
-    assert_eq!(
-        after_tx_switch.code(),
-        codes::READ_ONLY,
-        "{after_tx_switch}"
-    );
+    assert_eq!(after_tx_switch.code(), Code::ReadOnly, "{after_tx_switch}");
 
     assert_eq!(rows(&admin, schema).await, 3, "no write got through");
     admin
@@ -103,6 +99,6 @@ async fn unreachable_database_is_a_clear_error() {
         .await
         .err()
         .expect("nothing listens on port 1");
-    assert_eq!(error.code(), codes::UNAVAILABLE);
+    assert_eq!(error.code(), Code::Unavailable);
     assert!(error.message().contains("unavailable"), "{error}");
 }

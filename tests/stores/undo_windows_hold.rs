@@ -30,7 +30,7 @@ use rmcp::{
     tool, tool_handler, tool_router,
 };
 use rmcp_guard::{
-    Confirmed, EnvIdentity, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, codes,
+    Code, Confirmed, EnvIdentity, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError,
     destructive, exposed,
     forms::Checkbox,
     ops::{OperationStore, Operations, now_ms},
@@ -105,7 +105,7 @@ impl Files {
         let trashed = window.data["trashed"].as_str().expect("trashed");
         if self.path(name).symlink_metadata().is_ok() {
             return Err(ToolError::new(
-                codes::STATE_CHANGED,
+                Code::StateChanged,
                 format!("{name} exists again, so nothing was restored: move it away first"),
             ));
         }
@@ -457,8 +457,8 @@ async fn another_identity_gets_not_found(engine: Engine) {
         let answer = undo(&other, &opened).await;
         assert_refused(
             &answer,
-            codes::OPERATION_NOT_FOUND,
-            Outcome::Refused(codes::OPERATION_NOT_FOUND),
+            Code::OperationNotFound,
+            Outcome::Refused(Code::OperationNotFound),
         );
         // Exactly what an id that never existed gets.
         let unknown = uuid::Uuid::new_v4().to_string();
@@ -472,7 +472,7 @@ async fn another_identity_gets_not_found(engine: Engine) {
     assert_eq!(files.undos.load(Ordering::SeqCst), 0);
     assert_eq!(status(&world, &opened).await, "OPEN");
     assert_eq!(
-        records(&world, Outcome::Refused(codes::OPERATION_NOT_FOUND)).await,
+        records(&world, Outcome::Refused(Code::OperationNotFound)).await,
         4
     );
     // The owner, under another spelling of the same name, still can.
@@ -502,8 +502,8 @@ async fn after_the_window_the_undo_is_refused_and_the_purge_runs_once(engine: En
     let late = undo(&server, &opened).await;
     assert_refused(
         &late,
-        codes::UNDO_EXPIRED,
-        Outcome::Refused(codes::UNDO_EXPIRED),
+        Code::UndoExpired,
+        Outcome::Refused(Code::UndoExpired),
     );
     assert!(
         text(&late).contains("so the effect is final"),
@@ -524,8 +524,8 @@ async fn after_the_window_the_undo_is_refused_and_the_purge_runs_once(engine: En
     let after = undo(&server, &opened).await;
     assert_refused(
         &after,
-        codes::UNDO_EXPIRED,
-        Outcome::Refused(codes::UNDO_EXPIRED),
+        Code::UndoExpired,
+        Outcome::Refused(Code::UndoExpired),
     );
     assert!(
         text(&after).contains("was made final at"),
@@ -537,7 +537,7 @@ async fn after_the_window_the_undo_is_refused_and_the_purge_runs_once(engine: En
     assert_eq!(files.read("a.txt"), None);
     assert_eq!(records(&world, Outcome::UndoPurged).await, 1);
     assert_eq!(
-        records(&world, Outcome::Refused(codes::UNDO_EXPIRED)).await,
+        records(&world, Outcome::Refused(Code::UndoExpired)).await,
         2
     );
 }
@@ -574,7 +574,7 @@ async fn undo_racing_the_purge_has_one_winner_that_the_loser_names(engine: Engin
                 );
                 assert_eq!(status(&world, o).await, "UNDONE");
             }
-            Some(Outcome::Refused(codes::UNDO_EXPIRED)) => {
+            Some(Outcome::Refused(Code::UndoExpired)) => {
                 assert!(
                     text(answer).contains("was made final at"),
                     "{}",
@@ -622,7 +622,7 @@ async fn a_replaced_target_is_refused_and_nothing_is_overwritten(engine: Engine)
     let opened = delete(&world, &server, "a.txt").await;
     files.write("a.txt", b"a new file under the same name");
     let answer = undo(&server, &opened).await;
-    assert_refused(&answer, codes::STATE_CHANGED, Outcome::UndoRefused);
+    assert_refused(&answer, Code::StateChanged, Outcome::UndoRefused);
     assert_eq!(
         files.read("a.txt").as_deref(),
         Some(&b"a new file under the same name"[..])

@@ -101,7 +101,7 @@ impl Accounts {
     fn close(&self, account: &str, reason: String) -> Result<String, ToolError> {
         if self.balances.lock().unwrap().remove(account).is_none() {
             return Err(ToolError::new(
-                rmcp_guard::codes::STATE_CHANGED,
+                rmcp_guard::Code::StateChanged,
                 format!("{account} is already closed."),
             ));
         }

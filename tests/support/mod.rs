@@ -346,7 +346,11 @@ fn guard_meta(result: &CallToolResult) -> Option<&Value> {
 
 /// Asserts a refusal: `isError`, the given code and outcome.
 #[track_caller]
-pub fn assert_refused(result: &CallToolResult, expected_code: &str, expected_outcome: Outcome) {
+pub fn assert_refused(
+    result: &CallToolResult,
+    expected_code: rmcp_guard::Code,
+    expected_outcome: Outcome,
+) {
     assert!(
         is_error(result),
         "expected isError, got {result:?} ({})",
@@ -354,7 +358,7 @@ pub fn assert_refused(result: &CallToolResult, expected_code: &str, expected_out
     );
     assert_eq!(
         code(result).as_deref(),
-        Some(expected_code),
+        Some(expected_code.as_str()),
         "text: {}",
         text(result)
     );

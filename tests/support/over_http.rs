@@ -111,7 +111,9 @@ impl IdentityProvider for Callers {
                 .get(http::header::AUTHORIZATION)
                 .and_then(|v| std::str::from_utf8(v.as_bytes()).ok())
                 .and_then(|v| v.strip_prefix("Bearer "))
-                .ok_or_else(|| ToolError::new("PERMISSION_DENIED", "no caller named"))?
+                .ok_or_else(|| {
+                    ToolError::new(rmcp_guard::Code::PermissionDenied, "no caller named")
+                })?
                 .to_owned(),
             None => self.0.lock().unwrap().clone(),
         };

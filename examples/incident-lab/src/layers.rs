@@ -304,7 +304,7 @@ impl Shop {
         match db.execute("DELETE FROM orders WHERE id = ?1", [args.id])? {
             1 => Ok(format!("Deleted order #{}.", args.id)),
             _ => Err(ToolError::new(
-                rmcp_guard::codes::STATE_CHANGED,
+                rmcp_guard::Code::StateChanged,
                 format!("order #{} disappeared before deletion", args.id),
             )),
         }

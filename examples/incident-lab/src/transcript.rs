@@ -5,7 +5,7 @@ use std::path::Path;
 
 use rmcp::model::ProtocolVersion;
 use rmcp_guard::{
-    codes,
+    Code,
     testing::{Answer, ScriptedHuman},
 };
 use serde_json::json;
@@ -211,7 +211,7 @@ async fn read_only_layer(lab: &Lab, seed: &[Order], checks: &mut Checks) -> Resu
         let reply = call(&client, "run_sql", args.clone()).await?;
         model_calls("run_sql", &args, &reply);
         checks.expect(
-            matches!(&reply, Ok(r) if client::is_error(r) && client::code(r).as_deref() == Some(codes::READ_ONLY)),
+            matches!(&reply, Ok(r) if client::is_error(r) && client::code(r).as_deref() == Some(Code::ReadOnly.as_str())),
             "refused by the engine: isError, code READ_ONLY",
         );
     }

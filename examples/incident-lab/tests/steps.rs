@@ -12,7 +12,7 @@ use incident_lab::{
 };
 use rmcp::model::{CallToolResult, ProtocolVersion};
 use rmcp_guard::{
-    codes,
+    Code,
     testing::{Answer, ScriptedHuman},
 };
 use serde_json::json;
@@ -217,7 +217,7 @@ async fn read_only_connection_refuses_the_attack() {
         );
         assert_eq!(
             client::code(&refused).as_deref(),
-            Some(codes::READ_ONLY),
+            Some(Code::ReadOnly.as_str()),
             "{sql}: {}",
             client::text(&refused)
         );

@@ -2,12 +2,12 @@
 //! Every statement runs inside guard's transaction, on SQLite or PostgreSQL alike.
 
 use rmcp_guard::{
-    ToolError, codes,
+    Code, ToolError,
     ops::{Dialect, Tx, now_ms},
 };
 
 /// The order's tenant has no order with this number (or it is deleted).
-pub const ORDER_NOT_FOUND: &str = "ORDER_NOT_FOUND";
+pub const ORDER_NOT_FOUND: Code = Code::own("ORDER_NOT_FOUND");
 
 /// Statuses from which a customer may ask to cancel.
 const CANCELLABLE: [&str; 2] = ["PENDING", "PAID"];
@@ -151,7 +151,7 @@ pub fn not_found(order_no: &str) -> ToolError {
 
 pub fn not_cancellable(order: &Order) -> ToolError {
     ToolError::new(
-        codes::INVALID_STATE,
+        Code::InvalidState,
         format!(
             "Order {} is {}; only PENDING or PAID orders can be cancelled, so nothing was prepared.",
             order.order_no, order.status

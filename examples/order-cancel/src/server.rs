@@ -11,7 +11,7 @@ use rmcp::{
     tool, tool_handler, tool_router,
 };
 use rmcp_guard::{
-    Exposure, Guard, Guarded, ToolArgs, ToolError, codes, exposed, idempotent, operations,
+    Code, Exposure, Guard, Guarded, ToolArgs, ToolError, exposed, idempotent, operations,
     ops::{Approved, Intent, Keyed, Locked, Prepare, Recheck},
 };
 use schemars::JsonSchema;
@@ -213,7 +213,7 @@ impl OrderCancel {
         }
         if let Some(request_id) = orders::pending_request(prepare.tx(), order.order_id).await? {
             return Err(ToolError::new(
-                codes::INVALID_STATE,
+                Code::InvalidState,
                 format!(
                     "Order {} already has a pending cancellation request ({request_id}); nothing was prepared.",
                     order.order_no

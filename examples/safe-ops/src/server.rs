@@ -613,7 +613,7 @@ impl SafeOps {
         match builds::lines(&self.sandbox, &args)? {
             Some((_, lines)) => Ok(Disclosed::new(lines.len() as u64, lines.join("\n"))),
             None => Err(ToolError::new(
-                rmcp_guard::codes::STATE_CHANGED,
+                rmcp_guard::Code::StateChanged,
                 format!(
                     "The log of build job {} is gone since the user approved; nothing was shown.",
                     args.job

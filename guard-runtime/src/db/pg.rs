@@ -7,7 +7,7 @@ use tokio::sync::Mutex;
 use tokio_postgres::{NoTls, Row, types::ToSql};
 
 use crate::{
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     read_handle::{ReadHandle, Sealed},
     store::Kind,
 };
@@ -23,7 +23,7 @@ impl PgReadDb {
         let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
             tracing::warn!(error = %e, "bad PostgreSQL URL");
             ToolError::new(
-                codes::UNAVAILABLE,
+                Code::Unavailable,
                 "The database URL is not valid; nothing was read. Ask the operator to check the server's database URL.",
             )
         })?;
@@ -35,7 +35,7 @@ impl PgReadDb {
         let (client, connection) = config.connect(NoTls).await.map_err(|e| {
             tracing::warn!(error = %e, "PostgreSQL connection failed");
             ToolError::new(
-                codes::UNAVAILABLE,
+                Code::Unavailable,
                 "The database is unavailable; nothing was read. Try again later.",
             )
         })?;
@@ -75,7 +75,7 @@ fn refusal(error: tokio_postgres::Error) -> ToolError {
         Kind::ReadOnly => {
             tracing::warn!(%error, "write refused by a read-only PostgreSQL transaction");
             ToolError::new(
-                codes::READ_ONLY,
+                Code::ReadOnly,
                 "The database refused to write: this tool's connection is read-only, so nothing was changed.",
             )
         }

@@ -12,7 +12,7 @@ use rusqlite::{Connection, OpenFlags};
 use rmcp::handler::server::common::Extension;
 
 use crate::{
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     read_handle::{ReadHandle, Sealed},
     store::Kind,
 };
@@ -96,7 +96,7 @@ fn unavailable(path: &Path, error: rusqlite::Error) -> ToolError {
         "the file does not exist (guard's handles never create one)"
     };
     ToolError::new(
-        codes::UNAVAILABLE,
+        Code::Unavailable,
         format!(
             "The database is unavailable: {why}. Nothing was changed; ask the operator to check the server's database path."
         ),
@@ -110,7 +110,7 @@ impl From<rusqlite::Error> for ToolError {
         if crate::store::sqlite::kind(&error) == Kind::ReadOnly {
             tracing::warn!(%error, "write refused by a read-only database handle");
             ToolError::new(
-                codes::READ_ONLY,
+                Code::ReadOnly,
                 "The database refused to write: this tool's connection is read-only, so nothing was changed.",
             )
         } else {

@@ -8,7 +8,7 @@
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{ToolError, codes};
+use crate::error::{Code, ToolError};
 
 /// The prefix of every trashed table's name.
 pub const TABLE_TRASH: &str = "guard-trash.";
@@ -34,7 +34,7 @@ impl TrashedTable {
         let tx = immediate(conn)?;
         let Some(rows) = rows(&tx, table)? else {
             return Err(ToolError::new(
-                codes::STATE_CHANGED,
+                Code::StateChanged,
                 format!("Table `{table}` no longer exists; nothing was dropped."),
             ));
         };
@@ -67,7 +67,7 @@ impl TrashedTable {
         let tx = immediate(conn)?;
         if rows(&tx, &self.trash)?.is_none() {
             return Err(ToolError::new(
-                codes::STATE_CHANGED,
+                Code::StateChanged,
                 format!(
                     "Nothing was restored: the dropped table `{}` is no longer in the trash.",
                     self.table
@@ -76,7 +76,7 @@ impl TrashedTable {
         }
         if let Some(kind) = taken(&tx, &self.table)? {
             return Err(ToolError::new(
-                codes::STATE_CHANGED,
+                Code::StateChanged,
                 format!(
                     "Nothing was restored: a new {kind} named `{}` exists now, and undo never replaces it. Drop or rename that {kind}, then call undo again before the window closes.",
                     self.table
@@ -192,7 +192,7 @@ mod tests {
         conn.execute_batch("CREATE TABLE orders (x); INSERT INTO orders VALUES (9);")
             .unwrap();
         let refused = dropped.restore(&conn).unwrap_err();
-        assert_eq!(refused.code(), codes::STATE_CHANGED);
+        assert_eq!(refused.code(), Code::StateChanged);
         assert!(refused.message().contains("call undo again"), "{refused:?}");
         assert_eq!(rows(&conn, "orders").unwrap(), Some(1), "the new one");
         let trashed: i64 = conn
@@ -217,7 +217,7 @@ mod tests {
             let dropped = TrashedTable::take(&conn, "orders").unwrap();
             conn.execute_batch(taker).unwrap();
             let refused = dropped.restore(&conn).unwrap_err();
-            assert_eq!(refused.code(), codes::STATE_CHANGED, "{taker}: {refused:?}");
+            assert_eq!(refused.code(), Code::StateChanged, "{taker}: {refused:?}");
             let trashed: i64 = conn
                 .query_row(
                     &format!("SELECT count(*) FROM {}", quoted(&dropped.trash)),
@@ -236,7 +236,7 @@ mod tests {
         dropped.purge(&conn).unwrap();
         dropped.purge(&conn).unwrap();
         let refused = dropped.restore(&conn).unwrap_err();
-        assert_eq!(refused.code(), codes::STATE_CHANGED);
+        assert_eq!(refused.code(), Code::StateChanged);
         assert_eq!(rows(&conn, "orders").unwrap(), None);
     }
 
@@ -263,7 +263,7 @@ mod tests {
         conn.execute_batch("DROP TABLE orders").unwrap();
         assert_eq!(
             TrashedTable::take(&conn, "orders").unwrap_err().code(),
-            codes::STATE_CHANGED
+            Code::StateChanged
         );
     }
 }

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::{Scheduled, Status, TOOL, Withdrawal};
 use crate::{
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     outcome::tag,
     rfc3339::{minute, utc as rfc3339},
 };
@@ -107,7 +107,7 @@ impl Withdrawal {
                     _ => format!("it came due at {} and could not run", rfc3339(at)),
                 };
                 let mut refused = ToolError::new(
-                    codes::ALREADY_RAN,
+                    Code::AlreadyRan,
                     format!(
                         "Nothing was withdrawn: {} on {} is no longer waiting, {what}. Its outcome is in this result.",
                         call.tool, call.target
@@ -125,7 +125,7 @@ impl Withdrawal {
                 refused
             }
             Withdrawal::NotFound => ToolError::new(
-                codes::OPERATION_NOT_FOUND,
+                Code::OperationNotFound,
                 format!(
                     "Nothing was withdrawn: no deferred call {operation_id} belongs to you. Use the operation_id the tool's result named."
                 ),
@@ -142,7 +142,7 @@ mod tests {
     use serde_json::json;
 
     use super::super::{Deferred, Scheduled, Status, Withdrawal};
-    use crate::{error::codes, outcome::Outcome};
+    use crate::{error::Code, outcome::Outcome};
 
     fn call() -> Deferred {
         Deferred {
@@ -197,7 +197,7 @@ mod tests {
                     at: 1_796_300_001_000,
                     result: json!({"content": []}),
                 },
-                Some(codes::ALREADY_RAN),
+                Some(Code::AlreadyRan),
                 "is no longer waiting, it ran at 2026-12-03T12:13:21Z",
             ),
             (
@@ -207,12 +207,12 @@ mod tests {
                     at: 1_796_300_001_000,
                     result: json!("checking changed"),
                 },
-                Some(codes::ALREADY_RAN),
+                Some(Code::AlreadyRan),
                 "did not run, because checking changed since the user confirmed",
             ),
             (
                 Withdrawal::NotFound,
-                Some(codes::OPERATION_NOT_FOUND),
+                Some(Code::OperationNotFound),
                 "no deferred call 7c1e belongs to you",
             ),
         ];

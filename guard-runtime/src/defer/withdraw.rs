@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::{Deferred, DeferredCalls, Status, read_locked};
-use crate::{audit::Event, error::codes, outcome::Outcome, person::Person, store::StoreError};
+use crate::{audit::Event, error::Code, outcome::Outcome, person::Person, store::StoreError};
 
 /// What became of a withdrawal.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,8 +43,8 @@ impl Withdrawal {
         match self {
             Withdrawal::Withdrawn { .. } => Outcome::Withdrawn,
             Withdrawal::AlreadyWithdrawn { .. } => Outcome::AlreadyWithdrawn,
-            Withdrawal::AlreadyRan { .. } => Outcome::Refused(codes::ALREADY_RAN),
-            Withdrawal::NotFound => Outcome::Refused(codes::OPERATION_NOT_FOUND),
+            Withdrawal::AlreadyRan { .. } => Outcome::Refused(Code::AlreadyRan),
+            Withdrawal::NotFound => Outcome::Refused(Code::OperationNotFound),
         }
     }
 }

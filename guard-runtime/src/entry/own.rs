@@ -20,7 +20,7 @@ use serde::de::DeserializeOwned;
 
 use super::undo::caller;
 use crate::{
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     guard::{Guard, Guarded},
     outcome::{Outcome, Step, tag},
     person::Person,
@@ -149,17 +149,17 @@ impl OwnTool {
         let arguments = context.arguments.clone().unwrap_or_default();
         let Ok(args) = serde_json::from_value(serde_json::Value::Object(arguments)) else {
             let message = format!("{}: `{}` takes {}.", self.nothing, self.name, self.takes);
-            return Err(self.refuse(guard, trace_id, codes::INVALID_INPUT, message));
+            return Err(self.refuse(guard, trace_id, Code::InvalidInput, message));
         };
         let Some(incoming) = super::dispatch::take(&context.request_context, self.name) else {
             let message = format!(
                 "{}: this call did not come through the server's published tools.",
                 self.nothing
             );
-            return Err(self.refuse(guard, trace_id, codes::PERMISSION_DENIED, message));
+            return Err(self.refuse(guard, trace_id, Code::PermissionDenied, message));
         };
         let Some(service) = service else {
-            return Err(self.refuse(guard, trace_id, codes::UNAVAILABLE, missing()));
+            return Err(self.refuse(guard, trace_id, Code::Unavailable, missing()));
         };
         match caller(guard, &incoming.request) {
             Ok(owner) => Ok(Started {
@@ -179,7 +179,7 @@ impl OwnTool {
         &self,
         guard: &Guard,
         trace_id: &str,
-        code: &'static str,
+        code: Code,
         message: String,
     ) -> Box<CallToolResponse> {
         let event = crate::audit::Event::new(self.name, Outcome::Refused(code), trace_id);
@@ -199,7 +199,7 @@ impl OwnTool {
         let error = ToolError::internal(format!("{} {operation_id}: {error}", self.name));
         tag(
             error.into_result(),
-            Outcome::Refused(codes::INTERNAL),
+            Outcome::Refused(Code::Internal),
             trace_id,
             Some(operation_id),
         )

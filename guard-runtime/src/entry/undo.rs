@@ -18,7 +18,7 @@ use serde::Deserialize;
 
 use super::own::{OwnTool, Registry, Started, with_own_tool};
 use crate::{
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     guard::{Guard, Guarded},
     person::Person,
     undo::{Purger, Restored, TOOL, Window},
@@ -182,7 +182,7 @@ where
             match registered::<S>(&window.tool) {
                 Some(r) => (r.undo)(server, window).await,
                 None => Err(ToolError::new(
-                    codes::UNAVAILABLE,
+                    Code::Unavailable,
                     format!(
                         "The tool {} no longer declares an undo in this server.",
                         window.tool
@@ -203,12 +203,12 @@ pub(crate) fn caller(
     request: &rmcp::service::RequestContext<rmcp::RoleServer>,
 ) -> Result<Person, ToolError> {
     let Some(operations) = guard.operations() else {
-        return Err(ToolError::new(codes::UNAVAILABLE, no_store()));
+        return Err(ToolError::new(Code::Unavailable, no_store()));
     };
     let identity = operations.identity.identify(request)?;
     identity.person().map_err(|e| {
         ToolError::new(
-            codes::PERMISSION_DENIED,
+            Code::PermissionDenied,
             format!("Nothing was changed: the caller's name is not usable ({e})."),
         )
     })

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{ConfirmKind, Flow, Rules};
 use crate::{
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     form::{DefaultValue, FieldKind, FieldRole, Form, FormSpec},
     outcome::{Outcome, Step},
     validate::{TypedName, compare_typed, validate},
@@ -31,7 +31,7 @@ impl<F: Form> Flow<'_, F> {
                 Err(self.refuse(
                     Outcome::Misconfigured,
                     ToolError::new(
-                        codes::INVALID_STATE,
+                        Code::InvalidState,
                         format!(
                             "{}: {} is misconfigured on the server, so it cannot ask for confirmation (trace_id {}). Tell the operator.",
                             self.nothing_done_first(),
@@ -126,7 +126,7 @@ impl<F> Flow<'_, F> {
             return Err(self.refuse(
                 Outcome::AuditFailed,
                 ToolError::new(
-                    codes::UNAVAILABLE,
+                    Code::Unavailable,
                     format!(
                         "{}: the server could not write the confirmation of {} to its audit log, and nothing runs unrecorded (trace_id {}). Tell the operator, then call the tool again.",
                         self.nothing_done_first(),
@@ -161,7 +161,7 @@ impl<F> Flow<'_, F> {
         self.refuse(
             Outcome::InvalidAnswer,
             ToolError::new(
-                codes::INVALID_CONFIRMATION,
+                Code::InvalidConfirmation,
                 format!(
                     "{}: {reason}. Call the tool again to be asked afresh.",
                     self.nothing_done_first()

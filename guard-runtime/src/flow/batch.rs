@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::{Flow, GuardCall, ToolSpec};
 use crate::{
     batch::{Batch, ItemReport, Offered, Picked, Report, plural},
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     guard::Guard,
     outcome::{Outcome, Step},
     preview::Terms,
@@ -59,7 +59,7 @@ impl<'g> Flow<'g, Picked> {
             return Err(self.refuse(
                 Outcome::Misconfigured,
                 ToolError::new(
-                    codes::INVALID_STATE,
+                    Code::InvalidState,
                     format!(
                         "Nothing was changed: {} offered one item twice, so the user's picks could not be told apart (trace_id {}). Tell the operator.",
                         self.spec.name, self.trace_id

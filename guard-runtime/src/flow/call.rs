@@ -3,7 +3,7 @@
 use super::Flow;
 use crate::{
     args::GuardArguments,
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     outcome::{Outcome, Step},
 };
 
@@ -32,7 +32,7 @@ impl<F> Flow<'_, F> {
         Err(self.refuse(
             Outcome::NotPublished,
             ToolError::new(
-                codes::UNAVAILABLE,
+                Code::Unavailable,
                 format!(
                     "{}: this server does not state which tools it publishes, so {} cannot run. Ask the operator (trace_id {}).",
                     self.nothing_done_first(),

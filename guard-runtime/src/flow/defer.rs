@@ -15,7 +15,7 @@ use super::{Accepted, Flow, Rules, ToolSpec, accept::revalidate, finish::state_c
 use crate::{
     confirmed::Confirmed,
     defer::{self, Due, Ending},
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     form::Form,
     outcome::{Outcome, Step},
     preview::Preview,
@@ -29,9 +29,9 @@ impl<F> Flow<'_, F> {
             return Ok(());
         }
         Err(self.refuse(
-            Outcome::Refused(codes::UNAVAILABLE),
+            Outcome::Refused(Code::Unavailable),
             ToolError::new(
-                codes::UNAVAILABLE,
+                Code::Unavailable,
                 format!(
                     "Nothing was changed: {} runs its effect later, and this server keeps no deferred calls (its guard has no operation store). The operator must configure Guard::with_operations.",
                     self.spec.name
@@ -87,7 +87,7 @@ impl<F: Form> Flow<'_, F> {
             return Err(self.refuse(
                 Outcome::Misconfigured,
                 ToolError::new(
-                    codes::INVALID_STATE,
+                    Code::InvalidState,
                     format!(
                         "Nothing was changed: {} is misconfigured on the server (a deferred call cannot keep a secret). Tell the operator (trace_id {}).",
                         self.spec.name, self.trace_id
@@ -133,9 +133,9 @@ impl<F: Form> Flow<'_, F> {
     fn unscheduled(&self, reason: String) -> Box<CallToolResponse> {
         tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, %reason, "a confirmed deferred call could not be stored; nothing runs");
         self.refuse(
-            Outcome::Refused(codes::UNAVAILABLE),
+            Outcome::Refused(Code::Unavailable),
             ToolError::new(
-                codes::UNAVAILABLE,
+                Code::Unavailable,
                 format!(
                     "Nothing was changed and nothing is scheduled: the server could not store the deferred call of {} (trace_id {}). Call the tool again later, or tell the operator.",
                     self.spec.name, self.trace_id

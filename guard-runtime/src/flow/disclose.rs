@@ -19,7 +19,7 @@ mod failed;
 use super::{Accepted, Flow, Previewed};
 use crate::{
     disclose::{Boundary, Inner, IntoDisclosed, Noun, Shown, Spec, Standing},
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     form::Form,
     outcome::{Outcome, Step},
     preview::{Effect, Preview},
@@ -216,7 +216,7 @@ impl<F> Flow<'_, F> {
         Some(self.refuse(
             Outcome::StateChanged,
             ToolError::new(
-                codes::STATE_CHANGED,
+                Code::StateChanged,
                 format!(
                     "Nothing was shown: {reason} while {} read it, so what it read may not be \
                      what the user approved. Call the tool again to show the user the current \

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::{Flow, Seen};
 use crate::{
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     outcome::{self, Outcome},
 };
 
@@ -54,7 +54,7 @@ impl<F> Flow<'_, F> {
 
     /// An `isError` result with a stable code; nothing ran.
     pub(super) fn refuse(&self, outcome: Outcome, error: ToolError) -> Box<CallToolResponse> {
-        self.audit(outcome, error.code());
+        self.audit(outcome, error.code().as_str());
         Box::new(self.tag(error.into_result(), outcome).into())
     }
 
@@ -140,7 +140,7 @@ impl<F> Flow<'_, F> {
 /// not happen (see `Flow::nothing_done`).
 pub(super) fn state_changed(target: &str, done: &str) -> ToolError {
     ToolError::new(
-        codes::STATE_CHANGED,
+        Code::StateChanged,
         format!(
             "{target} changed after the user confirmed, so {done}: what the user confirmed is \
              not what would run. Call the tool again to show the user the new state."

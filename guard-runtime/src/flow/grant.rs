@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::{Accepted, Flow, GrantSpec, Rules, accept::revalidate};
 use crate::{
     entry::undo::caller,
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     form::Form,
     grant::Grant,
     outcome::{Outcome, Step},
@@ -90,7 +90,7 @@ impl<F: Form> Flow<'_, F> {
             self.refuse(
                 Outcome::InvalidAnswer,
                 ToolError::new(
-                    codes::INVALID_CONFIRMATION,
+                    Code::InvalidConfirmation,
                     format!(
                         "{}: the answer kept by grant {} no longer passes the form's checks ({reason}). Revoke the grant, then call the tool again to ask the user.",
                         self.nothing_done_first(),

@@ -21,7 +21,7 @@ use serde_json::Value;
 use crate::{
     answered::Answered,
     confirmed::Confirmed,
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     form::Form,
     guard::Guard,
     outcome::{Outcome, Step},
@@ -362,7 +362,7 @@ impl<'g, F: Form> Flow<'g, F> {
             return Err(self.refuse(
                 Outcome::WrongTool,
                 ToolError::new(
-                    codes::INVALID_CONFIRMATION,
+                    Code::InvalidConfirmation,
                     format!(
                         "{}: the confirmation was given for {}, not {}. Call the tool again to ask the user.",
                         self.nothing_done_first(),

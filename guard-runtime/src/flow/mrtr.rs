@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use super::{Flow, ToolSpec, finish::state_changed};
 use crate::{
     canonical::{NotCanonical, canonical_json},
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     form::Form,
     guard::Issuer,
     outcome::{Outcome, Step},
@@ -109,7 +109,7 @@ impl<F> Flow<'_, F> {
             self.refuse(
                 Outcome::InvalidArguments,
                 ToolError::new(
-                    codes::INVALID_INPUT,
+                    Code::InvalidInput,
                     format!("{}: {e}.", self.nothing_done_first()),
                 ),
             )
@@ -153,7 +153,7 @@ impl<F> Flow<'_, F> {
                 return Err(self.refuse(
                     Outcome::Expired,
                     ToolError::new(
-                        codes::CONFIRMATION_EXPIRED,
+                        Code::ConfirmationExpired,
                         format!(
                             "The confirmation expired before the answer arrived; {}. Call the tool again to ask afresh.",
                             self.nothing_done()
@@ -180,7 +180,7 @@ impl<F> Flow<'_, F> {
             self.refuse(
                 Outcome::StoreFailed,
                 ToolError::new(
-                    codes::UNAVAILABLE,
+                    Code::Unavailable,
                     format!(
                         "{}: the server could not read its operation store, where confirmations are recorded (trace_id {}). Call the tool again shortly; if it keeps failing, tell the operator.",
                         self.nothing_done_first(),
@@ -199,7 +199,7 @@ impl<F> Flow<'_, F> {
             return self.refuse(
                 Outcome::Restarted,
                 ToolError::new(
-                    codes::INVALID_STATE,
+                    Code::InvalidState,
                     format!(
                         "This confirmation was asked before the server restarted (or by another \
                          server process), and this server keeps used confirmations in its memory \
@@ -223,7 +223,7 @@ impl<F> Flow<'_, F> {
         self.refuse(
             Outcome::OtherStore,
             ToolError::new(
-                codes::INVALID_STATE,
+                Code::InvalidState,
                 format!(
                     "This confirmation was asked by another server, which records used \
                      confirmations {recorded}, so this server cannot tell whether it was already \
@@ -240,7 +240,7 @@ impl<F> Flow<'_, F> {
         self.refuse(
             Outcome::BadState,
             ToolError::new(
-                codes::INVALID_STATE,
+                Code::InvalidState,
                 format!(
                     "The confirmation state does not match this call (altered, or sent with \
                      different arguments); {}. Call the tool again to ask afresh.",
@@ -285,7 +285,7 @@ impl<F> Flow<'_, F> {
             self.refuse(
                 Outcome::StoreFailed,
                 ToolError::new(
-                    codes::UNAVAILABLE,
+                    Code::Unavailable,
                     format!(
                         "{}: the server could not record this confirmation as used (trace_id {}). Call the tool again to ask afresh.",
                         self.nothing_done_first(),
@@ -306,7 +306,7 @@ impl<F> Flow<'_, F> {
         self.refuse(
             Outcome::Replayed,
             ToolError::new(
-                codes::INVALID_STATE,
+                Code::InvalidState,
                 format!(
                     "This confirmation was already used; {}. Call the tool again to ask afresh.",
                     self.nothing_done()
@@ -328,7 +328,7 @@ impl<F> Flow<'_, F> {
             _ => Err(self.refuse(
                 Outcome::NoAnswer,
                 ToolError::new(
-                    codes::INVALID_CONFIRMATION,
+                    Code::InvalidConfirmation,
                     format!(
                         "The retry carried no readable answer under `{INPUT_KEY}`; {}. Call the tool again to ask afresh.",
                         self.nothing_done()

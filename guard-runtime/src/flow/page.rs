@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::{ApprovalSpec, Flow};
 use crate::{
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     form::Form,
     outcome::{Outcome, Step},
     preview::Effect,
@@ -134,7 +134,7 @@ impl<F: Form> Flow<'_, F> {
                 self.refuse(
                     Outcome::InvalidArguments,
                     ToolError::new(
-                        codes::INVALID_INPUT,
+                        Code::InvalidInput,
                         format!("{}: {e}.", self.nothing_done_first()),
                     ),
                 )
@@ -171,7 +171,7 @@ impl<F: Form> Flow<'_, F> {
             self.refuse(
                 Outcome::Misconfigured,
                 ToolError::new(
-                    codes::INVALID_STATE,
+                    Code::InvalidState,
                     format!(
                         "{}: {} cannot be sent for approval on this server (trace_id {}). Tell the operator.",
                         self.nothing_done_first(),
@@ -207,7 +207,7 @@ impl<F: Form> Flow<'_, F> {
                 self.refuse(
                     Outcome::StoreFailed,
                     ToolError::new(
-                        codes::UNAVAILABLE,
+                        Code::Unavailable,
                         format!(
                             "{}: the server cannot read its approvals right now (trace_id {}). Call the tool again in a moment.",
                             self.nothing_done_first(),
@@ -256,7 +256,7 @@ impl<F: Form> Flow<'_, F> {
             self.refuse(
                 Outcome::PermissionDenied,
                 ToolError::new(
-                    codes::PERMISSION_DENIED,
+                    Code::PermissionDenied,
                     format!(
                         "{}: the identity provider names the caller in a way guard refuses ({problem}), so {} cannot be approved for them. Ask the operator to fix the account (trace_id {}).",
                         self.nothing_done_first(),
@@ -412,7 +412,7 @@ impl<F: Form> Flow<'_, F> {
         self.refuse(
             Outcome::NotApproved,
             ToolError::new(
-                codes::PERMISSION_DENIED,
+                Code::PermissionDenied,
                 format!(
                     "{}: {} was not approved. The server's database marks its approval as approved, but only {counted} of the {required} approvals it needs were given on the approval page ({forged} decision rows there were not written by the page and were ignored; the audit log names them). Call the tool again to ask for a new approval, and tell the operator that something other than guard writes to the approval tables (trace_id {}).",
                     self.nothing_done_first(),
@@ -467,7 +467,7 @@ impl<F: Form> Flow<'_, F> {
         self.refuse(
             Outcome::Misconfigured,
             ToolError::new(
-                codes::INVALID_STATE,
+                Code::InvalidState,
                 format!(
                     "{}: {} is approved on a web page that this server does not serve (trace_id {}). Tell the operator.",
                     self.nothing_done_first(),

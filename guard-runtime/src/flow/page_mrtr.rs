@@ -41,7 +41,7 @@ use super::{ApprovalSpec, Flow, finish::state_changed, page::Earlier};
 use crate::approval::{ApprovalPage, Claim, Status, WAITING_ROUNDS};
 use crate::entry::dispatch::TaskMode;
 use crate::{
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     form::Form,
     outcome::{Outcome, Step},
     preview::Effect,
@@ -210,7 +210,7 @@ impl<F: Form> Flow<'_, F> {
                 self.refuse(
                     Outcome::ApprovalUnknown,
                     ToolError::new(
-                        codes::INVALID_STATE,
+                        Code::InvalidState,
                         format!(
                             "{}: the approval this retry waits for is not known to this server (it ended long ago, or it was kept by another server's own store), so {} cannot run on it. Call the tool again to open a new approval.",
                             self.nothing_done_first(),
@@ -222,7 +222,7 @@ impl<F: Form> Flow<'_, F> {
             Claim::Unavailable => self.refuse(
                 Outcome::ApprovalUnknown,
                 ToolError::new(
-                    codes::UNAVAILABLE,
+                    Code::Unavailable,
                     format!(
                         "{}: the server cannot read the approval this retry waits for right now (trace_id {}). Retry the same call in a moment.",
                         self.nothing_done_first(),
@@ -235,7 +235,7 @@ impl<F: Form> Flow<'_, F> {
                 self.refuse(
                     Outcome::ApprovalMismatch,
                     ToolError::new(
-                        codes::PERMISSION_DENIED,
+                        Code::PermissionDenied,
                         format!(
                             "{}: this retry names an approval opened for another call (another person, tool or arguments), so {} cannot run on it. Call the tool again to ask for your own approval.",
                             self.nothing_done_first(),

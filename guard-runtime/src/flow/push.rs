@@ -13,7 +13,7 @@ use rmcp::{
 
 use super::Flow;
 use crate::{
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     form::Form,
     outcome::{Outcome, Step},
     preview::Effect,
@@ -169,7 +169,7 @@ impl<F> Flow<'_, F> {
                 Err(self.refuse(
                     Outcome::ElicitationFailed,
                     ToolError::new(
-                        codes::INVALID_STATE,
+                        Code::InvalidState,
                         format!(
                             "{}: the confirmation request could not reach the \
                              user (trace_id {}). Try again.",

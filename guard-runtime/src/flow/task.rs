@@ -44,7 +44,7 @@ use super::{Flow, finish::state_changed, mrtr::INPUT_KEY};
 use crate::{
     approval::{ApprovalPage, KEEP_AFTER_DEADLINE, Status, TaskView},
     entry::dispatch::{self, TaskMode},
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     form::Form,
     guard::Guarded,
     outcome::{Outcome, Step},
@@ -385,7 +385,7 @@ impl<F: Form> Flow<'_, F> {
                     return self.refuse(
                         Outcome::InvalidArguments,
                         ToolError::new(
-                            codes::INVALID_INPUT,
+                            Code::InvalidInput,
                             format!("{}: {e}.", self.nothing_done_first()),
                         ),
                     );
@@ -417,7 +417,7 @@ impl<F: Form> Flow<'_, F> {
                 self.refuse(
                     Outcome::StoreFailed,
                     ToolError::new(
-                        codes::UNAVAILABLE,
+                        Code::Unavailable,
                         format!(
                             "{}: the server cannot keep this approval as a task right now (trace_id {}). Call the tool again in a moment.",
                             self.nothing_done_first(),

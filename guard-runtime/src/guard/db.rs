@@ -6,7 +6,7 @@ use rmcp::handler::server::{common::FromContextPart, tool::ToolCallContext};
 use super::{Guard, Guarded};
 use crate::{
     db::{ReadDb, SqliteDatabase, WriteDb},
-    error::{ToolError, codes},
+    error::{Code, ToolError},
 };
 
 impl WriteDb {
@@ -17,13 +17,13 @@ impl WriteDb {
         if guard.exposure().is_some_and(|e| e.is_read_only()) {
             tracing::warn!("read-only mode: a write handle was asked for and refused");
             return Err(ToolError::new(
-                codes::READ_ONLY,
+                Code::ReadOnly,
                 "The server runs in read-only mode, so no write handle is opened and nothing was changed. To write, restart the server without read-only mode (without --read-only and GUARD_READ_ONLY); a tool that only reads takes `ReadDb`.",
             ));
         }
         let db = guard.sqlite().ok_or_else(|| {
             ToolError::new(
-                codes::UNAVAILABLE,
+                Code::Unavailable,
                 "This server has no database configured; nothing was changed. Ask the operator to configure one (Guard::with_sqlite).",
             )
         })?;

@@ -7,7 +7,7 @@ use rmcp::{RoleServer, service::RequestContext};
 use serde_json::{Map, Value};
 
 use super::{Identity, IdentityProvider, split_scopes};
-use crate::error::{ToolError, codes};
+use crate::error::{Code, ToolError};
 
 /// Clock skew tolerated on `exp` and `nbf` unless [`BearerIdentity::with_leeway`] says otherwise.
 pub const DEFAULT_LEEWAY: Duration = Duration::from_secs(30);
@@ -229,7 +229,7 @@ impl BearerIdentity {
             "bearer authentication failed"
         );
         ToolError::new(
-            codes::PERMISSION_DENIED,
+            Code::PermissionDenied,
             format!(
                 "{advice}. The token must be issued by {} for audience {}. Nothing was done \
                  (trace_id {trace_id}).",

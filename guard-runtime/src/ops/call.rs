@@ -12,7 +12,7 @@ use crate::{
     args::GuardArguments,
     audit::{Check, Event},
     entry::dispatch::GuardCall,
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     identity::{Identity, require_scopes_traced},
     outcome::{Outcome, Step, tag},
 };
@@ -79,7 +79,7 @@ pub async fn arguments<T>(
         Err(error) => error,
     };
     let caller = Caller::start(guard, call, tool, op, &[]).await?;
-    let record = caller.record(Outcome::Refused(codes::INVALID_INPUT), None, None, None);
+    let record = caller.record(Outcome::Refused(Code::InvalidInput), None, None, None);
     caller.audit_alone(&record).await;
     Err(caller.refuse(ToolError::arguments_do_not_fit(tool, &error), None))
 }
@@ -100,7 +100,7 @@ impl Caller {
             tracing::error!(%trace_id, tool, "a two-phase tool was called but the guard has no operations; configure Guard::with_operations");
             return Err(answer_error(
                 ToolError::new(
-                    codes::UNAVAILABLE,
+                    Code::Unavailable,
                     format!(
                         "This server's operation store is not configured, so nothing was done. Ask the operator (trace_id {trace_id})."
                     ),
@@ -114,7 +114,7 @@ impl Caller {
             tracing::error!(%trace_id, tool, "a two-phase tool was called outside a tools/call that guard's exposure dispatched to it (a server without #[tool_handler(router = rmcp_guard::exposed(self, Self::tool_router))], code calling the tool's method itself, or a tool dispatching its own call's context again through the server's call_tool); nothing was done");
             return Err(answer_error(
                 ToolError::new(
-                    codes::UNAVAILABLE,
+                    Code::Unavailable,
                     format!(
                         "This server does not state which tools it publishes, so nothing was done. Ask the operator (trace_id {trace_id})."
                     ),
@@ -148,8 +148,7 @@ impl Caller {
         };
         if let Err(denied) = require_scopes_traced(&caller.identity, tool, scopes, &caller.trace_id)
         {
-            let record =
-                caller.record(Outcome::Refused(codes::PERMISSION_DENIED), None, None, None);
+            let record = caller.record(Outcome::Refused(Code::PermissionDenied), None, None, None);
             caller.audit_alone(&record).await;
             return Err(caller.refuse(denied, None));
         }
@@ -163,7 +162,7 @@ impl Caller {
         if uuid::Uuid::try_parse(&id).is_ok() {
             return Ok(id);
         }
-        let record = self.record(Outcome::Refused(codes::INVALID_INPUT), None, None, None);
+        let record = self.record(Outcome::Refused(Code::InvalidInput), None, None, None);
         self.audit_alone(&record).await;
         Err(self.refuse(
             ToolError::invalid_input(format!(
@@ -293,7 +292,7 @@ impl Caller {
         tracing::error!(trace_id = %self.trace_id, tool = self.tool, %error, "operation store failed");
         self.refuse(
             ToolError::new(
-                codes::UNAVAILABLE,
+                Code::Unavailable,
                 format!(
                     "The operation store is unavailable, so nothing was done. {what_next} (trace_id {}).",
                     self.trace_id
@@ -329,7 +328,7 @@ fn canonical(
         Err(problem) => {
             tracing::warn!(%trace_id, tool, %problem, "the identity provider named the caller in a refused spelling");
             Err(ToolError::new(
-                codes::PERMISSION_DENIED,
+                Code::PermissionDenied,
                 format!(
                     "Nothing was done: the caller's name is spelled in a way guard refuses ({problem}). Ask the operator to fix the account (trace_id {trace_id})."
                 ),

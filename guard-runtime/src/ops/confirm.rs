@@ -37,7 +37,7 @@ use crate::store::{
     now_ms,
 };
 use crate::{
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     identity::Identity,
     outcome::{Outcome, Step},
 };
@@ -132,7 +132,7 @@ impl<P: DeserializeOwned> Locked<P> {
                     "The operation was not touched; retry with the same operation_id",
                 );
                 let record =
-                    caller.record(Outcome::Refused(codes::UNAVAILABLE), Some(&id), None, None);
+                    caller.record(Outcome::Refused(Code::Unavailable), Some(&id), None, None);
                 caller.audit_alone(&record).await;
                 return Err(answer);
             }
@@ -198,7 +198,7 @@ impl<P: DeserializeOwned> Locked<P> {
                 } = self;
                 let id = intent.operation_id.as_str();
                 let record = caller.record(
-                    Outcome::Refused(codes::STATE_CHANGED),
+                    Outcome::Refused(Code::StateChanged),
                     Some(id),
                     Some(&intent.target),
                     None,
@@ -211,7 +211,7 @@ impl<P: DeserializeOwned> Locked<P> {
                 }
                 Err(caller.refuse(
                     ToolError::new(
-                        codes::STATE_CHANGED,
+                        Code::StateChanged,
                         format!(
                             "{what}. Nothing was done: the target changed after the user saw the preview, so operation {id} is closed. Call {} again if the user still wants it.",
                             spec.prepare_tool
@@ -238,7 +238,7 @@ impl<P: DeserializeOwned> Locked<P> {
         } = self;
         let id = intent.operation_id.as_str();
         let target = Some(intent.target.as_str());
-        if refusal.code() == codes::UNAVAILABLE {
+        if refusal.code() == Code::Unavailable {
             drop(tx);
             let error = StoreError::Other(refusal.to_string());
             return result_unknown(&caller, id, target, spec, &error).await;
@@ -246,7 +246,7 @@ impl<P: DeserializeOwned> Locked<P> {
         if let Err(e) = tx.rollback().await {
             return result_unknown(&caller, id, target, spec, &e).await;
         }
-        if refusal.code() == codes::STATE_CHANGED {
+        if refusal.code() == Code::StateChanged {
             return reject_after_rollback(&caller, spec, &intent, refusal).await;
         }
         let record = caller.record(Outcome::Refused(refusal.code()), Some(id), target, None);
@@ -270,7 +270,7 @@ async fn reject_after_rollback(
         caller.identity.user.as_str(),
     );
     let record = caller.record(
-        Outcome::Refused(codes::STATE_CHANGED),
+        Outcome::Refused(Code::StateChanged),
         Some(id),
         Some(&intent.target),
         None,
@@ -336,7 +336,7 @@ async fn reject_after_rollback(
     };
     caller.refuse(
         ToolError::new(
-            codes::STATE_CHANGED,
+            Code::StateChanged,
             format!(
                 "{} {state}; call {} again if the user still wants it.",
                 refusal.message().trim_end(),
@@ -474,7 +474,7 @@ impl Gate<'_> {
         );
         let not_found = || {
             Gated::Done(
-                Outcome::Refused(codes::OPERATION_NOT_FOUND),
+                Outcome::Refused(Code::OperationNotFound),
                 caller.refuse(not_found(id, self.spec.prepare_tool), None),
             )
         };
@@ -508,7 +508,7 @@ impl Gate<'_> {
             tracing::error!(trace_id = %caller.trace_id, operation_id = %id, "stored payload does not match its SHA-256; refusing to act on it");
             tx.pipeline(&[set_status(id, Status::Rejected)]).await?;
             return Ok(self.refused(ToolError::new(
-                codes::INVALID_STATE,
+                Code::InvalidState,
                 format!(
                     "Operation {id} no longer matches what the user confirmed, so it is closed and nothing was done. Call {} again (trace_id {}).",
                     self.spec.prepare_tool, caller.trace_id
@@ -533,7 +533,7 @@ impl Gate<'_> {
             Status::Expired => return Ok(self.expired()),
             Status::Rejected => {
                 return Ok(self.refused(ToolError::new(
-                    codes::INVALID_STATE,
+                    Code::InvalidState,
                     format!(
                         "Operation {id} was closed because its target changed before it was confirmed; nothing was done. Call {} again if the user still wants it.",
                         self.spec.prepare_tool
@@ -551,7 +551,7 @@ impl Gate<'_> {
 
     fn expired(&self) -> Gated {
         self.refused(ToolError::new(
-            codes::CONFIRMATION_EXPIRED,
+            Code::ConfirmationExpired,
             format!(
                 "Operation {} expired before it was confirmed; nothing was done. Call {} again and show the user the new preview.",
                 self.id, self.spec.prepare_tool
@@ -577,7 +577,7 @@ pub(super) fn set_status(id: &str, status: Status) -> Statement {
 
 pub(crate) fn not_found(id: &str, prepare_tool: &str) -> ToolError {
     ToolError::new(
-        codes::OPERATION_NOT_FOUND,
+        Code::OperationNotFound,
         format!(
             "No operation {id} exists for you; nothing was done. Use the operation_id that {prepare_tool} returned to you, or call {prepare_tool} again."
         ),
@@ -611,11 +611,11 @@ async fn not_carried_out(
     error: &StoreError,
 ) -> Box<CallToolResponse> {
     tracing::error!(trace_id = %caller.trace_id, tool = spec.tool, operation_id = %id, %error, "operation store failed before a confirm's effect");
-    let record = caller.record(Outcome::Refused(codes::UNAVAILABLE), Some(id), target, None);
+    let record = caller.record(Outcome::Refused(Code::Unavailable), Some(id), target, None);
     caller.audit_alone(&record).await;
     caller.refuse(
         ToolError::new(
-            codes::UNAVAILABLE,
+            Code::Unavailable,
             format!(
                 "The operation store failed before operation {id} was carried out, so nothing was done. Call {} again with the same operation_id shortly; ask get_operation_result(operation_id) if in doubt (trace_id {}).",
                 spec.tool, caller.trace_id
@@ -637,7 +637,7 @@ pub(super) async fn result_unknown(
 ) -> Box<CallToolResponse> {
     tracing::error!(trace_id = %caller.trace_id, tool = spec.tool, operation_id = %id, %error, "operation store failed during a confirm");
     let record = caller.record(
-        Outcome::Refused(codes::RESULT_UNKNOWN),
+        Outcome::Refused(Code::ResultUnknown),
         Some(id),
         target,
         None,
@@ -645,7 +645,7 @@ pub(super) async fn result_unknown(
     caller.audit_alone(&record).await;
     caller.refuse(
         ToolError::new(
-            codes::RESULT_UNKNOWN,
+            Code::ResultUnknown,
             format!(
                 "Result unknown: the operation store failed while confirming operation {id}, so it may or may not have been submitted. Call get_operation_result(operation_id) before retrying (trace_id {}).",
                 caller.trace_id

@@ -32,7 +32,7 @@ use super::{
 use crate::{
     canonical::{canonical_payload, sha256_hex},
     defer::{self, Due, Ending},
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     identity::Identity,
     outcome::Outcome,
     store::{
@@ -58,13 +58,13 @@ impl Gate<'_> {
                 Some(Gated::Done(Outcome::Scheduled, Box::new(result)))
             }
             defer::Status::Withdrawn => Some(self.refused(ToolError::new(
-                codes::INVALID_STATE,
+                Code::InvalidState,
                 format!(
                     "Operation {id} was withdrawn at {at}, before it ran; nothing was done. Call {prepare} again if the user still wants it."
                 ),
             ))),
             defer::Status::Failed => Some(self.refused(ToolError::new(
-                codes::INVALID_STATE,
+                Code::InvalidState,
                 format!(
                     "Operation {id} came due at {at} and could not run ({}); nothing was done. Call {prepare} again if the user still wants it.",
                     deferral.result.as_deref().map(unquote).unwrap_or_default()
@@ -351,7 +351,7 @@ impl<P> Approved<P> {
         {
             Ok(result) => result,
             Err(refusal) => {
-                let ending = if refusal.code() == codes::STATE_CHANGED {
+                let ending = if refusal.code() == Code::StateChanged {
                     Ending::StateChanged {
                         reason: format!(
                             "{} Nothing was done, and operation {} is closed.",

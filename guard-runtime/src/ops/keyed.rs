@@ -48,7 +48,7 @@ use crate::store::{
 use crate::{
     audit::Event,
     canonical::canonical_json,
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     identity::Identity,
     outcome::{Outcome, Step},
 };
@@ -116,7 +116,7 @@ impl Keyed {
     ) -> Step<Self> {
         let caller = Caller::start(guard, call, spec.tool, spec.tool, &[]).await?;
         if let Err(problem) = check_key(key, spec.key_field) {
-            audit_alone(&caller, Outcome::Refused(codes::INVALID_INPUT), None).await;
+            audit_alone(&caller, Outcome::Refused(Code::InvalidInput), None).await;
             return Err(caller.refuse(problem, None));
         }
         let body = match args.body() {
@@ -126,7 +126,7 @@ impl Keyed {
         let body = match canonical_json(&body) {
             Ok(canonical) => sha256_hex(canonical.as_bytes()),
             Err(e) => {
-                audit_alone(&caller, Outcome::Refused(codes::INVALID_INPUT), Some(key)).await;
+                audit_alone(&caller, Outcome::Refused(Code::InvalidInput), Some(key)).await;
                 let refusal = ToolError::invalid_input(format!("Nothing was done: {e}."));
                 return Err(caller.refuse(refusal, None));
             }
@@ -232,10 +232,10 @@ impl Keyed {
         .await;
         if let Err(e) = stored {
             tracing::error!(trace_id = %caller.trace_id, tool = spec.tool, error = %e, "storing a keyed call's result failed; it may or may not have committed");
-            audit_alone(&caller, Outcome::Refused(codes::RESULT_UNKNOWN), Some(&key)).await;
+            audit_alone(&caller, Outcome::Refused(Code::ResultUnknown), Some(&key)).await;
             return Ok(*caller.refuse(
                 ToolError::new(
-                    codes::RESULT_UNKNOWN,
+                    Code::ResultUnknown,
                     format!(
                         "The store failed while saving this call, so it may or may not have taken effect. Call {} again with the same {} and the same arguments: if it took effect you get its result, otherwise it runs once (trace_id {}).",
                         spec.tool, spec.key_field, caller.trace_id
@@ -276,7 +276,7 @@ impl Claim<'_> {
         let scoped = scoped_hash(who, self.spec.tool, self.key);
         if !lock::try_hold(tx, Lock::Key(&scoped)).await? {
             return Ok(Claimed::Done(
-                Outcome::Refused(codes::IN_PROGRESS),
+                Outcome::Refused(Code::InProgress),
                 in_progress_answer(self.caller, self.spec, self.key),
             ));
         }
@@ -339,10 +339,10 @@ impl Claim<'_> {
             return Ok(Claimed::Ours);
         };
         if row.text("body_sha256")? != self.body {
-            return Ok(Claimed::Done(Outcome::Refused(codes::IDEMPOTENCY_KEY_REUSED),
+            return Ok(Claimed::Done(Outcome::Refused(Code::IdempotencyKeyReused),
                 self.caller.refuse(
                     ToolError::new(
-                        codes::IDEMPOTENCY_KEY_REUSED,
+                        Code::IdempotencyKeyReused,
                         format!(
                             "{} `{}` was already used with other arguments, so nothing was done. Use a new {} for a new request; to learn what the first request did, call again with its exact arguments.",
                             self.spec.key_field, self.key, self.spec.key_field
@@ -354,7 +354,7 @@ impl Claim<'_> {
         }
         if row.text("status")? != "COMPLETED" {
             return Ok(Claimed::Done(
-                Outcome::Refused(codes::IN_PROGRESS),
+                Outcome::Refused(Code::InProgress),
                 in_progress_answer(self.caller, self.spec, self.key),
             ));
         }
@@ -389,7 +389,7 @@ fn body(key: &str, already_processed: bool, result: Value, at: i64, expires_at: 
 fn in_progress_answer(caller: &Caller, spec: &KeyedSpec, key: &str) -> Box<CallToolResponse> {
     caller.refuse(
         ToolError::new(
-            codes::IN_PROGRESS,
+            Code::InProgress,
             format!(
                 "The first call with {} `{key}` is still running, so this one did nothing. Wait a moment and call {} again with the same {} and arguments to get its result.",
                 spec.key_field, spec.tool, spec.key_field
@@ -401,7 +401,7 @@ fn in_progress_answer(caller: &Caller, spec: &KeyedSpec, key: &str) -> Box<CallT
 
 /// A unique-constraint refusal on insert: another transaction holds the key.
 async fn in_progress(caller: &Caller, spec: &KeyedSpec, key: &str) -> Box<CallToolResponse> {
-    audit_alone(caller, Outcome::Refused(codes::IN_PROGRESS), Some(key)).await;
+    audit_alone(caller, Outcome::Refused(Code::InProgress), Some(key)).await;
     in_progress_answer(caller, spec, key)
 }
 

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::entry::dispatch::GuardCall;
 use crate::store::now_ms;
-use crate::{error::codes, outcome::Outcome};
+use crate::{error::Code, outcome::Outcome};
 
 /// The name of the generated tool.
 pub const TOOL: &str = "get_operation_result";
@@ -47,7 +47,7 @@ pub async fn get_operation_result(
         let outcome = if intent.is_some() {
             Outcome::LookedUp
         } else {
-            Outcome::Refused(codes::OPERATION_NOT_FOUND)
+            Outcome::Refused(Code::OperationNotFound)
         };
         let record = caller.record(outcome, Some(&id), None, None);
         caller.commit_audit(tx, &record).await?;

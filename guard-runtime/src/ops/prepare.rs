@@ -21,7 +21,7 @@ use crate::store::{
     now_ms,
 };
 use crate::{
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     identity::Identity,
     outcome::{Outcome, Step},
 };
@@ -103,10 +103,10 @@ impl Prepare {
                 Ok(Err(wait)) => {
                     drop(tx);
                     let record =
-                        caller.record(Outcome::Refused(codes::RATE_LIMITED), None, None, None);
+                        caller.record(Outcome::Refused(Code::RateLimited), None, None, None);
                     caller.audit_alone(&record).await;
                     let error = ToolError::new(
-                        codes::RATE_LIMITED,
+                        Code::RateLimited,
                         format!(
                             "{} allows {} for each user; nothing was prepared. Try again in {} seconds.",
                             spec.tool,
@@ -161,7 +161,7 @@ impl Prepare {
             Err(e) => {
                 drop(tx);
                 let refusal =
-                    ToolError::new(codes::INVALID_INPUT, format!("Nothing was prepared: {e}."));
+                    ToolError::new(Code::InvalidInput, format!("Nothing was prepared: {e}."));
                 let record = caller.record(Outcome::Refused(refusal.code()), None, None, None);
                 caller.alone(&record, rate.as_ref()).await;
                 return Ok(*caller.refuse(refusal, None));
@@ -336,7 +336,7 @@ async fn pending_elsewhere<P>(
         _ => "another operation on it is pending; try again shortly".to_owned(),
     };
     let record = caller.record(
-        Outcome::Refused(codes::INVALID_STATE),
+        Outcome::Refused(Code::InvalidState),
         None,
         Some(&intent.target),
         None,
@@ -344,7 +344,7 @@ async fn pending_elsewhere<P>(
     caller.alone(&record, rate.as_ref()).await;
     *caller.refuse(
         ToolError::new(
-            codes::INVALID_STATE,
+            Code::InvalidState,
             format!(
                 "Nothing was prepared: {} already has a pending {} operation; {detail}.",
                 intent.target, spec.op

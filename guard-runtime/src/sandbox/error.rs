@@ -4,7 +4,7 @@
 
 use rustix::io::Errno;
 
-use crate::error::{ToolError, codes};
+use crate::error::{Code, ToolError};
 
 /// Why the sandbox refused or failed. The message names paths relative to the root only.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -65,7 +65,7 @@ impl From<SandboxError> for ToolError {
     fn from(error: SandboxError) -> Self {
         match error.kind {
             ErrorKind::Refused => ToolError::invalid_input(error.message),
-            ErrorKind::Changed => ToolError::new(codes::STATE_CHANGED, error.message),
+            ErrorKind::Changed => ToolError::new(Code::StateChanged, error.message),
             ErrorKind::Failed => ToolError::internal(error.message),
         }
     }
@@ -79,12 +79,12 @@ mod tests {
     #[test]
     fn errors_map_to_stable_codes() {
         let refused: ToolError = SandboxError::refused("x").into();
-        assert_eq!(refused.code(), codes::INVALID_INPUT);
+        assert_eq!(refused.code(), Code::InvalidInput);
         let changed: ToolError = SandboxError::changed("x").into();
-        assert_eq!(changed.code(), codes::STATE_CHANGED);
+        assert_eq!(changed.code(), Code::StateChanged);
         let path = RelativePath::parse("a").expect("parses");
         let failed: ToolError = SandboxError::failed(&path, "delete", Errno::ACCESS).into();
-        assert_eq!(failed.code(), codes::INTERNAL);
+        assert_eq!(failed.code(), Code::Internal);
         assert!(
             !failed.message().contains("`a`"),
             "the detail goes to the log"

@@ -4,7 +4,7 @@
 
 use std::{fmt, future::Future, pin::Pin, sync::Arc};
 
-use crate::error::{ToolError, codes};
+use crate::error::{Code, ToolError};
 
 /// A boxed, sendable future: what a store backend returns.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -211,7 +211,7 @@ impl From<StoreError> for ToolError {
         if error.is_constraint() {
             tracing::warn!(%trace_id, %error, "the store refused a statement on a constraint");
             return ToolError::new(
-                codes::STATE_CHANGED,
+                Code::StateChanged,
                 format!(
                     "The data changed: the database refused the change because it conflicts with what is stored now, so nothing was changed (trace_id {trace_id})."
                 ),
@@ -219,7 +219,7 @@ impl From<StoreError> for ToolError {
         }
         tracing::error!(%trace_id, %error, "operation store failed");
         ToolError::new(
-            codes::UNAVAILABLE,
+            Code::Unavailable,
             format!(
                 "The database failed while serving this call. Try again later; quote trace_id {trace_id} to the operator if it persists."
             ),

@@ -691,7 +691,7 @@ mod tests {
         assert_eq!(kind(&missing), Kind::Constraint, "{missing}");
         // What a tool's handle shows the model: not a refused write.
         let shown = crate::error::ToolError::from(duplicate);
-        assert_eq!(shown.code(), crate::error::codes::INTERNAL);
+        assert_eq!(shown.code(), crate::error::Code::Internal);
     }
 
     #[test]
@@ -704,7 +704,7 @@ mod tests {
         let refused = error_of(&connection, "INSERT INTO t VALUES (1)");
         assert_eq!(kind(&refused), Kind::ReadOnly, "{refused}");
         let shown = crate::error::ToolError::from(refused);
-        assert_eq!(shown.code(), crate::error::codes::READ_ONLY);
+        assert_eq!(shown.code(), crate::error::Code::ReadOnly);
         let other = error_of(&connection, "SELECT * FROM no_such_table");
         assert_eq!(kind(&other), Kind::Other, "{other}");
     }

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::{Opened, TOOL, Undo};
 use crate::{
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     ops::rfc3339,
     outcome::tag,
 };
@@ -63,7 +63,7 @@ impl Undo {
                 done
             }
             Undo::Purged { window, at } => ToolError::new(
-                codes::UNDO_EXPIRED,
+                Code::UndoExpired,
                 format!(
                     "Nothing was restored: the undo window of {} on {} closed at {} and the effect was made final at {}. It can no longer be undone.",
                     window.tool,
@@ -74,7 +74,7 @@ impl Undo {
             )
             .into_result(),
             Undo::Expired { window } => ToolError::new(
-                codes::UNDO_EXPIRED,
+                Code::UndoExpired,
                 format!(
                     "Nothing was restored: the undo window of {} on {} closed at {}, so the effect is final. It can no longer be undone.",
                     window.tool,
@@ -93,7 +93,7 @@ impl Undo {
             )
             .into_result(),
             Undo::NotFound => ToolError::new(
-                codes::OPERATION_NOT_FOUND,
+                Code::OperationNotFound,
                 format!(
                     "Nothing was restored: no undo window {operation_id} belongs to you. Use the operation_id the tool's result named."
                 ),
@@ -111,7 +111,7 @@ mod tests {
 
     use super::super::{Opened, Undo, Window};
     use crate::{
-        error::{ToolError, codes},
+        error::{Code, ToolError},
         outcome::Outcome,
     };
 
@@ -171,25 +171,25 @@ mod tests {
                     window: window(),
                     at: 1_796_300_001_000,
                 },
-                Some(codes::UNDO_EXPIRED),
+                Some(Code::UndoExpired),
                 "closed at 2026-12-03T12:13:20Z and the effect was made final at 2026-12-03T12:13:21Z",
             ),
             (
                 Undo::Expired { window: window() },
-                Some(codes::UNDO_EXPIRED),
+                Some(Code::UndoExpired),
                 "closed at 2026-12-03T12:13:20Z, so the effect is final",
             ),
             (
                 Undo::Refused {
                     window: window(),
-                    error: ToolError::new(codes::STATE_CHANGED, "old.log exists again."),
+                    error: ToolError::new(Code::StateChanged, "old.log exists again."),
                 },
-                Some(codes::STATE_CHANGED),
+                Some(Code::StateChanged),
                 "old.log exists again. Nothing was restored; the undo stays possible until 2026-12-03T12:13:20Z.",
             ),
             (
                 Undo::NotFound,
-                Some(codes::OPERATION_NOT_FOUND),
+                Some(Code::OperationNotFound),
                 "no undo window 0b6f belongs to you",
             ),
         ];

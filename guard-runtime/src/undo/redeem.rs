@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::{COLUMNS, Restored, Status, Stored, UndoWindows, Window};
 use crate::{
     audit::Event,
-    error::codes,
+    error::Code,
     outcome::Outcome,
     person::Person,
     store::{Dialect, StoreError, Tx},
@@ -62,9 +62,9 @@ impl Undo {
         match self {
             Undo::Undone { .. } => Outcome::Undone,
             Undo::AlreadyUndone { .. } => Outcome::AlreadyUndone,
-            Undo::Purged { .. } | Undo::Expired { .. } => Outcome::Refused(codes::UNDO_EXPIRED),
+            Undo::Purged { .. } | Undo::Expired { .. } => Outcome::Refused(Code::UndoExpired),
             Undo::Refused { .. } => Outcome::UndoRefused,
-            Undo::NotFound => Outcome::Refused(codes::OPERATION_NOT_FOUND),
+            Undo::NotFound => Outcome::Refused(Code::OperationNotFound),
         }
     }
 }
@@ -175,7 +175,7 @@ fn record(answer: &Undo, owner: &Person, operation_id: &str, trace_id: &str) -> 
         }
         Undo::Purged { window, .. } | Undo::Expired { window } => Some(window),
         Undo::Refused { window, error } => {
-            event = event.field("code", error.code());
+            event = event.field("code", error.code().as_str());
             Some(window)
         }
         Undo::NotFound => None,

@@ -23,7 +23,7 @@ pub use link::{Links, Refusal};
 
 use link::{MAX_BYTES, date};
 
-use rmcp_guard::{Boundary, ToolError, codes, sandbox::Lookup};
+use rmcp_guard::{Boundary, Code, ToolError, sandbox::Lookup};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -104,10 +104,10 @@ pub fn create(
     args: &CreateDownloadLinkArgs,
 ) -> Result<String, ToolError> {
     let minutes = args.minutes()?;
-    let links = links.ok_or_else(|| ToolError::new(codes::UNAVAILABLE, NOT_SERVED))?;
+    let links = links.ok_or_else(|| ToolError::new(Code::Unavailable, NOT_SERVED))?;
     let Lookup::File(entry) = lookup(sandbox, &args.path)? else {
         return Err(ToolError::new(
-            codes::STATE_CHANGED,
+            Code::StateChanged,
             format!(
                 "The file {} is gone since the user approved; no link was made.",
                 args.path

@@ -14,7 +14,7 @@ use super::super::Flow;
 use crate::disclose::{Session, Shown, Spec, Standing};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 use crate::{
-    error::{ToolError, codes},
+    error::{Code, ToolError},
     outcome::Outcome,
 };
 
@@ -40,9 +40,9 @@ impl<F> Flow<'_, F> {
                 return match identity.person() {
                     Ok(person) => Ok(Session::period(person.tenant(), person.user())),
                     Err(e) => Err(self.refuse(
-                        Outcome::Refused(codes::PERMISSION_DENIED),
+                        Outcome::Refused(Code::PermissionDenied),
                         ToolError::new(
-                            codes::PERMISSION_DENIED,
+                            Code::PermissionDenied,
                             format!(
                                 "Nothing was shown: the caller's name is not usable ({e}), so \
                                  guard cannot count what it shows them. Ask the operator to \
@@ -93,9 +93,9 @@ impl<F> Flow<'_, F> {
                 .map_err(|e| {
                     tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, error = %e, "counting a session budget failed; nothing was shown");
                     self.refuse(
-                        Outcome::Refused(codes::UNAVAILABLE),
+                        Outcome::Refused(Code::Unavailable),
                         ToolError::new(
-                            codes::UNAVAILABLE,
+                            Code::Unavailable,
                             format!(
                                 "Nothing was shown: guard could not count this result against \
                                  the session's budget of {}, because its store did not answer. \

@@ -45,7 +45,7 @@ impl S {
         let _ = request.id;
         if args.path.is_empty() {
             // An early return inside the body returns from the body, not the tool.
-            return Err(ToolError::new("INVALID_INPUT", "no path"));
+            return Err(ToolError::new(rmcp_guard::Code::InvalidInput, "no path"));
         }
         let n: u32 = "1".parse().map_err(ToolError::internal)?;
         Ok(format!("Deleted {} ({n}, {})", args.path, confirmed.confirm))
