@@ -248,6 +248,8 @@ mod unpublished {
     struct Bare {
         guard: Arc<Guard>,
         effects: Arc<AtomicUsize>,
+        /// The author's preview reads the target: a call guard did not dispatch never runs it.
+        previews: Arc<AtomicUsize>,
     }
 
     impl Guarded for Bare {
@@ -263,6 +265,7 @@ mod unpublished {
 
     impl Bare {
         async fn preview_wipe(&self, args: &WipeArgs) -> Result<Preview, ToolError> {
+            self.previews.fetch_add(1, Ordering::SeqCst);
             Ok(Preview::effect(&args.cache, format!("Wipe {}", args.cache)))
         }
     }
@@ -296,6 +299,7 @@ mod unpublished {
                 let server = Bare {
                     guard: Arc::new(guard),
                     effects: Arc::default(),
+                    previews: Arc::default(),
                 };
                 let human = ScriptedHuman::new(era.clone());
                 human.will(Answer::Accept(json!({"confirm": true})));
@@ -305,6 +309,11 @@ mod unpublished {
                 assert_refused(&result, Code::Unavailable, Outcome::NotPublished);
                 assert!(human.shown().is_empty(), "nobody was asked");
                 assert_eq!(server.effects.load(Ordering::SeqCst), 0);
+                assert_eq!(
+                    server.previews.load(Ordering::SeqCst),
+                    0,
+                    "the author's preview does not run for a call guard did not dispatch"
+                );
             }
         }
     }
@@ -491,8 +500,9 @@ mod forged_rounds {
                 claim_mrtr(&context),
             ))?;
             let flow = Flow::<Checkbox>::new(self.guard(), call, &FORGE);
-            let Ok(shown) = flow.begin(preview()) else {
-                unreachable!("the preview states an effect")
+            let shown = match flow.begin(preview()) {
+                Ok(shown) => shown,
+                Err(done) => return Ok(*done),
             };
             let accepted = match flow.ask(shown, None, None).await {
                 Ok(accepted) => accepted,

@@ -8,10 +8,11 @@ use crate::{
 };
 
 impl<F> Flow<'_, F> {
-    /// Step 1: the arguments, deserialised by guard. A wrong shape ends the call
-    /// (`invalid_arguments`, `INVALID_INPUT`), audited and tagged, before the preview or
-    /// anything else runs.
+    /// Step 1: the arguments, deserialised by guard, of a call guard's exposure dispatched
+    /// to this tool ([`Flow::published`]). A wrong shape ends the call (`invalid_arguments`,
+    /// `INVALID_INPUT`), audited and tagged, before the preview or anything else runs.
     pub fn arguments<T>(&self, given: GuardArguments<T>) -> Step<T> {
+        self.published()?;
         given.parsed().map_err(|error| {
             self.refuse(
                 Outcome::InvalidArguments,

@@ -214,8 +214,10 @@ impl<'g, F: Form> Flow<'g, F> {
         Self::start(guard, call, spec, F::SPEC.name)
     }
 
-    /// Step 4: a failed precondition or a preview error ends the call without asking.
+    /// Step 4: a failed precondition or a preview error ends the call without asking. A
+    /// call guard's exposure did not dispatch ends here too, whatever the preview found.
     pub fn begin(&self, preview: Result<Preview, ToolError>) -> Step<Previewed> {
+        self.published()?;
         match preview {
             Ok(Preview::Effect(effect)) => {
                 self.seen().effect =
@@ -235,7 +237,6 @@ impl<'g, F: Form> Flow<'g, F> {
         expected: Option<&str>,
         rules: Option<Rules<F>>,
     ) -> Step<Accepted<F>> {
-        self.published()?;
         self.roles_hold(expected)?;
         self.undo_owner()?;
         let effect = shown.effect;
