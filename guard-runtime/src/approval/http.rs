@@ -23,8 +23,11 @@ use serde::Deserialize;
 
 use super::{
     Shared,
-    desk::{Decision, LinkKey, Refusal, Role, Status, View},
+    desk::{Decision, LinkKey},
+    refusal::Refusal,
     shield,
+    state::{Role, Status},
+    view::View,
 };
 use crate::{
     grant::{Grant, Revoked},
