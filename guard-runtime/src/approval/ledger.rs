@@ -7,7 +7,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::desk::{Role, Status};
+use super::state::{Role, Status};
 use crate::{
     person::Person,
     store::{Dialect, Row, StoreError, Tx},

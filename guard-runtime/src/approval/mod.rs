@@ -52,8 +52,11 @@ mod http;
 mod journal;
 mod ledger;
 mod refusal;
+mod seal;
+mod settle;
 mod shield;
 mod sign_in;
+mod state;
 mod view;
 pub mod webhook;
 
@@ -72,11 +75,10 @@ use crate::{
 };
 
 pub use delivery::{Delivery, Notifier};
-pub(crate) use desk::{
-    Claim, Desk, KEEP_AFTER_DEADLINE, Opened, POLL, Request, Status, Taken, TaskView,
-};
+pub(crate) use desk::{Claim, Desk, KEEP_AFTER_DEADLINE, Opened, POLL, Request, Taken, TaskView};
 pub use file_drop::FileDropNotifier;
 pub use sign_in::ApproverSignIn;
+pub(crate) use state::Status;
 pub use webhook::WebhookNotifier;
 
 /// How long one round of a call approved on the page waits for the decision on protocol

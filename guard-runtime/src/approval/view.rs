@@ -5,8 +5,9 @@ use std::time::SystemTime;
 
 use super::{
     decisions::Rules,
-    desk::{Given, Role, Status, given, person, settled, subject},
     ledger,
+    settle::{given, person, settled, subject},
+    state::{Given, Role, Status},
 };
 use crate::{
     audit::Event,
