@@ -47,7 +47,7 @@ pub(super) async fn check(db: &Db) -> Result<(), String> {
         },
         false => 0,
     };
-    if found > VERSION || found < 0 {
+    if !(0..=VERSION).contains(&found) {
         return Err(format!(
             "guard's tables are at schema version {found}, newer than this build knows \
              (version {VERSION}); run the guard release that wrote them, or a newer one"
