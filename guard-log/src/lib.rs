@@ -53,7 +53,7 @@ pub use http::{Anchored, Cosigners, Round, WitnessStatus, fetch_checkpoint, serv
 pub use policy::{Policy, PolicyError, PolicyWitness, Witnessed};
 pub use proof::{ConsistencyProof, InclusionProof, ProofError};
 pub use receipt::{Receipt, ReceiptError};
-pub use stored::{Pending, ROW_COLUMNS, Record, Row, export, verify_rows};
+pub use stored::{Pending, Record, Row, export, verify_rows};
 pub use story::story;
 pub use verify::{
     Fault, FaultKind, Item, Verified, verify, verify_against, verify_export, verify_export_against,

@@ -88,10 +88,6 @@ pub struct Row {
     pub at: i64,
 }
 
-/// The columns [`Row`] holds, in its order, for the statement that reads them.
-pub const ROW_COLUMNS: &str =
-    "seq, hash, entry, trace_id, tool, outcome, tenant, user_id, operation_id, at";
-
 /// Verifies the stored log, its `rows` in sequence order (against `checkpoint` when given,
 /// with `older` checkpoints of the log to name a rewrite from the first record none of them
 /// vouches for): each row's indexed columns must agree with its entry, and the entries must

@@ -11,8 +11,7 @@ mod schema;
 use std::path::Path;
 
 use rmcp_guard_log::{
-    Checkpoint, Fault, Pending, ROW_COLUMNS, Record, Row, Verified, merkle::Hash, parse_hex,
-    verify_rows,
+    Checkpoint, Fault, Pending, Record, Row, Verified, merkle::Hash, parse_hex, verify_rows,
 };
 
 pub(crate) use checkpoint::now_ms;
@@ -228,7 +227,8 @@ impl Log {
         let rows = self
             .db
             .read(
-                &format!("SELECT {ROW_COLUMNS} FROM guard_audit_log ORDER BY seq"),
+                "SELECT seq, hash, entry, trace_id, tool, outcome, tenant, user_id, operation_id, at
+                 FROM guard_audit_log ORDER BY seq",
                 &[],
             )
             .await

@@ -1,7 +1,7 @@
 //! Verifying the log as the store holds it: the rows read in one transaction, checked by
 //! the log crate's [`verify_rows`] (the chain, the checkpoint, the indexed columns).
 
-use rmcp_guard_log::{Fault, ROW_COLUMNS, Row, Verified, verify_rows};
+use rmcp_guard_log::{Fault, Row, Verified, verify_rows};
 
 use super::{Checkpoint, log::AuditLog};
 use crate::store::StoreError;
@@ -37,7 +37,8 @@ impl AuditLog {
         let mut tx = self.store.begin().await?;
         let rows = tx
             .query(
-                &format!("SELECT {ROW_COLUMNS} FROM guard_audit_log ORDER BY seq"),
+                "SELECT seq, hash, entry, trace_id, tool, outcome, tenant, user_id, operation_id, at
+                 FROM guard_audit_log ORDER BY seq",
                 &[],
             )
             .await;
