@@ -9,12 +9,16 @@
 //! - end at a checkpoint that meets the policy's quorum: records after it are not anchored,
 //!   and whoever holds the database could change or drop them without trace.
 
-use rmcp_guard::audit::{
-    Anchor, AuditLog, CheckpointSigner, Policy, VerifyError, Witnessed, fetch_checkpoint, merkle,
+use rmcp_guard_log::{
+    CheckpointSigner, Cosigners, Policy, Witnessed, checkpoint_origin, fetch_checkpoint, merkle,
     verify_export_against,
 };
 
-use crate::{Args, Outcome, entries, open_store, read, store, verifier};
+use crate::{
+    Args, Outcome, entries, open_store, read, store,
+    store::{Log, VerifyError, now_ms},
+    verifier,
+};
 
 /// A checkpoint the policy's log key signed, where it came from, and whether its
 /// cosignatures meet the quorum.
@@ -44,7 +48,7 @@ pub(crate) fn policy(args: &Args<'_>) -> Result<Option<Policy>, String> {
 pub(crate) async fn seen(
     args: &Args<'_>,
     policy: &Policy,
-    log: Option<&AuditLog>,
+    log: Option<&Log>,
 ) -> Result<Vec<Seen>, String> {
     let mut seen = Vec::new();
     let add = |seen: &mut Vec<Seen>, note: String, from: String| -> Result<(), String> {
@@ -62,7 +66,7 @@ pub(crate) async fn seen(
     }
     let mut origin = args.get("origin").map(str::to_owned);
     if let Some(log) = log {
-        for note in log.checkpoints().await.map_err(|e| e.to_string())? {
+        for note in log.checkpoints().await? {
             let size = note.split('\n').nth(1).unwrap_or("?").to_owned();
             add(
                 &mut seen,
@@ -71,7 +75,7 @@ pub(crate) async fn seen(
             )?;
         }
         if origin.is_none() {
-            origin = log.stored_origin().await.map_err(|e| e.to_string())?;
+            origin = log.stored_origin().await?;
         }
     }
     let origin = origin.or_else(|| seen.first().map(|s| s.witnessed.checkpoint.origin.clone()));
@@ -120,8 +124,9 @@ pub(crate) async fn verify(args: &Args<'_>, policy: &Policy) -> Result<Outcome, 
         .collect();
     let checked = match &log {
         Some(log) => match log.verify_against(Some(head), &older).await {
-            Err(VerifyError::Store(e)) => return Err(e.to_string()),
-            other => other.map_err(|e| e.to_string()),
+            Ok(verified) => Ok(verified),
+            Err(VerifyError::Fault(fault)) => Err(fault.to_string()),
+            Err(VerifyError::Store(e)) => return Err(e),
         },
         None => {
             let path = args.need("file")?;
@@ -181,33 +186,35 @@ pub(crate) async fn checkpoint(args: &Args<'_>) -> Result<Outcome, String> {
     let log = open_store(args, true).await?;
     let signer = CheckpointSigner::parse(&read(args.need("signer")?, "signer key")?)
         .map_err(|e| e.to_string())?;
-    let stored = log.stored_origin().await.map_err(|e| e.to_string())?;
+    let stored = log.stored_origin().await?;
     let origin = match (stored, args.get("origin")) {
         (Some(stored), Some(given)) if stored != given => {
             return Err(format!(
                 "this log's checkpoints are named `{stored}`, not `{given}`: drop --origin (a log keeps one name, so its checkpoints extend each other)"
             ));
         }
-        (Some(stored), _) => stored,
-        (None, Some(given)) => given.to_owned(),
+        (Some(stored), _) => checkpoint_origin(&stored),
+        (None, Some(given)) => checkpoint_origin(given),
         (None, None) => {
             return Err(
                 "this log has no checkpoint yet, so its name is not stored: give --origin with the name the server gives the log (Operations::audit_origin or AuditLog::new; `guard audit log` by default)".into(),
             );
         }
     };
-    let log = log.named(&origin);
     let Some(path) = args.get("policy") else {
         return log
-            .checkpoint(&signer)
+            .sign_checkpoint(&origin, &signer)
             .await
-            .map(Outcome::Good)
-            .map_err(|e| e.to_string());
+            .map(|(note, _)| Outcome::Good(note));
     };
     let policy = Policy::parse(&read(path, "policy")?).map_err(|e| format!("{path}: {e}"))?;
-    let anchor = Anchor::new(log, signer, &policy)?;
-    let anchored = anchor.checkpoint().await.map_err(|e| e.to_string())?;
-    for status in anchor.status() {
+    let witnesses = Cosigners::new(&policy, &signer.verifier())?;
+    let (note, leaves) = log.sign_checkpoint(&origin, &signer).await?;
+    let round = witnesses.submit(&note, &leaves).await;
+    log.add_cosignatures(leaves.len() as u64, &round.lines())
+        .await?;
+    let anchored = witnesses.close(round, now_ms());
+    for status in witnesses.status() {
         if let Some(error) = status.error {
             eprintln!(
                 "guard-audit: witness {} ({}) did not cosign: {error}",

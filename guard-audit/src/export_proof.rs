@@ -16,8 +16,8 @@
 //!
 //! `verify --file EXPORT --proofs FILE` then checks every line of the export against it.
 
-use rmcp_guard::audit::{
-    AuditLog, Policy, Record,
+use rmcp_guard_log::{
+    Policy, Record,
     merkle::{self, Hash, leaf_hash},
     place, split_line,
 };
@@ -26,6 +26,7 @@ use crate::{
     Args, Outcome,
     anchoring::{cosigned, policy, seen},
     read,
+    store::Log,
 };
 
 const HEADER: &str = "guard-audit/export-proof@v1";
@@ -33,7 +34,7 @@ const HEADER: &str = "guard-audit/export-proof@v1";
 /// Writes the proofs of `records` (the export) to `path`.
 pub(crate) async fn write(
     args: &Args<'_>,
-    log: &AuditLog,
+    log: &Log,
     records: &[Record],
     path: &str,
 ) -> Result<(), String> {
@@ -51,7 +52,7 @@ pub(crate) async fn write(
             late.seq
         ));
     }
-    let leaves = log.leaves().await.map_err(|e| e.to_string())?;
+    let leaves = log.leaves().await?;
     let tree = leaves
         .get(..usize::try_from(size).unwrap_or(usize::MAX))
         .ok_or("the log is shorter than its checkpoint: run guard-audit verify")?;

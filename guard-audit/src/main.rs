@@ -9,18 +9,19 @@
 mod anchoring;
 mod export_proof;
 mod receipt;
+mod store;
 mod witness;
 
 use std::{path::Path, process::ExitCode};
 
-use rmcp_guard::{
-    audit::{
-        AuditLog, Checkpoint, CheckpointSigner, CheckpointVerifier, ConsistencyProof,
-        InclusionProof, Verified, VerifyError, WitnessSigner, export, merkle::Hash, split_line,
-        story, verify_export,
-    },
-    ops::{DEFAULT_ORIGIN, PgStore, SqliteStore},
+use rmcp_guard_log::{
+    Checkpoint, CheckpointSigner, CheckpointVerifier, ConsistencyProof, InclusionProof, Verified,
+    WitnessSigner, export,
+    merkle::{self, Hash},
+    split_line, story, verify_export,
 };
+
+use store::{Log, VerifyError};
 
 const USAGE: &str = "\
 guard-audit: verify and read guard's tamper-evident audit log
@@ -261,7 +262,7 @@ fn keygen(args: &Args<'_>) -> Result<Outcome, String> {
 
 /// The store named by `--db` or `--pg`, opened read-only: every command but `checkpoint`
 /// only reads, and none migrates (see [`open_store`]).
-async fn store(args: &Args<'_>) -> Result<AuditLog, String> {
+async fn store(args: &Args<'_>) -> Result<Log, String> {
     open_store(args, false).await
 }
 
@@ -269,8 +270,10 @@ async fn store(args: &Args<'_>) -> Result<AuditLog, String> {
 /// `mode=ro`, its PostgreSQL transactions `READ ONLY`; `write` (for `checkpoint`, which
 /// stores the note it signs) opens it read-write. Either way nothing is created or
 /// migrated, and a database without guard's log, at another schema version, or holding a
-/// table a migration would fold in is refused as it is.
-async fn open_store(args: &Args<'_>, write: bool) -> Result<AuditLog, String> {
+/// table a migration would fold in is refused as it is. A reader leaves entries waiting for
+/// their sequence number where they are (it reports them as pending); `checkpoint`, which
+/// writes, sequences them before it signs.
+async fn open_store(args: &Args<'_>, write: bool) -> Result<Log, String> {
     match (args.get("db"), args.get("pg")) {
         (Some(path), None) => {
             if !Path::new(path).is_file() {
@@ -278,46 +281,23 @@ async fn open_store(args: &Args<'_>, write: bool) -> Result<AuditLog, String> {
                     "{path} does not exist: give the SQLite file the server's operation store uses"
                 ));
             }
-            let store = if write {
-                SqliteStore::open_existing(path)
-            } else {
-                SqliteStore::open_read_only(path)
-            }
-            .map_err(|e| format!("refused to read {e}"))?;
-            Ok(opened(AuditLog::new(store, DEFAULT_ORIGIN), write))
-        }
-        (None, Some(url)) => {
-            let store = if write {
-                PgStore::connect(url, 1)
-            } else {
-                PgStore::connect_read_only(url)
-            }
-            .map_err(|e| e.to_string())?;
-            store
-                .check_schema()
+            Log::sqlite(Path::new(path), write)
                 .await
-                .map_err(|e| format!("refused to read the PostgreSQL store: {e}"))?;
-            Ok(opened(AuditLog::new(store, DEFAULT_ORIGIN), write))
+                .map_err(|e| format!("refused to read {e}"))
         }
+        (None, Some(url)) => Log::postgres(url, write).await,
         (Some(_), Some(_)) => Err("give --db or --pg, not both".into()),
         (None, None) => Err("say where the log is: --db FILE or --pg URL".into()),
     }
 }
 
-/// A reader leaves entries waiting for their sequence number where they are (it reports
-/// them as pending); `checkpoint`, which writes, sequences them before it signs.
-fn opened(log: AuditLog, write: bool) -> AuditLog {
-    if write { log } else { log.read_only() }
-}
-
 /// What a reader says of the entries committed but not yet sequenced: they are not
 /// missing, and no checkpoint covers them yet.
-async fn pending_note(log: &AuditLog, trace: Option<&str>) -> Result<String, String> {
+async fn pending_note(log: &Log, trace: Option<&str>) -> Result<String, String> {
     let pending = match trace {
         Some(trace) => log.pending_of(trace).await,
         None => log.pending().await,
-    }
-    .map_err(|e| e.to_string())?;
+    }?;
     let mut note = String::new();
     if pending.is_empty() {
         return Ok(note);
@@ -364,7 +344,7 @@ fn open_checkpoint(path: &str, verifier: &CheckpointVerifier) -> Result<Checkpoi
 /// The checkpoint to verify against: `--checkpoint`, else the latest stored one.
 async fn chosen_checkpoint(
     args: &Args<'_>,
-    log: Option<&AuditLog>,
+    log: Option<&Log>,
 ) -> Result<Option<(Checkpoint, String)>, String> {
     if let Some(path) = args.get("checkpoint") {
         let cp = open_checkpoint(path, &verifier(args)?)?;
@@ -373,7 +353,7 @@ async fn chosen_checkpoint(
     let Some(log) = log else {
         return Ok(None);
     };
-    let Some(text) = log.latest_checkpoint().await.map_err(|e| e.to_string())? else {
+    let Some(text) = log.latest_checkpoint().await? else {
         return Ok(None);
     };
     let key = verifier(args).map_err(|e| {
@@ -427,7 +407,7 @@ async fn verified_source(
     let result = match log.verify(cp.as_ref().map(|(c, _)| c)).await {
         Ok(v) => Ok(v),
         Err(VerifyError::Fault(fault)) => Err(format!("FAILED: {fault}\n")),
-        Err(VerifyError::Store(e)) => return Err(e.to_string()),
+        Err(VerifyError::Store(e)) => return Err(e),
     };
     Ok((result, cp))
 }
@@ -443,7 +423,7 @@ async fn entries(args: &Args<'_>) -> Result<Vec<(Hash, String)>, String> {
             .collect());
     }
     let log = store(args).await?;
-    let records = log.records().await.map_err(|e| e.to_string())?;
+    let records = log.records().await?;
     Ok(records
         .into_iter()
         .filter_map(|r| {
@@ -504,7 +484,7 @@ async fn prove(args: &Args<'_>) -> Result<Outcome, String> {
     let leaves: Vec<Hash> = entries(args).await?.into_iter().map(|(h, _)| h).collect();
     let proof = ConsistencyProof::new(&leaves, old.size, new.size).map_err(|e| e.to_string())?;
     if let Some(path) = args.get("out") {
-        std::fs::write(path, rmcp_guard::audit::merkle::hash_lines(&proof.path))
+        std::fs::write(path, merkle::hash_lines(&proof.path))
             .map_err(|e| format!("cannot write {path}: {e}"))?;
     }
     if proof.verify(&old, &new) {
@@ -539,10 +519,9 @@ async fn export_cmd(args: &Args<'_>) -> Result<Outcome, String> {
     let mut records = match args.get("since") {
         Some(since) => log.since(parse_time(since)?).await,
         None => log.records().await,
-    }
-    .map_err(|e| e.to_string())?;
+    }?;
     if let Some(trace) = args.get("trace") {
-        let of_trace = log.by_trace(trace).await.map_err(|e| e.to_string())?;
+        let of_trace = log.by_trace(trace).await?;
         records.retain(|r| of_trace.iter().any(|t| t.seq == r.seq));
     }
     if let Some(path) = args.get("proofs") {
@@ -559,7 +538,7 @@ async fn show(args: &Args<'_>) -> Result<Outcome, String> {
     // The queue before the log: an entry a server's sequencer moves between the two reads is
     // then read twice (placed, and noted as pending), never missed.
     let pending = pending_note(&log, Some(trace)).await?;
-    let records = log.by_trace(trace).await.map_err(|e| e.to_string())?;
+    let records = log.by_trace(trace).await?;
     if records.is_empty() && !pending.is_empty() {
         return Ok(Outcome::Good(pending));
     }
@@ -585,7 +564,7 @@ async fn show(args: &Args<'_>) -> Result<Outcome, String> {
                 }
             )))
         }
-        Err(VerifyError::Store(e)) => Err(e.to_string()),
+        Err(VerifyError::Store(e)) => Err(e),
     }
 }
 

@@ -1,8 +1,8 @@
 //! `receipt` writes a record's proof of inclusion as a C2SP tlog-proof; `verify-proof`
 //! checks one offline, or a consistency proof between two checkpoints.
 
-use rmcp_guard::audit::{
-    ConsistencyProof, Receipt,
+use rmcp_guard_log::{
+    Checkpoint, ConsistencyProof, Policy, Receipt,
     merkle::{self, Hash},
 };
 
@@ -12,7 +12,7 @@ use crate::{
     read, store,
 };
 
-fn needs_policy(args: &Args<'_>) -> Result<rmcp_guard::audit::Policy, String> {
+fn needs_policy(args: &Args<'_>) -> Result<Policy, String> {
     policy(args)?.ok_or_else(|| {
         "give --policy FILE (the keys and witnesses to trust) or --key KEY (the log's key alone)"
             .to_owned()
@@ -25,19 +25,13 @@ pub(crate) async fn receipt(args: &Args<'_>) -> Result<Outcome, String> {
     };
     let policy = needs_policy(args)?;
     let log = store(args).await?;
-    let records = log.by_trace(trace).await.map_err(|e| e.to_string())?;
+    let records = log.by_trace(trace).await?;
     let record = match args.get("seq") {
         Some(seq) => records.iter().find(|r| r.seq.to_string() == seq),
         None => records.last(),
     };
     let Some(record) = record else {
-        if args.get("seq").is_none()
-            && !log
-                .pending_of(trace)
-                .await
-                .map_err(|e| e.to_string())?
-                .is_empty()
-        {
+        if args.get("seq").is_none() && !log.pending_of(trace).await?.is_empty() {
             return Ok(Outcome::Bad(format!(
                 "the record of trace {trace} is pending: committed, not yet sequenced, so no checkpoint can cover it yet; a server's sequencer places it within a second of its commit while one runs: ask again then\n"
             )));
@@ -60,7 +54,7 @@ pub(crate) async fn receipt(args: &Args<'_>) -> Result<Outcome, String> {
             record.seq
         )));
     };
-    let leaves = log.leaves().await.map_err(|e| e.to_string())?;
+    let leaves = log.leaves().await?;
     let size = usize::try_from(anchor.witnessed.checkpoint.size).unwrap_or(usize::MAX);
     let receipt = leaves
         .get(..size)
@@ -126,12 +120,8 @@ pub(crate) fn verify_proof(args: &Args<'_>) -> Result<Outcome, String> {
 
 /// `--from OLD --to NEW --consistency FILE`: the proof (base64 hashes, one a line, as
 /// `prove --from --to --out` writes it) that NEW extends OLD.
-fn consistency(
-    args: &Args<'_>,
-    policy: &rmcp_guard::audit::Policy,
-    path: &str,
-) -> Result<Outcome, String> {
-    let open = |option: &str| -> Result<rmcp_guard::audit::Checkpoint, String> {
+fn consistency(args: &Args<'_>, policy: &Policy, path: &str) -> Result<Outcome, String> {
+    let open = |option: &str| -> Result<Checkpoint, String> {
         let file = args.need(option)?;
         policy
             .check(&read(file, "checkpoint")?)

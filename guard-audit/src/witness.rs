@@ -4,7 +4,7 @@
 
 use std::{path::Path, sync::Arc};
 
-use rmcp_guard::audit::{CheckpointVerifier, Witness, WitnessSigner, serve_witness};
+use rmcp_guard_log::{CheckpointVerifier, Witness, WitnessSigner, serve_witness};
 
 use crate::{Args, Outcome, read};
 

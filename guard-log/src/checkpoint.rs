@@ -128,6 +128,16 @@ impl CheckpointSigner {
     }
 }
 
+/// The origin a log named `name` gives its checkpoints: one line (control characters
+/// become spaces), trimmed.
+pub fn checkpoint_origin(name: &str) -> String {
+    let line: String = name
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    line.trim().to_owned()
+}
+
 impl std::fmt::Debug for CheckpointSigner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CheckpointSigner")

@@ -13,8 +13,12 @@
 //! - [`InclusionProof`] and [`ConsistencyProof`] show a record is in a checkpointed log and
 //!   that a newer checkpoint extends an older one; a [`Receipt`] (C2SP tlog-proof) proves one
 //!   record offline.
+//! - With the feature `witness-http`, a witness serves over HTTP ([`serve_witness`]) and a
+//!   log has its checkpoints cosigned by a policy's witnesses ([`Cosigners`]) or reads a
+//!   witness's latest ([`fetch_checkpoint`]).
 //! - [`verify()`] names the first record that was modified, deleted, inserted, reordered or
-//!   truncated; [`story`] tells one call's entries for a human.
+//!   truncated, [`verify_rows`] a stored row whose columns disagree with its entry too;
+//!   [`story`] tells one call's entries for a human.
 //!
 //! The runtime (`rmcp-guard`) writes this format into its operation store and re-exports
 //! these items under `rmcp_guard::audit`; `guard-audit` reads it.
@@ -26,22 +30,30 @@ mod checkpoint;
 mod cosignature;
 mod event;
 pub mod files;
+#[cfg(feature = "witness-http")]
+mod http;
 mod key_file;
 pub mod merkle;
 mod note;
 mod policy;
 mod proof;
 mod receipt;
+mod stored;
 mod story;
 pub mod verify;
 mod witness;
 
-pub use checkpoint::{Checkpoint, CheckpointError, CheckpointSigner, CheckpointVerifier};
+pub use checkpoint::{
+    Checkpoint, CheckpointError, CheckpointSigner, CheckpointVerifier, checkpoint_origin,
+};
 pub use cosignature::{WitnessSigner, WitnessVerifier};
 pub use event::{Event, Place, digest, entry_hash, parse_hex, place, placed, split_line};
+#[cfg(feature = "witness-http")]
+pub use http::{Anchored, Cosigners, Round, WitnessStatus, fetch_checkpoint, serve_witness};
 pub use policy::{Policy, PolicyError, PolicyWitness, Witnessed};
 pub use proof::{ConsistencyProof, InclusionProof, ProofError};
 pub use receipt::{Receipt, ReceiptError};
+pub use stored::{Pending, Record, Row, export, verify_rows};
 pub use story::story;
 pub use verify::{
     Fault, FaultKind, Item, Verified, verify, verify_against, verify_export, verify_export_against,

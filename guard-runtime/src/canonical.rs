@@ -5,6 +5,6 @@
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use rmcp_guard_log::canonical::canonical_payload;
 pub(crate) use rmcp_guard_log::canonical::hex;
-#[cfg(any(feature = "sqlite", feature = "postgres", feature = "witness"))]
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use rmcp_guard_log::canonical::sha256_hex;
 pub use rmcp_guard_log::canonical::{NotCanonical, canonical_json};

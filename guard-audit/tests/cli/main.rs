@@ -1,9 +1,11 @@
 //! The `guard-audit` binary on a real store, in one test binary: keys, checkpoints, verification
 //! that names the first bad record, proofs, export and the story of one call; witnesses and
-//! receipts (`witness`); interoperability with an independent implementation (`interop`).
+//! receipts (`witness`); interoperability with an independent implementation (`interop`); a
+//! PostgreSQL store (`postgres`).
 
 mod common;
 mod interop;
+mod postgres;
 mod read_only;
 mod witness;
 

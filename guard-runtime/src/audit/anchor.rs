@@ -9,13 +9,11 @@
 //! failure is logged (`guard::audit` target, at warn) and kept in [`Anchor::status`], and
 //! the next round tries again with the newest checkpoint.
 
-use std::{
-    path::Path,
-    sync::{Arc, Mutex},
-    time::Duration,
-};
+use std::{path::Path, sync::Arc, time::Duration};
 
-use super::{AuditLog, CheckpointSigner, Policy, PolicyWitness, witness_client};
+use rmcp_guard_log::{Anchored, Cosigners, WitnessStatus};
+
+use super::{AuditLog, CheckpointSigner, Policy};
 use crate::store::{StoreError, now_ms};
 
 /// Signs the log's checkpoints and has them witnessed.
@@ -27,73 +25,21 @@ pub struct Anchor {
 struct Inner {
     log: AuditLog,
     signer: CheckpointSigner,
-    witnesses: Vec<(PolicyWitness, String)>,
-    status: Mutex<Vec<WitnessStatus>>,
+    witnesses: Cosigners,
     /// One checkpoint at a time.
     running: tokio::sync::Mutex<()>,
-}
-
-/// What the log knows of one witness.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WitnessStatus {
-    /// The witness's name in the policy.
-    pub witness: String,
-    /// Where checkpoints are submitted.
-    pub url: String,
-    /// The size of the last checkpoint it cosigned for this log.
-    pub cosigned: Option<u64>,
-    /// When it last cosigned (ms since the epoch).
-    pub last_cosigned_at: Option<i64>,
-    /// Why the last submission failed, if it did; cleared by a success.
-    pub error: Option<String>,
-    /// Submissions failed in a row.
-    pub failures: u32,
-}
-
-/// A checkpoint as the witnesses left it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Anchored {
-    /// The checkpoint note with every cosignature received.
-    pub note: String,
-    /// The tree size.
-    pub size: u64,
-    /// The policy names of the witnesses that cosigned it.
-    pub cosigned_by: Vec<String>,
 }
 
 impl Anchor {
     /// Checkpoints of `log` signed by `signer`, submitted to the witnesses of `policy` that
     /// have a URL. The policy must trust `signer`'s key, or no checkpoint could meet it.
     pub fn new(log: AuditLog, signer: CheckpointSigner, policy: &Policy) -> Result<Self, String> {
-        if !policy.logs().contains(&signer.verifier()) {
-            return Err(format!(
-                "the policy does not list the log key {}: add `log {}` to it",
-                signer.verifier().name(),
-                signer.verifier().to_text()
-            ));
-        }
-        let witnesses: Vec<(PolicyWitness, String)> = policy
-            .witnesses()
-            .iter()
-            .filter_map(|w| w.url.clone().map(|url| (w.clone(), url)))
-            .collect();
-        let status = witnesses
-            .iter()
-            .map(|(w, url)| WitnessStatus {
-                witness: w.name.clone(),
-                url: url.clone(),
-                cosigned: None,
-                last_cosigned_at: None,
-                error: None,
-                failures: 0,
-            })
-            .collect();
+        let witnesses = Cosigners::new(policy, &signer.verifier())?;
         Ok(Self {
             inner: Arc::new(Inner {
                 log,
                 signer,
                 witnesses,
-                status: Mutex::new(status),
                 running: tokio::sync::Mutex::new(()),
             }),
         })
@@ -121,11 +67,7 @@ impl Anchor {
 
     /// Each witness as of the last submission.
     pub fn status(&self) -> Vec<WitnessStatus> {
-        self.inner
-            .status
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.inner.witnesses.status()
     }
 
     /// Signs a checkpoint of the log as it stands, stores it, submits it to every witness
@@ -134,66 +76,12 @@ impl Anchor {
     pub async fn checkpoint(&self) -> Result<Anchored, StoreError> {
         let _one = self.inner.running.lock().await;
         let (note, leaves) = self.inner.log.sign_checkpoint(&self.inner.signer).await?;
-        let size = leaves.len() as u64;
-        let known: Vec<u64> = self
-            .status()
-            .iter()
-            .map(|s| s.cosigned.unwrap_or(0))
-            .collect();
-        let mut tasks = tokio::task::JoinSet::new();
-        for (i, ((witness, url), old)) in self.inner.witnesses.iter().zip(known).enumerate() {
-            let (witness, url, note, leaves) =
-                (witness.clone(), url.clone(), note.clone(), leaves.clone());
-            tasks.spawn(async move {
-                let result = witness_client::submit(&witness, &url, &note, &leaves, old).await;
-                (i, result)
-            });
-        }
-        let mut results = Vec::with_capacity(self.inner.witnesses.len());
-        while let Some(joined) = tasks.join_next().await {
-            results.extend(joined.ok());
-        }
-        let lines: Vec<String> = results
-            .iter()
-            .filter_map(|(_, result)| result.as_ref().ok())
-            .flatten()
-            .cloned()
-            .collect();
-        // Stored before the status says so, so a reader who sees the status finds them.
-        self.inner.log.add_cosignatures(size, &lines).await?;
-        let mut cosigned_by = Vec::new();
-        let mut status = self.inner.status.lock().unwrap_or_else(|p| p.into_inner());
-        for (i, result) in results {
-            let entry = &mut status[i];
-            match result {
-                Ok(_) => {
-                    cosigned_by.push(entry.witness.clone());
-                    entry.cosigned = Some(size);
-                    entry.last_cosigned_at = Some(now_ms());
-                    entry.error = None;
-                    entry.failures = 0;
-                }
-                Err(error) => {
-                    entry.failures += 1;
-                    tracing::warn!(
-                        target: "guard::audit",
-                        witness = %entry.witness,
-                        url = %entry.url,
-                        size,
-                        failures = entry.failures,
-                        %error,
-                        "a witness did not cosign the audit log's checkpoint"
-                    );
-                    entry.error = Some(error);
-                }
-            }
-        }
-        drop(status);
-        Ok(Anchored {
-            note: format!("{note}{}", lines.concat()),
-            size,
-            cosigned_by,
-        })
+        let round = self.inner.witnesses.submit(&note, &leaves).await;
+        self.inner
+            .log
+            .add_cosignatures(leaves.len() as u64, &round.lines())
+            .await?;
+        Ok(self.inner.witnesses.close(round, now_ms()))
     }
 
     /// Checkpoints the log every `every` while it grows (or a witness has not cosigned the

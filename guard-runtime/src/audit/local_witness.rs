@@ -7,7 +7,7 @@ use std::{path::Path, sync::Arc};
 
 use super::{
     AuditLog, CheckpointVerifier, Policy, Verified, Witness, WitnessSigner, Witnessed,
-    witness_client::fetch_checkpoint, witness_server::serve_witness,
+    fetch_checkpoint, serve_witness,
 };
 
 /// The witness's name in the policy it writes.

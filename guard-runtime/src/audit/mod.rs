@@ -28,25 +28,39 @@
 
 #[cfg(all(feature = "witness", any(feature = "sqlite", feature = "postgres")))]
 mod anchor;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod append;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod checkpoints;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod head;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod legacy;
 #[cfg(all(feature = "witness", any(feature = "sqlite", feature = "postgres")))]
 mod local_witness;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod log;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod pipeline;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod records;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sequencer;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-mod store;
-#[cfg(feature = "witness")]
-mod witness_client;
-#[cfg(feature = "witness")]
-mod witness_server;
+mod verification;
 
 #[cfg(all(feature = "witness", any(feature = "sqlite", feature = "postgres")))]
 #[cfg_attr(
     docsrs,
     doc(cfg(all(feature = "witness", any(feature = "sqlite", feature = "postgres"))))
 )]
-pub use anchor::{Anchor, Anchored, WitnessStatus};
+pub use anchor::Anchor;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use append::Check;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use checkpoints::COSIGNATURES_TABLE;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use legacy::{LEGACY_TABLE, migrate_legacy};
 #[cfg(all(feature = "witness", any(feature = "sqlite", feature = "postgres")))]
 #[cfg_attr(
     docsrs,
@@ -54,28 +68,26 @@ pub use anchor::{Anchor, Anchored, WitnessStatus};
 )]
 pub use local_witness::LocalWitness;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub use log::AuditLog;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use pipeline::Pipeline;
 /// The log's format, from `rmcp-guard-log`: entries, the Merkle tree, checkpoints,
 /// cosignatures, witnesses, policies, proofs, receipts and their verification.
 pub use rmcp_guard_log::{
     AddCheckpoint, Checkpoint, CheckpointError, CheckpointSigner, CheckpointVerifier,
-    ConsistencyProof, Event, Fault, FaultKind, InclusionProof, Item, Place, Policy, PolicyError,
-    PolicyWitness, ProofError, Receipt, ReceiptError, Refusal, Verified, Witness, WitnessSigner,
-    WitnessVerifier, Witnessed, digest, merkle, place, split_line, story, verify, verify_against,
-    verify_export, verify_export_against,
+    ConsistencyProof, Event, Fault, FaultKind, InclusionProof, Item, Pending, Place, Policy,
+    PolicyError, PolicyWitness, ProofError, Receipt, ReceiptError, Record, Refusal, Verified,
+    Witness, WitnessSigner, WitnessVerifier, Witnessed, digest, export, merkle, place, split_line,
+    story, verify, verify_against, verify_export, verify_export_against,
 };
+/// The witness protocol over HTTP, from `rmcp-guard-log` (its feature `witness-http`).
+#[cfg(feature = "witness")]
+#[cfg_attr(docsrs, doc(cfg(feature = "witness")))]
+pub use rmcp_guard_log::{Anchored, Cosigners, WitnessStatus, fetch_checkpoint, serve_witness};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use sequencer::create_queue;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub use store::{AuditLog, Pending, Record, VerifyError, export};
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) use store::{COSIGNATURES_TABLE, Check, LEGACY_TABLE, migrate_legacy};
-#[cfg(feature = "witness")]
-#[cfg_attr(docsrs, doc(cfg(feature = "witness")))]
-pub use witness_client::fetch_checkpoint;
-#[cfg(feature = "witness")]
-#[cfg_attr(docsrs, doc(cfg(feature = "witness")))]
-pub use witness_server::serve_witness;
+pub use verification::VerifyError;
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 use std::sync::Arc;

@@ -34,8 +34,8 @@ use tokio::sync::Notify;
 
 use super::{
     Event,
+    head::{Head, head_statement, indexed},
     merkle::Hash,
-    store::{Head, head_statement, indexed},
 };
 use crate::{
     canonical::hex,

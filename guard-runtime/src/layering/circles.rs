@@ -41,7 +41,7 @@ fn one_piece(a: &[String], b: &[String]) -> bool {
 }
 
 /// The imports between the files of the crate whose sources are in `src`, as pairs of
-/// module paths (`audit::store` → `audit::sequencer`), each file's own parts left out.
+/// module paths (`audit::append` → `audit::sequencer`), each file's own parts left out.
 fn edges(src: &Path) -> BTreeSet<(String, String)> {
     let files = files(src);
     let modules: BTreeSet<&[String]> = files.iter().map(|(m, _)| m.as_slice()).collect();

@@ -13,14 +13,14 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::rt::TokioIo;
 
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-use super::{
-    AddCheckpoint, PolicyWitness,
+use crate::{
     merkle::{self, Hash},
+    policy::PolicyWitness,
+    witness::AddCheckpoint,
 };
 
 /// How long one exchange with a witness may take.
-pub(crate) const TIMEOUT: Duration = Duration::from_secs(10);
+const TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The largest answer read from a witness.
 const MAX_BODY: usize = 64 * 1024;
@@ -28,7 +28,6 @@ const MAX_BODY: usize = 64 * 1024;
 /// Sends `note` (of the tree over `leaves`) to `witness`, which last cosigned `known` records
 /// of this log as far as the client knows. Returns its cosignature lines, each checked
 /// against its key.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) async fn submit(
     witness: &PolicyWitness,
     url: &str,

@@ -10,7 +10,7 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::{Method, Request, Response, StatusCode, body::Incoming, header};
 use hyper_util::rt::TokioIo;
 
-use super::Witness;
+use crate::witness::Witness;
 
 /// The largest request body read.
 const MAX_BODY: usize = 64 * 1024;
