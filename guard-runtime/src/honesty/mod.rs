@@ -93,7 +93,7 @@
 // `cases` runs each case and `observed` keeps what it observed; `judging` decides from those
 // observations whether a claim holds; `reporting` writes the report a test prints and
 // asserts on. `session` connects the clients, `proxy` stands between them and the server,
-// and `observe` holds the observers.
+// and `observe` holds the observers, one file each.
 mod cases;
 mod disclosed;
 mod judging;

@@ -6,7 +6,7 @@
 use sha2::{Digest, Sha256};
 
 use super::{
-    purge::Expiring,
+    expiring::Expiring,
     sql::{Dialect, Statement, StoreError, Tx},
 };
 

@@ -7,6 +7,7 @@
 //! [`StoreError`].
 
 pub(crate) mod approvals;
+mod expiring;
 pub(crate) mod identity;
 pub(crate) mod lock;
 pub(crate) mod migrate;

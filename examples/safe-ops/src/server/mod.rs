@@ -10,6 +10,13 @@
 //! by other people on a page), the allowlist can publish one without the other, and the
 //! tool list tells the model up front that production is guarded differently. `deploy`
 //! takes `staging` only and answers any spelling of production by naming `deploy_production`.
+//!
+//! The server and its tools are here; what the tools take (arguments, forms and the rules
+//! they are checked by) is in `args`, and what the human is shown before an effect in
+//! `previews`.
+
+mod args;
+mod previews;
 
 use std::{
     path::Path,
@@ -29,19 +36,16 @@ use rmcp::{
     tool, tool_handler, tool_router,
 };
 use rmcp_guard::{
-    Boundary, Confirmed, Disclosed, Exposure, Form, FormEnum, Guard, Guarded, Preview, ToolArgs,
-    ToolError,
-    batch::{Batch, Item, Picked, Report},
+    Boundary, Confirmed, Disclosed, Exposure, FormEnum, Guard, Guarded, Preview, ToolError,
+    batch::{Batch, Picked, Report},
     db::{ReadDb, trash::TrashedTable},
     destructive, exposed,
     forms::TypeToConfirm,
     read_only,
-    sandbox::{Lookup, Pin, Trashed},
+    sandbox::{Pin, Trashed},
     undo::{Purger, Reversible, Window},
 };
 use rusqlite::Connection;
-use schemars::JsonSchema;
-use serde::Deserialize;
 
 use crate::{
     builds::{self, ReadBuildLogArgs},
@@ -66,161 +70,16 @@ impl Guarded for SafeOps {
     }
 }
 
-#[derive(Debug, Deserialize, JsonSchema, ToolArgs)]
-pub struct DeleteFileArgs {
-    /// Path of the file, relative to the sandbox root (an absolute path beneath the root also
-    /// works).
-    pub path: String,
-}
-
-#[derive(Debug, Deserialize, JsonSchema, ToolArgs)]
-pub struct DeleteFilesArgs {
-    /// Which files, relative to the sandbox root: `*` and `?` match within one directory
-    /// level (for example `logs/*.log` or `reports/2024-??.csv`).
-    pub pattern: String,
-}
-
-#[derive(Debug, Form)]
-pub struct DeleteConfirmation {
-    /// Delete the file.
-    #[form(checkbox, title = "Confirm deletion", default = false)]
-    pub confirm: bool,
-    /// Why (optional, for the audit log).
-    #[form(title = "Reason", max_length = 500)]
-    pub reason: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema, ToolArgs)]
-pub struct DropTableArgs {
-    /// Name of the table to drop.
-    pub table: String,
-}
-
-#[derive(Debug, Form)]
-pub struct DropTableConfirmation {
-    /// Type the table name exactly to confirm.
-    #[form(confirm_text, title = "Table name")]
-    pub typed_name: String,
-    /// Who approves this drop.
-    // Kept in the audit record (free text is redacted by default): who approved is the
-    // first question an incident review asks.
-    #[form(title = "Approver", min_length = 1, max_length = 100, redact = false)]
-    pub approver: String,
-}
-
-#[derive(Debug, Deserialize, JsonSchema, ToolArgs)]
-pub struct DeployArgs {
-    /// Name of the service to deploy.
-    pub service: String,
-    /// Where to deploy: `staging`, the default and the only environment this tool deploys
-    /// to. Production deploys go through `deploy_production`.
-    #[serde(default)]
-    pub environment: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema, ToolArgs)]
-pub struct DeployProductionArgs {
-    /// Name of the service to deploy to production.
-    pub service: String,
-}
+pub use args::{
+    ApprovalLevel, DeleteConfirmation, DeleteFileArgs, DeleteFilesArgs, DeployArgs, DeployConfig,
+    DeployProductionArgs, DropTableArgs, DropTableConfirmation,
+};
+use args::{check_name, urgent_needs_rollback_plan};
+use previews::staging_only;
+pub use previews::{preview_delete, preview_delete_files};
 
 /// The only environment `deploy` deploys to.
 const STAGING: &str = "staging";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, FormEnum)]
-pub enum ApprovalLevel {
-    #[form(title = "Standard")]
-    Standard,
-    #[form(title = "Urgent")]
-    Urgent,
-}
-
-#[derive(Debug, Form)]
-pub struct DeployConfig {
-    /// Approval level.
-    #[form(title = "Approval level", default = "standard")]
-    pub approval_level: ApprovalLevel,
-    /// Summary of the rollback plan.
-    #[form(title = "Rollback plan", min_length = 1, max_length = 2000)]
-    pub rollback_plan: String,
-}
-
-/// Server-side business rule: the client's form checks are only a first filter.
-fn urgent_needs_rollback_plan(form: &DeployConfig) -> Result<(), String> {
-    // Counted as guard counts `min_length`: visible characters only, so padding with
-    // zero-width or other invisible characters does not make a plan.
-    if form.approval_level == ApprovalLevel::Urgent
-        && rmcp_guard::visible_len(&form.rollback_plan) < 10
-    {
-        return Err(
-            "an urgent deploy needs a rollback plan of at least 10 visible characters".into(),
-        );
-    }
-    Ok(())
-}
-
-/// What deleting `path` would do: nothing if it is missing, else the file, its size and how
-/// many other names it has. The target is the file's pin (its path relative to the root and a
-/// digest of its identity: device, inode, size, modification and change times, links), so a
-/// file swapped or rewritten between the question and the effect refuses the delete as
-/// `STATE_CHANGED`, and the handler can remove exactly the file the human confirmed.
-pub fn preview_delete(sandbox: &Sandbox, path: &str) -> Result<Preview, ToolError> {
-    match sandbox.resolve(path)? {
-        Lookup::Missing(path) => Ok(Preview::nothing(format!(
-            "File not found, nothing to delete: {path}"
-        ))),
-        Lookup::File(file) => {
-            // Whether it can be undone guard says itself, from the tool's declaration.
-            let consequence = match file.other_names() {
-                0 => String::new(),
-                1 => " This file has 1 other name; deleting this name keeps the data.".to_owned(),
-                n => format!(" This file has {n} other names; deleting this name keeps the data."),
-            };
-            // A grant the human opens covers deletes in this folder only, never below it.
-            let scope = match file.path().folder() {
-                Some(folder) => format!("files directly in folder {folder}/"),
-                None => "files directly in the sandbox's top folder".to_owned(),
-            };
-            Ok(Preview::effect(
-                file.pin().to_string(),
-                format!(
-                    "Delete file {} ({} bytes).{consequence}",
-                    file.path(),
-                    file.size()
-                ),
-            )
-            .scope(scope))
-        }
-    }
-}
-
-/// The files `pattern` matches, each keyed by its path and carrying its pin, so a file
-/// swapped or rewritten after the human picked it is skipped rather than deleted.
-pub fn preview_delete_files(sandbox: &Sandbox, pattern: &str) -> Result<Batch, ToolError> {
-    let mut batch = Batch::new(format!("`{pattern}`"), "Each picked file is deleted.");
-    for file in sandbox.find(pattern)? {
-        let title = format!("{} ({} bytes)", file.path(), file.size());
-        batch = batch
-            .item(Item::new(file.path().to_string(), title).with_state(file.pin().to_string()));
-    }
-    Ok(batch)
-}
-
-/// Service and table names: letters, digits, `_` and `-`, as the tools promise.
-fn check_name(kind: &str, name: &str) -> Result<(), ToolError> {
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if ok {
-        Ok(())
-    } else {
-        Err(ToolError::invalid_input(format!(
-            "{kind} name {name:?} is not valid: use 1-64 letters, digits, `_` or `-`"
-        )))
-    }
-}
 
 /// The allowlist that ships with the example: every tool it defines.
 pub const DEFAULT_ALLOWLIST: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/allowlist.toml");
@@ -412,27 +271,6 @@ impl SafeOps {
 
 /// The approval level a production deployment is recorded with.
 const PRODUCTION_LEVEL: &str = "production (two approvers)";
-
-/// `deploy` deploys to staging only: production, in any spelling, is named to the tool
-/// that asks two other people; anything else is an unknown environment.
-fn staging_only(service: &str, environment: &str) -> Result<Preview, ToolError> {
-    let folded: String = environment
-        .chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect();
-    if folded.starts_with("prod") {
-        return Ok(Preview::nothing(format!(
-            "Nothing was deployed: deploy does not deploy to production. A production deploy \
-             must be approved by two people other than the requester: call deploy_production \
-             with service `{service}`."
-        )));
-    }
-    Err(ToolError::invalid_input(format!(
-        "environment {environment:?} is not one deploy knows: leave it out or use `staging`; \
-         for production call deploy_production"
-    )))
-}
 
 #[tool_router]
 impl SafeOps {
