@@ -117,7 +117,7 @@ impl UndoWindows {
             .map_err(|e| StoreError::Other(format!("the undo data has no canonical JSON: {e}")))?;
         let within = i64::try_from(within.as_millis()).unwrap_or(i64::MAX);
         let mut tx = self.store.begin().await?;
-        let now = crate::defer::clock(&mut tx).await?;
+        let now = crate::ledger::clock::now(&mut tx).await?;
         let opened = Opened {
             operation_id: uuid::Uuid::new_v4().to_string(),
             expires_at: now.saturating_add(within.max(1)),
