@@ -44,6 +44,7 @@ pub use withdraw::Withdrawal;
 use crate::{
     audit::{AuditLog, Event},
     canonical::canonical_payload,
+    ledger::Owner,
     outcome::Outcome,
     person::Person,
     store::{Dialect, OperationStore, Row, Statement, StoreError, Tx},
@@ -260,8 +261,7 @@ impl Status {
 #[derive(Debug)]
 struct Stored {
     call: Deferred,
-    tenant: String,
-    user: String,
+    owner: Owner,
     arguments: Value,
     form: Value,
     fingerprint: String,
@@ -288,8 +288,7 @@ impl Stored {
                 created_at: row.int("created_at")?,
                 due_at: row.int("due_at")?,
             },
-            tenant: row.text("tenant")?.to_owned(),
-            user: row.text("user_id")?.to_owned(),
+            owner: Owner::from_row(row)?,
             arguments: json("arguments", row.text("arguments")?)?,
             form: json("a form", row.text("form")?)?,
             fingerprint: row.text("fingerprint")?.to_owned(),
@@ -304,7 +303,7 @@ impl Stored {
     }
 
     fn owned_by(&self, owner: &Person) -> bool {
-        self.tenant == owner.tenant() && self.user == owner.user()
+        self.owner.is(owner)
     }
 }
 

@@ -149,8 +149,7 @@ impl DeferredCalls {
             };
             let Stored {
                 call,
-                tenant,
-                user,
+                owner,
                 arguments,
                 form,
                 fingerprint,
@@ -164,7 +163,7 @@ impl DeferredCalls {
                 form,
                 fingerprint,
                 trace_id: crate::trace::new_id(),
-                owner: (tenant.clone(), user.clone()),
+                owner: (owner.tenant.clone(), owner.user.clone()),
                 claim: claim.clone(),
             };
             let trace_id = due.trace_id.clone();
@@ -207,7 +206,7 @@ impl DeferredCalls {
             )
             .await?;
             let mut record = Event::new(call.tool.as_str(), outcome, trace_id)
-                .identity(&tenant, &user)
+                .identity(&owner.tenant, &owner.user)
                 .field("operation_id", id.as_str())
                 .field("target", call.target.as_str())
                 .field("deferred", status.as_str())

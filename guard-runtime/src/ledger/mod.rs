@@ -6,14 +6,16 @@
 //! keeps its table's columns and the words its messages use.
 //!
 //! It also holds what every such row's readers share: the database's clock ([`clock`]),
-//! never a caller's.
+//! never a caller's, and the owner a row belongs to ([`Owner`]).
 
 pub(crate) mod clock;
 mod declare;
+mod owner;
 mod postgres;
 mod sqlite;
 
 pub(crate) use declare::{Kept, Ledger, Opens, Rule, Status};
+pub(crate) use owner::Owner;
 
 use crate::store::{Dialect, StoreError, Tx};
 
