@@ -44,6 +44,7 @@ pub use withdraw::Withdrawal;
 use crate::{
     audit::{AuditLog, Event},
     canonical::canonical_payload,
+    ledger::Owner,
     outcome::Outcome,
     person::Person,
     store::{Dialect, OperationStore, Row, Statement, StoreError, Tx},
@@ -185,7 +186,7 @@ pub(crate) async fn new_call(
     after: Duration,
 ) -> Result<(Scheduled, Statement), StoreError> {
     let after = i64::try_from(after.as_millis()).unwrap_or(i64::MAX).max(1);
-    let now = clock(tx).await?;
+    let now = crate::ledger::clock::now(tx).await?;
     let scheduled = Scheduled {
         operation_id: call.operation_id,
         due_at: now.saturating_add(after),
@@ -210,28 +211,6 @@ pub(crate) async fn new_call(
         ],
     );
     Ok((scheduled, insert))
-}
-
-/// The database's clock in ms since the Unix epoch, as SQL: PostgreSQL's
-/// `clock_timestamp()`, so processes sharing a store agree on what is due; SQLite's
-/// `julianday('now')`. Due times and deadlines are stored and compared on it, never on a
-/// time a caller passes.
-pub(crate) fn now_sql(dialect: Dialect) -> &'static str {
-    match dialect {
-        Dialect::Postgres => {
-            "(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint"
-        }
-        Dialect::Sqlite => "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)",
-    }
-}
-
-/// The database's clock ([`now_sql`]), read in `tx`.
-pub(crate) async fn clock(tx: &mut Tx) -> Result<i64, StoreError> {
-    let sql = format!("SELECT {} AS now", now_sql(tx.dialect()));
-    tx.query_opt(&sql, &[])
-        .await?
-        .ok_or_else(|| StoreError::Other("the database did not tell the time".into()))?
-        .int("now")
 }
 
 /// How a call ended, as stored.
@@ -282,8 +261,7 @@ impl Status {
 #[derive(Debug)]
 struct Stored {
     call: Deferred,
-    tenant: String,
-    user: String,
+    owner: Owner,
     arguments: Value,
     form: Value,
     fingerprint: String,
@@ -310,8 +288,7 @@ impl Stored {
                 created_at: row.int("created_at")?,
                 due_at: row.int("due_at")?,
             },
-            tenant: row.text("tenant")?.to_owned(),
-            user: row.text("user_id")?.to_owned(),
+            owner: Owner::from_row(row)?,
             arguments: json("arguments", row.text("arguments")?)?,
             form: json("a form", row.text("form")?)?,
             fingerprint: row.text("fingerprint")?.to_owned(),
@@ -326,7 +303,7 @@ impl Stored {
     }
 
     fn owned_by(&self, owner: &Person) -> bool {
-        self.tenant == owner.tenant() && self.user == owner.user()
+        self.owner.is(owner)
     }
 }
 

@@ -32,6 +32,7 @@ use serde_json::Value;
 use crate::{
     audit::{AuditLog, Event},
     canonical::canonical_payload,
+    ledger::Owner,
     outcome::Outcome,
     person::Person,
     store::{OperationStore, Row, Statement, StoreError, Tx},
@@ -323,13 +324,10 @@ impl Grants {
             tx.rollback().await?;
             return Ok(Revoked::NotFound);
         };
-        let (tenant, user) = (
-            row.text("tenant")?.to_owned(),
-            row.text("user_id")?.to_owned(),
-        );
+        let owner = Owner::from_row(&row)?;
         let (mut grant, _) = read(&row)?;
         let name = match by {
-            Revoker::Holder(person) if person.tenant() != tenant || person.user() != user => {
+            Revoker::Holder(person) if !owner.is(person) => {
                 tx.rollback().await?;
                 return Ok(Revoked::NotFound);
             }
@@ -346,7 +344,7 @@ impl Grants {
             vec![grant_id.into(), now.into(), name.as_str().into()],
         );
         let record = Event::new(grant.tool.as_str(), Outcome::GrantRevoked, trace_id)
-            .identity(&tenant, &user)
+            .identity(&owner.tenant, &owner.user)
             .field("grant_id", grant_id)
             .field("scope", grant.scope.as_str())
             .field("used", grant.used)

@@ -7,15 +7,18 @@
 
 #[cfg(feature = "postgres")]
 use crate::store::PgStore;
-use crate::store::{
-    BoxFuture, StoreError, Tx,
-    migrate::{self, Step},
-};
 #[cfg(feature = "sqlite")]
 use crate::store::{SqliteStore, sqlite::Access};
+use crate::{
+    ledger::{Ledger, Retired},
+    store::{
+        BoxFuture, StoreError, Tx,
+        migrate::{self, Step},
+    },
+};
 
 /// Every step, in order: step `i` brings a store to version `i + 1`.
-pub(crate) const STEPS: [Step; 15] = [
+pub(crate) const STEPS: [Step; 16] = [
     // Version 1: the tables as guard created them before it versioned them.
     Step {
         name: "tables",
@@ -106,7 +109,45 @@ pub(crate) const STEPS: [Step; 15] = [
         name: "budgets",
         apply: crate::budget::table::create,
     },
+    // Version 16: the rules of undo windows, deferred calls, grants and budgets as their
+    // ledger declarations generate them, in place of the ones written by hand before.
+    Step {
+        name: "ledger rules",
+        apply: ledger_rules,
+    },
 ];
+
+/// The ledger tables, in the order their steps add them.
+const LEDGERS: [&Ledger; 4] = [
+    &crate::undo::table::LEDGER,
+    &crate::defer::table::LEDGER,
+    &crate::grant::table::LEDGER,
+    &crate::budget::table::LEDGER,
+];
+
+/// The triggers the ledger tables' rules had while they were written by hand (on
+/// PostgreSQL one function and trigger per table, on SQLite several triggers).
+const HAND_WRITTEN: [Retired; 11] = [
+    retired("guard_undo", "guard_undo_opens_open"),
+    retired("guard_undo", "guard_undo_closes_once"),
+    retired("guard_undo", "guard_undo_kept"),
+    retired("guard_deferred", "guard_deferred_starts_scheduled"),
+    retired("guard_deferred", "guard_deferred_ends_once"),
+    retired("guard_deferred", "guard_deferred_kept"),
+    retired("guard_grants", "guard_grants_open_unused"),
+    retired("guard_grants", "guard_grants_change_little"),
+    retired("guard_grants", "guard_grants_kept"),
+    retired("guard_budgets", "guard_budgets_only_grow"),
+    retired("guard_budgets", "guard_budgets_kept_while_open"),
+];
+
+const fn retired(table: &'static str, trigger: &'static str) -> Retired {
+    Retired { table, trigger }
+}
+
+fn ledger_rules(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
+    Box::pin(crate::ledger::renew(tx, &LEDGERS, &HAND_WRITTEN))
+}
 
 /// Tables a step folds into guard's own and drops: a store at the current version that
 /// holds one again had it created outside guard, and a reader refuses it.
@@ -220,11 +261,12 @@ mod tests {
                 "grants",
                 "approval seals",
                 "store identity",
-                "budgets"
+                "budgets",
+                "ledger rules"
             ]
         );
         assert!(pending(version(&STEPS), &STEPS).unwrap().is_empty());
-        assert_eq!(version(&STEPS), 15);
+        assert_eq!(version(&STEPS), 16);
     }
 
     #[test]

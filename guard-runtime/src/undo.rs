@@ -42,6 +42,7 @@ use crate::{
     audit::{AuditLog, Event},
     canonical::canonical_payload,
     error::ToolError,
+    ledger::Owner,
     outcome::Outcome,
     person::Person,
     store::{OperationStore, Row, Statement, StoreError, Tx},
@@ -117,7 +118,7 @@ impl UndoWindows {
             .map_err(|e| StoreError::Other(format!("the undo data has no canonical JSON: {e}")))?;
         let within = i64::try_from(within.as_millis()).unwrap_or(i64::MAX);
         let mut tx = self.store.begin().await?;
-        let now = crate::defer::clock(&mut tx).await?;
+        let now = crate::ledger::clock::now(&mut tx).await?;
         let opened = Opened {
             operation_id: uuid::Uuid::new_v4().to_string(),
             expires_at: now.saturating_add(within.max(1)),
@@ -169,8 +170,7 @@ enum Status {
 #[derive(Debug)]
 struct Stored {
     window: Window,
-    tenant: String,
-    user: String,
+    owner: Owner,
     status: Status,
     closed_at: Option<i64>,
     result: Option<String>,
@@ -200,8 +200,7 @@ impl Stored {
                 created_at: row.int("created_at")?,
                 expires_at: row.int("expires_at")?,
             },
-            tenant: row.text("tenant")?.to_owned(),
-            user: row.text("user_id")?.to_owned(),
+            owner: Owner::from_row(row)?,
             status,
             closed_at: row.opt_int("closed_at")?,
             result: row.opt_text("result")?.map(str::to_owned),
@@ -209,7 +208,7 @@ impl Stored {
     }
 
     fn owned_by(&self, owner: &Person) -> bool {
-        self.tenant == owner.tenant() && self.user == owner.user()
+        self.owner.is(owner)
     }
 }
 

@@ -69,7 +69,7 @@ impl UndoWindows {
                 Outcome::UndoPurged,
                 crate::trace::new_id(),
             )
-            .identity(&stored.tenant, &stored.user)
+            .identity(&stored.owner.tenant, &stored.owner.user)
             .field("operation_id", id.as_str())
             .field("target", window.target.as_str());
             self.commit(tx, Vec::new(), &record).await?;

@@ -1,0 +1,63 @@
+//! A ledger's rules on SQLite: one trigger per check, `BEFORE` the statement it guards,
+//! that aborts it (`RAISE(ABORT, …)` is a constraint failure, which the store reports as
+//! [`StoreError::Constraint`](crate::store::StoreError::Constraint)).
+
+use super::{
+    clock::now_sql,
+    declare::{Check, Event, Ledger},
+};
+use crate::store::Dialect;
+
+/// The triggers, created where missing.
+pub(super) fn create(ledger: &Ledger) -> String {
+    triggers(ledger, "CREATE TRIGGER IF NOT EXISTS")
+}
+
+/// The triggers, each dropped and created again.
+pub(super) fn renew(ledger: &Ledger) -> String {
+    let drops: String = ledger
+        .checks()
+        .iter()
+        .map(|check| format!("DROP TRIGGER IF EXISTS {};\n", name(ledger, check)))
+        .collect();
+    drops + &triggers(ledger, "CREATE TRIGGER")
+}
+
+fn triggers(ledger: &Ledger, create: &str) -> String {
+    ledger
+        .checks()
+        .iter()
+        .map(|check| trigger(ledger, check, create))
+        .collect()
+}
+
+fn trigger(ledger: &Ledger, check: &Check, create: &str) -> String {
+    let event = match check.event {
+        Event::Insert => "INSERT",
+        Event::Update => "UPDATE",
+        Event::Delete => "DELETE",
+    };
+    let when = check
+        .when
+        .as_deref()
+        .map(|when| format!("\n    WHEN {}", condition(when)))
+        .unwrap_or_default();
+    let message = check.message.replace("{row}", ledger.row);
+    format!(
+        "{create} {name}\n    BEFORE {event} ON {table}{when}\nBEGIN\n    \
+         SELECT RAISE(ABORT, 'guard: {message}');\nEND;\n",
+        name = name(ledger, check),
+        table = ledger.table,
+    )
+}
+
+/// The trigger that holds `check`.
+fn name(ledger: &Ledger, check: &Check) -> String {
+    format!("{}_{}", ledger.table, check.name)
+}
+
+/// `when` in SQLite's words.
+fn condition(when: &str) -> String {
+    when.replace("{ne}", "IS NOT")
+        .replace("{now}", now_sql(Dialect::Sqlite))
+}
