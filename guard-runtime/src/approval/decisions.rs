@@ -92,6 +92,21 @@ pub(super) fn not_approved_events(subject: &Subject, tally: &Tally, required: u8
     std::iter::once(status).chain(rows).collect()
 }
 
+/// The record of an approval the store marks rejected by `by` without a rejection of theirs
+/// that counts: an `approval_forged` for the status, and a tracing warning for the
+/// operator to find what writes to the tables.
+pub(super) fn unsound_rejection_event(subject: &Subject, by: &str) -> Event {
+    tracing::warn!(
+        approval_id = %subject.approval_id,
+        named = by,
+        "an approval the store marks REJECTED lacks the rejection guard took; it reads as ended without a decision"
+    );
+    subject
+        .event(Outcome::Approval(ApprovalEvent::Forged), None)
+        .field("status", "REJECTED")
+        .field("named", by)
+}
+
 /// Reads `record`'s decisions with the links they name, and counts them under `rules`.
 pub(super) async fn tally(
     tx: &mut Tx,

@@ -16,7 +16,9 @@ use crate::{
 };
 
 /// The approval `id`, expired first if it is pending past its deadline by the database's
-/// clock (recorded in `events`).
+/// clock (recorded in `events`). One the store marks rejected by someone whose rejection is
+/// not among the decisions that count reads as withdrawn, ended without anyone's decision:
+/// nothing runs on it either way, and no one is named as having decided who did not.
 pub(super) async fn settled(
     tx: &mut Tx,
     id: &str,
@@ -27,6 +29,13 @@ pub(super) async fn settled(
     let Some(mut record) = ledger::approval(tx, id, lock).await? else {
         return Ok(None);
     };
+    if let Status::Rejected { by } = &record.status {
+        let tally = decisions::tally(tx, &record, rules).await?;
+        if !tally.rejections.iter().any(|who| who.user() == by) {
+            events.push(decisions::unsound_rejection_event(&subject(&record), by));
+            record.status = Status::Withdrawn;
+        }
+    }
     if record.status == Status::Pending {
         let now = ledger::now(tx).await?;
         if now >= record.expires_at && ledger::end(tx, id, &Status::Expired, None, now).await? {
