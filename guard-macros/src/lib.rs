@@ -20,6 +20,7 @@ mod read_only;
 mod stand_in;
 mod tool_args;
 mod tool_attr;
+mod tool_router;
 mod ty;
 
 #[cfg(test)]
@@ -395,6 +396,22 @@ pub fn derive_tool_args(input: TokenStream) -> TokenStream {
 pub fn operations(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item = parse_macro_input!(item as ItemImpl);
     operations::expand(attr.into(), item).into()
+}
+
+/// rmcp's `#[tool_router]`, for an impl with guarded tools: use it in rmcp's place
+/// (`use rmcp_guard::tool_router;`), with the same options (`router = name`, `vis = "pub"`,
+/// `server_handler`, `allow_empty`).
+///
+/// The router function it generates claims the impl's guarded tools' names in the router
+/// itself, so `rmcp_guard::exposed` can refuse a router in which
+/// another route (a plain `#[tool]` of the same name in a router added with `+` or
+/// `merge`) took a guarded tool's place. A guarded tool in a router rmcp's own
+/// `#[tool_router]` built is refused the same way: the exposure publishes no tool and says
+/// which attribute to use. `#[operations]` goes above it.
+#[proc_macro_attribute]
+pub fn tool_router(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let item = parse_macro_input!(item as ItemImpl);
+    tool_router::expand(attr.into(), item).into()
 }
 
 /// Freezes an intent for a later confirm: `op = "..."`, `ttl = "10m"`, `scope = "..."`,
