@@ -122,3 +122,53 @@ pub(crate) fn vouched<S: Send + Sync + 'static>(
     }
     Ok(router)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Server;
+
+    fn route(name: &'static str, schema: Arc<JsonObject>) -> ToolRoute<Server> {
+        ToolRoute::new_dyn(Tool::new(name, "", schema), |_| {
+            Box::pin(async { Err(rmcp::ErrorData::internal_error("not called", None)) })
+        })
+    }
+
+    fn guarded() -> ToolRouter<Server> {
+        let schema = claim(Arc::new(JsonObject::new()));
+        claimed(ToolRouter::new().with_route(route("delete_file", schema)))
+    }
+
+    fn plain() -> ToolRouter<Server> {
+        ToolRouter::new().with_route(route("delete_file", Arc::new(JsonObject::new())))
+    }
+
+    #[test]
+    fn a_claimed_router_is_published_unmarked_and_without_its_claims() {
+        let router = vouched(guarded().clone()).expect("vouched");
+        let names: Vec<_> = router.map.keys().map(|n| n.to_string()).collect();
+        assert_eq!(names, ["delete_file"]);
+        assert!(!marked(&router.map["delete_file"].attr.input_schema));
+        assert_eq!(guarded().list_all().len(), 1, "the claim is never listed");
+    }
+
+    #[test]
+    fn a_plain_route_added_after_a_guarded_one_is_refused() {
+        let reason = vouched(guarded() + plain()).err().expect("refused");
+        assert!(reason.starts_with("delete_file: "), "{reason}");
+        assert!(vouched(plain() + guarded()).is_ok());
+        let mut replaced = guarded();
+        replaced.remove_route("delete_file");
+        replaced.add_route(route("delete_file", Arc::new(JsonObject::new())));
+        assert!(vouched(replaced).is_err(), "a route replaced by hand");
+    }
+
+    #[test]
+    fn a_guarded_route_rmcps_router_built_is_refused() {
+        let schema = claim(Arc::new(JsonObject::new()));
+        let unclaimed = ToolRouter::new().with_route(route("delete_file", schema));
+        let reason = vouched(unclaimed).err().expect("refused");
+        assert!(reason.contains("rmcp_guard::tool_router"), "{reason}");
+    }
+}
