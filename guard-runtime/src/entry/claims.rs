@@ -155,7 +155,7 @@ mod tests {
 
     #[test]
     fn a_plain_route_added_after_a_guarded_one_is_refused() {
-        let reason = vouched(guarded() + plain()).err().expect("refused");
+        let reason = vouched(guarded() + plain()).expect_err("refused");
         assert!(reason.starts_with("delete_file: "), "{reason}");
         assert!(vouched(plain() + guarded()).is_ok());
         let mut replaced = guarded();
@@ -168,7 +168,7 @@ mod tests {
     fn a_guarded_route_rmcps_router_built_is_refused() {
         let schema = claim(Arc::new(JsonObject::new()));
         let unclaimed = ToolRouter::new().with_route(route("delete_file", schema));
-        let reason = vouched(unclaimed).err().expect("refused");
+        let reason = vouched(unclaimed).expect_err("refused");
         assert!(reason.contains("rmcp_guard::tool_router"), "{reason}");
     }
 }
