@@ -20,6 +20,7 @@ mod read_only;
 mod stand_in;
 mod tool_args;
 mod tool_attr;
+mod tool_router;
 mod ty;
 
 #[cfg(test)]
@@ -48,7 +49,8 @@ use syn::{DeriveInput, ImplItemFn, ItemImpl, parse_macro_input};
 /// `destructiveHint: true`, `readOnlyHint: false` and `idempotentHint: false`.
 ///
 /// ```
-/// use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
+/// use rmcp::{handler::server::wrapper::Parameters, tool};
+/// use rmcp_guard::tool_router;
 /// use rmcp_guard::{Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive};
 /// use rmcp_guard::forms::TypeToConfirm;
 ///
@@ -110,7 +112,8 @@ pub fn destructive(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `timeout`, `on_decline`, `on_cancel`, `crate`.
 ///
 /// ```
-/// use rmcp::{tool, tool_router};
+/// use rmcp::tool;
+/// use rmcp_guard::tool_router;
 /// use rmcp_guard::{Answered, Form, Guard, Guarded, ToolError, ask};
 ///
 /// struct Survey {
@@ -165,7 +168,8 @@ pub fn ask(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `disclosure` guide.
 ///
 /// ```
-/// use rmcp::{tool, tool_router};
+/// use rmcp::tool;
+/// use rmcp_guard::tool_router;
 /// use rmcp_guard::{ToolError, read_only};
 ///
 /// struct Notes;
@@ -199,7 +203,8 @@ pub fn read_only(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// stored `T`, the key with other arguments is refused.
 ///
 /// ```
-/// use rmcp::{tool, tool_router};
+/// use rmcp::tool;
+/// use rmcp_guard::tool_router;
 /// use rmcp_guard::{ToolError, idempotent};
 ///
 /// struct Flags;
@@ -331,7 +336,8 @@ pub fn derive_tool_args(input: TokenStream) -> TokenStream {
 /// passed, in one store transaction with the effect and its audit record.
 ///
 /// ```
-/// use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
+/// use rmcp::{handler::server::wrapper::Parameters, tool};
+/// use rmcp_guard::tool_router;
 /// use rmcp_guard::ops::{Approved, Intent, Locked, Prepare, Recheck};
 /// use rmcp_guard::{Guard, Guarded, ToolArgs, ToolError, operations};
 ///
@@ -395,6 +401,22 @@ pub fn derive_tool_args(input: TokenStream) -> TokenStream {
 pub fn operations(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item = parse_macro_input!(item as ItemImpl);
     operations::expand(attr.into(), item).into()
+}
+
+/// rmcp's `#[tool_router]`, for an impl with guarded tools: use it in rmcp's place
+/// (`use rmcp_guard::tool_router;`), with the same options (`router = name`, `vis = "pub"`,
+/// `server_handler`, `allow_empty`).
+///
+/// The router function it generates claims the impl's guarded tools' names in the router
+/// itself, so `rmcp_guard::exposed` can refuse a router in which another route (a plain
+/// `#[tool]` of the same name in a router added with `+` or `merge`) took a guarded tool's
+/// place. A guarded tool in a router rmcp's own
+/// `#[tool_router]` built is refused the same way: the exposure publishes no tool and says
+/// which attribute to use. `#[operations]` goes above it.
+#[proc_macro_attribute]
+pub fn tool_router(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let item = parse_macro_input!(item as ItemImpl);
+    tool_router::expand(attr.into(), item).into()
 }
 
 /// Freezes an intent for a later confirm: `op = "..."`, `ttl = "10m"`, `scope = "..."`,

@@ -68,9 +68,9 @@ pub fn route(f: &ImplItemFn) -> (String, Span) {
     named.unwrap_or_else(|| (f.sig.ident.to_string(), f.sig.ident.span()))
 }
 
-/// Has rmcp build the guarded tool's input schema through `__private::claim`, which records
-/// the name as this guarded tool's for the server type and gives its route a schema no
-/// other route holds, so the exposure can refuse a router in which another tool took the
+/// Has rmcp build the guarded tool's input schema through `__private::claim`, which marks
+/// it as a guarded tool's; guard's `#[tool_router]` claims the marked routes where the
+/// router is built, so the exposure can refuse a router in which another tool took the
 /// name (see the runtime's `entry::claims`). The schema is the one `#[tool]` would build:
 /// an explicit `input_schema`, else the `Parameters<T>` parameter's, else an empty object.
 pub fn claim(f: &mut ImplItemFn, rt: &TokenStream) {
@@ -80,7 +80,6 @@ pub fn claim(f: &mut ImplItemFn, rt: &TokenStream) {
 /// [`claim`], running `first` (statements) before the schema is claimed: what a tool
 /// registers for its server type when its route is built.
 pub fn claim_after(f: &mut ImplItemFn, rt: &TokenStream, first: TokenStream) {
-    let name = routed_name(f);
     // The schema of the arguments, whether rmcp (`Parameters<T>`) or guard
     // (`GuardArguments<T>`, in the methods guard generates) deserialises them.
     let params = f.sig.inputs.iter().find_map(|arg| match arg {
@@ -106,9 +105,9 @@ pub fn claim_after(f: &mut ImplItemFn, rt: &TokenStream, first: TokenStream) {
         _ => None,
     });
     let schema = match (explicit, params) {
-        (Some(expr), _) => quote!(#rt::__private::claim::<Self>(#name, #expr)),
-        (None, Some(ty)) => quote!(#rt::__private::claim_parameters::<Self, #ty>(#name)),
-        (None, None) => quote!(#rt::__private::claim_no_parameters::<Self>(#name)),
+        (Some(expr), _) => quote!(#rt::__private::claim(#expr)),
+        (None, Some(ty)) => quote!(#rt::__private::claim_parameters::<#ty>()),
+        (None, None) => quote!(#rt::__private::claim_no_parameters()),
     };
     args = args
         .into_iter()

@@ -228,14 +228,17 @@ impl Exposure {
         let known: BTreeSet<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         let mut state = self.lock_state();
         let generation = state.generation;
-        if let Err(reason) = claims::check(&router) {
-            // The code, not the file, is wrong: no reload can fix it, so nothing is served.
-            if state.reported.as_ref() != Some(&reason) {
-                tracing::error!("no tool is enabled: {reason}");
-                state.reported = Some(reason);
+        let router = match claims::vouched(router) {
+            Ok(router) => router,
+            Err(reason) => {
+                // The code, not the file, is wrong: no reload can fix it, so nothing is served.
+                if state.reported.as_ref() != Some(&reason) {
+                    tracing::error!("no tool is enabled: {reason}");
+                    state.reported = Some(reason);
+                }
+                return (ToolRouter::new(), generation);
             }
-            return (ToolRouter::new(), generation);
-        }
+        };
         if self.all {
             return (self.keep(router, tools, |_| true), 0);
         }

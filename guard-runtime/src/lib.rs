@@ -169,7 +169,8 @@ pub use preview::Preview;
 #[doc(no_inline)]
 pub use rmcp;
 pub use rmcp_guard_macros::{
-    Form, FormEnum, ToolArgs, ask, confirm, destructive, idempotent, operations, prepare, read_only,
+    Form, FormEnum, ToolArgs, ask, confirm, destructive, idempotent, operations, prepare,
+    read_only, tool_router,
 };
 pub use secret::Secret;
 pub use validate::visible_len;

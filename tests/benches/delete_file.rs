@@ -29,7 +29,8 @@ mod harness;
 use criterion::{Criterion, criterion_group, criterion_main};
 use hand_written_delete::{Confirmation, HandWritten, confirmation_schema};
 use harness::{CONTENT, Side, scratch_dir};
-use rmcp::{ServerHandler, handler::server::wrapper::Parameters, tool, tool_handler, tool_router};
+use rmcp::{ServerHandler, handler::server::wrapper::Parameters, tool, tool_handler};
+use rmcp_guard::tool_router;
 use rmcp_guard::{
     Confirmed, Exposure, Form, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, exposed,
 };

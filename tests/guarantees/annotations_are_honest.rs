@@ -4,9 +4,8 @@
 
 use std::sync::Arc;
 
-use rmcp::{
-    ServiceExt, handler::server::wrapper::Parameters, model::ProtocolVersion, tool, tool_router,
-};
+use rmcp::{ServiceExt, handler::server::wrapper::Parameters, model::ProtocolVersion, tool};
+use rmcp_guard::tool_router;
 use rmcp_guard::{
     Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, forms::Checkbox,
     read_only, testing::ScriptedHuman,

@@ -12,8 +12,9 @@ use rmcp::{
     ServerHandler,
     handler::server::wrapper::Parameters,
     model::{ProtocolVersion, ServerCapabilities, ServerConfig},
-    tool, tool_handler, tool_router,
+    tool, tool_handler,
 };
+use rmcp_guard::tool_router;
 use rmcp_guard::{
     Answered, Exposure, Form, FormEnum, Guard, Guarded, ToolArgs, ToolError, ask, exposed,
     outcome::Outcome,

@@ -454,7 +454,8 @@ async fn nothing_is_deleted_unless_the_confirmation_is_in_the_log_first() {
 mod own {
     use std::sync::{Arc, Mutex};
 
-    use rmcp::{handler::server::wrapper::Parameters, tool, tool_handler, tool_router};
+    use rmcp::{handler::server::wrapper::Parameters, tool, tool_handler};
+    use rmcp_guard::tool_router;
     use rmcp_guard::{
         Exposure, Guard, Guarded, ToolArgs, ToolError,
         batch::{Batch, Item, Picked, Report},

@@ -13,8 +13,9 @@ use rmcp::{
     ServerHandler,
     handler::server::wrapper::Parameters,
     model::{CallToolResult, ProtocolVersion, ServerCapabilities, ServerConfig},
-    tool, tool_handler, tool_router,
+    tool, tool_handler,
 };
+use rmcp_guard::tool_router;
 use rmcp_guard::{
     Boundary, Disclosed, Guard, Guarded, ToolArgs, ToolError, exposed,
     ops::SqliteStore,

@@ -20,8 +20,9 @@ use rmcp::{
     ErrorData, ServerHandler,
     handler::server::wrapper::Parameters,
     model::{CallToolResult, ContentBlock, ProtocolVersion, ServerCapabilities, ServerConfig},
-    tool, tool_handler, tool_router,
+    tool, tool_handler,
 };
+use rmcp_guard::tool_router;
 use rmcp_guard::{
     Boundary, Disclosed, Exposure, Guard, Guarded, ToolArgs, ToolError,
     audit::AuditLog,

@@ -14,9 +14,10 @@ use crate::support::*;
 use rmcp::{
     ErrorData, ServerHandler,
     model::{CallToolResponse, CallToolResult, ContentBlock, ProtocolVersion},
-    tool, tool_handler, tool_router,
+    tool, tool_handler,
 };
 use rmcp_guard::outcome::Outcome;
+use rmcp_guard::tool_router;
 use rmcp_guard::{
     __private::{ConfirmKind, Flow, GuardCall, ToolSpec},
     Code, Exposure, Guard, Guarded, Preview, ToolError, exposed,
@@ -231,7 +232,8 @@ mod unpublished {
         atomic::{AtomicUsize, Ordering},
     };
 
-    use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
+    use rmcp::{handler::server::wrapper::Parameters, tool};
+    use rmcp_guard::tool_router;
     use rmcp_guard::{
         Code, Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, destructive,
         forms::Checkbox,
@@ -337,8 +339,9 @@ mod forged_rounds {
             JsonObject, ProtocolVersion,
         },
         service::RequestContext,
-        tool, tool_handler, tool_router,
+        tool, tool_handler,
     };
+    use rmcp_guard::tool_router;
     use rmcp_guard::{
         __private::{ConfirmKind, Flow, GuardCall, ToolSpec},
         Code, Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, destructive,

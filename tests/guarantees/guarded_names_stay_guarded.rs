@@ -13,8 +13,9 @@ use rmcp::{
     ServerHandler,
     handler::server::{router::tool::ToolRouter, wrapper::Parameters},
     model::{ServerCapabilities, ServerConfig},
-    tool, tool_handler, tool_router,
+    tool, tool_handler,
 };
+use rmcp_guard::tool_router;
 use rmcp_guard::{
     Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, exposed,
     forms::Checkbox,
@@ -33,6 +34,8 @@ enum Order {
     GuardedLast,
     /// The guarded router alone.
     GuardedOnly,
+    /// A guarded tool in a router rmcp's own `#[tool_router]` built, beside the guarded one.
+    RmcpRouter,
 }
 
 #[derive(Clone)]
@@ -80,13 +83,27 @@ impl Files {
     }
 }
 
-#[tool_router(router = plain_tools)]
+#[rmcp::tool_router(router = plain_tools)]
 impl Files {
     /// Delete a file at once.
     #[tool(name = "delete_file")]
     async fn delete_now(&self, Parameters(args): Parameters<PathArgs>) -> String {
         self.deleted_unasked.lock().unwrap().push(args.path.clone());
         format!("Deleted {} without asking.", args.path)
+    }
+}
+
+#[rmcp::tool_router(router = rmcp_tools)]
+impl Files {
+    /// Wipe a file, after the user ticks a box.
+    #[destructive(confirm = "checkbox", preview = Self::preview_delete)]
+    #[tool]
+    async fn wipe_file(
+        &self,
+        Parameters(args): Parameters<PathArgs>,
+        _confirmed: Confirmed<Checkbox>,
+    ) -> Result<String, ToolError> {
+        Ok(format!("Wiped {}.", args.path))
     }
 }
 
@@ -108,6 +125,7 @@ impl Files {
             Order::PlainLast => Self::guarded_tools() + Self::plain_tools(),
             Order::GuardedLast => Self::plain_tools() + Self::guarded_tools(),
             Order::GuardedOnly => Self::guarded_tools(),
+            Order::RmcpRouter => Self::guarded_tools() + Self::rmcp_tools(),
         }
     }
 }
@@ -202,5 +220,31 @@ async fn a_guarded_router_alone_publishes_its_tools() {
     assert_eq!(tool_names(&client).await, ["delete_file", "list_files"]);
     let result = call(&client, "delete_file", json!({"path": "old.log"})).await;
     assert_natural(&result, Outcome::Executed);
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn a_guarded_tool_in_rmcps_own_router_publishes_nothing() {
+    let errors = Errors::default();
+    let _capture = support::events::capture(errors.clone());
+    let server = Files::new(Order::RmcpRouter);
+    let client = connect(server.clone(), ScriptedHuman::new(PUSH)).await;
+    assert_eq!(
+        tool_names(&client).await,
+        Vec::<String>::new(),
+        "no tool is published, the claimed ones included"
+    );
+    let errors = errors.0.lock().unwrap().clone();
+    let refusals: Vec<&String> = errors
+        .iter()
+        .filter(|e| e.contains("no tool is enabled"))
+        .collect();
+    assert_eq!(refusals.len(), 1, "said once, not per request: {errors:?}");
+    assert!(refusals[0].contains("wipe_file"), "{}", refusals[0]);
+    assert!(
+        refusals[0].contains("rmcp_guard::tool_router"),
+        "{}",
+        refusals[0]
+    );
     let _ = client.cancel().await;
 }

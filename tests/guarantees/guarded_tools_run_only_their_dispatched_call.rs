@@ -20,8 +20,9 @@ use rmcp::{
         ProtocolVersion,
     },
     service::RequestContext,
-    tool, tool_handler, tool_router,
+    tool, tool_handler,
 };
+use rmcp_guard::tool_router;
 use rmcp_guard::{
     __private::{ConfirmKind, Flow, GuardArguments, GuardCall, ToolSpec},
     Code, Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, exposed,

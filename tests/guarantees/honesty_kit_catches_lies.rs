@@ -14,7 +14,8 @@ use crate::support;
 use std::{path::PathBuf, sync::Arc};
 
 use crate::support::{MRTR, PUSH, World};
-use rmcp::{handler::server::wrapper::Parameters, model::ProtocolVersion, tool, tool_router};
+use rmcp::{handler::server::wrapper::Parameters, model::ProtocolVersion, tool};
+use rmcp_guard::tool_router;
 use rmcp_guard::{
     Guard, Guarded, ToolError,
     db::{ReadDb, WriteDb},

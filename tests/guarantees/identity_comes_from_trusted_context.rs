@@ -14,11 +14,12 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use rmcp::{
     RoleServer, ServiceExt,
     service::RequestContext,
-    tool, tool_router,
+    tool,
     transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
     },
 };
+use rmcp_guard::tool_router;
 use rmcp_guard::{
     BearerIdentity, Code, EnvIdentity, Identity, IdentityProvider, ToolError, require_scopes,
     testing::ScriptedHuman,

@@ -22,9 +22,10 @@ use rmcp::{
         ServerCapabilities, ServerConfig,
     },
     service::{NotificationContext, RequestContext, RunningService},
-    tool, tool_handler, tool_router,
+    tool, tool_handler,
 };
 use rmcp_guard::outcome::Outcome;
+use rmcp_guard::tool_router;
 use rmcp_guard::{
     Exposure, Guard, Guarded, exposed, idempotent, read_only, testing::ScriptedHuman,
 };

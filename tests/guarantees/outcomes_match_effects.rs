@@ -984,10 +984,9 @@ mod gated {
         atomic::{AtomicBool, AtomicUsize, Ordering},
     };
 
-    use rmcp::{
-        ServerHandler, handler::server::wrapper::Parameters, tool, tool_handler, tool_router,
-    };
+    use rmcp::{ServerHandler, handler::server::wrapper::Parameters, tool, tool_handler};
     use rmcp_guard::forms::Checkbox;
+    use rmcp_guard::tool_router;
     use rmcp_guard::{
         Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, exposed,
     };

@@ -13,8 +13,9 @@ use rmcp::{
     ServerHandler,
     handler::server::wrapper::Parameters,
     model::{CallToolResponse, ServerCapabilities, ServerConfig},
-    tool, tool_handler, tool_router,
+    tool, tool_handler,
 };
+use rmcp_guard::tool_router;
 use rmcp_guard::{
     Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, exposed,
     forms::Checkbox,

@@ -15,8 +15,9 @@ use rmcp::{
     handler::server::wrapper::Parameters,
     model::{CallToolResult, ErrorCode, ServerCapabilities, ServerConfig},
     service::{RunningService, ServiceError},
-    tool, tool_handler, tool_router,
+    tool, tool_handler,
 };
+use rmcp_guard::tool_router;
 use rmcp_guard::{
     Exposure, Guard, Guarded, ToolError,
     db::{ReadDb, WriteDb},

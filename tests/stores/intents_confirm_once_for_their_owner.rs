@@ -1299,8 +1299,9 @@ mod bypass {
         ServerHandler,
         handler::server::wrapper::Parameters,
         model::{ServerCapabilities, ServerConfig},
-        tool, tool_handler, tool_router,
+        tool, tool_handler,
     };
+    use rmcp_guard::tool_router;
     use rmcp_guard::{
         Guard, Guarded, ToolArgs, ToolError, operations,
         ops::{Approved, Intent, Locked, Prepare, Recheck},

@@ -27,8 +27,9 @@ use rmcp::{
     ServerHandler,
     handler::server::wrapper::Parameters,
     model::{CallToolResult, ServerCapabilities, ServerConfig},
-    tool, tool_handler, tool_router,
+    tool, tool_handler,
 };
+use rmcp_guard::tool_router;
 use rmcp_guard::{
     Code, Confirmed, EnvIdentity, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError,
     destructive, exposed,

@@ -28,9 +28,10 @@ use rmcp::{
     service::{
         ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RunningService,
     },
-    tool, tool_handler, tool_router,
+    tool, tool_handler,
 };
 use rmcp_guard::outcome::Outcome;
+use rmcp_guard::tool_router;
 use rmcp_guard::{
     BearerIdentity, Boundary, Confirmed, Disclosed, Exposure, Guard, Guarded, IdentityProvider,
     Preview, ToolArgs, ToolError,

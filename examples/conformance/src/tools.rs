@@ -12,8 +12,9 @@ use rmcp::{
         SamplingMessage,
     },
     service::RequestContext,
-    tool, tool_router,
+    tool,
 };
+use rmcp_guard::tool_router;
 use rmcp_guard::{Answered, Guard, Guarded, ToolArgs, ToolError, ask, read_only};
 use serde_json::json;
 

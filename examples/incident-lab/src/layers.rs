@@ -20,8 +20,9 @@ use rmcp::{
     ServerHandler,
     handler::server::wrapper::Parameters,
     model::{ServerCapabilities, ServerConfig},
-    tool, tool_handler, tool_router,
+    tool, tool_handler,
 };
+use rmcp_guard::tool_router;
 use rmcp_guard::{
     Confirmed, EnvIdentity, Exposure, Guard, Guarded, Identity, Preview, ToolArgs, ToolError,
     db::{ReadDb, WriteDb, trash::TrashedTable},

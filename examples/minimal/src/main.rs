@@ -5,7 +5,8 @@
 use std::{collections::BTreeMap, sync::Mutex};
 
 use rmcp::{ServerHandler, ServiceExt, handler::server::wrapper::Parameters, model::*};
-use rmcp::{tool, tool_handler, tool_router};
+use rmcp::{tool, tool_handler};
+use rmcp_guard::tool_router;
 use rmcp_guard::{Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, forms};
 use rmcp_guard::{destructive, exposed, read_only};
 

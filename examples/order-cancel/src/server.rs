@@ -8,8 +8,9 @@ use rmcp::{
     ServerHandler,
     handler::server::wrapper::Parameters,
     model::{ServerCapabilities, ServerConfig},
-    tool, tool_handler, tool_router,
+    tool, tool_handler,
 };
+use rmcp_guard::tool_router;
 use rmcp_guard::{
     Code, Exposure, Guard, Guarded, ToolArgs, ToolError, exposed, idempotent, operations,
     ops::{Approved, Intent, Keyed, Locked, Prepare, Recheck},

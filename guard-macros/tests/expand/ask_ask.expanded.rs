@@ -200,9 +200,8 @@ impl S {
     /// Plan a trip.
     #[tool(
         annotations(read_only_hint = false, destructive_hint = false),
-        input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
-        ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<TripArgs>>(
-            "plan_trip"
+        input_schema = ::rmcp_guard::__private::claim_parameters::<::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<TripArgs>>(
+
         )
     )]
     async fn plan_trip(
@@ -287,7 +286,7 @@ impl S {
     /// Ask for seats, with the request's context beside the answer.
     #[tool(
         annotations(read_only_hint = false, destructive_hint = false),
-        input_schema = ::rmcp_guard::__private::claim_no_parameters::<Self>("pick_seats")
+        input_schema = ::rmcp_guard::__private::claim_no_parameters()
     )]
     async fn pick_seats(
         &self,
@@ -358,9 +357,7 @@ impl S {
     /// Ask before counting, with read handles beside the answer.
     #[tool(
         annotations(read_only_hint = false, destructive_hint = false),
-        input_schema = ::rmcp_guard::__private::claim_no_parameters::<Self>(
-            "count_orders"
-        )
+        input_schema = ::rmcp_guard::__private::claim_no_parameters()
     )]
     async fn count_orders(
         &self,

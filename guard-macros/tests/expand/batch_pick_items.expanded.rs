@@ -51,9 +51,8 @@ impl S {
             destructive_hint = true,
             idempotent_hint = false
         ),
-        input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
-        ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<PruneArgs>>(
-            "prune_branches"
+        input_schema = ::rmcp_guard::__private::claim_parameters::<::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<PruneArgs>>(
+
         )
     )]
     async fn prune_branches(
@@ -149,7 +148,7 @@ impl S {
             destructive_hint = true,
             idempotent_hint = false
         ),
-        input_schema = ::rmcp_guard::__private::claim_no_parameters::<Self>("evict")
+        input_schema = ::rmcp_guard::__private::claim_no_parameters()
     )]
     async fn evict(
         &self,

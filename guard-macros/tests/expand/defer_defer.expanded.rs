@@ -116,9 +116,8 @@ impl S {
         _>(
             "close_account",
             Self::__guard_run_close_account
-        );::rmcp_guard::__private::claim_parameters::<Self,
-        ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<AccountArgs>>(
-            "close_account"
+        );::rmcp_guard::__private::claim_parameters::<::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<AccountArgs>>(
+
         )}
     )]
     async fn close_account(
@@ -268,7 +267,7 @@ impl S {
         _>(
             "reset_cache",
             Self::__guard_run_reset_cache
-        );::rmcp_guard::__private::claim_no_parameters::<Self>("reset_cache")}
+        );::rmcp_guard::__private::claim_no_parameters()}
     )]
     async fn reset_cache(
         &self,

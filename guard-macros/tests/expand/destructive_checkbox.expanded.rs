@@ -45,9 +45,8 @@ impl S {
             destructive_hint = true,
             idempotent_hint = false
         ),
-        input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
-        ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<DeleteArgs>>(
-            "delete_file"
+        input_schema = ::rmcp_guard::__private::claim_parameters::<::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<DeleteArgs>>(
+
         )
     )]
     async fn delete_file(

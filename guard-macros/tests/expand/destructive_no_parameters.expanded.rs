@@ -25,9 +25,7 @@ impl S {
             destructive_hint = true,
             idempotent_hint = false
         ),
-        input_schema = ::rmcp_guard::__private::claim_no_parameters::<Self>(
-            "purge_cache"
-        )
+        input_schema = ::rmcp_guard::__private::claim_no_parameters()
     )]
     async fn purge_cache(
         &self,

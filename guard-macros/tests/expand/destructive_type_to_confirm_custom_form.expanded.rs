@@ -143,9 +143,8 @@ impl S {
             destructive_hint = true,
             idempotent_hint = true
         ),
-        input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
-        ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<DropTableArgs>>(
-            "drop_table"
+        input_schema = ::rmcp_guard::__private::claim_parameters::<::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<DropTableArgs>>(
+
         )
     )]
     async fn drop_table(

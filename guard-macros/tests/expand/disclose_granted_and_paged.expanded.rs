@@ -52,9 +52,8 @@ impl S {
             session_max_bytes:::core::option::Option::None,
             }
         ).meta(),
-        input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
-        ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<JobArgs>>(
-            "read_build_log"
+        input_schema = ::rmcp_guard::__private::claim_parameters::<::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<JobArgs>>(
+
         )
     )]
     async fn read_build_log(
@@ -195,9 +194,8 @@ impl S {
             session_max_bytes:::core::option::Option::None,
             }
         ).meta(),
-        input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
-        ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<JobArgs>>(
-            "read_variables"
+        input_schema = ::rmcp_guard::__private::claim_parameters::<::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<JobArgs>>(
+
         )
     )]
     async fn read_variables(

@@ -48,9 +48,8 @@ impl S {
     #[tool(
         description = "Open a ticket once per request_id.",
         annotations(read_only_hint = false, idempotent_hint = true),
-        input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
-        ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<OpenArgs>>(
-            "open_ticket"
+        input_schema = ::rmcp_guard::__private::claim_parameters::<::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<OpenArgs>>(
+
         )
     )]
     async fn open_ticket(

@@ -61,9 +61,8 @@ impl S {
             destructive_hint = false,
             idempotent_hint = false
         ),
-        input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
-        ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<CancelArgs>>(
-            "prepare_cancel"
+        input_schema = ::rmcp_guard::__private::claim_parameters::<::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<CancelArgs>>(
+
         )
     )]
     async fn prepare_cancel(
@@ -175,9 +174,8 @@ impl S {
             "confirm_cancel",
             false,
             Self::__guard_run_confirm_cancel
-        );::rmcp_guard::__private::claim_parameters::<Self,
-        ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<::rmcp_guard::ops::OperationRef>>(
-            "confirm_cancel"
+        );::rmcp_guard::__private::claim_parameters::<::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<::rmcp_guard::ops::OperationRef>>(
+
         )}
     )]
     async fn confirm_cancel(
@@ -246,9 +244,8 @@ impl S {
         name = "get_operation_result",
         description = "Did a prepared operation happen? Returns its status (PREPARED, SUBMITTED, EXPIRED or REJECTED), its preview and, once submitted, its result. Call it after a confirm timed out or failed with an unknown result, before retrying.",
         annotations(read_only_hint = true, destructive_hint = false),
-        input_schema = ::rmcp_guard::__private::claim_parameters::<Self,
-        ::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<::rmcp_guard::ops::OperationRef>>(
-            "get_operation_result"
+        input_schema = ::rmcp_guard::__private::claim_parameters::<::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<::rmcp_guard::ops::OperationRef>>(
+
         )
     )]
     async fn __guard_get_operation_result_of_prepare_cancel(

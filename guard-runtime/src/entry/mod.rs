@@ -4,6 +4,8 @@
 //! `dispatch`). Guarded tools, operation tools and keyed tools take their call from that
 //! hand-off, never from a context code in the process could have built.
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) mod caller;
 pub(crate) mod claims;
 pub(crate) mod dispatch;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]

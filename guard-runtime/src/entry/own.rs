@@ -18,7 +18,7 @@ use rmcp::{
 };
 use serde::de::DeserializeOwned;
 
-use super::undo::caller;
+use super::caller::caller;
 use crate::{
     error::{Code, ToolError},
     guard::{Guard, Guarded},

@@ -16,11 +16,13 @@ use rmcp::{
 };
 use serde::Deserialize;
 
-use super::own::{OwnTool, Registry, Started, with_own_tool};
+use super::{
+    caller::no_store,
+    own::{OwnTool, Registry, Started, with_own_tool},
+};
 use crate::{
     error::{Code, ToolError},
-    guard::{Guard, Guarded},
-    person::Person,
+    guard::Guarded,
     undo::{Purger, Restored, TOOL, Window},
 };
 
@@ -195,28 +197,6 @@ where
         Ok(answer) => Ok(answer.into_result(&operation_id, &trace_id).into()),
         Err(error) => Ok(UNDO.failed(&operation_id, &trace_id, error)),
     }
-}
-
-/// The caller as a canonical person, from trusted context only.
-pub(crate) fn caller(
-    guard: &Guard,
-    request: &rmcp::service::RequestContext<rmcp::RoleServer>,
-) -> Result<Person, ToolError> {
-    let Some(operations) = guard.operations() else {
-        return Err(ToolError::new(Code::Unavailable, no_store()));
-    };
-    let identity = operations.identity.identify(request)?;
-    identity.person().map_err(|e| {
-        ToolError::new(
-            Code::PermissionDenied,
-            format!("Nothing was changed: the caller's name is not usable ({e})."),
-        )
-    })
-}
-
-/// Why a server without an operation store cannot keep undo windows.
-pub(crate) fn no_store() -> String {
-    "Nothing was changed: this server keeps no undo windows (its guard has no operation store). The operator must configure Guard::with_operations.".into()
 }
 
 /// Runs the purges of `S`'s tools every `every` in the background, for as long as the

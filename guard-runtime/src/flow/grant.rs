@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::{Accepted, Flow, GrantSpec, Rules, accept::revalidate};
 use crate::{
-    entry::undo::caller,
+    entry::caller::caller,
     error::{Code, ToolError},
     form::Form,
     grant::Grant,

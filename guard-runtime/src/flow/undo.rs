@@ -11,7 +11,7 @@ use rmcp::model::{CallToolResponse, ContentBlock};
 
 use super::Flow;
 use crate::{
-    entry::undo::{caller, purge_now},
+    entry::{caller::caller, undo::purge_now},
     outcome::{Outcome, Step},
     undo::{IntoReversible, Opened, Ran, Window},
 };

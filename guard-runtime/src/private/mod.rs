@@ -8,7 +8,7 @@
 pub use crate::args::{GuardArguments, TargetText};
 pub use crate::args::{ToolArgField, ToolArgsDerived, assert_tool_arg_field};
 pub use crate::disclose::{Class as DisclosureClass, Spec as DisclosureSpec};
-pub use crate::entry::claims::claim;
+pub use crate::entry::claims::{claim, claimed};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use crate::entry::undo::{WindowFn, assert_purge, assert_undo, register_undo};
 pub use crate::flow::{ApprovalSpec, ConfirmKind, Flow, GrantSpec, GuardCall, Rules, ToolSpec};
@@ -32,11 +32,10 @@ pub use rmcp;
 pub use serde_json;
 
 /// The input schema rmcp's `#[tool]` builds for a tool taking `P` (`Parameters<Args>`),
-/// claimed as the guarded tool `tool` of `S`. It panics as rmcp's own does when the
-/// arguments have no object schema (the router is being built, nothing has run).
-pub fn claim_parameters<S: 'static, P: rmcp::schemars::JsonSchema + std::any::Any>(
-    tool: &'static str,
-) -> std::sync::Arc<rmcp::model::JsonObject> {
+/// claimed as a guarded tool's. It panics as rmcp's own does when the arguments have no
+/// object schema (the router is being built, nothing has run).
+pub fn claim_parameters<P: rmcp::schemars::JsonSchema + std::any::Any>()
+-> std::sync::Arc<rmcp::model::JsonObject> {
     let schema = rmcp::handler::server::common::schema_for_input::<P>().unwrap_or_else(|e| {
         panic!(
             "Invalid input schema for `{}`: {}",
@@ -44,18 +43,13 @@ pub fn claim_parameters<S: 'static, P: rmcp::schemars::JsonSchema + std::any::An
             e
         )
     });
-    claim::<S>(tool, schema)
+    claim(schema)
 }
 
 /// The empty input schema of a guarded tool without arguments, claimed like
 /// [`claim_parameters`].
-pub fn claim_no_parameters<S: 'static>(
-    tool: &'static str,
-) -> std::sync::Arc<rmcp::model::JsonObject> {
-    claim::<S>(
-        tool,
-        rmcp::handler::server::common::schema_for_empty_input(),
-    )
+pub fn claim_no_parameters() -> std::sync::Arc<rmcp::model::JsonObject> {
+    claim(rmcp::handler::server::common::schema_for_empty_input())
 }
 
 /// Pins `T` to [`ReadHandle`](crate::read_handle::ReadHandle); `#[read_only]` calls it at

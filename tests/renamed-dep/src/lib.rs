@@ -4,12 +4,13 @@
 
 use std::sync::Arc;
 
+use g::tool_router;
 use g::{
     Confirmed, Form, FormEnum, Guard, Guarded, Preview, ToolArgs, ToolError, destructive,
     forms::Checkbox,
     ops::{Approved, Intent, Locked, Prepare, Recheck},
 };
-use rmcp::{handler::server::wrapper::Parameters, tool, tool_router};
+use rmcp::{handler::server::wrapper::Parameters, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

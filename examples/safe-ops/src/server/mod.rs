@@ -33,8 +33,9 @@ use rmcp::{
     ServerHandler,
     handler::server::wrapper::Parameters,
     model::{ServerCapabilities, ServerConfig},
-    tool, tool_handler, tool_router,
+    tool, tool_handler,
 };
+use rmcp_guard::tool_router;
 use rmcp_guard::{
     Boundary, Confirmed, Disclosed, Exposure, FormEnum, Guard, Guarded, Preview, ToolError,
     batch::{Batch, Picked, Report},
