@@ -309,7 +309,7 @@ fn generate(
     asserts.extend(handler::assert_parameters(shape, &private));
     // The read-handle checks of `#[read_only]` keep applying to every parameter.
     asserts.extend(
-        crate::read_only::read_handle_checks(&tool_fn, rt)
+        crate::read_handle::checks(&tool_fn, rt)
             .into_iter()
             .map(|check| quote!(#check)),
     );

@@ -16,6 +16,7 @@ mod keyed;
 mod krate;
 mod names;
 mod operations;
+mod read_handle;
 mod read_only;
 mod stand_in;
 mod tool_args;
