@@ -10,23 +10,8 @@ use syn::{
 use crate::{
     attr::{self, Opt},
     ctxt::Ctxt,
-    krate, names,
+    krate, names, options,
 };
-
-const FIELD_OPTIONS: &[&str] = &[
-    "title",
-    "description",
-    "min_length",
-    "max_length",
-    "minimum",
-    "maximum",
-    "format",
-    "default",
-    "checkbox",
-    "confirm_text",
-    "redact",
-    "enum_names",
-];
 
 const FLAT_HINT: &str = "elicitation forms must be flat (string, number, integer, boolean, a single-choice enum, or a `Vec` of one for a multi-select) so every client can render them";
 
@@ -187,6 +172,8 @@ fn parse_field(cx: &Ctxt, field: &syn::Field) -> Option<Field> {
         redact: None,
         enum_names: false,
     };
+    // The rules between options hold across all of the field's `#[form(...)]` lists.
+    let mut written = Vec::new();
     for a in field.attrs.iter().filter(|a| a.path().is_ident("form")) {
         let tokens = match a.meta.require_list() {
             Ok(list) => list.tokens.clone(),
@@ -195,13 +182,15 @@ fn parse_field(cx: &Ctxt, field: &syn::Field) -> Option<Field> {
                 continue;
             }
         };
-        for opt in attr::parse_options(cx, tokens, "#[form]", FIELD_OPTIONS)
+        for opt in options::parse(cx, tokens, &options::FORM_FIELD)
             .into_iter()
             .flatten()
         {
             apply(cx, &mut out, &opt);
+            written.push(opt);
         }
     }
+    options::check_rules(cx, &options::FORM_FIELD, &written);
     if !name_refused {
         check_secret_text(cx, &name, &out, &field.attrs);
     }
@@ -513,15 +502,6 @@ fn check(cx: &Ctxt, fields: &[Field]) {
             && b.value
         {
             cx.error_spanned_by(default, "a `#[form(checkbox)]` field cannot default to `true`: a pre-ticked box is consent the human never gave. Remove `default`, or write `default = false`");
-        }
-        if let Some(default) = f.default.as_ref().filter(|_| f.confirm_text) {
-            cx.error_spanned_by(default, "a `#[form(confirm_text)]` field cannot have a default: a pre-filled name is typed by nobody, and a client that fills in defaults turns the retyping into one click. Remove `default`");
-        }
-        if f.checkbox && f.confirm_text {
-            cx.error_spanned_by(
-                &f.ident,
-                "a field is either `#[form(checkbox)]` or `#[form(confirm_text)]`, not both",
-            );
         }
         if f.confirm_text && (f.optional || !matches!(f.kind, Kind::String)) {
             cx.error_spanned_by(&f.ident, "`#[form(confirm_text)]` goes on a plain `String` field: the human retypes the target there");

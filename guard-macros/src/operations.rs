@@ -9,14 +9,12 @@ use syn::{Expr, FnArg, ImplItem, ImplItemFn, ItemImpl, LitStr, Pat, Type, spanne
 use crate::{
     attr::{self, Opt},
     ctxt::Ctxt,
-    krate,
+    krate, options,
     stand_in::{self, hidden},
     tool_attr::{self, is_attr},
     ty::{is_mut_ref, is_named, type_arg, typed_args},
 };
 
-const PREPARE_OPTIONS: &[&str] = &["op", "ttl", "scope", "rate"];
-const CONFIRM_OPTIONS: &[&str] = &["op", "recheck", "defer"];
 const RESULT_TOOL: &str = "get_operation_result";
 
 struct PrepareOpts {
@@ -52,7 +50,7 @@ struct ConfirmFn {
 pub fn expand(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
     let cx = Ctxt::new();
     // The only impl-wide option; the rest go on each `#[prepare(...)]` and `#[confirm(...)]`.
-    let krate = attr::parse_options(&cx, attr, "#[operations]", &["crate"])
+    let krate = options::parse(&cx, attr, &options::OPERATIONS)
         .into_iter()
         .flatten()
         .find_map(|opt| attr::crate_path(&cx, &opt));
@@ -198,17 +196,16 @@ fn set_hints(cx: &Ctxt, f: &mut ImplItemFn, what: &str, hints: TokenStream) {
 
 /// The attribute's options and the keys it names; `None` if the list did not parse (that
 /// error is reported, and "missing option" errors on top of it would only be noise).
-fn options(
+fn written_options(
     cx: &Ctxt,
     a: &syn::Attribute,
-    what: &str,
-    valid: &[&str],
+    declared: &options::Attribute,
 ) -> Option<(Vec<Opt>, Vec<String>)> {
     let tokens = match &a.meta {
         syn::Meta::List(list) => list.tokens.clone(),
         _ => TokenStream::new(),
     };
-    let opts = attr::parse_options(cx, tokens, what, valid)?;
+    let opts = options::parse(cx, tokens, declared)?;
     let keys = opts.iter().map(|opt| opt.key.to_string()).collect();
     Some((opts, keys))
 }
@@ -240,7 +237,7 @@ fn prepare_opts(cx: &Ctxt, a: &syn::Attribute) -> PrepareOpts {
         scopes: Vec::new(),
         rate: None,
     };
-    let Some((opts, given)) = options(cx, a, "#[prepare]", PREPARE_OPTIONS) else {
+    let Some((opts, given)) = written_options(cx, a, &options::PREPARE) else {
         return o;
     };
     // A key given with a bad value is reported there, not also as missing.
@@ -283,7 +280,7 @@ fn confirm_opts(cx: &Ctxt, a: &syn::Attribute) -> ConfirmOpts {
         recheck: None,
         defer: None,
     };
-    let Some((opts, given)) = options(cx, a, "#[confirm]", CONFIRM_OPTIONS) else {
+    let Some((opts, given)) = written_options(cx, a, &options::CONFIRM) else {
         return o;
     };
     let missing = |key: &str| !given.iter().any(|k| k == key);
