@@ -11,19 +11,8 @@ use crate::{
     attr::{self, Opt},
     ctxt::Ctxt,
     handler::{self, Shape},
-    krate, stand_in, tool_attr,
+    krate, options, stand_in, tool_attr,
 };
-
-const OPTIONS: &[&str] = &[
-    "form",
-    "message",
-    "question",
-    "validate",
-    "timeout",
-    "on_decline",
-    "on_cancel",
-    "crate",
-];
 
 #[derive(Default)]
 struct Options {
@@ -57,7 +46,7 @@ pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
 
 fn parse_options(cx: &Ctxt, attr: TokenStream) -> Options {
     let mut o = Options::default();
-    let Some(opts) = attr::parse_options(cx, attr, "#[ask]", OPTIONS) else {
+    let Some(opts) = options::parse(cx, attr, &options::ASK) else {
         return o;
     };
     for opt in opts {

@@ -1,11 +1,10 @@
-//! Parsing of `key = value` / `flag` option lists, with unknown and duplicate keys reported
-//! against the list of valid ones.
+//! One option as written (`key = value` or a bare `key`) and the readers of its value:
+//! strings, flags, counts, durations, rates and the crate path. Which options an attribute
+//! takes is declared in `crate::options`.
 
-use proc_macro2::TokenStream;
 use syn::{
     Expr, Ident, Lit, Token,
-    parse::{Parse, ParseStream, Parser},
-    punctuated::Punctuated,
+    parse::{Parse, ParseStream},
 };
 
 use crate::ctxt::Ctxt;
@@ -27,49 +26,6 @@ impl Parse for Opt {
         };
         Ok(Opt { key, value })
     }
-}
-
-/// Parses `tokens` as options of `what`, keeping only known, first occurrences.
-/// `None` means the list did not parse (the error is reported).
-pub fn parse_options(
-    cx: &Ctxt,
-    tokens: TokenStream,
-    what: &str,
-    valid: &[&str],
-) -> Option<Vec<Opt>> {
-    let parsed = match Punctuated::<Opt, Token![,]>::parse_terminated.parse2(tokens) {
-        Ok(parsed) => parsed,
-        Err(error) => {
-            cx.push(syn::Error::new(
-                error.span(),
-                format!("{error}; {what} takes: {}", valid.join(", ")),
-            ));
-            return None;
-        }
-    };
-    let mut seen: Vec<String> = Vec::new();
-    let mut out = Vec::new();
-    for opt in parsed {
-        let key = opt.key.to_string();
-        if !valid.contains(&key.as_str()) {
-            cx.error_spanned_by(
-                &opt.key,
-                format!(
-                    "unknown {what} option `{key}`; valid options are: {}",
-                    valid.join(", ")
-                ),
-            );
-        } else if seen.contains(&key) {
-            cx.error_spanned_by(
-                &opt.key,
-                format!("duplicate {what} option `{key}`; give each option once"),
-            );
-        } else {
-            seen.push(key);
-            out.push(opt);
-        }
-    }
-    Some(out)
 }
 
 /// The option's value as a whole-number literal, if it is one; the caller says what fits.

@@ -12,36 +12,8 @@ use crate::{
     ctxt::Ctxt,
     grant,
     handler::{self, Shape},
-    krate, stand_in, tool_attr,
+    krate, options, stand_in, tool_attr,
 };
-
-const OPTIONS: &[&str] = &[
-    "confirm",
-    "form",
-    "target",
-    "preview",
-    "validate",
-    "message",
-    "timeout",
-    "on_decline",
-    "on_cancel",
-    "idempotent",
-    "approve",
-    "approvers",
-    "secret",
-    "batch",
-    "max_items",
-    "undo",
-    "undo_within",
-    "purge",
-    "defer",
-    "grant",
-    "grant_calls",
-    "crate",
-];
-
-/// The most approvers a page approval may require.
-const MAX_APPROVERS: u8 = 5;
 
 #[derive(Clone, Copy, PartialEq)]
 enum ConfirmBy {
@@ -134,18 +106,20 @@ fn misplaced(f: &ImplItemFn) -> Option<(syn::Error, bool)> {
 
 fn parse_options(cx: &Ctxt, attr: TokenStream) -> Options {
     let mut o = Options::default();
-    let Some(opts) = attr::parse_options(cx, attr, "#[destructive]", OPTIONS) else {
+    let Some(opts) = options::parse(cx, attr, &options::DESTRUCTIVE) else {
         // The syntax error is reported; missing-option errors would only be noise.
         return o;
     };
-    for opt in opts {
+    for opt in &opts {
         apply(cx, &mut o, opt);
     }
     check_options(cx, &o);
+    options::check_rules(cx, &options::DESTRUCTIVE, &opts);
     o
 }
 
-/// Rules across options: what must be present, and what goes together.
+/// Rules that read the options' values (the declaration holds those between options):
+/// what must be present, and what goes with a kind of confirmation.
 fn check_options(cx: &Ctxt, o: &Options) {
     if o.preview.is_none() {
         cx.push(syn::Error::new(
@@ -153,15 +127,13 @@ fn check_options(cx: &Ctxt, o: &Options) {
             "`#[destructive]` needs `preview = path::to::fn`: the human must see the concrete effect (the resolved target, the counts, what disappears) before confirming, and guard re-runs it to refuse if the target changed. Add `preview = Self::preview_...`",
         ));
     }
-    check_undo(cx, o);
-    check_defer(cx, o);
-    check_grant(cx, o);
-    if let Some(batch) = o.batch {
-        batch::check_options(cx, o, batch);
-        return;
+    if let (Some((ConfirmBy::TypeToConfirm, _)), Some(span)) = (o.confirm, o.grant.span()) {
+        cx.push(syn::Error::new(span, "`grant` cannot go with `confirm = \"type_to_confirm\"`: a retyped name is the human's attention to one target, and a grant would let later calls skip it. Keep asking each time (remove `grant`), or use `confirm = \"checkbox\"` if a grant is right for this tool"));
     }
-    if let Some((_, span)) = o.max_items {
-        cx.push(syn::Error::new(span, "`max_items` caps how many items a batch question offers, so it goes with `batch`: add `batch` or remove `max_items`"));
+    if o.batch.is_some() {
+        // The question is the list of items: the options of other questions are reported
+        // as not applying.
+        return;
     }
     match &o.confirm {
         Some((ConfirmBy::TypeToConfirm, span)) if o.target.is_none() => cx.push(syn::Error::new(
@@ -174,16 +146,6 @@ fn check_options(cx: &Ctxt, o: &Options) {
         )),
         _ => {}
     }
-    if o.approve.is_none() {
-        if let Some((_, span)) = o.approvers {
-            cx.push(syn::Error::new(span, "`approvers` counts the people who approve on guard's approval page, so it goes with `approve = \"url\"`"));
-        }
-        if let Some((_, span)) = &o.secret {
-            cx.push(syn::Error::new(*span, "`secret` is asked on guard's approval page, never in a form the client renders: add `approve = \"url\"`"));
-        }
-    } else if let (Some(span), Some(_)) = (o.approve, &o.form) {
-        cx.push(syn::Error::new(span, "`approve = \"url\"` approves with a button (and a typed name) on guard's page, which renders no custom form: use `confirm = \"checkbox\"` or `confirm = \"type_to_confirm\"` instead of `form = ...`"));
-    }
     if let Some(target) = &o.target
         && !matches!(o.confirm, Some((ConfirmBy::TypeToConfirm, _)))
     {
@@ -194,65 +156,13 @@ fn check_options(cx: &Ctxt, o: &Options) {
     }
 }
 
-/// `undo`, `undo_within` and `purge` go together: an undo needs its window's length, and the
-/// window's length and the purge mean nothing without an undo.
-fn check_undo(cx: &Ctxt, o: &Options) {
-    match (&o.undo, o.undo_within) {
-        (Some(undo), None) => cx.error_spanned_by(undo, "`undo` needs `undo_within = \"<duration>\"`: how long the owner can undo the effect (the question tells the human until when), e.g. `undo_within = \"10m\"`, at most 7d"),
-        (None, Some((_, span))) => cx.push(syn::Error::new(span, "`undo_within` is the length of an undo window, so it goes with `undo = Self::undo_fn`: add the undo function, or remove `undo_within`")),
-        _ => {}
-    }
-    if let (None, Some(purge)) = (&o.undo, &o.purge) {
-        cx.error_spanned_by(purge, "`purge` makes an undoable effect final when its undo window closes, so it goes with `undo = Self::undo_fn` and `undo_within`: add them, or remove `purge`");
-    }
-    if let (Some(undo), Some(_)) = (&o.undo, o.batch) {
-        cx.error_spanned_by(undo, "`undo` opens one window for one confirmed target, and a batch acts on many: remove `undo` (and `undo_within`, `purge`), or make the tool act on one target");
-    }
-}
-
-/// `defer` stores the confirmed call and runs it later, so everything it runs with must be
-/// storable and every option must still hold when it runs.
-fn check_defer(cx: &Ctxt, o: &Options) {
-    let Some((_, span)) = o.defer else { return };
-    if o.batch.is_some() {
-        cx.push(syn::Error::new(span, "`defer` stores one confirmed call for one target, and a batch acts on the items the human picks: remove `defer`, or make the tool act on one target"));
-    }
-    if o.undo.is_some() {
-        cx.push(syn::Error::new(span, "`defer` and `undo` cannot go together yet: the undo window would open when the deferred call runs, with nobody's request to answer; choose one (withdrawing a deferred call is its undo until it runs)"));
-    }
-    if let Some((_, secret)) = &o.secret {
-        cx.push(syn::Error::new(*secret, "`defer` stores the confirmed call in the operation store, and a `secret` is never stored: remove `defer`, or have the handler fetch the secret itself when it runs"));
-    }
-}
-
-/// `grant` and `grant_calls` go together, and a grant covers only what a form in the client
-/// confirms for one target: never a retyped name, an approval on the page (a second
-/// person, or a secret), a batch's picks or a deferred call.
-fn check_grant(cx: &Ctxt, o: &Options) {
-    let Some(span) = o.grant.declared(cx) else {
-        return;
-    };
-    if let Some((ConfirmBy::TypeToConfirm, _)) = o.confirm {
-        cx.push(syn::Error::new(span, "`grant` cannot go with `confirm = \"type_to_confirm\"`: a retyped name is the human's attention to one target, and a grant would let later calls skip it. Keep asking each time (remove `grant`), or use `confirm = \"checkbox\"` if a grant is right for this tool"));
-    }
-    if o.approve.is_some() {
-        cx.push(syn::Error::new(span, "`grant` cannot go with `approve = \"url\"`: a tool approved on guard's page needs its approvers (or a secret) for every call, and a grant would let the requester alone go on. Remove `grant`, or approve in the client's form instead"));
-    }
-    if o.batch.is_some() {
-        cx.push(syn::Error::new(span, "`grant` cannot go with `batch`: the human picks a batch's items each time, and a grant would pick them for calls nobody sees. Remove `grant`, or make the tool act on one target"));
-    }
-    if o.defer.is_some() {
-        cx.push(syn::Error::new(span, "`grant` cannot go with `defer` yet: a deferred call is confirmed now and runs later, and a grant would schedule calls nobody confirmed. Remove one of them"));
-    }
-}
-
-fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
-    if o.asking.apply(cx, &opt) || o.grant.apply(cx, &opt) {
+fn apply(cx: &Ctxt, o: &mut Options, opt: &Opt) {
+    if o.asking.apply(cx, opt) || o.grant.apply(cx, opt) {
         return;
     }
     match opt.key.to_string().as_str() {
         "confirm" => {
-            o.confirm = attr::string_value(cx, &opt).and_then(|s| {
+            o.confirm = attr::string_value(cx, opt).and_then(|s| {
                 let span = opt.value.span();
                 match s.as_str() {
                     "checkbox" => Some((ConfirmBy::Checkbox, span)),
@@ -264,30 +174,30 @@ fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
                 }
             })
         }
-        "form" => o.form = attr::expr_value(cx, &opt, "YourForm").cloned(),
-        "target" => match attr::expr_value(cx, &opt, "argument_field") {
+        "form" => o.form = attr::expr_value(cx, opt, "YourForm").cloned(),
+        "target" => match attr::expr_value(cx, opt, "argument_field") {
             Some(Expr::Path(p)) if p.path.get_ident().is_some() => o.target = p.path.get_ident().cloned(),
             Some(other) => cx.error_spanned_by(other, "`target` names a field of the tool's arguments, e.g. `target = table`"),
             None => {}
         },
-        "preview" => o.preview = attr::expr_value(cx, &opt, "Self::preview_fn").cloned(),
-        "idempotent" => o.idempotent = attr::flag_value(cx, &opt),
-        "approve" => o.approve = approve_value(cx, &opt),
-        "approvers" => o.approvers = approvers_value(cx, &opt),
-        "batch" => o.batch = attr::flag_value(cx, &opt).then(|| opt.key.span()),
-        "max_items" => o.max_items = batch::max_items_value(cx, &opt),
-        "undo" => o.undo = attr::expr_value(cx, &opt, "Self::undo_fn").cloned(),
+        "preview" => o.preview = attr::expr_value(cx, opt, "Self::preview_fn").cloned(),
+        "idempotent" => o.idempotent = attr::flag_value(cx, opt),
+        "approve" => o.approve = approve_value(cx, opt),
+        "approvers" => o.approvers = approvers_value(cx, opt),
+        "batch" => o.batch = attr::flag_value(cx, opt).then(|| opt.key.span()),
+        "max_items" => o.max_items = batch::max_items_value(cx, opt),
+        "undo" => o.undo = attr::expr_value(cx, opt, "Self::undo_fn").cloned(),
         "undo_within" => {
-            o.undo_within = attr::duration_value(cx, &opt, &attr::UNDO_WITHIN)
+            o.undo_within = attr::duration_value(cx, opt, &attr::UNDO_WITHIN)
                 .map(|secs| (secs, opt.value.span()))
         }
-        "purge" => o.purge = attr::expr_value(cx, &opt, "Self::purge_fn").cloned(),
+        "purge" => o.purge = attr::expr_value(cx, opt, "Self::purge_fn").cloned(),
         "defer" => {
-            o.defer = attr::duration_value(cx, &opt, &attr::DEFER)
+            o.defer = attr::duration_value(cx, opt, &attr::DEFER)
                 .map(|secs| (secs, opt.value.span()))
         }
         "secret" => {
-            o.secret = attr::string_value(cx, &opt).and_then(|label| {
+            o.secret = attr::string_value(cx, opt).and_then(|label| {
                 if label.trim().is_empty() {
                     cx.error_spanned_by(&opt.value, "`secret` is the label the page shows above the password field, e.g. `secret = \"Deploy token\"`; it cannot be empty");
                     None
@@ -325,7 +235,7 @@ pub(crate) fn approve_value(cx: &Ctxt, opt: &Opt) -> Option<Span> {
     None
 }
 
-/// `approvers = N`: a whole number from 1 to [`MAX_APPROVERS`].
+/// `approvers = N`: a whole number from 1 to [`options::MAX_APPROVERS`].
 pub(crate) fn approvers_value(cx: &Ctxt, opt: &Opt) -> Option<(u8, Span)> {
     let n = match &opt.value {
         Some(Expr::Lit(syn::ExprLit {
@@ -336,15 +246,22 @@ pub(crate) fn approvers_value(cx: &Ctxt, opt: &Opt) -> Option<(u8, Span)> {
     };
     let span = opt.value.span();
     match n {
-        Some(n @ 1..) if n <= u64::from(MAX_APPROVERS) => Some((n as u8, span)),
+        Some(n @ 1..) if n <= options::MAX_APPROVERS => Some((n as u8, span)),
         Some(0) => {
             cx.error_spanned_by(&opt.value, "`approvers = 0` would let the call run with nobody approving; write `approvers = 1` (the requester approves on the page) or `approvers = 2` (two other people)");
             None
         }
         _ => {
             cx.error_spanned_by(
-                opt.value.as_ref().map_or(&opt.key as &dyn quote::ToTokens, |v| v as &dyn quote::ToTokens),
-                format!("`approvers` takes a whole number from 1 to {MAX_APPROVERS}, e.g. `approvers = 2`"),
+                opt.value
+                    .as_ref()
+                    .map_or(&opt.key as &dyn quote::ToTokens, |v| {
+                        v as &dyn quote::ToTokens
+                    }),
+                format!(
+                    "`approvers` takes a whole number from 1 to {}, e.g. `approvers = 2`",
+                    options::MAX_APPROVERS
+                ),
             );
             None
         }

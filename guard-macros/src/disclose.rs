@@ -13,26 +13,8 @@ use crate::{
     ctxt::Ctxt,
     destructive, grant,
     handler::{self, Shape},
-    krate, stand_in, tool_attr,
+    krate, options, stand_in, tool_attr,
 };
-
-const OPTIONS: &[&str] = &[
-    "discloses",
-    "boundary",
-    "max_items",
-    "max_bytes",
-    "session_max_items",
-    "session_max_bytes",
-    "grant",
-    "grant_calls",
-    "approve",
-    "approvers",
-    "message",
-    "timeout",
-    "on_decline",
-    "on_cancel",
-    "crate",
-];
 
 /// The classes `discloses` takes, as the runtime's `DisclosureClass` names them.
 const CLASSES: &[(&str, &str)] = &[
@@ -80,24 +62,25 @@ pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
 
 fn parse_options(cx: &Ctxt, attr: TokenStream) -> Options {
     let mut o = Options::default();
-    let Some(opts) = attr::parse_options(cx, attr, "#[read_only]", OPTIONS) else {
+    let Some(opts) = options::parse(cx, attr, &options::READ_ONLY) else {
         return o;
     };
-    for opt in opts {
+    for opt in &opts {
         apply(cx, &mut o, opt);
     }
     check_options(cx, &o);
+    options::check_rules(cx, &options::READ_ONLY, &opts);
     o
 }
 
-fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
-    if o.asking.apply(cx, &opt) || o.grant.apply(cx, &opt) {
+fn apply(cx: &Ctxt, o: &mut Options, opt: &Opt) {
+    if o.asking.apply(cx, opt) || o.grant.apply(cx, opt) {
         return;
     }
     let key = opt.key.to_string();
     match key.as_str() {
         "discloses" => {
-            let Some(class) = attr::string_value(cx, &opt) else {
+            let Some(class) = attr::string_value(cx, opt) else {
                 return;
             };
             match CLASSES.iter().find(|(name, _)| *name == class) {
@@ -111,13 +94,13 @@ fn apply(cx: &Ctxt, o: &mut Options, opt: Opt) {
                 ),
             }
         }
-        "boundary" => o.boundary = attr::expr_value(cx, &opt, "Self::boundary_fn").cloned(),
-        "max_items" => o.max_items = cap_value(cx, &opt),
-        "max_bytes" => o.max_bytes = cap_value(cx, &opt),
-        "session_max_items" => o.session_max_items = cap_value(cx, &opt),
-        "session_max_bytes" => o.session_max_bytes = cap_value(cx, &opt),
-        "approve" => o.approve = destructive::approve_value(cx, &opt),
-        "approvers" => o.approvers = destructive::approvers_value(cx, &opt),
+        "boundary" => o.boundary = attr::expr_value(cx, opt, "Self::boundary_fn").cloned(),
+        "max_items" => o.max_items = cap_value(cx, opt),
+        "max_bytes" => o.max_bytes = cap_value(cx, opt),
+        "session_max_items" => o.session_max_items = cap_value(cx, opt),
+        "session_max_bytes" => o.session_max_bytes = cap_value(cx, opt),
+        "approve" => o.approve = destructive::approve_value(cx, opt),
+        "approvers" => o.approvers = destructive::approvers_value(cx, opt),
         _ => {}
     }
 }
@@ -132,7 +115,8 @@ fn cap_value(cx: &Ctxt, opt: &Opt) -> Option<(u64, Span)> {
     })
 }
 
-/// Rules across options: a declared class, a boundary, caps that fit together.
+/// Rules that read the options' values (the declaration holds those between options): a
+/// declared class, a boundary, caps that fit together.
 fn check_options(cx: &Ctxt, o: &Options) {
     let Some((class, _)) = o.class else {
         cx.push(syn::Error::new(
@@ -153,7 +137,6 @@ fn check_options(cx: &Ctxt, o: &Options) {
             "a `discloses = \"bulk\"` tool must be bounded: add `max_items = N` (items per call) or `max_bytes = N` (bytes per call), and preferably `session_max_items` too",
         ));
     }
-    check_approval(cx, o);
     for (per_call, session, what) in [
         (o.max_items, o.session_max_items, "items"),
         (o.max_bytes, o.session_max_bytes, "bytes"),
@@ -166,17 +149,6 @@ fn check_options(cx: &Ctxt, o: &Options) {
                 format!("`session_max_{what} = {sess}` is below `max_{what} = {call}`: one call could never show its own cap. Raise `session_max_{what}` to at least {call}, or lower `max_{what}`"),
             ));
         }
-    }
-}
-
-/// `approvers` goes with `approve = "url"`; a grant does not: the page's approvers are
-/// needed for every call, and a grant would let the requester alone go on.
-fn check_approval(cx: &Ctxt, o: &Options) {
-    let grant = o.grant.declared(cx);
-    match (o.approve, o.approvers, grant) {
-        (None, Some((_, span)), _) => cx.push(syn::Error::new(span, "`approvers` counts the people who approve on guard's approval page, so it goes with `approve = \"url\"`")),
-        (Some(_), _, Some(span)) => cx.push(syn::Error::new(span, "`grant` cannot go with `approve = \"url\"`: a disclosure approved on guard's page needs its approvers for every call, and a grant would let the requester alone go on. Remove `grant`, or approve in the client's form instead")),
-        _ => {}
     }
 }
 
@@ -309,7 +281,7 @@ fn generate(
     asserts.extend(handler::assert_parameters(shape, &private));
     // The read-handle checks of `#[read_only]` keep applying to every parameter.
     asserts.extend(
-        crate::read_only::read_handle_checks(&tool_fn, rt)
+        crate::read_handle::checks(&tool_fn, rt)
             .into_iter()
             .map(|check| quote!(#check)),
     );

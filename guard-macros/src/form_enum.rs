@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{Data, DeriveInput, Fields};
 
-use crate::{attr, ctxt::Ctxt};
+use crate::{attr, ctxt::Ctxt, options};
 
 struct Variant {
     ident: syn::Ident,
@@ -81,7 +81,7 @@ fn parse(cx: &Ctxt, input: &DeriveInput) -> Vec<Variant> {
                     continue;
                 }
             };
-            for opt in attr::parse_options(cx, tokens, "#[form] on a variant", &["value", "title"])
+            for opt in options::parse(cx, tokens, &options::FORM_VARIANT)
                 .into_iter()
                 .flatten()
             {

@@ -1,6 +1,7 @@
 //! `grant = "10m", grant_calls = 20`: a tool's leave for the human to let their answer cover
 //! a counted few later calls on the scope the preview states. Shared by `#[destructive]` and
-//! a disclosing `#[read_only]`; each checks itself what a grant cannot go with.
+//! a disclosing `#[read_only]`; what a grant needs and cannot go with is declared in
+//! `crate::options`.
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -9,10 +10,8 @@ use syn::spanned::Spanned;
 use crate::{
     attr::{self, Opt},
     ctxt::Ctxt,
+    options::MAX_GRANT_CALLS,
 };
-
-/// The most calls a grant may cover.
-const MAX_CALLS: u64 = 100;
 
 /// The grant a tool declares, as read.
 #[derive(Default)]
@@ -21,9 +20,6 @@ pub struct Grant {
     within: Option<(u64, Span)>,
     /// `grant_calls = 20`: how many more calls it covers, and where.
     calls: Option<(u64, Span)>,
-    /// Which of the two were written, read or not: one that does not read is reported as
-    /// such, not as missing.
-    written: (bool, bool),
 }
 
 impl Grant {
@@ -31,35 +27,13 @@ impl Grant {
     pub fn apply(&mut self, cx: &Ctxt, opt: &Opt) -> bool {
         match opt.key.to_string().as_str() {
             "grant" => {
-                self.written.0 = true;
                 self.within = attr::duration_value(cx, opt, &attr::GRANT)
                     .map(|secs| (secs, opt.value.span()));
             }
-            "grant_calls" => {
-                self.written.1 = true;
-                self.calls = calls_value(cx, opt);
-            }
+            "grant_calls" => self.calls = calls_value(cx, opt),
             _ => return false,
         }
         true
-    }
-
-    /// Where the grant was declared, if it was; a half without the other is an error here.
-    pub fn declared(&self, cx: &Ctxt) -> Option<Span> {
-        match (self.within, self.calls) {
-            (None, None) => None,
-            (Some((_, span)), None) if self.written.1 => Some(span),
-            (None, Some((_, span))) if self.written.0 => Some(span),
-            (Some((_, span)), None) => {
-                cx.push(syn::Error::new(span, "`grant` needs `grant_calls = N`: how many more calls the human's grant covers (at most 100), e.g. `grant = \"10m\", grant_calls = 20`"));
-                Some(span)
-            }
-            (None, Some((_, span))) => {
-                cx.push(syn::Error::new(span, "`grant_calls` counts the calls a grant covers, so it goes with `grant = \"<duration>\"`: how long the grant lasts, e.g. `grant = \"10m\"`"));
-                Some(span)
-            }
-            (Some((_, span)), Some(_)) => Some(span),
-        }
     }
 
     /// Where `grant = ...` was written, once both halves read.
@@ -82,11 +56,11 @@ impl Grant {
     }
 }
 
-/// `grant_calls = N`: a whole number from 1 to [`MAX_CALLS`].
+/// `grant_calls = N`: a whole number from 1 to [`MAX_GRANT_CALLS`].
 fn calls_value(cx: &Ctxt, opt: &Opt) -> Option<(u64, Span)> {
-    attr::count_value(cx, opt, MAX_CALLS, || {
+    attr::count_value(cx, opt, MAX_GRANT_CALLS, || {
         format!(
-            "`grant_calls` takes a whole number from 1 to {MAX_CALLS}, e.g. `grant_calls = 20`: a grant covers a counted few calls; for more, the human opens another"
+            "`grant_calls` takes a whole number from 1 to {MAX_GRANT_CALLS}, e.g. `grant_calls = 20`: a grant covers a counted few calls; for more, the human opens another"
         )
     })
 }

@@ -9,13 +9,11 @@ use syn::{Expr, FnArg, Ident, ImplItem, ImplItemFn, parse::Parser, spanned::Span
 use crate::{
     attr::{self, Opt},
     ctxt::Ctxt,
-    krate,
+    krate, options,
     stand_in::{self, hidden},
     tool_attr,
     ty::{is_mut_ref, is_named, type_arg, typed_args},
 };
-
-const OPTIONS: &[&str] = &["key", "ttl", "crate"];
 
 /// `key` and `ttl` as given.
 struct Opts {
@@ -60,7 +58,7 @@ fn options(cx: &Ctxt, attr: TokenStream) -> Option<Opts> {
     let written = syn::punctuated::Punctuated::<Opt, syn::Token![,]>::parse_terminated
         .parse2(attr.clone())
         .map_or(0, |list| list.len());
-    let opts = attr::parse_options(cx, attr.clone(), "#[idempotent]", OPTIONS)?;
+    let opts = options::parse(cx, attr.clone(), &options::IDEMPOTENT)?;
     let mut ok = opts.len() == written;
     let given: Vec<String> = opts.iter().map(|opt| opt.key.to_string()).collect();
     for opt in &opts {

@@ -16,6 +16,8 @@ mod keyed;
 mod krate;
 mod names;
 mod operations;
+mod options;
+mod read_handle;
 mod read_only;
 mod stand_in;
 mod tool_args;
@@ -31,12 +33,33 @@ use syn::{DeriveInput, ImplItemFn, ItemImpl, parse_macro_input};
 
 /// Guards a destructive rmcp tool method. Put it directly above `#[tool]`.
 ///
-/// Options: `confirm = "checkbox" | "type_to_confirm"`, `form = Type`, `target = field`,
-/// `preview = path` (required), `validate = path`, `message = "..."`, `timeout = "5m"`,
-/// `on_decline = "..."`, `on_cancel = "..."`, `idempotent`, `approve = "url"`,
-/// `approvers = N`, `secret = "..."`, `batch`, `max_items = N`, `crate = "path"` (where
-/// rmcp_guard is when the crate reaches it through a re-export; a renamed dependency is
-/// found in the crate's Cargo.toml).
+/// Options (the guide's `destructive` page tells more, and links each feature's page):
+///
+/// <!-- the options of #[destructive], rendered from guard-macros/src/options -->
+/// | option | takes | default | with others | what it does |
+/// |---|---|---|---|---|
+/// | `confirm` | `"checkbox"` or `"type_to_confirm"` | none: give `confirm` or `form` |  | how the human confirms: ticking a box, or retyping the `target` |
+/// | `form` | a path, e.g. `YourForm` | none: give `confirm` or `form` |  | a `#[derive(Form)]` form the human fills in; the handler takes `Confirmed<YourForm>` |
+/// | `target` | an argument's field, e.g. `table` | none |  | the `String` argument the human retypes, with `confirm = "type_to_confirm"` |
+/// | `preview` | a path, e.g. `Self::preview_fn` | required |  | the concrete effect the human reads, `async fn(&self, &Args) -> Result<Preview, ToolError>`; run again before the handler |
+/// | `validate` | a path, e.g. `Self::rules_fn` | none |  | rules on the accepted form, `fn(&Form) -> Result<(), String>`, checked on the server |
+/// | `message` | a string, e.g. `"Delete for good?"` | none |  | the text the human reads above the question |
+/// | `timeout` | a duration, e.g. `"10m"`, at most `1h` | `Guard::answer_timeout` (5 minutes) |  | how long the human has to answer |
+/// | `on_decline` | a string, e.g. `"Kept the table."` | guard's text |  | what the model reads when the human declines |
+/// | `on_cancel` | a string, e.g. `"Nobody answered."` | guard's text |  | what the model reads when the human cancels or does not answer |
+/// | `idempotent` | a flag | off |  | claims an identical repeat changes nothing (`idempotentHint: true`) |
+/// | `approve` | `"url"` | the client's form | not with `form` | the human approves on guard's approval page instead of in the client |
+/// | `approvers` | a whole number from 1 to 5 | 1 | needs `approve` | how many people approve on the page; above 1, none of them the requester |
+/// | `secret` | a string, e.g. `"Deploy token"` | none | needs `approve`; not with `defer` | the label of a password the page asks for; the handler reads it as `confirmed.secret()` |
+/// | `batch` | a flag | off | not with `confirm`, `form`, `target`, `validate`, `approve`, `approvers`, `secret` | the human picks which of the preview's `Batch` items the effect touches; the handler takes `Picked` |
+/// | `max_items` | a whole number from 1 to 100 | 20 | needs `batch` | the most items one batch question offers |
+/// | `undo` | a path, e.g. `Self::undo_fn` | none: the effect is final | needs `undo_within`; not with `batch` | lets the effect's owner undo it while the window is open |
+/// | `undo_within` | a duration, e.g. `"10m"`, at most `7d` | none | needs `undo` | how long the undo window stays open |
+/// | `purge` | a path, e.g. `Self::purge_fn` | none | needs `undo` | makes the undoable effect final when its window closes |
+/// | `defer` | a duration, e.g. `"10m"`, at most `1d` | none: the effect runs at once | not with `batch`, `undo` | the confirmed effect waits this long, and can be withdrawn until it runs |
+/// | `grant` | a duration, e.g. `"10m"`, at most `8h` | none | needs `grant_calls`; not with `approve`, `batch`, `defer` | how long a grant the human opens lasts: their answer covers later calls on the scope the preview states |
+/// | `grant_calls` | a whole number from 1 to 100 | none | needs `grant` | how many more calls a grant covers |
+/// | `crate` | a string, e.g. `"my_crate::guard"` | `rmcp_guard` |  | where rmcp_guard is when the crate reaches it through a re-export (a renamed dependency is found in Cargo.toml) |
 ///
 /// With `batch`, the preview returns a `rmcp_guard::batch::Batch`, the human picks items
 /// from a multi-select of at most `max_items` (default 20, at most 100), and the handler
@@ -106,10 +129,21 @@ pub fn destructive(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// The form gets the same compile-time checks as a `#[destructive]` form (flat, no secrets),
 /// the question goes out by push or MRTR as the client's protocol asks, decline and cancel
 /// end the call with a natural result, and an accepted answer is revalidated on the server
-/// (and checked by `validate = Self::rules_fn`, if given) before the handler runs. Options:
-/// `message = "..."` (the text above the form) or `question = Self::question_fn` (a
-/// `fn(&self, &Args) -> String`; with both, `message` is the header), `form`, `validate`,
-/// `timeout`, `on_decline`, `on_cancel`, `crate`.
+/// (and checked by `validate = Self::rules_fn`, if given) before the handler runs.
+///
+/// Options (see the guide's `ask` page):
+///
+/// <!-- the options of #[ask], rendered from guard-macros/src/options -->
+/// | option | takes | default | with others | what it does |
+/// |---|---|---|---|---|
+/// | `form` | a path, e.g. `YourForm` | the `F` of the handler's `Answered<F>` |  | the `#[derive(Form)]` form the human fills in |
+/// | `message` | a string, e.g. `"Delete for good?"` | none: give `message` or `question` |  | the text the human reads above the question |
+/// | `question` | a path, e.g. `Self::question_fn` | none: give `message` or `question` |  | builds the text from the arguments, `fn(&self, &Args) -> String`; with `message`, that is the header |
+/// | `validate` | a path, e.g. `Self::rules_fn` | none |  | rules on the accepted form, `fn(&Form) -> Result<(), String>`, checked on the server |
+/// | `timeout` | a duration, e.g. `"10m"`, at most `1h` | `Guard::answer_timeout` (5 minutes) |  | how long the human has to answer |
+/// | `on_decline` | a string, e.g. `"Kept the table."` | guard's text |  | what the model reads when the human declines |
+/// | `on_cancel` | a string, e.g. `"Nobody answered."` | guard's text |  | what the model reads when the human cancels or does not answer |
+/// | `crate` | a string, e.g. `"my_crate::guard"` | `rmcp_guard` |  | where rmcp_guard is when the crate reaches it through a re-export (a renamed dependency is found in Cargo.toml) |
 ///
 /// ```
 /// use rmcp::tool;
@@ -159,13 +193,29 @@ pub fn ask(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// request data or guard's read-only database handles. A write handle, however it is
 /// spelled, does not compile, and in read-only mode only these tools stay published.
 ///
-/// A tool that changes nothing but may expose what it reads declares it:
-/// `#[read_only(discloses = "sensitive" | "credentials" | "bulk" | "capability", boundary =
-/// Self::boundary_fn, max_items = N, max_bytes = N, session_max_items = N, session_max_bytes
-/// = N)]`. It then asks the human with the data boundary stated, in the client's form or on
-/// guard's page (`approve = "url"`, `approvers = N`), or under a grant the human opened
-/// (`grant = "10m"`, `grant_calls = N`, over the scope the boundary states); see the
+/// A tool that changes nothing but may expose what it reads declares it with options. It
+/// then asks the human with the data boundary stated, in the client's form or on guard's
+/// page, or under a grant the human opened (over the scope the boundary states); see the
 /// `disclosure` guide.
+///
+/// <!-- the options of #[read_only], rendered from guard-macros/src/options -->
+/// | option | takes | default | with others | what it does |
+/// |---|---|---|---|---|
+/// | `discloses` | `"sensitive"` or `"credentials"` or `"bulk"` or `"capability"` | required with options |  | what the tool may expose; a bare `#[read_only]` discloses nothing |
+/// | `boundary` | a path, e.g. `Self::boundary_fn` | required |  | the data boundary the human reads, `async fn(&self, &Args) -> Result<Boundary, ToolError>` |
+/// | `max_items` | a whole number from 1 | no cap (a `bulk` tool needs it or `max_bytes`) |  | the most items one call shows |
+/// | `max_bytes` | a whole number from 1 | no cap |  | the most bytes one call shows |
+/// | `session_max_items` | a whole number from 1 | no cap |  | the most items one session is shown, at least `max_items` |
+/// | `session_max_bytes` | a whole number from 1 | no cap |  | the most bytes one session is shown, at least `max_bytes` |
+/// | `grant` | a duration, e.g. `"10m"`, at most `8h` | none | needs `grant_calls`; not with `approve` | how long a grant the human opens lasts: their answer covers later calls on the scope the preview states |
+/// | `grant_calls` | a whole number from 1 to 100 | none | needs `grant` | how many more calls a grant covers |
+/// | `approve` | `"url"` | the client's form |  | the human approves on guard's approval page instead of in the client |
+/// | `approvers` | a whole number from 1 to 5 | 1 | needs `approve` | how many people approve on the page; above 1, none of them the requester |
+/// | `message` | a string, e.g. `"Delete for good?"` | none |  | the text the human reads above the question |
+/// | `timeout` | a duration, e.g. `"10m"`, at most `1h` | `Guard::answer_timeout` (5 minutes) |  | how long the human has to answer |
+/// | `on_decline` | a string, e.g. `"Kept the table."` | guard's text |  | what the model reads when the human declines |
+/// | `on_cancel` | a string, e.g. `"Nobody answered."` | guard's text |  | what the model reads when the human cancels or does not answer |
+/// | `crate` | a string, e.g. `"my_crate::guard"` | `rmcp_guard` |  | where rmcp_guard is when the crate reaches it through a re-export (a renamed dependency is found in Cargo.toml) |
 ///
 /// ```
 /// use rmcp::tool;
@@ -196,11 +246,17 @@ pub fn read_only(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// Claims that an identical repeat of this tool changes nothing (`idempotentHint: true`).
 /// Put it above `#[tool]`; guard's testing kit fails a tool whose repeat changes state.
 ///
-/// With options it makes a creating tool idempotent by key: `key = field` (a `String`
-/// argument the model sends, one per request), `ttl = "24h"` (how long the key holds its
-/// result), `crate = "path"`. The handler takes `&mut rmcp_guard::ops::Keyed` and its
-/// `Parameters<Args>` and returns `Result<T, ToolError>`; a repeat with the key gets the
-/// stored `T`, the key with other arguments is refused.
+/// With options it makes a creating tool idempotent by key. The handler takes
+/// `&mut rmcp_guard::ops::Keyed` and its `Parameters<Args>` and returns
+/// `Result<T, ToolError>`; a repeat with the key gets the stored `T`, the key with other
+/// arguments is refused (see the guide's `idempotency` page).
+///
+/// <!-- the options of #[idempotent], rendered from guard-macros/src/options -->
+/// | option | takes | default | with others | what it does |
+/// |---|---|---|---|---|
+/// | `key` | an argument's field, e.g. `request_id` | required with options |  | the `String` argument that carries the caller's idempotency key |
+/// | `ttl` | a duration, e.g. `"10m"`, at most `30d` | required |  | how long a key answers with its stored result |
+/// | `crate` | a string, e.g. `"my_crate::guard"` | `rmcp_guard` |  | where rmcp_guard is when the crate reaches it through a re-export (a renamed dependency is found in Cargo.toml) |
 ///
 /// ```
 /// use rmcp::tool;
@@ -228,9 +284,24 @@ pub fn idempotent(attr: TokenStream, item: TokenStream) -> TokenStream {
     read_only::expand_idempotent(attr.into(), f).into()
 }
 
-/// A flat elicitation form. Field options go in `#[form(...)]`: `title`, `description`,
-/// `min_length`, `max_length`, `minimum`, `maximum`, `format`, `default`, `checkbox`,
-/// `confirm_text`.
+/// A flat elicitation form. Field options go in `#[form(...)]` (see the guide's `forms`
+/// page):
+///
+/// <!-- the options of #[form], rendered from guard-macros/src/options -->
+/// | option | takes | default | with others | what it does |
+/// |---|---|---|---|---|
+/// | `title` | a string, e.g. `"Table name"` | none |  | the field's label |
+/// | `description` | a string, e.g. `"Type the table name to confirm."` | the doc comment |  | the text under the label |
+/// | `min_length` | a whole number | none |  | the fewest characters a `String` answer has |
+/// | `max_length` | a whole number | none |  | the most characters a `String` answer has |
+/// | `minimum` | a number | the type's |  | the smallest number answer |
+/// | `maximum` | a number | the type's |  | the largest number answer |
+/// | `format` | `"email"` or `"uri"` or `"date"` or `"date-time"` | none |  | the format a `String` answer has |
+/// | `default` | a string, number or bool | none | not with `confirm_text` | the answer the client fills in first; never `true` on a checkbox |
+/// | `checkbox` | a flag | off | not with `confirm_text` | the plain `bool` the human must tick to confirm (one a form) |
+/// | `confirm_text` | a flag | off |  | the plain `String` in which the human retypes the target (one a form) |
+/// | `redact` | a flag | on for free text |  | whether the audit record leaves the answer out |
+/// | `enum_names` | a flag | off |  | spells a single choice as the legacy `enum` + `enumNames` |
 ///
 /// The derive emits the exact `requestedSchema` and the server-side validator from one
 /// description. Nested structs, collections, maps, tuples, data-carrying enums, generics and
@@ -263,6 +334,12 @@ pub fn derive_form(input: TokenStream) -> TokenStream {
 ///
 /// Values are the variant names in snake_case unless `value` says otherwise; the human sees
 /// the titles.
+///
+/// <!-- the options of #[form] on a variant, rendered from guard-macros/src/options -->
+/// | option | takes | default | with others | what it does |
+/// |---|---|---|---|---|
+/// | `value` | a string, e.g. `"urgent"` | the variant's name in snake_case |  | the value on the wire |
+/// | `title` | a string, e.g. `"Urgent (pages the on-call)"` | none: the value |  | what the human sees |
 ///
 /// ```
 /// use rmcp_guard::{Form, FormEnum};
@@ -333,7 +410,13 @@ pub fn derive_tool_args(input: TokenStream) -> TokenStream {
 /// The prepare returns an `Intent<P>` (target, payload, preview) that guard stores with a
 /// server-generated `operation_id`; the confirm takes only that id and gets
 /// `&mut Approved<P>` after guard locked the caller's own unexpired intent and the `recheck`
-/// passed, in one store transaction with the effect and its audit record.
+/// passed, in one store transaction with the effect and its audit record (see the guide's
+/// `two_phase` page).
+///
+/// <!-- the options of #[operations], rendered from guard-macros/src/options -->
+/// | option | takes | default | with others | what it does |
+/// |---|---|---|---|---|
+/// | `crate` | a string, e.g. `"my_crate::guard"` | `rmcp_guard` |  | where rmcp_guard is when the crate reaches it through a re-export |
 ///
 /// ```
 /// use rmcp::{handler::server::wrapper::Parameters, tool};
@@ -419,16 +502,29 @@ pub fn tool_router(attr: TokenStream, item: TokenStream) -> TokenStream {
     tool_router::expand(attr.into(), item).into()
 }
 
-/// Freezes an intent for a later confirm: `op = "..."`, `ttl = "10m"`, `scope = "..."`,
-/// `rate = "5/min"`. Read by `#[operations]` on the impl.
+/// Freezes an intent for a later confirm. Read by `#[operations]` on the impl.
+///
+/// <!-- the options of #[prepare], rendered from guard-macros/src/options -->
+/// | option | takes | default | with others | what it does |
+/// |---|---|---|---|---|
+/// | `op` | a string, e.g. `"order_cancel"` | required |  | the snake_case operation name the prepare and its confirm share, in the store and the audit log |
+/// | `ttl` | a duration, e.g. `"10m"`, at most `7d` | required |  | how long the intent waits for its confirm before it expires |
+/// | `scope` | a string, e.g. `"orders.cancel"` | none |  | the scopes the caller needs, separated by commas or spaces; checked at both phases |
+/// | `rate` | calls per period, e.g. `"5/min"`, the period at most `7d` | no limit |  | how many prepares one user may make per period |
 #[proc_macro_attribute]
 pub fn prepare(_attr: TokenStream, item: TokenStream) -> TokenStream {
     let f = parse_macro_input!(item as ImplItemFn);
     operations::standalone("prepare", f).into()
 }
 
-/// Carries out a prepared intent once: `op = "..."`, `recheck = Self::fn`. Read by
-/// `#[operations]` on the impl.
+/// Carries out a prepared intent once. Read by `#[operations]` on the impl.
+///
+/// <!-- the options of #[confirm], rendered from guard-macros/src/options -->
+/// | option | takes | default | with others | what it does |
+/// |---|---|---|---|---|
+/// | `op` | a string, e.g. `"order_cancel"` | required |  | the snake_case operation name the prepare and its confirm share, in the store and the audit log |
+/// | `recheck` | a path, e.g. `Self::recheck_fn` | required |  | checks the locked target is unchanged, `async fn(&self, &mut Locked<P>) -> Result<Recheck, ToolError>` |
+/// | `defer` | a duration, e.g. `"10m"`, at most `1d` | none: the effect runs at once |  | the confirmed effect waits this long, and can be withdrawn until it runs |
 #[proc_macro_attribute]
 pub fn confirm(_attr: TokenStream, item: TokenStream) -> TokenStream {
     let f = parse_macro_input!(item as ImplItemFn);

@@ -3,9 +3,9 @@
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::{FnArg, ImplItemFn, Stmt, Type, spanned::Spanned};
+use syn::{FnArg, ImplItemFn, Type};
 
-use crate::{ctxt::Ctxt, tool_attr};
+use crate::{ctxt::Ctxt, read_handle, tool_attr};
 
 pub fn expand(attr: TokenStream, mut f: ImplItemFn) -> TokenStream {
     if !attr.is_empty() && tool_attr::find(&f, &["destructive"]).is_none() {
@@ -23,7 +23,7 @@ pub fn expand(attr: TokenStream, mut f: ImplItemFn) -> TokenStream {
         return finish(cx, f);
     }
     impl_trait_errors(&cx, &f);
-    let checks = read_handle_checks(&f, &crate::krate::path(None));
+    let checks = read_handle::checks(&f, &crate::krate::path(None));
     f.block.stmts.splice(0..0, checks);
     if let Some(other) = tool_attr::find(&f, &["idempotent"]) {
         cx.error_spanned_by(other, "a `#[read_only]` tool changes nothing, so it needs no `#[idempotent]` claim: remove `#[idempotent]`, or `#[read_only]` if the tool writes");
@@ -45,26 +45,6 @@ pub fn expand_idempotent(attr: TokenStream, mut f: ImplItemFn) -> TokenStream {
         tool_attr::set_hints(&cx, &mut f, "idempotent", tool_attr::idempotent_hints());
     }
     finish(cx, f)
-}
-
-/// One statement per typed parameter asserting that its type is a
-/// `rmcp_guard::read_handle::ReadHandle`, spanned at the type. The check is on the type the
-/// compiler resolves, so an alias, a renamed import or a full path of a write handle fails
-/// there too.
-pub fn read_handle_checks(f: &ImplItemFn, rt: &proc_macro2::TokenStream) -> Vec<Stmt> {
-    let mut checks = Vec::new();
-    for arg in &f.sig.inputs {
-        let FnArg::Typed(pt) = arg else { continue };
-        let ty = &*pt.ty;
-        if let Type::ImplTrait(_) = ty {
-            continue;
-        }
-        let at_ty = crate::krate::respan(rt.clone(), ty.span());
-        checks.push(syn::parse_quote_spanned! {ty.span()=>
-            #at_ty::__private::assert_read_handle::<#ty>();
-        });
-    }
-    checks
 }
 
 /// A `#[read_only]` tool names each parameter's type, so guard can check it.

@@ -270,3 +270,47 @@ async fn on_postgres_a_retry_on_decisions_forged_around_the_triggers_runs_nothin
     drop(h);
     drop_pg(admin, &schema).await;
 }
+
+/// The server's own role marks a pending approval rejected by carol, who never decided:
+/// the retry names nobody as having rejected it, runs nothing, and the log names the
+/// forged status.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejection_nobody_gave_on_the_page_names_nobody() {
+    let (store, _dir) = sqlite();
+    let h = setup(MRTR, store.clone()).start().await;
+    let first = asked(h.fresh("deploy", "production").await).unwrap();
+    let id = approval_id(store.as_ref()).await;
+    let now = rmcp_guard::ops::now_ms();
+    forge(
+        store.as_ref(),
+        Forger::FileOwner,
+        &[format!(
+            "UPDATE guard_approvals SET status = 'REJECTED', ended_at = {now}, ended_by = 'carol' WHERE approval_id = '{id}'"
+        )],
+    )
+    .await;
+    let result = h
+        .retry("deploy", "production", &first.state, "accept")
+        .await
+        .unwrap();
+    assert_ne!(outcome(&result), Some(Outcome::Rejected), "{result:?}");
+    assert!(!text(&result).contains("carol"), "{}", text(&result));
+    assert!(h.deployed().is_empty(), "nothing ran: {:?}", h.deployed());
+    let records = records(&h).await;
+    assert!(
+        records.iter().any(|r| {
+            r["outcome"].as_str().and_then(Outcome::parse)
+                == Some(Outcome::Approval(ApprovalEvent::Forged))
+                && r["status"] == "REJECTED"
+                && r["named"] == "carol"
+        }),
+        "{records:#?}"
+    );
+    assert!(
+        !records.iter().any(|r| {
+            r["outcome"].as_str().and_then(Outcome::parse)
+                == Some(Outcome::Approval(ApprovalEvent::Rejected))
+        }),
+        "no record says anyone rejected it: {records:#?}"
+    );
+}

@@ -1,5 +1,5 @@
-//! `#[destructive(batch, ...)]`: the options that go with a batch, the handler's `Picked`
-//! proof, and the steps of the batch flow.
+//! `#[destructive(batch, ...)]`: `max_items`, the handler's `Picked` proof, and the steps of
+//! the batch flow. What a batch cannot go with is declared in `crate::options`.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
@@ -9,39 +9,14 @@ use super::{Options, Shape};
 use crate::{
     attr::{self, Opt},
     ctxt::Ctxt,
+    options::MAX_BATCH_ITEMS,
 };
 
-/// The most items one batch question may offer (`rmcp_guard::batch::MAX_ITEMS_LIMIT`).
-const MAX_ITEMS_LIMIT: u64 = 100;
-
-/// A batch asks one question: which items. Options that shape another kind of question,
-/// or approve elsewhere, do not apply.
-pub(super) fn check_options(cx: &Ctxt, o: &Options, batch: Span) {
-    let other = |what: &str| {
-        cx.push(syn::Error::new(batch, format!("`batch` asks the human to pick items from a list, so {what} does not apply: remove it")));
-    };
-    if o.confirm.is_some() {
-        other("`confirm` (the picking is the confirmation)");
-    }
-    if o.form.is_some() {
-        other("`form` (the question is guard's list of the preview's items)");
-    }
-    if o.target.is_some() {
-        other("`target` (nothing is retyped)");
-    }
-    if o.asking.validate.is_some() {
-        other("`validate` (guard checks the picks against the items it offered)");
-    }
-    if o.approve.is_some() || o.approvers.is_some() || o.secret.is_some() {
-        other("approval on guard's page (`approve`, `approvers`, `secret`)");
-    }
-}
-
-/// `max_items = N`: a whole number from 1 to [`MAX_ITEMS_LIMIT`].
+/// `max_items = N`: a whole number from 1 to [`MAX_BATCH_ITEMS`].
 pub(super) fn max_items_value(cx: &Ctxt, opt: &Opt) -> Option<(u64, Span)> {
-    attr::count_value(cx, opt, MAX_ITEMS_LIMIT, || {
+    attr::count_value(cx, opt, MAX_BATCH_ITEMS, || {
         format!(
-            "`max_items` takes a whole number from 1 to {MAX_ITEMS_LIMIT}, e.g. `max_items = 20`: a question offering more items is not read item by item, so a rule matching more must be narrowed"
+            "`max_items` takes a whole number from 1 to {MAX_BATCH_ITEMS}, e.g. `max_items = 20`: a question offering more items is not read item by item, so a rule matching more must be narrowed"
         )
     })
 }
