@@ -138,8 +138,9 @@ impl Code {
     }
 }
 
-/// Whether `a` and `b` are the same text (`==` on `str` is not `const`).
-const fn same(a: &str, b: &str) -> bool {
+/// Whether `a` and `b` are the same text (`==` on `str` is not `const`); the macros' const
+/// checks use it too.
+pub(crate) const fn same(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
         return false;

@@ -1,7 +1,7 @@
 //! Who is calling: tenant, user and scopes, taken only from trusted context.
 //!
 //! ```
-//! use rmcp_guard::{EnvIdentity, codes, require_scopes};
+//! use rmcp_guard::{Code, EnvIdentity, require_scopes};
 //!
 //! // What a stdio server reads from GUARD_TENANT, GUARD_USER and GUARD_SCOPES.
 //! let env = EnvIdentity::from_lookup(|name| match name {

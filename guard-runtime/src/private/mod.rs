@@ -98,7 +98,7 @@ pub const fn assert_grant_form(form: &crate::form::FormSpec) {
                 "a tool with `grant` cannot ask the human to retype its target (`#[form(confirm_text)]`): a grant would let later calls skip what the typed name is for. Remove `grant`, or the field"
             );
         }
-        if str_eq(form.fields[i].name, GRANT_CHOICE) {
+        if crate::error::same(form.fields[i].name, GRANT_CHOICE) {
             panic!(
                 "a tool with `grant` cannot have a form field named `guard_grant`: guard adds its own field of that name to the question, for the human's choice of a grant. Rename the field"
             );
@@ -154,27 +154,12 @@ pub const fn assert_key_hashed(skipped: &[&str], unhashed: &[&str], key: &str) {
 const fn contains(names: &[&str], needle: &str) -> bool {
     let mut i = 0;
     while i < names.len() {
-        if str_eq(names[i], needle) {
+        if crate::error::same(names[i], needle) {
             return true;
         }
         i += 1;
     }
     false
-}
-
-const fn str_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
 }
 
 /// The author's `validate` rules, coerced to the one signature the flow calls.
