@@ -513,7 +513,9 @@ async fn replicas_sharing_a_store_answer_each_others_states_once() {
 
 /// Two replicas on one PostgreSQL store answer one accepted state at the same moment: the
 /// spend commits with the audit writer's group on each, and the store's key on the nonce
-/// lets exactly one of them run the call; the other is told the state was used.
+/// lets exactly one of them run the call. The other is told the state was used or, when
+/// its re-check ran after the winner's effect and before its own spend, that the target
+/// changed (step 8 comes before the spend): either way it ran nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn racing_replicas_on_postgres_run_a_state_once() {
     let Some(url) = guard_tests::pg_url("the racing MRTR replicas test") else {
@@ -541,13 +543,14 @@ async fn racing_replicas_on_postgres_run_a_state_once() {
         );
         let mut outcomes = [outcome(&one), outcome(&two)];
         outcomes.sort_by_key(|o| format!("{o:?}"));
-        assert_eq!(
-            outcomes,
-            [Some(Outcome::Executed), Some(Outcome::Replayed)],
-            "round {round}: one ran, one was told the state was used: {} / {}",
+        assert!(
+            outcomes == [Some(Outcome::Executed), Some(Outcome::Replayed)]
+                || outcomes == [Some(Outcome::Executed), Some(Outcome::StateChanged)],
+            "round {round}: one ran, and the other ran nothing, told the state was used or the target changed: {outcomes:?}: {} / {}",
             text(&one),
             text(&two)
         );
+        assert_eq!(world.rows("orders"), None, "round {round}: the effect ran");
     }
     let _ = first.cancel().await;
     let _ = second.cancel().await;
