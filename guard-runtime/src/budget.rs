@@ -64,7 +64,7 @@ pub(crate) async fn take(
     more: Shown,
 ) -> Result<Result<Standing, Standing>, StoreError> {
     let mut tx = store.begin().await?;
-    let now = crate::ledger::clock::now(&mut tx).await?;
+    let now = crate::store::ledger::clock::now(&mut tx).await?;
     if !more.within(spec) {
         let before = current(&mut tx, (tenant, user), tool, now).await?;
         tx.rollback().await?;

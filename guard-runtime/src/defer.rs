@@ -44,9 +44,9 @@ pub use withdraw::Withdrawal;
 use crate::{
     audit::{AuditLog, Event},
     canonical::canonical_payload,
-    ledger::Owner,
     outcome::Outcome,
     person::Person,
+    store::ledger::Owner,
     store::{Dialect, OperationStore, Row, Statement, StoreError, Tx},
 };
 
@@ -186,7 +186,7 @@ pub(crate) async fn new_call(
     after: Duration,
 ) -> Result<(Scheduled, Statement), StoreError> {
     let after = i64::try_from(after.as_millis()).unwrap_or(i64::MAX).max(1);
-    let now = crate::ledger::clock::now(tx).await?;
+    let now = crate::store::ledger::clock::now(tx).await?;
     let scheduled = Scheduled {
         operation_id: call.operation_id,
         due_at: now.saturating_add(after),

@@ -32,9 +32,9 @@ use serde_json::Value;
 use crate::{
     audit::{AuditLog, Event},
     canonical::canonical_payload,
-    ledger::Owner,
     outcome::Outcome,
     person::Person,
+    store::ledger::Owner,
     store::{OperationStore, Row, Statement, StoreError, Tx},
 };
 

@@ -107,7 +107,6 @@ mod guard;
 pub mod guide;
 pub mod identity;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-mod ledger;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub mod ops;

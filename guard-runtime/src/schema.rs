@@ -10,7 +10,7 @@ use crate::store::PgStore;
 #[cfg(feature = "sqlite")]
 use crate::store::{SqliteStore, sqlite::Access};
 use crate::{
-    ledger::{Ledger, Retired},
+    store::ledger::{Ledger, Retired},
     store::{
         BoxFuture, StoreError, Tx,
         migrate::{self, Step},
@@ -18,7 +18,7 @@ use crate::{
 };
 
 /// Every step, in order: step `i` brings a store to version `i + 1`.
-pub(crate) const STEPS: [Step; 16] = [
+pub(crate) const STEPS: [Step; 17] = [
     // Version 1: the tables as guard created them before it versioned them.
     Step {
         name: "tables",
@@ -115,14 +115,81 @@ pub(crate) const STEPS: [Step; 16] = [
         name: "ledger rules",
         apply: ledger_rules,
     },
+    // Version 17: the rules of approvals (their links, decisions, uses and tasks) and of
+    // spent request states declared on the ledger too, in place of the approval steps'
+    // hand-written triggers; every ledger table's rules generated anew, so each store holds
+    // the same ones whichever version it came from.
+    Step {
+        name: "approval and request state rules",
+        apply: every_ledger_rule,
+    },
 ];
 
-/// The ledger tables, in the order their steps add them.
+/// The ledger tables of step 16, in the order their steps add them.
 const LEDGERS: [&Ledger; 4] = [
     &crate::undo::table::LEDGER,
     &crate::defer::table::LEDGER,
     &crate::grant::table::LEDGER,
     &crate::budget::table::LEDGER,
+];
+
+/// Every ledger table: step 16's, the spent request states, and the approvals' (parents
+/// first).
+const EVERY_LEDGER: [&Ledger; 10] = [
+    LEDGERS[0],
+    LEDGERS[1],
+    LEDGERS[2],
+    LEDGERS[3],
+    &crate::store::spent::LEDGER,
+    APPROVALS[0],
+    APPROVALS[1],
+    APPROVALS[2],
+    APPROVALS[3],
+    APPROVALS[4],
+];
+
+const APPROVALS: [&Ledger; 5] = crate::store::approvals::rules::LEDGERS;
+
+/// The triggers the approval steps wrote by hand: SQLite's, then PostgreSQL's (one
+/// function each, named as its trigger). Dropping a name the engine never had does nothing.
+const APPROVALS_HAND_WRITTEN: [Retired; 28] = [
+    retired(
+        "guard_approval_decisions",
+        "guard_approval_decisions_in_time",
+    ),
+    retired("guard_approval_decisions", "guard_approval_decisions_fixed"),
+    retired("guard_approvals", "guard_approvals_final"),
+    retired("guard_approvals", "guard_approvals_immutable"),
+    retired("guard_approvals", "guard_approvals_decided"),
+    retired("guard_approvals", "guard_approvals_approved_by_enough"),
+    retired("guard_approvals", "guard_approvals_rejected_by_someone"),
+    retired("guard_approvals", "guard_approvals_kept_while_pending"),
+    retired("guard_approval_links", "guard_approval_links_once"),
+    retired("guard_approvals", "guard_approvals_fingerprint_fixed"),
+    retired("guard_approval_uses", "guard_approval_uses_approved"),
+    retired("guard_approval_uses", "guard_approval_uses_fixed"),
+    retired("guard_approval_tasks", "guard_approval_tasks_fixed"),
+    retired("guard_approvals", "guard_approvals_open_pending"),
+    retired("guard_approvals", "guard_approvals_approvers_fixed"),
+    retired("guard_approvals", "guard_approvals_approved_by_sealed"),
+    retired("guard_approval_links", "guard_approval_links_issued"),
+    retired("guard_approval_links", "guard_approval_links_seal_fixed"),
+    retired(
+        "guard_approval_decisions",
+        "guard_approval_decisions_through_a_link",
+    ),
+    retired("guard_approval_decisions", "guard_approval_decisions_check"),
+    retired("guard_approvals", "guard_approvals_check"),
+    retired("guard_approval_links", "guard_approval_links_check"),
+    retired("guard_approvals", "guard_approvals_fingerprint_check"),
+    retired("guard_approval_uses", "guard_approval_uses_check"),
+    retired("guard_approval_tasks", "guard_approval_tasks_check"),
+    retired("guard_approvals", "guard_approvals_sealed_check"),
+    retired("guard_approval_links", "guard_approval_links_issued_check"),
+    retired(
+        "guard_approval_decisions",
+        "guard_approval_decisions_sealed_check",
+    ),
 ];
 
 /// The triggers the ledger tables' rules had while they were written by hand (on
@@ -146,7 +213,15 @@ const fn retired(table: &'static str, trigger: &'static str) -> Retired {
 }
 
 fn ledger_rules(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
-    Box::pin(crate::ledger::renew(tx, &LEDGERS, &HAND_WRITTEN))
+    Box::pin(crate::store::ledger::renew(tx, &LEDGERS, &HAND_WRITTEN))
+}
+
+fn every_ledger_rule(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
+    Box::pin(crate::store::ledger::renew(
+        tx,
+        &EVERY_LEDGER,
+        &APPROVALS_HAND_WRITTEN,
+    ))
 }
 
 /// Tables a step folds into guard's own and drops: a store at the current version that
@@ -262,11 +337,12 @@ mod tests {
                 "approval seals",
                 "store identity",
                 "budgets",
-                "ledger rules"
+                "ledger rules",
+                "approval and request state rules"
             ]
         );
         assert!(pending(version(&STEPS), &STEPS).unwrap().is_empty());
-        assert_eq!(version(&STEPS), 16);
+        assert_eq!(version(&STEPS), 17);
     }
 
     #[test]

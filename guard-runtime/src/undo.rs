@@ -42,9 +42,9 @@ use crate::{
     audit::{AuditLog, Event},
     canonical::canonical_payload,
     error::ToolError,
-    ledger::Owner,
     outcome::Outcome,
     person::Person,
+    store::ledger::Owner,
     store::{OperationStore, Row, Statement, StoreError, Tx},
 };
 
@@ -118,7 +118,7 @@ impl UndoWindows {
             .map_err(|e| StoreError::Other(format!("the undo data has no canonical JSON: {e}")))?;
         let within = i64::try_from(within.as_millis()).unwrap_or(i64::MAX);
         let mut tx = self.store.begin().await?;
-        let now = crate::ledger::clock::now(&mut tx).await?;
+        let now = crate::store::ledger::clock::now(&mut tx).await?;
         let opened = Opened {
             operation_id: uuid::Uuid::new_v4().to_string(),
             expires_at: now.saturating_add(within.max(1)),

@@ -4,7 +4,7 @@
 //! period starts only once the last one ended; a row goes only once its period ended.
 
 use crate::{
-    ledger::{self, Kept, Ledger, Rule, Status},
+    store::ledger::{self, Event, Kept, Ledger, Refusal, Rule, Status, When},
     store::{BoxFuture, StoreError, Tx},
 };
 
@@ -34,15 +34,19 @@ pub(crate) const LEDGER: Ledger = Ledger {
     fixed_words: "person and tool",
     rules: &[Rule {
         name: "only_grow",
-        when: "(NEW.opened_at = OLD.opened_at AND (NEW.expires_at {ne} OLD.expires_at \
+        on: Event::Update,
+        when: When::Both(
+            "(NEW.opened_at = OLD.opened_at AND (NEW.expires_at {ne} OLD.expires_at \
                OR NEW.items < OLD.items OR NEW.bytes < OLD.bytes)) \
                OR (NEW.opened_at {ne} OLD.opened_at AND NEW.opened_at < OLD.expires_at)",
+        ),
         words: "the {row} only grows within its period, and starts again only once it ended",
     }],
     kept: Kept::UntilExpired {
         column: "expires_at",
         words: "its period ended",
     },
+    refusal: Refusal::Privilege,
 };
 
 /// The schema step that adds the table and its rules (registered in `crate::schema`).

@@ -127,7 +127,7 @@ impl DeferredCalls {
         let sql = format!(
             "SELECT operation_id FROM guard_deferred WHERE status = 'SCHEDULED' AND due_at <= {}
              ORDER BY due_at LIMIT $1",
-            crate::ledger::clock::now_sql(tx.dialect())
+            crate::store::ledger::clock::now_sql(tx.dialect())
         );
         let due: Vec<String> = tx
             .query(&sql, &[BATCH.into()])
@@ -141,7 +141,7 @@ impl DeferredCalls {
             let mut tx = self.store.begin().await?;
             let claimed = read_locked(&mut tx, &id, true).await?;
             // Due by the database's clock, read under the claim.
-            let now = crate::ledger::clock::now(&mut tx).await?;
+            let now = crate::store::ledger::clock::now(&mut tx).await?;
             let claimed = claimed.filter(|s| s.status == Status::Scheduled && s.call.due_at <= now);
             let Some(stored) = claimed else {
                 tx.rollback().await?;
@@ -193,7 +193,7 @@ impl DeferredCalls {
             let text = crate::canonical::canonical_json(&result).map_err(|e| {
                 StoreError::Other(format!("a run's result has no canonical JSON: {e}"))
             })?;
-            let closed_at = crate::ledger::clock::now(&mut tx).await?;
+            let closed_at = crate::store::ledger::clock::now(&mut tx).await?;
             tx.execute(
                 "UPDATE guard_deferred SET status = $2, closed_at = $3, result = $4
                  WHERE operation_id = $1 AND status = 'SCHEDULED'",

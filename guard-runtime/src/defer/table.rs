@@ -4,7 +4,7 @@
 //! runs (tool, target, arguments, form, the fingerprint the human saw) or when.
 
 use crate::{
-    ledger::{self, Kept, Ledger, Opens, Status},
+    store::ledger::{self, Kept, Ledger, Opens, Refusal, Status},
     store::{BoxFuture, StoreError, Tx},
 };
 
@@ -63,6 +63,7 @@ pub(crate) const LEDGER: Ledger = Ledger {
     fixed_words: "owner, call and due time",
     rules: &[],
     kept: Kept::History,
+    refusal: Refusal::Privilege,
 };
 
 /// The schema step that adds the table and its rules (registered in `crate::schema`).

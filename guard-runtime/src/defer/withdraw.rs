@@ -67,7 +67,7 @@ impl DeferredCalls {
             None => Withdrawal::NotFound,
             Some(stored) => match (stored.status, stored.closed_at) {
                 (Status::Scheduled, _) => {
-                    let now = crate::ledger::clock::now(&mut tx).await?;
+                    let now = crate::store::ledger::clock::now(&mut tx).await?;
                     let closed = tx
                         .execute(
                             "UPDATE guard_deferred SET status = 'WITHDRAWN', closed_at = $2

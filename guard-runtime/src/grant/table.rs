@@ -5,7 +5,7 @@
 //! until when.
 
 use crate::{
-    ledger::{self, Kept, Ledger, Opens, Rule, Status},
+    store::ledger::{self, Event, Kept, Ledger, Opens, Refusal, Rule, Status, When},
     store::{BoxFuture, StoreError, Tx},
 };
 
@@ -57,10 +57,14 @@ pub(crate) const LEDGER: Ledger = Ledger {
     fixed_words: "holder, tool, scope, answer, calls and expiry",
     rules: &[Rule {
         name: "counts_one_use",
-        when: "NEW.used {ne} OLD.used AND (NEW.used {ne} OLD.used + 1 OR NEW.revoked_at IS NOT NULL)",
+        on: Event::Update,
+        when: When::Both(
+            "NEW.used {ne} OLD.used AND (NEW.used {ne} OLD.used + 1 OR NEW.revoked_at IS NOT NULL)",
+        ),
         words: "the {row} counts one use at a time, and none once revoked",
     }],
     kept: Kept::History,
+    refusal: Refusal::Privilege,
 };
 
 /// The schema step that adds the table and its rules (registered in `crate::schema`).

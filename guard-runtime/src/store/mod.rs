@@ -9,6 +9,7 @@
 pub(crate) mod approvals;
 mod expiring;
 pub(crate) mod identity;
+pub(crate) mod ledger;
 pub(crate) mod lock;
 pub(crate) mod migrate;
 #[cfg(feature = "postgres")]

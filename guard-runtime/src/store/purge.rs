@@ -21,8 +21,10 @@ use super::{
 /// The most rows one purge removes; a larger backlog goes over the next calls.
 pub(crate) const BATCH: i64 = 500;
 
-/// Removes up to [`BATCH`] rows of `table` that expired at or before `now`, in a
-/// transaction of its own; does nothing if another purge of `table` is under way.
+/// Removes up to [`BATCH`] rows of `table` that expired at or before `now`, and by the
+/// database's clock too (a ledger table refuses to lose a row before that clock says it
+/// expired, so a caller whose clock runs ahead would otherwise have its whole purge refused),
+/// in a transaction of its own; does nothing if another purge of `table` is under way.
 pub(crate) async fn expired(
     store: &dyn OperationStore,
     table: Expiring,
@@ -32,6 +34,7 @@ pub(crate) async fn expired(
     if !lock::try_hold(&mut tx, Lock::Purge(table)).await? {
         return tx.rollback().await;
     }
+    let now = now.min(crate::store::ledger::clock::now(&mut tx).await?);
     let statement = Statement::execute(
         table.statement(tx.dialect()),
         vec![now.into(), BATCH.into()],

@@ -89,7 +89,7 @@ impl UndoWindows {
         let stored = read_locked(&mut tx, operation_id)
             .await?
             .filter(|stored| stored.owned_by(owner));
-        let now = crate::ledger::clock::now(&mut tx).await?;
+        let now = crate::store::ledger::clock::now(&mut tx).await?;
         let answer = match stored {
             None => Undo::NotFound,
             Some(stored) => match (stored.status, stored.closed_at, stored.result) {

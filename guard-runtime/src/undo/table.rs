@@ -3,7 +3,7 @@
 //! never opens again, and never changes whose it is, what it undoes or until when.
 
 use crate::{
-    ledger::{self, Kept, Ledger, Opens, Status},
+    store::ledger::{self, Kept, Ledger, Opens, Refusal, Status},
     store::{BoxFuture, StoreError, Tx},
 };
 
@@ -57,6 +57,7 @@ pub(crate) const LEDGER: Ledger = Ledger {
     fixed_words: "owner, data and deadline",
     rules: &[],
     kept: Kept::History,
+    refusal: Refusal::Privilege,
 };
 
 /// The schema step that adds the table and its rules (registered in `crate::schema`).

@@ -11,17 +11,17 @@
 //!   confusable skeleton of their name, and when.
 //!
 //! What must never happen is refused by the database, on both engines and for every role,
-//! the tables' owner included:
-//!
-//! - two decisions by one person on one approval: the primary key (canonical approver) and
-//!   a unique skeleton (a look-alike of that approver);
-//! - a decision on an approval that is not pending, or after its deadline by the database's
-//!   own clock (so a replica whose clock runs late cannot decide late): a trigger;
-//! - an approval leaving a final status, changing what it asked for, becoming `APPROVED`
-//!   without its required approvals or `REJECTED` without a rejection, or being decided
-//!   after its deadline: a trigger;
-//! - a link changing whom it speaks for, or being used twice: a trigger;
-//! - a pending approval deleted before its deadline: a trigger.
+//! the tables' owner included: two decisions by one person on one approval (the primary key
+//! on the canonical approver, and a unique skeleton for a look-alike of that approver), and
+//! the rules each table declares on the ledger ([`rules`]): a decision only on a pending
+//! approval before its deadline by the database's own clock (so a replica whose clock runs
+//! late cannot decide late), through the decider's own unused link, from an approver the
+//! approval lists other than the requester; an approval that opens pending and listing
+//! enough approvers, whose status only moves forward, never changes what it asks, and is
+//! `APPROVED` or `REJECTED` only with the decisions guard counts; a link that speaks for one
+//! person and decides once; a use only of an approved approval; a task that ends once; and
+//! a pending approval kept until its deadline, its links, decisions, use and task deleted
+//! only with it.
 //!
 //! A later step ([`take_over`](take_over::take_over)) adds what lets the requester's next call take up an
 //! approval instead of opening another: `guard_approvals.fingerprint`, the effect the
@@ -45,9 +45,11 @@
 //! Times are milliseconds since the Unix epoch, like every time guard stores.
 //!
 //! Each step is a file of its own; they share how a step runs its engine's triggers
-//! (`engines`).
+//! (`engines`). Those triggers, written by hand per engine, are the steps' history: schema
+//! step 17 drops them for the ones the ledger generates from [`rules`].
 
 mod engines;
+pub(crate) mod rules;
 mod seals;
 mod tables;
 mod take_over;

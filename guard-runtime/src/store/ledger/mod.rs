@@ -1,12 +1,18 @@
-//! The ledger of promises: undo windows, deferred calls, grants and session budgets are
+//! The ledger of promises: undo windows, deferred calls, grants, page approvals (with
+//! their links, decisions, uses and tasks), spent request states and session budgets are
 //! one kind of row (someone's, about one thing, until a time, whose status only moves
 //! forward), so their rules are declared once ([`Ledger`]) and the database enforces them
 //! on both engines from that declaration: SQLite triggers that abort the statement, and one
-//! PostgreSQL trigger function for every role, the tables' owner included. Each feature
-//! keeps its table's columns and the words its messages use.
+//! PostgreSQL trigger function for every role, the tables' owner included. This is the one
+//! place that creates ([`create`]) and renews ([`renew`]) those triggers. Each feature
+//! keeps its table's columns and the words its messages use; a rule only one feature has
+//! (a decision names a listed approver other than the requester and the link it came
+//! through) is that feature's text, declared as a [`Rule`] and created here like the rest.
 //!
 //! It also holds what every such row's readers share: the database's clock ([`clock`]),
-//! never a caller's, and the owner a row belongs to ([`Owner`]).
+//! never a caller's, which decides what is due or expired (a row's deadline is read from
+//! the row), and the owner a row belongs to ([`Owner`]). It sits in the storage layer
+//! because the store's own tables (spent request states, approvals) are ledger rows too.
 
 pub(crate) mod clock;
 mod declare;
@@ -14,7 +20,7 @@ mod owner;
 mod postgres;
 mod sqlite;
 
-pub(crate) use declare::{Kept, Ledger, Opens, Rule, Status};
+pub(crate) use declare::{Event, Kept, Ledger, Opens, Refusal, Rule, Status, When};
 pub(crate) use owner::Owner;
 
 use crate::store::{Dialect, StoreError, Tx};

@@ -4,7 +4,7 @@
 
 use super::{
     clock::now_sql,
-    declare::{Check, Event, Ledger},
+    declare::{Check, Condition, Event, Ledger, tables},
 };
 use crate::store::Dialect;
 
@@ -39,7 +39,7 @@ fn trigger(ledger: &Ledger, check: &Check, create: &str) -> String {
     };
     let when = check
         .when
-        .as_deref()
+        .as_ref()
         .map(|when| format!("\n    WHEN {}", condition(when)))
         .unwrap_or_default();
     let message = check.message.replace("{row}", ledger.row);
@@ -56,8 +56,18 @@ fn name(ledger: &Ledger, check: &Check) -> String {
     format!("{}_{}", ledger.table, check.name)
 }
 
-/// `when` in SQLite's words.
-fn condition(when: &str) -> String {
-    when.replace("{ne}", "IS NOT")
+/// `when` in SQLite's words: other tables by their names, no row locks (a SQLite store has
+/// one writer at a time), a JSON array's texts from `json_each`.
+fn condition(when: &Condition) -> String {
+    let text = match when {
+        Condition::Row(text) => text,
+        Condition::Reads { sqlite, .. } => sqlite,
+    };
+    let text = text
+        .replace("{ne}", "IS NOT")
         .replace("{now}", now_sql(Dialect::Sqlite))
+        .replace("{lock}", "")
+        .replace("{json_texts}", "json_each")
+        .replace("{as_json}", "");
+    tables(&text, str::to_owned)
 }
