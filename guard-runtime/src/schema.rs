@@ -135,7 +135,7 @@ const LEDGERS: [&Ledger; 4] = [
 
 /// Every ledger table: step 16's, the spent request states, and the approvals' (parents
 /// first).
-const EVERY_LEDGER: [&Ledger; 10] = [
+pub(crate) const EVERY_LEDGER: [&Ledger; 10] = [
     LEDGERS[0],
     LEDGERS[1],
     LEDGERS[2],
@@ -310,6 +310,9 @@ impl PgStore {
         self.migrate_with(&STEPS).await
     }
 }
+
+#[cfg(test)]
+mod migrated;
 
 #[cfg(test)]
 mod tests {

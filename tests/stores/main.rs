@@ -23,6 +23,7 @@ mod intents_confirm_once_for_their_owner;
 mod keyed_calls_run_once;
 mod postgres_read_handles_cannot_write;
 mod servers_have_their_logs_witnessed;
+mod spent_states_and_approval_rows_hold;
 mod stores_migrate_and_never_block;
 mod two_phase_pairs_take_pinned_trips;
 mod undo_windows_hold;

@@ -67,6 +67,16 @@ pub(crate) async fn renew(
     Ok(())
 }
 
+/// The triggers that hold `ledger`'s rules on `dialect`, for tests that compare a store's
+/// catalog with its declarations.
+#[cfg(test)]
+pub(crate) fn triggers(ledger: &Ledger, dialect: Dialect) -> Vec<String> {
+    match dialect {
+        Dialect::Sqlite => sqlite::names(ledger),
+        Dialect::Postgres => vec![format!("{}_rules", ledger.table)],
+    }
+}
+
 /// A trigger a table's rules had before the ledger declared them.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Retired {

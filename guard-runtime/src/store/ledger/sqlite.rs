@@ -51,6 +51,12 @@ fn trigger(ledger: &Ledger, check: &Check, create: &str) -> String {
     )
 }
 
+/// The triggers that hold `ledger`'s checks.
+#[cfg(test)]
+pub(super) fn names(ledger: &Ledger) -> Vec<String> {
+    ledger.checks().iter().map(|c| name(ledger, c)).collect()
+}
+
 /// The trigger that holds `check`.
 fn name(ledger: &Ledger, check: &Check) -> String {
     format!("{}_{}", ledger.table, check.name)

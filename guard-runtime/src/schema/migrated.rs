@@ -1,0 +1,152 @@
+//! A store brought from the previous schema version to this one holds exactly the rules a
+//! new store holds: on every ledger table the triggers its declaration generates and no
+//! other (none the approval steps wrote by hand is left), on both engines.
+
+use std::collections::BTreeSet;
+
+use super::{EVERY_LEDGER, STEPS};
+use crate::store::{Dialect, OperationStore, ledger};
+
+/// The previous version's steps.
+fn previous() -> &'static [crate::store::migrate::Step] {
+    &STEPS[..STEPS.len() - 1]
+}
+
+/// `(table, trigger)` of every trigger on a ledger table, as `sql` lists them.
+async fn ledger_triggers(store: &dyn OperationStore, sql: &str) -> BTreeSet<(String, String)> {
+    let tables: Vec<&str> = EVERY_LEDGER.iter().map(|l| l.table).collect();
+    let mut tx = store.begin().await.unwrap();
+    let rows = tx.query(sql, &[]).await.unwrap();
+    tx.rollback().await.unwrap();
+    rows.iter()
+        .map(|r| {
+            let text = |c| r.text(c).unwrap().to_owned();
+            (text("tbl"), text("name"))
+        })
+        .filter(|(table, _)| tables.contains(&table.as_str()))
+        .collect()
+}
+
+/// What the declarations generate on `dialect`.
+fn declared(dialect: Dialect) -> BTreeSet<(String, String)> {
+    EVERY_LEDGER
+        .iter()
+        .flat_map(|l| {
+            ledger::triggers(l, dialect)
+                .into_iter()
+                .map(|t| (l.table.to_owned(), t))
+        })
+        .collect()
+}
+
+/// A trigger the approval steps wrote by hand on `dialect`.
+fn hand_written(dialect: Dialect) -> (String, String) {
+    let (table, trigger) = match dialect {
+        Dialect::Sqlite => ("guard_approvals", "guard_approvals_approved_by_sealed"),
+        Dialect::Postgres => ("guard_approval_decisions", "guard_approval_decisions_check"),
+    };
+    (table.to_owned(), trigger.to_owned())
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test]
+async fn a_sqlite_store_of_the_previous_version_ends_with_a_new_stores_rules() {
+    use crate::store::SqliteStore;
+    const TRIGGERS: &str = "SELECT tbl_name AS tbl, name FROM sqlite_master WHERE type = 'trigger'";
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("old.db");
+    let before = SqliteStore::open_with(&old, previous()).unwrap();
+    let had = ledger_triggers(&before, TRIGGERS).await;
+    assert!(
+        had.contains(&hand_written(Dialect::Sqlite)),
+        "the previous version wrote the approvals' triggers by hand: {had:?}"
+    );
+    drop(before);
+
+    let migrated = ledger_triggers(&SqliteStore::open(&old).unwrap(), TRIGGERS).await;
+    let fresh = SqliteStore::open(dir.path().join("new.db")).unwrap();
+    assert_eq!(migrated, ledger_triggers(&fresh, TRIGGERS).await);
+    assert_eq!(migrated, declared(Dialect::Sqlite));
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_postgres_store_of_the_previous_version_ends_with_a_new_stores_rules() {
+    use crate::store::PgStore;
+    let Ok(url) = std::env::var("GUARD_TEST_PG_URL") else {
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI is set but GUARD_TEST_PG_URL is not: set it so the PostgreSQL migration test runs"
+        );
+        eprintln!(
+            "SKIPPED: GUARD_TEST_PG_URL is not set; the PostgreSQL migration test did not run"
+        );
+        return;
+    };
+    let (admin, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let schemas = [
+        format!("guard_migrated_old_{}", std::process::id()),
+        format!("guard_migrated_new_{}", std::process::id()),
+    ];
+    let store = |schema: &str| {
+        let mut config: tokio_postgres::Config = url.parse().unwrap();
+        config.options(format!("-c search_path={schema}"));
+        PgStore::from_config(config, 1).unwrap()
+    };
+    for schema in &schemas {
+        admin
+            .batch_execute(&format!("CREATE SCHEMA {schema}"))
+            .await
+            .unwrap();
+    }
+    // The triggers and the source of the functions they run, in the store's schema.
+    const TRIGGERS: &str = "SELECT c.relname AS tbl, t.tgname AS name
+        FROM pg_catalog.pg_trigger t
+        JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid
+        WHERE c.relnamespace = pg_catalog.current_schema()::text::pg_catalog.regnamespace
+          AND NOT t.tgisinternal";
+    const FUNCTIONS: &str = "SELECT proname AS tbl, prosrc AS name FROM pg_catalog.pg_proc
+        WHERE pronamespace = pg_catalog.current_schema()::text::pg_catalog.regnamespace";
+    let functions = |store: PgStore| async move {
+        let mut tx = store.begin().await.unwrap();
+        let rows = tx.query(FUNCTIONS, &[]).await.unwrap();
+        tx.rollback().await.unwrap();
+        rows.iter()
+            .map(|r| {
+                (
+                    r.text("tbl").unwrap().to_owned(),
+                    r.text("name").unwrap().to_owned(),
+                )
+            })
+            .collect::<BTreeSet<_>>()
+    };
+
+    let old = store(&schemas[0]);
+    old.migrate_with(previous()).await.unwrap();
+    let had = ledger_triggers(&old, TRIGGERS).await;
+    assert!(
+        had.contains(&hand_written(Dialect::Postgres)),
+        "the previous version wrote the approvals' triggers by hand: {had:?}"
+    );
+    old.migrate().await.unwrap();
+    let new = store(&schemas[1]);
+    new.migrate().await.unwrap();
+
+    let migrated = ledger_triggers(&old, TRIGGERS).await;
+    assert_eq!(migrated, ledger_triggers(&new, TRIGGERS).await);
+    assert_eq!(migrated, declared(Dialect::Postgres));
+    assert_eq!(
+        functions(old).await,
+        functions(new).await,
+        "the same functions, with the same source, and none left over"
+    );
+    for schema in &schemas {
+        admin
+            .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+            .await
+            .unwrap();
+    }
+}
