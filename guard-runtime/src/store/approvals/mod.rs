@@ -25,30 +25,29 @@
 //!
 //! A later step ([`take_over`](take_over::take_over)) adds what lets the requester's next call take up an
 //! approval instead of opening another: `guard_approvals.fingerprint`, the effect the
-//! approvers were shown (it never changes: a trigger), and `guard_approval_uses`, one row
+//! approvers were shown (it never changes), and `guard_approval_uses`, one row
 //! per approval whose effect was let run, its primary key the rule that an approval runs
-//! its effect once whoever asks, and a trigger that lets only an `APPROVED` approval in.
+//! its effect once whoever asks, and only an `APPROVED` approval in.
 //!
 //! A third ([`tasks`](tasks::tasks)) adds `guard_approval_tasks`: the approvals answered as an MCP Task on
 //! protocol 2026-07-28, with the call's canonical arguments (so any replica can run it once
 //! approved), which `tasks/get` claims the run (`runner`, `run_at`), and how the task ended
 //! (`ended`, `result`: completed, failed or cancelled). What a task asks never changes, and
-//! it ends once: a trigger.
+//! it ends once.
 //!
 //! A fourth ([`seals`](seals::seals)) adds `guard_approvals.approvers` (the canonical users an approval
 //! asks, fixed), the seals of links and decisions (`guard_approval_links.seal`,
 //! `guard_approval_decisions.link_sha256` and `.seal`; guard counts only decisions whose
-//! seals verify, see `approval::decisions`), and triggers refusing an approval opened
+//! seals verify, see `approval::decisions`), with the rules refusing an approval opened
 //! decided, unlisted or listing its requester, a link or a decision for anyone it does not
 //! list, `APPROVED` without enough sealed approvals, and a change of the list or a seal.
 //!
 //! Times are milliseconds since the Unix epoch, like every time guard stores.
 //!
-//! Each step is a file of its own; they share how a step runs its engine's triggers
-//! (`engines`). Those triggers, written by hand per engine, are the steps' history: schema
-//! step 17 drops them for the ones the ledger generates from [`rules`].
+//! Each step is a file of its own and adds tables and columns only: their rules are
+//! declared in [`rules`] and the ledger creates them (schema step 17, which also drops the
+//! triggers these steps wrote by hand per engine before).
 
-mod engines;
 pub(crate) mod rules;
 mod seals;
 mod tables;
