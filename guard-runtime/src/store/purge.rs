@@ -49,3 +49,41 @@ pub(crate) async fn expired_or_log(store: &dyn OperationStore, table: Expiring, 
         tracing::warn!(?table, error = %e, "purging expired rows failed; the next call tries again");
     }
 }
+
+#[cfg(all(test, feature = "sqlite"))]
+mod tests {
+    use super::*;
+    use crate::store::{SqliteStore, now_ms};
+
+    /// A purger whose clock runs an hour ahead removes what expired and keeps the spent state
+    /// the database's clock still holds live (which the ledger would refuse to delete,
+    /// failing the whole purge).
+    #[tokio::test]
+    async fn a_purge_ahead_of_the_database_clock_removes_only_what_expired() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path().join("guard.db")).unwrap();
+        let now = now_ms();
+        let mut tx = store.begin().await.unwrap();
+        for (nonce, until) in [("live", now + 600_000), ("gone", now - 1)] {
+            tx.execute(
+                "INSERT INTO guard_redeemed_states (nonce, expires_at) VALUES ($1, $2)",
+                &[nonce.into(), until.into()],
+            )
+            .await
+            .unwrap();
+        }
+        tx.commit().await.unwrap();
+
+        expired(&store, Expiring::RedeemedStates, now + 3_600_000)
+            .await
+            .expect("the purge goes through");
+        let mut tx = store.begin().await.unwrap();
+        let left = tx
+            .query("SELECT nonce FROM guard_redeemed_states", &[])
+            .await
+            .unwrap();
+        tx.rollback().await.unwrap();
+        let left: Vec<&str> = left.iter().map(|r| r.text("nonce").unwrap()).collect();
+        assert_eq!(left, ["live"]);
+    }
+}
