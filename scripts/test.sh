@@ -24,11 +24,11 @@ fi
 cargo fetch --quiet
 cargo deny --offline check bans licenses sources
 echo "== documentation: every public item documented, no broken links (also as docs.rs builds it)"
-RUSTDOCFLAGS="-D warnings" cargo doc --all-features --no-deps -p rmcp-guard -p rmcp-guard-macros
+RUSTDOCFLAGS="-D warnings" cargo doc --all-features --no-deps -p rmcp-guard -p rmcp-guard-macros -p rmcp-guard-test
 # docs.rs passes --cfg docsrs (see [package.metadata.docs.rs]), which turns on the nightly
 # doc_cfg badges; RUSTC_BOOTSTRAP lets the stable toolchain check that build too.
 RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="--cfg docsrs -D warnings" \
-    cargo doc --all-features --no-deps -p rmcp-guard -p rmcp-guard-macros --target-dir "${CARGO_TARGET_DIR:-target}/docsrs"
+    cargo doc --all-features --no-deps -p rmcp-guard -p rmcp-guard-macros -p rmcp-guard-test --target-dir "${CARGO_TARGET_DIR:-target}/docsrs"
 echo "== cargo publish --workspace --dry-run (packages and builds what crates.io would get)"
 cargo publish --workspace --dry-run --allow-dirty
 echo "== build the example binaries (the process tests drive them)"

@@ -27,8 +27,11 @@
 //!
 //! Features: `sqlite` (default: database handles for tools and the embedded operation store),
 //! `postgres` (the PostgreSQL store and a read-only handle), `jwt` (identity from a verified
-//! bearer token over HTTP), `approval` (the approval page for `approve = "url"`), `testing`
-//! (scripted humans and the honesty kit).
+//! bearer token over HTTP), `approval` (the approval page for `approve = "url"`), `witness`
+//! (checkpoints witnessed over HTTP).
+//!
+//! Scripted humans and the annotation-honesty kit, for a server's tests, are in the
+//! dev-dependency [`rmcp-guard-test`](https://docs.rs/rmcp-guard-test).
 //!
 //! # A complete server
 //!
@@ -136,13 +139,6 @@ mod used;
 pub mod user_dirs;
 pub mod validate;
 
-#[cfg(feature = "testing")]
-#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
-pub mod honesty;
-#[cfg(feature = "testing")]
-#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
-pub mod testing;
-
 pub use answered::Answered;
 pub use args::ToolArgs;
 pub use confirmed::Confirmed;
@@ -180,3 +176,15 @@ mod layering;
 #[doc(hidden)]
 #[path = "private/mod.rs"]
 pub mod __private;
+
+/// What `rmcp-guard-test` reaches inside guard (feature `testing`), and nothing else should:
+/// neither item decides when an effect runs or makes a proof.
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub mod __testing {
+    /// One pass of the deferred-call runner: what the database's clock says is due.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub use crate::entry::withdraw::run_due_deferred;
+    /// The key of guard's one input request in an `InputRequiredResult` (2026-07-28).
+    pub use crate::flow::INPUT_KEY;
+}

@@ -23,8 +23,8 @@ use rmcp_guard::{
     identity::Identity,
     ops::{OperationStore, SqliteStore},
     outcome::{ApprovalEvent, Outcome},
-    testing::INPUT_KEY,
 };
+use rmcp_guard_test::testing::INPUT_KEY;
 use safe_ops::visit;
 use serde_json::{Value, json};
 

@@ -17,11 +17,8 @@ use rmcp::model::{
     TaskStatus,
 };
 use rmcp_guard::outcome::Outcome;
-use rmcp_guard::{
-    Guard, Identity,
-    approval::WebhookNotifier,
-    testing::{Answer, ScriptedHuman},
-};
+use rmcp_guard::{Guard, Identity, approval::WebhookNotifier};
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use safe_ops::{SafeOps, receiver::Receiver, visit};
 use serde_json::json;
 

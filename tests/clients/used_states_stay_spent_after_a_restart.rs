@@ -15,7 +15,7 @@ use rmcp::{
     transport::TokioChildProcess,
 };
 use rmcp_guard::outcome::Outcome;
-use rmcp_guard::testing::{INPUT_KEY, ScriptedHuman};
+use rmcp_guard_test::testing::{INPUT_KEY, ScriptedHuman};
 use serde_json::{Value, json};
 
 type Client = RunningService<RoleClient, ScriptedHuman>;

@@ -8,8 +8,9 @@ use rmcp::{ServiceExt, handler::server::wrapper::Parameters, model::ProtocolVers
 use rmcp_guard::tool_router;
 use rmcp_guard::{
     Confirmed, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, forms::Checkbox,
-    read_only, testing::ScriptedHuman,
+    read_only,
 };
+use rmcp_guard_test::testing::ScriptedHuman;
 use schemars::JsonSchema;
 use serde::Deserialize;
 

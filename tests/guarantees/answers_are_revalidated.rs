@@ -6,11 +6,8 @@
 use crate::support::*;
 use proptest::prelude::*;
 use rmcp_guard::outcome::Outcome;
-use rmcp_guard::{
-    Form,
-    testing::{Answer, ScriptedHuman},
-    validate::validate,
-};
+use rmcp_guard::{Form, validate::validate};
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use safe_ops::server::{ApprovalLevel, DeleteConfirmation, DeployConfig, DropTableConfirmation};
 use serde_json::{Map, Number, Value, json};
 

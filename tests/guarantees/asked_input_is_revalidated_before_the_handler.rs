@@ -18,8 +18,8 @@ use rmcp_guard::tool_router;
 use rmcp_guard::{
     Answered, Exposure, Form, FormEnum, Guard, Guarded, ToolArgs, ToolError, ask, exposed,
     outcome::Outcome,
-    testing::{Answer, ScriptedHuman},
 };
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use serde_json::{Value, json};
 
 use crate::support::{call, code, connect, is_error, outcome, text};

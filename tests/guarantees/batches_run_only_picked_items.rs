@@ -13,8 +13,8 @@ use rmcp_guard::{
     audit::{AuditLog, story},
     batch::ItemOutcome,
     ops::SqliteStore,
-    testing::{Answer, INPUT_KEY, ScriptedHuman},
 };
+use rmcp_guard_test::testing::{Answer, INPUT_KEY, ScriptedHuman};
 use serde_json::{Value, json};
 
 const LOGS: [&str; 3] = ["logs/a.log", "logs/b.log", "logs/c.log"];

@@ -14,12 +14,8 @@ use crate::support::{
     *,
 };
 use rmcp::model::{CallToolResult, ProtocolVersion};
-use rmcp_guard::{
-    Code,
-    ops::SqliteStore,
-    outcome::Outcome,
-    testing::{Answer, ScriptedHuman},
-};
+use rmcp_guard::{Code, ops::SqliteStore, outcome::Outcome};
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use serde_json::{Value, json};
 
 both_eras!(

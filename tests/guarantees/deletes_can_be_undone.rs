@@ -10,11 +10,8 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
 use crate::support::*;
 use rmcp::model::{CallToolResult, ProtocolVersion};
-use rmcp_guard::{
-    ops::SqliteStore,
-    outcome::Outcome,
-    testing::{Answer, ScriptedHuman},
-};
+use rmcp_guard::{ops::SqliteStore, outcome::Outcome};
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use safe_ops::SafeOps;
 use serde_json::{Value, json};
 

@@ -17,12 +17,10 @@ use rmcp::{
 };
 use rmcp_guard::tool_router;
 use rmcp_guard::{
-    Boundary, Disclosed, Guard, Guarded, ToolArgs, ToolError, exposed,
-    ops::SqliteStore,
-    outcome::Outcome,
-    read_only,
-    testing::{Answer, ScriptedHuman},
+    Boundary, Disclosed, Guard, Guarded, ToolArgs, ToolError, exposed, ops::SqliteStore,
+    outcome::Outcome, read_only,
 };
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use serde_json::{Value, json};
 
 both_eras!(

@@ -30,8 +30,8 @@ use rmcp_guard::{
     ops::{OperationStore, Operations, SqliteStore},
     outcome::Outcome,
     read_only,
-    testing::{Answer, ScriptedHuman},
 };
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use serde_json::{Value, json};
 
 both_eras!(
@@ -69,7 +69,7 @@ fn builds(lines: usize) -> World {
 }
 
 /// The one question `human` was shown, which must start with `opening`.
-fn asked_once(human: &ScriptedHuman, opening: &str) -> rmcp_guard::testing::Shown {
+fn asked_once(human: &ScriptedHuman, opening: &str) -> rmcp_guard_test::testing::Shown {
     let [shown] = &human.shown()[..] else {
         panic!("one question: {:?}", human.shown());
     };

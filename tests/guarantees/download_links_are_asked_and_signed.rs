@@ -10,12 +10,8 @@ use std::time::Duration;
 
 use crate::support::{over_http::serve_http, stdio, *};
 use rmcp::model::ProtocolVersion;
-use rmcp_guard::{
-    Code,
-    outcome::Outcome,
-    sandbox::Lookup,
-    testing::{Answer, ScriptedHuman},
-};
+use rmcp_guard::{Code, outcome::Outcome, sandbox::Lookup};
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

@@ -22,8 +22,8 @@ use rmcp_guard::{
     __private::{ConfirmKind, Flow, GuardCall, ToolSpec},
     Code, Exposure, Guard, Guarded, Preview, ToolError, exposed,
     forms::Checkbox,
-    testing::{Answer, ScriptedHuman},
 };
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use serde_json::json;
 
 both_eras!(
@@ -236,10 +236,9 @@ mod unpublished {
     use rmcp_guard::tool_router;
     use rmcp_guard::{
         Code, Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, destructive,
-        forms::Checkbox,
-        outcome::Outcome,
-        testing::{Answer, ScriptedHuman},
+        forms::Checkbox, outcome::Outcome,
     };
+    use rmcp_guard_test::testing::{Answer, ScriptedHuman};
     use schemars::JsonSchema;
     use serde::Deserialize;
     use serde_json::json;
@@ -348,8 +347,8 @@ mod forged_rounds {
         exposed,
         forms::Checkbox,
         outcome::Outcome,
-        testing::{Answer, INPUT_KEY, ScriptedHuman},
     };
+    use rmcp_guard_test::testing::{Answer, INPUT_KEY, ScriptedHuman};
     use schemars::JsonSchema;
     use serde::Deserialize;
     use serde_json::json;

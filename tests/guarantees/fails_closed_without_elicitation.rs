@@ -4,7 +4,7 @@
 use crate::support::*;
 use rmcp::model::{CallToolResponse, ProtocolVersion};
 use rmcp_guard::outcome::Outcome;
-use rmcp_guard::testing::{Answer, ScriptedHuman};
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use serde_json::{Value, json};
 
 both_eras!(

@@ -20,8 +20,8 @@ use rmcp_guard::outcome::Outcome;
 use rmcp_guard::{
     Guard,
     sandbox::{ErrorKind, Lookup, Sandbox},
-    testing::{Answer, ScriptedHuman},
 };
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use rustix::fs::{self, AtFlags, Mode, OFlags, RenameFlags};
 use safe_ops::SafeOps;
 use serde_json::{Value, json};

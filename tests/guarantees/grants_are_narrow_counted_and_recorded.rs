@@ -16,8 +16,8 @@ use rmcp_guard::{
     ops::{OperationStore, SqliteStore},
     outcome::Outcome,
     person::Person,
-    testing::{Answer, ScriptedHuman},
 };
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use serde_json::{Value, json};
 
 both_eras!(

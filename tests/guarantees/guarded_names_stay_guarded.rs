@@ -18,11 +18,9 @@ use rmcp::{
 use rmcp_guard::tool_router;
 use rmcp_guard::{
     Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, exposed,
-    forms::Checkbox,
-    outcome::Outcome,
-    read_only,
-    testing::{Answer, ScriptedHuman},
+    forms::Checkbox, outcome::Outcome, read_only,
 };
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use serde_json::json;
 
 /// How the server's two routers are combined.

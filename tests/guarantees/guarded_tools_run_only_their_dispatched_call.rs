@@ -28,8 +28,8 @@ use rmcp_guard::{
     Code, Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, exposed,
     forms::Checkbox,
     outcome::Outcome,
-    testing::{Answer, INPUT_KEY, ScriptedHuman},
 };
+use rmcp_guard_test::testing::{Answer, INPUT_KEY, ScriptedHuman};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;

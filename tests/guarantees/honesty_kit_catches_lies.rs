@@ -19,10 +19,12 @@ use rmcp_guard::tool_router;
 use rmcp_guard::{
     Guard, Guarded, ToolError,
     db::{ReadDb, WriteDb},
+    idempotent, read_only,
+};
+use rmcp_guard_test::{
     honesty::{
         DirObserver, Fixture, Kit, OutboxObserver, Probe, Report, Snapshot, SqliteObserver, Verdict,
     },
-    idempotent, read_only,
     testing::Answer,
 };
 use schemars::JsonSchema;
@@ -514,7 +516,7 @@ async fn an_honest_idempotent_tool_passes() {
 fn observers_see_content_not_just_counts() {
     let db = database(TICKETS);
     let sqlite = SqliteObserver::new(&db.path);
-    let snap = |o: &dyn rmcp_guard::honesty::Observe| o.snapshot().expect("snapshot");
+    let snap = |o: &dyn rmcp_guard_test::honesty::Observe| o.snapshot().expect("snapshot");
     let before = snap(&sqlite);
     // Same row count, different content.
     rusqlite::Connection::open(&db.path)
@@ -856,7 +858,7 @@ async fn state_only_a_custom_observer_sees_needs_that_observer() {
 /// insert or a send is an addition and an update or delete is a loss.
 #[test]
 fn items_tell_additions_from_losses() {
-    use rmcp_guard::honesty::Observe;
+    use rmcp_guard_test::honesty::Observe;
     let db = database(
         "CREATE TABLE log (id INTEGER PRIMARY KEY AUTOINCREMENT, line TEXT NOT NULL);
          CREATE TABLE tags (name TEXT PRIMARY KEY, color TEXT NOT NULL) WITHOUT ROWID;
@@ -999,7 +1001,7 @@ async fn an_idempotent_tool_that_writes_the_same_bytes_again_passes() {
 /// not, and the directory a skipped path sits in has none.
 #[test]
 fn dir_times_see_a_touch_the_content_does_not() {
-    use rmcp_guard::honesty::Observe;
+    use rmcp_guard_test::honesty::Observe;
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::create_dir(dir.path().join("db")).expect("mkdir");
     std::fs::write(dir.path().join("db/app.db"), "rows").expect("write");
@@ -1220,7 +1222,7 @@ async fn the_report_says_what_it_observes_and_what_it_does_not() {
 // ── helpers ──────────────────────────────────────────────────────────────────────────────
 
 #[track_caller]
-fn case<'r>(report: &'r Report, name: &str) -> &'r rmcp_guard::honesty::CaseReport {
+fn case<'r>(report: &'r Report, name: &str) -> &'r rmcp_guard_test::honesty::CaseReport {
     report
         .cases
         .iter()
@@ -1229,7 +1231,7 @@ fn case<'r>(report: &'r Report, name: &str) -> &'r rmcp_guard::honesty::CaseRepo
 }
 
 #[track_caller]
-fn first_case(report: &Report) -> &rmcp_guard::honesty::CaseReport {
+fn first_case(report: &Report) -> &rmcp_guard_test::honesty::CaseReport {
     case(report, "one call with a valid input")
 }
 
@@ -1288,7 +1290,7 @@ const OPERATION: &str = "6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f";
 /// every call, not the effect a repeat must not repeat.
 struct OrdersObserver(PathBuf);
 
-impl rmcp_guard::honesty::Observe for OrdersObserver {
+impl rmcp_guard_test::honesty::Observe for OrdersObserver {
     fn label(&self) -> String {
         "orders".into()
     }

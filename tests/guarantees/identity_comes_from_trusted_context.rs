@@ -22,8 +22,8 @@ use rmcp::{
 use rmcp_guard::tool_router;
 use rmcp_guard::{
     BearerIdentity, Code, EnvIdentity, Identity, IdentityProvider, ToolError, require_scopes,
-    testing::ScriptedHuman,
 };
+use rmcp_guard_test::testing::ScriptedHuman;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tracing_subscriber::Layer;

@@ -10,8 +10,8 @@ use rmcp_guard::{
     audit::AuditLog,
     ops::{SqlValue, SqliteStore},
     outcome::Outcome,
-    testing::ScriptedHuman,
 };
+use rmcp_guard_test::testing::ScriptedHuman;
 use serde_json::{Value, json};
 
 both_eras!(

@@ -26,9 +26,8 @@ use rmcp::{
 };
 use rmcp_guard::outcome::Outcome;
 use rmcp_guard::tool_router;
-use rmcp_guard::{
-    Exposure, Guard, Guarded, exposed, idempotent, read_only, testing::ScriptedHuman,
-};
+use rmcp_guard::{Exposure, Guard, Guarded, exposed, idempotent, read_only};
+use rmcp_guard_test::testing::ScriptedHuman;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -129,7 +128,7 @@ async fn a_hidden_tool_answers_exactly_like_a_name_that_never_existed() {
         std::fs::write(&list, "tools = [\"list_tables\"]\n").unwrap();
         let human = ScriptedHuman::new(era.clone());
         // Had the human been asked, this answer would have let the deletion run.
-        human.will(rmcp_guard::testing::Answer::Accept(
+        human.will(rmcp_guard_test::testing::Answer::Accept(
             json!({"confirm": true}),
         ));
         let server = world.server_with(guard_with(Exposure::allowlist(&list)));

@@ -8,11 +8,9 @@ use std::time::Duration;
 
 use crate::support::*;
 use rmcp::model::ProtocolVersion;
+use rmcp_guard::Guard;
 use rmcp_guard::outcome::Outcome;
-use rmcp_guard::{
-    Guard,
-    testing::{Answer, ScriptedHuman},
-};
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use serde_json::{Value, json};
 
 both_eras!(
@@ -66,7 +64,7 @@ async fn run(
 }
 
 #[track_caller]
-fn asked_once(human: &ScriptedHuman) -> rmcp_guard::testing::Shown {
+fn asked_once(human: &ScriptedHuman) -> rmcp_guard_test::testing::Shown {
     let shown = human.shown();
     assert_eq!(
         shown.len(),

@@ -19,8 +19,8 @@ use rmcp_guard::tool_router;
 use rmcp_guard::{
     Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, destructive, exposed,
     forms::Checkbox,
-    testing::{Answer, ScriptedHuman},
 };
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use serde_json::json;
 
 #[derive(Clone)]

@@ -22,8 +22,8 @@ use rmcp_guard::{
     Exposure, Guard, Guarded, ToolError,
     db::{ReadDb, WriteDb},
     exposed, read_only,
-    testing::ScriptedHuman,
 };
+use rmcp_guard_test::testing::ScriptedHuman;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -50,7 +50,7 @@ async fn read_only_mode_publishes_only_list_tables() {
             .with_exposure(Exposure::allowlist(&list).read_only(true));
         let human = ScriptedHuman::new(era.clone());
         // Had anyone been asked, this answer would have let every effect run.
-        human.will(rmcp_guard::testing::Answer::Accept(json!({
+        human.will(rmcp_guard_test::testing::Answer::Accept(json!({
             "confirm": true, "typed_name": "orders", "approver": "ada",
             "approval_level": "urgent", "rollback_plan": "redeploy v41 from the registry"
         })));

@@ -16,8 +16,8 @@ use rmcp_guard::outcome::Outcome;
 use rmcp_guard::{
     EnvIdentity, Exposure, Guard, Identity,
     ops::{Operations, SqliteStore},
-    testing::{INPUT_KEY, ScriptedHuman},
 };
+use rmcp_guard_test::testing::{INPUT_KEY, ScriptedHuman};
 use serde_json::{Value, json};
 
 type Client = RunningService<RoleClient, ScriptedHuman>;

@@ -12,11 +12,8 @@ use crate::support::{
     orders::{Engine, World},
 };
 use crate::undo_windows_hold::statement;
-use rmcp_guard::{
-    ops::OperationStore,
-    outcome::Outcome,
-    testing::{Answer, ScriptedHuman},
-};
+use rmcp_guard::{ops::OperationStore, outcome::Outcome};
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use serde_json::json;
 
 both_stores!(

@@ -16,6 +16,7 @@ use rmcp_guard::{
     ops::{OperationStore, SqlValue, now_ms},
     outcome::Outcome,
 };
+use rmcp_guard_test::testing::run_due_deferred;
 use serde_json::json;
 
 use crate::support::{
@@ -72,7 +73,9 @@ async fn lookup(client: &Client, id: &str) -> CallToolResult {
 
 /// One runner pass of `server`: how many confirms due by the store's clock it ended.
 async fn run(server: &OrderCancel) -> u64 {
-    server.run_due().await.expect("a runner pass")
+    run_due_deferred(server, OrderCancel::routes)
+        .await
+        .expect("a runner pass")
 }
 
 /// One runner pass of `server` once every confirm deferred before is due.

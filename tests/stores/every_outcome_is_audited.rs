@@ -13,8 +13,8 @@ use rmcp_guard::{
     Exposure, Guard,
     audit::{AuditLog, export},
     ops::SqliteStore,
-    testing::{Answer, ScriptedHuman},
 };
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use serde_json::{Value, json};
 
 const SECRET: &str = "SECRET-ROLLBACK-7731 via blue/green";

@@ -11,8 +11,8 @@ use rmcp_guard::{
     ops::{OperationStore, SqlValue},
     outcome::Outcome,
     person::Person,
-    testing::{Answer, ScriptedHuman},
 };
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use serde_json::json;
 
 use crate::support::{

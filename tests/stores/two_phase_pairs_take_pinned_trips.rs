@@ -1,12 +1,13 @@
 //! A two-phase pair (order-cancel's prepare and confirm) makes a pinned number of trips to
 //! its store, guard's own counted apart from the example's: a change that adds a trip
 //! fails here, not only in the bench. A trip is one call into the store's transaction
-//! (`rmcp_guard::testing::CountingStore`): one job on SQLite's thread, one pipelined round
+//! (`rmcp_guard_test::testing::CountingStore`): one job on SQLite's thread, one pipelined round
 //! trip on PostgreSQL.
 
 use crate::support::orders::{Engine, SCOPE, World, body, confirm, connect, prepare};
 use order_cancel::OrderCancel;
-use rmcp_guard::{EnvIdentity, Guard, Identity, ops::Operations, testing::CountingStore};
+use rmcp_guard::{EnvIdentity, Guard, Identity, ops::Operations};
+use rmcp_guard_test::testing::CountingStore;
 
 both_stores!(a_pair_takes_the_pinned_trips);
 

@@ -36,9 +36,9 @@ use rmcp_guard::{
     forms::Checkbox,
     ops::{OperationStore, Operations, now_ms},
     outcome::Outcome,
-    testing::{Answer, ScriptedHuman},
     undo::{Purger, Reversible, Window},
 };
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use serde_json::{Value, json};
 
 both_stores!(

@@ -42,9 +42,9 @@ use rmcp_guard::{
     identity::Identity,
     ops::{OperationStore, Operations, SqliteStore},
     read_only,
-    testing::INPUT_KEY,
     undo::{Reversible, Window},
 };
+use rmcp_guard_test::testing::INPUT_KEY;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};

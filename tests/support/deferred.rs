@@ -178,7 +178,7 @@ impl Accounts {
 
     /// One runner pass: how many calls due by the store's clock it ended.
     pub async fn run_due(&self) -> u64 {
-        rmcp_guard::testing::run_due_deferred(self, Self::tool_router)
+        rmcp_guard_test::testing::run_due_deferred(self, Self::tool_router)
             .await
             .expect("a runner pass")
     }

@@ -28,8 +28,8 @@ use rmcp_guard::{
     EnvIdentity, Guard,
     ops::{Operations, SqliteStore},
     outcome::Outcome,
-    testing::ScriptedHuman,
 };
+use rmcp_guard_test::testing::ScriptedHuman;
 use safe_ops::{SafeOps, db};
 use serde_json::Value;
 use tempfile::TempDir;

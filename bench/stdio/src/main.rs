@@ -1,7 +1,7 @@
 //! stdio-bench: what a guarded `delete_file` costs against a hand-written rmcp server, end to
 //! end, as a client sees it. Both servers are release binaries spawned as child processes on
 //! stdio (safe-ops, and `hand-written-delete`), each client an rmcp client whose handler
-//! answers every form (`rmcp_guard::testing::ScriptedHuman`).
+//! answers every form (`rmcp_guard_test::testing::ScriptedHuman`).
 //!
 //! For each number of clients (default 1 and 8: that many server processes of each side,
 //! one client each, calling concurrently) and each outcome (decline: the same file every
@@ -37,7 +37,7 @@ use rmcp::{
     service::RunningService,
     transport::TokioChildProcess,
 };
-use rmcp_guard::testing::{Answer, ScriptedHuman};
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use serde_json::{Value, json};
 use tokio::{process::Command, task::JoinSet};
 

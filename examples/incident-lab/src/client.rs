@@ -5,7 +5,7 @@ use rmcp::{
     model::{CallToolRequestParams, CallToolResult, ErrorData},
     service::{RunningService, ServiceError},
 };
-use rmcp_guard::testing::ScriptedHuman;
+use rmcp_guard_test::testing::ScriptedHuman;
 use serde_json::Value;
 
 /// A client session with a scripted human at the keyboard.

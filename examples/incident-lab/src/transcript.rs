@@ -4,10 +4,8 @@
 use std::path::Path;
 
 use rmcp::model::ProtocolVersion;
-use rmcp_guard::{
-    Code,
-    testing::{Answer, ScriptedHuman},
-};
+use rmcp_guard::Code;
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use serde_json::json;
 
 use crate::{

@@ -11,10 +11,8 @@ use incident_lab::{
     transcript::{self, ERA, READ_ONLY_ATTACKS, TEST_ORDER},
 };
 use rmcp::model::{CallToolResult, ProtocolVersion};
-use rmcp_guard::{
-    Code,
-    testing::{Answer, ScriptedHuman},
-};
+use rmcp_guard::Code;
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use serde_json::json;
 use tempfile::TempDir;
 

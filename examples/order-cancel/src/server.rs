@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use rmcp::{
     ServerHandler,
-    handler::server::wrapper::Parameters,
+    handler::server::{router::tool::ToolRouter, wrapper::Parameters},
     model::{ServerCapabilities, ServerConfig},
     tool, tool_handler,
 };
@@ -57,10 +57,11 @@ impl OrderCancel {
         rmcp_guard::run_deferred(self.clone(), Self::tool_router, every)
     }
 
-    /// One pass of the runner, for tests: how many confirms due by the store's clock it
-    /// ended (none runs before its due time).
-    pub async fn run_due(&self) -> Result<u64, rmcp_guard::ops::StoreError> {
-        rmcp_guard::testing::run_due_deferred(self, Self::tool_router).await
+    /// The server's router, which registers the run of every deferred confirm: what a
+    /// runner pass in a test takes
+    /// (`rmcp_guard_test::testing::run_due_deferred(&server, OrderCancel::routes)`).
+    pub fn routes() -> ToolRouter<Self> {
+        Self::tool_router()
     }
 }
 

@@ -306,18 +306,21 @@ async fn alone(
     (written, spent)
 }
 
-#[cfg(all(test, feature = "sqlite", feature = "testing"))]
+#[cfg(all(test, feature = "sqlite"))]
+mod recording;
+
+#[cfg(all(test, feature = "sqlite"))]
 mod tests {
     use std::sync::Arc;
 
-    use super::*;
-    use crate::{outcome::Outcome, store::SqliteStore, testing::CountingStore};
+    use super::{recording::Recording, *};
+    use crate::{outcome::Outcome, store::SqliteStore};
 
-    /// A pipeline on a fresh SQLite log whose transactions are counted, on a runtime whose
+    /// A pipeline on a fresh SQLite log whose transactions are recorded, on a runtime whose
     /// clock moves only when every task waits (so the gathering is not raced by the machine).
-    fn counted(dir: &tempfile::TempDir) -> (Pipeline, CountingStore, tokio::runtime::Runtime) {
+    fn counted(dir: &tempfile::TempDir) -> (Pipeline, Recording, tokio::runtime::Runtime) {
         let store = SqliteStore::open(dir.path().join("log.db")).expect("store");
-        let counting = CountingStore::new(Arc::new(store));
+        let counting = Recording::new(Arc::new(store));
         let pipeline = Pipeline::new(AuditLog::new(counting.clone(), "test"));
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -353,11 +356,11 @@ mod tests {
     }
 
     /// The transactions that committed.
-    fn commits(counting: &CountingStore) -> usize {
+    fn commits(counting: &Recording) -> usize {
         counting
             .take()
             .iter()
-            .filter(|trips| trips.iter().flatten().any(|sql| sql.contains("COMMIT")))
+            .filter(|sent| sent.iter().any(|sql| sql == "COMMIT"))
             .count()
     }
 
@@ -407,7 +410,7 @@ mod tests {
         let writes: Vec<String> = counting
             .take()
             .into_iter()
-            .map(|trips| trips.concat().join(" "))
+            .map(|sent| sent.join(" "))
             .filter(|sql| sql.contains("INSERT INTO guard_audit_log"))
             .collect();
         assert_eq!(

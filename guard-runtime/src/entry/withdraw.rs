@@ -192,7 +192,7 @@ where
 /// testing kit's runner pass). `routes` builds the server's router once, so every tool's
 /// run is registered. Returns how many calls this pass ended.
 #[cfg(feature = "testing")]
-pub(crate) async fn run_due_deferred<S>(
+pub async fn run_due_deferred<S>(
     server: &S,
     routes: impl FnOnce() -> ToolRouter<S>,
 ) -> Result<u64, crate::store::StoreError>

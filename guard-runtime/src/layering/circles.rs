@@ -10,7 +10,13 @@ use std::{collections::BTreeSet, path::Path};
 use super::sources::{Written, files};
 
 /// The crates whose files are checked, by their folder beside the runtime's.
-const CRATES: [&str; 4] = ["guard-runtime", "guard-log", "guard-macros", "guard-audit"];
+const CRATES: [&str; 5] = [
+    "guard-runtime",
+    "guard-log",
+    "guard-macros",
+    "guard-audit",
+    "guard-test",
+];
 
 /// `path`, written in the file of module `file` inside the inline modules `inline`, as a
 /// path from the crate root, if it is written relative to this crate.

@@ -420,8 +420,9 @@ impl Tx {
         Ok(self.query(sql, params).await?.into_iter().next())
     }
 
-    /// Runs `;`-separated statements without parameters (guard's schema migration).
-    pub(crate) async fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
+    /// Runs `;`-separated statements without parameters (guard's schema migration; a store
+    /// that wraps another forwards its [`TxBackend::batch`] here).
+    pub async fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
         self.backend.batch(sql).await
     }
 
@@ -437,15 +438,17 @@ impl Tx {
     }
 
     /// Runs `statements`, then commits, in one round trip where the engine allows; if one
-    /// of them fails, nothing commits (guard's own use).
-    pub(crate) async fn commit_after(self, statements: Vec<Statement>) -> Result<(), StoreError> {
+    /// of them fails, nothing commits (guard's own use; effects get `&mut Tx`, and a store
+    /// that wraps another forwards its [`TxBackend::commit_after`] here).
+    pub async fn commit_after(self, statements: Vec<Statement>) -> Result<(), StoreError> {
         self.backend.commit_after(statements).await
     }
 
     /// Runs `statements`, then what `then` makes of their results, then commits, in one
     /// trip where the engine allows; if anything fails or `then` refuses, nothing commits
-    /// (guard's own use).
-    pub(crate) async fn commit_then(
+    /// (guard's own use; effects get `&mut Tx`, and a store that wraps another forwards its
+    /// [`TxBackend::commit_then`] here).
+    pub async fn commit_then(
         self,
         statements: Vec<Statement>,
         then: Then,

@@ -11,7 +11,7 @@ use rmcp::{
     model::{CallToolRequestParams, ProtocolVersion},
     service::RunningService,
 };
-use rmcp_guard::testing::{Answer, ScriptedHuman};
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use serde_json::{Value, json};
 
 /// The bytes written to every file before it is deleted.

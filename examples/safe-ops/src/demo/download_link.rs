@@ -4,7 +4,8 @@
 use std::{net::SocketAddr, path::Path};
 
 use rmcp::model::ProtocolVersion;
-use rmcp_guard::{ops::SqliteStore, testing::Answer};
+use rmcp_guard::ops::SqliteStore;
+use rmcp_guard_test::testing::Answer;
 use serde_json::json;
 
 use super::{Scene, guard, play_on};

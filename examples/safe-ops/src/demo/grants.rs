@@ -7,8 +7,8 @@ use rmcp_guard::{
     grant::{Revoked, Revoker},
     ops::SqliteStore,
     person::Person,
-    testing::Answer,
 };
+use rmcp_guard_test::testing::Answer;
 use serde_json::json;
 
 use super::{Scene, guard, play};

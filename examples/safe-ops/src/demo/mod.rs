@@ -28,8 +28,8 @@ use rmcp_guard::{
     db::trash::is_trashed,
     ops::{Operations, SqliteStore},
     sandbox::TRASH,
-    testing::{Answer, ScriptedHuman},
 };
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use serde_json::{Value, json};
 
 use crate::{db, server::SafeOps};

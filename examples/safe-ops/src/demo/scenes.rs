@@ -2,7 +2,7 @@
 //! its window.
 
 use rmcp::model::ProtocolVersion;
-use rmcp_guard::testing::Answer;
+use rmcp_guard_test::testing::Answer;
 use serde_json::json;
 
 use super::{Scene, Step};

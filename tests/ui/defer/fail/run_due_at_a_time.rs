@@ -17,7 +17,7 @@ async fn run_everything_now_in_tests<S: Guarded + Send + Sync + 'static>(
     server: &S,
     routes: impl FnOnce() -> ToolRouter<S>,
 ) {
-    let _ = rmcp_guard::testing::run_due_deferred(server, routes, i64::MAX).await;
+    let _ = rmcp_guard_test::testing::run_due_deferred(server, routes, i64::MAX).await;
 }
 
 fn main() {}

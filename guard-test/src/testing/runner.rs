@@ -3,11 +3,10 @@
 //! was told; a test that needs a call due waits for it (a tool with a short `defer`).
 
 use rmcp::handler::server::router::tool::ToolRouter;
-
-use crate::{guard::Guarded, store::StoreError};
+use rmcp_guard::{Guarded, ops::StoreError};
 
 /// Runs `server`'s deferred calls that are due now on its store's clock, each through the
-/// run of the tool that deferred it, as each pass of the runner [`crate::run_deferred`]
+/// run of the tool that deferred it, as each pass of the runner [`rmcp_guard::run_deferred`]
 /// starts does. `routes` builds the server's router once, so every tool's run is
 /// registered. Returns how many calls this pass ended (0 without a store).
 pub async fn run_due_deferred<S>(
@@ -17,5 +16,5 @@ pub async fn run_due_deferred<S>(
 where
     S: Guarded + Send + Sync + 'static,
 {
-    crate::entry::withdraw::run_due_deferred(server, routes).await
+    rmcp_guard::__testing::run_due_deferred(server, routes).await
 }

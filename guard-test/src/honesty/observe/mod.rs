@@ -84,7 +84,7 @@ fn read_all(
 
 /// A digest's first 8 bytes in hex: enough to tell two readings apart in a report.
 fn short(digest: &[u8]) -> String {
-    crate::canonical::hex(&digest[..8])
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// `n` and its noun, `one` or `many`.

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::store::{
+use rmcp_guard::ops::{
     BoxFuture, Dialect, Done, OperationStore, Row, SqlValue, Statement, StoreError, Then, Tx,
     TxBackend,
 };

@@ -26,13 +26,15 @@ mod runner;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod trips;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub use runner::run_due_deferred;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub use trips::CountingStore;
 
 /// The key of guard's one input request in an `InputRequiredResult` (2026-07-28): a client
 /// answering by hand sends its answer back under it.
-pub use crate::flow::INPUT_KEY;
+pub const INPUT_KEY: &str = rmcp_guard::__testing::INPUT_KEY;
 
 /// What the scripted human does with the next form.
 #[derive(Debug, Clone)]

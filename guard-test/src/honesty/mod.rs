@@ -78,7 +78,7 @@
 //!
 //! ```no_run
 //! # async fn run(db: std::path::PathBuf, server: impl rmcp::ServerHandler + Clone + Send + Sync + 'static) {
-//! use rmcp_guard::honesty::{Fixture, Kit, Probe, SqliteObserver};
+//! use rmcp_guard_test::honesty::{Fixture, Kit, Probe, SqliteObserver};
 //! let kit = Kit::new(move || {
 //!     let (db, server) = (db.clone(), server.clone());
 //!     async move { Fixture::new(server).observe(SqliteObserver::new(db)) }
@@ -106,6 +106,7 @@ mod session;
 
 pub use kit::{DEFAULT_IN_FLIGHT, DEFAULT_RACES, DEFAULT_REPEATS, Fixture, Kit, Probe};
 #[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use observe::SqliteObserver;
 pub use observe::{
     Change, DirObserver, FnObserver, Observe, OutboxObserver, Snapshot, items_all, snapshot_all,

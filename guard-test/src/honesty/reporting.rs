@@ -6,7 +6,7 @@ use std::fmt;
 use rmcp::model::{ProtocolVersion, Tool};
 use serde_json::Value;
 
-use crate::canonical::canonical_json;
+use rmcp_guard::canonical::canonical_json;
 
 /// The claims a tool makes in `tools/list`.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -7,7 +7,7 @@ use super::{Observe, Snapshot};
 ///
 /// ```
 /// use std::sync::{Arc, atomic::{AtomicU64, Ordering}};
-/// use rmcp_guard::honesty::{FnObserver, Snapshot};
+/// use rmcp_guard_test::honesty::{FnObserver, Snapshot};
 /// let hits = Arc::new(AtomicU64::new(0));
 /// let seen = hits.clone();
 /// let observer = FnObserver::new("hit counter", move || {

@@ -5,11 +5,11 @@ use std::{collections::BTreeMap, sync::Arc};
 use sha2::{Digest, Sha256};
 
 use super::{Observe, Snapshot, plural, short};
-use crate::{canonical::canonical_json, guard::Guard, outbox::Outbound};
+use rmcp_guard::{Guard, canonical::canonical_json, outbox::Outbound};
 
 type Sent = Arc<dyn Fn() -> Vec<Outbound> + Send + Sync>;
 
-/// The messages tools sent through a guard's [`crate::Outbox`]: the total and, per channel,
+/// The messages tools sent through a guard's [`Outbox`](rmcp_guard::Outbox): the total and, per channel,
 /// the count and a sha256 over the canonical JSON of the bodies in sending order.
 pub struct OutboxObserver {
     sent: Sent,
