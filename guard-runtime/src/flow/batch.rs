@@ -69,7 +69,7 @@ impl<'g> Flow<'g, Picked> {
         }
         let count = batch.items().len();
         self.seen().effect = Some((
-            batch.rule().to_owned(),
+            crate::preview::Target::new(batch.rule()),
             format!("{count} {} matched", plural(count, "item", "items")),
         ));
         if self.opened.is_none() {

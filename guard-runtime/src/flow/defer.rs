@@ -11,7 +11,11 @@ use std::marker::PhantomData;
 use rmcp::{handler::server::tool::IntoCallToolResult, model::CallToolResponse};
 use serde_json::{Value, json};
 
-use super::{Accepted, Flow, Rules, ToolSpec, accept::revalidate, finish::state_changed};
+use super::{
+    Accepted, Flow, Rules, ToolSpec,
+    accept::revalidate,
+    finish::{changed_after_confirmed, state_changed},
+};
 use crate::{
     confirmed::Confirmed,
     defer::{self, Due, Ending},
@@ -77,7 +81,7 @@ impl<F: Form> Flow<'_, F> {
             Ok(_) => {
                 return Err(self.refuse(
                     Outcome::StateChanged,
-                    state_changed(confirmed.target(), self.nothing_done()),
+                    state_changed(confirmed.subject(), self.nothing_done()),
                 ));
             }
             Err(error) => return Err(self.refuse(Outcome::PreviewFailed, error)),
@@ -111,7 +115,7 @@ impl<F: Form> Flow<'_, F> {
                 defer::Confirmation {
                     owner: &owner,
                     tool: self.spec.name,
-                    target: confirmed.target(),
+                    target: confirmed.subject().shown(),
                     arguments: &arguments,
                     form: &answer,
                     fingerprint: &fingerprint,
@@ -123,9 +127,9 @@ impl<F: Form> Flow<'_, F> {
         let scheduled = stored.map_err(|e| self.unscheduled(e.to_string()))?;
         let mut body = serde_json::Map::new();
         body.insert("tool".into(), self.spec.name.into());
-        body.insert("target".into(), confirmed.target().into());
-        let result =
-            scheduled.into_result(self.spec.name, confirmed.target(), body, &self.trace_id);
+        let target = confirmed.subject().shown();
+        body.insert("target".into(), target.into());
+        let result = scheduled.into_result(self.spec.name, target, body, &self.trace_id);
         Ok(Box::new(result.into()))
     }
 
@@ -203,7 +207,7 @@ impl<F: Form> RunFlow<F> {
             Ok(Preview::Effect(now)) if now.fingerprint() == self.due.fingerprint => now,
             Ok(_) => {
                 return Err(Ending::StateChanged {
-                    reason: state_changed(&self.due.call.target, "nothing was changed")
+                    reason: changed_after_confirmed(&self.due.call.target, "nothing was changed")
                         .message()
                         .to_owned(),
                 });
@@ -228,7 +232,7 @@ impl<F: Form> RunFlow<F> {
         })?;
         Ok(Confirmed::new(
             form,
-            now.target().to_owned(),
+            now.subject().clone(),
             self.due.trace_id.clone(),
             None,
         ))

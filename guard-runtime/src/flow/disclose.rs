@@ -206,7 +206,7 @@ impl<F> Flow<'_, F> {
         approved: &ApprovedBoundary,
         after: Result<Boundary, ToolError>,
     ) -> Option<Box<CallToolResponse>> {
-        let target = approved.effect.target();
+        let target = approved.effect.subject().shown();
         let reason = match after.map(|b| compose(spec, b)) {
             Ok((Preview::Effect(now), _)) if now == approved.effect => return None,
             Ok(_) => format!("{target} changed"),

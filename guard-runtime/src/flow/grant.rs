@@ -49,9 +49,11 @@ impl<F: Form> Flow<'_, F> {
         effect: &Effect,
         rules: Option<Rules<F>>,
     ) -> Step<Option<Accepted<F>>> {
-        let (Some(_), Some(scope), Some(grants)) =
-            (self.spec.grant, effect.scope_words(), self.guard.grants())
-        else {
+        let (Some(_), Some(scope), Some(grants)) = (
+            self.spec.grant,
+            effect.subject().grant_scope(),
+            self.guard.grants(),
+        ) else {
             return Ok(None);
         };
         // An undoable or deferred tool identified its caller already.
@@ -114,7 +116,7 @@ impl<F> Flow<'_, F> {
     /// keeps grants, the preview states a scope, and the caller is known.
     fn offer<'e>(&self, effect: &'e Effect) -> Option<(GrantSpec, &'e str)> {
         let spec = self.spec.grant?;
-        let scope = effect.scope_words()?;
+        let scope = effect.subject().grant_scope()?;
         self.guard.operations()?;
         self.seen().caller.as_ref()?;
         Some((spec, scope))

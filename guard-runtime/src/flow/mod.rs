@@ -159,7 +159,7 @@ pub struct Flow<'g, F> {
 #[derive(Default)]
 struct Seen {
     /// The target and the preview's summary, as shown.
-    effect: Option<(String, String)>,
+    effect: Option<(crate::preview::Target, String)>,
     /// The accepted answer, redacted field by field.
     answer: Option<JsonObject>,
     /// A batch's per-item counts, once the handler reported.
@@ -220,8 +220,7 @@ impl<'g, F: Form> Flow<'g, F> {
         self.published()?;
         match preview {
             Ok(Preview::Effect(effect)) => {
-                self.seen().effect =
-                    Some((effect.target().to_owned(), effect.summary().to_owned()));
+                self.seen().effect = Some((effect.subject().clone(), effect.summary().to_owned()));
                 Ok(Previewed { effect })
             }
             Ok(Preview::Nothing(text)) => Err(self.natural(Outcome::PreconditionFailed, text)),
@@ -325,14 +324,14 @@ impl<'g, F: Form> Flow<'g, F> {
                 let _ = grant;
                 Ok(Confirmed::new(
                     form,
-                    now.target().to_owned(),
+                    now.subject().clone(),
                     self.trace_id.clone(),
                     secret,
                 ))
             }
             Ok(_) => Err(self.refuse(
                 Outcome::StateChanged,
-                state_changed(confirmed.target(), self.nothing_done()),
+                state_changed(confirmed.subject(), self.nothing_done()),
             )),
             Err(error) => Err(self.refuse(Outcome::PreviewFailed, error)),
         }

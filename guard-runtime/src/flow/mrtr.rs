@@ -70,7 +70,7 @@ impl<F: Form> Flow<'_, F> {
         if sealed.fingerprint != effect.fingerprint() {
             return Err(self.refuse(
                 Outcome::StateChanged,
-                state_changed(effect.target(), self.nothing_done()),
+                state_changed(effect.subject(), self.nothing_done()),
             ));
         }
         if self.answers_accept() && self.guard.spends_in_log() {

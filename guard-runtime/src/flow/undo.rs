@@ -145,12 +145,12 @@ impl<F> Flow<'_, F> {
             .map_err(|e| e.to_string())
     }
 
-    /// The target the human confirmed, as its preview named it.
+    /// The target the human confirmed, in the words they read: what the window's row names.
     fn confirmed_target(&self) -> String {
         self.seen()
             .effect
             .as_ref()
-            .map(|(t, _)| t.clone())
+            .map(|(t, _)| t.shown().to_owned())
             .unwrap_or_default()
     }
 }
