@@ -436,6 +436,7 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
         };
     };
     let mut run = TokenStream::new();
+    let dispatched = handler::dispatched();
     let steps = match (&shape.proof, o.batch) {
         (Some((_, _, form_ty)), None) => {
             let then = if o.defer.is_some() {
@@ -482,8 +483,9 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
                     __guard_call,
                     __GUARD_SPEC,
                 );
+                #dispatched
                 #unpack
-                let __guard_shown = match __guard_flow.begin(#preview_call) {
+                let __guard_shown = match __guard_flow.begin(__guard_incoming, #preview_call) {
                     ::core::result::Result::Ok(shown) => shown,
                     ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
                 };

@@ -313,6 +313,7 @@ fn generate(
     let grant = o.grant.spec(&private);
     let body = handler::body(&tool_fn, &rebind);
     let form = quote!(#rt::forms::Checkbox);
+    let dispatched = handler::dispatched();
     let block = quote! {
         const __GUARD_SPEC: &#private::ToolSpec = &#private::ToolSpec {
             name: #tool_name,
@@ -330,8 +331,9 @@ fn generate(
             __guard_call,
             __GUARD_SPEC,
         );
+        #dispatched
         #unpack
-        let __guard_shown = match __guard_flow.bound(__GUARD_DISCLOSES, #boundary_call).await {
+        let __guard_shown = match __guard_flow.bound(__GUARD_DISCLOSES, __guard_incoming, #boundary_call).await {
             ::core::result::Result::Ok(shown) => shown,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };

@@ -240,7 +240,7 @@ pub fn rewrite(
             out.params
                 .push(quote!(#binding: #private::GuardArguments<#args_ty>));
             out.unpack = quote! {
-                let __guard_args = match __guard_flow.arguments(#binding) {
+                let __guard_args = match __guard_flow.arguments(&__guard_incoming, #binding) {
                     ::core::result::Result::Ok(args) => args,
                     ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
                 };
@@ -256,6 +256,18 @@ pub fn rewrite(
         }
     }
     out
+}
+
+/// The flow's first step: a call guard's exposure did not dispatch to this tool ends here,
+/// before its arguments are read or its preview runs; every later step takes the
+/// `__guard_incoming` this binds.
+pub fn dispatched() -> TokenStream {
+    quote! {
+        let __guard_incoming = match __guard_flow.dispatched() {
+            ::core::result::Result::Ok(incoming) => incoming,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+    }
 }
 
 /// The check that the arguments type derives `ToolArgs`, if the handler takes arguments.

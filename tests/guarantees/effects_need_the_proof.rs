@@ -79,7 +79,11 @@ impl Forger {
     #[tool]
     async fn forge(&self, call: GuardCall) -> Result<CallToolResponse, ErrorData> {
         let flow = Flow::<Checkbox>::new(self.guard(), call, &FORGE);
-        let shown = match flow.begin(target()) {
+        let incoming = match flow.dispatched() {
+            Ok(incoming) => incoming,
+            Err(done) => return Ok(*done),
+        };
+        let shown = match flow.begin(incoming, target()) {
             Ok(shown) => shown,
             Err(done) => return Ok(*done),
         };
@@ -105,7 +109,11 @@ impl Forger {
     ) -> Result<CallToolResponse, ErrorData> {
         let asked = Flow::<Checkbox>::new(self.guard(), call, &CROSS);
         let other = Flow::<Checkbox>::new(self.guard(), other_call, &OTHER);
-        let shown = match asked.begin(target()) {
+        let incoming = match asked.dispatched() {
+            Ok(incoming) => incoming,
+            Err(done) => return Ok(*done),
+        };
+        let shown = match asked.begin(incoming, target()) {
             Ok(shown) => shown,
             Err(done) => return Ok(*done),
         };
@@ -482,7 +490,10 @@ mod forged_rounds {
             context: RequestContext<RoleServer>,
         ) -> Result<CallToolResponse, ErrorData> {
             let flow = Flow::<Checkbox>::new(self.guard(), call, &FORGE);
-            let Ok(shown) = flow.begin(preview()) else {
+            let Ok(incoming) = flow.dispatched() else {
+                unreachable!("the exposure handed the call over")
+            };
+            let Ok(shown) = flow.begin(incoming, preview()) else {
                 unreachable!("the preview states an effect")
             };
             let state = match flow.ask(shown, None, None).await {
@@ -503,7 +514,11 @@ mod forged_rounds {
                 claim_mrtr(&context),
             ))?;
             let flow = Flow::<Checkbox>::new(self.guard(), call, &FORGE);
-            let shown = match flow.begin(preview()) {
+            let incoming = match flow.dispatched() {
+                Ok(incoming) => incoming,
+                Err(done) => return Ok(*done),
+            };
+            let shown = match flow.begin(incoming, preview()) {
                 Ok(shown) => shown,
                 Err(done) => return Ok(*done),
             };

@@ -200,14 +200,19 @@ impl Cache {
             GuardCall::from_context_part(&mut parts)?,
             &TWICE,
         );
-        if let Ok(shown) = again.begin(preview())
+        if let Ok(incoming) = again.dispatched()
+            && let Ok(shown) = again.begin(incoming, preview())
             && let Ok(accepted) = again.ask(shown, None, None).await
             && again.recheck(accepted, preview()).await.is_ok()
         {
             self.forged.fetch_add(1, Ordering::SeqCst);
         }
         let flow = Flow::<Checkbox>::new(self.guard(), call, &TWICE);
-        let shown = match flow.begin(preview()) {
+        let incoming = match flow.dispatched() {
+            Ok(incoming) => incoming,
+            Err(done) => return Ok(*done),
+        };
+        let shown = match flow.begin(incoming, preview()) {
             Ok(shown) => shown,
             Err(done) => return Ok(*done),
         };

@@ -235,12 +235,17 @@ impl S {
         let __guard_flow = ::rmcp_guard::__private::Flow::<
             Trip,
         >::new(::rmcp_guard::Guarded::guard(self), __guard_call, __GUARD_SPEC);
-        let __guard_args = match __guard_flow.arguments(__guard_p1) {
+        let __guard_incoming = match __guard_flow.dispatched() {
+            ::core::result::Result::Ok(incoming) => incoming,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_args = match __guard_flow.arguments(&__guard_incoming, __guard_p1) {
             ::core::result::Result::Ok(args) => args,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
         let __guard_shown = match __guard_flow
             .begin(
+                __guard_incoming,
                 ::rmcp_guard::__private::asked(
                     "plan_trip",
                     ::rmcp_guard::__private::question(
@@ -318,8 +323,13 @@ impl S {
         let __guard_flow = ::rmcp_guard::__private::Flow::<
             Trip,
         >::new(::rmcp_guard::Guarded::guard(self), __guard_call, __GUARD_SPEC);
+        let __guard_incoming = match __guard_flow.dispatched() {
+            ::core::result::Result::Ok(incoming) => incoming,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
         let __guard_shown = match __guard_flow
             .begin(
+                __guard_incoming,
                 ::rmcp_guard::__private::asked(
                     "pick_seats",
                     ::std::string::String::from("Pick your seats"),
@@ -389,8 +399,13 @@ impl S {
         let __guard_flow = ::rmcp_guard::__private::Flow::<
             forms::Checkbox,
         >::new(::rmcp_guard::Guarded::guard(self), __guard_call, __GUARD_SPEC);
+        let __guard_incoming = match __guard_flow.dispatched() {
+            ::core::result::Result::Ok(incoming) => incoming,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
         let __guard_shown = match __guard_flow
             .begin(
+                __guard_incoming,
                 ::rmcp_guard::__private::asked(
                     "count_orders",
                     ::std::string::String::from("Count the orders?"),

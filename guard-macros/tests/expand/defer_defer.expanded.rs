@@ -157,12 +157,17 @@ impl S {
         let __guard_flow = ::rmcp_guard::__private::Flow::<
             Closing,
         >::new(::rmcp_guard::Guarded::guard(self), __guard_call, __GUARD_SPEC);
-        let __guard_args = match __guard_flow.arguments(__guard_p1) {
+        let __guard_incoming = match __guard_flow.dispatched() {
+            ::core::result::Result::Ok(incoming) => incoming,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_args = match __guard_flow.arguments(&__guard_incoming, __guard_p1) {
             ::core::result::Result::Ok(args) => args,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
         let __guard_shown = match __guard_flow
             .begin(
+                __guard_incoming,
                 ::rmcp_guard::__private::preview(
                         Self::preview_close,
                         self,
@@ -300,8 +305,13 @@ impl S {
         let __guard_flow = ::rmcp_guard::__private::Flow::<
             Checkbox,
         >::new(::rmcp_guard::Guarded::guard(self), __guard_call, __GUARD_SPEC);
+        let __guard_incoming = match __guard_flow.dispatched() {
+            ::core::result::Result::Ok(incoming) => incoming,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
         let __guard_shown = match __guard_flow
             .begin(
+                __guard_incoming,
                 ::rmcp_guard::__private::preview_no_args(Self::preview_reset, self).await,
             )
         {

@@ -55,8 +55,13 @@ impl S {
         let __guard_flow = ::rmcp_guard::__private::Flow::<
             Checkbox,
         >::new(::rmcp_guard::Guarded::guard(self), __guard_call, __GUARD_SPEC);
+        let __guard_incoming = match __guard_flow.dispatched() {
+            ::core::result::Result::Ok(incoming) => incoming,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
         let __guard_shown = match __guard_flow
             .begin(
+                __guard_incoming,
                 ::rmcp_guard::__private::preview_no_args(Self::preview_purge, self).await,
             )
         {

@@ -95,13 +95,18 @@ impl S {
         let __guard_flow = ::rmcp_guard::__private::Flow::<
             ::rmcp_guard::forms::Checkbox,
         >::new(::rmcp_guard::Guarded::guard(self), __guard_call, __GUARD_SPEC);
-        let __guard_args = match __guard_flow.arguments(__guard_p1) {
+        let __guard_incoming = match __guard_flow.dispatched() {
+            ::core::result::Result::Ok(incoming) => incoming,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_args = match __guard_flow.arguments(&__guard_incoming, __guard_p1) {
             ::core::result::Result::Ok(args) => args,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
         let __guard_shown = match __guard_flow
             .bound(
                 __GUARD_DISCLOSES,
+                __guard_incoming,
                 ::rmcp_guard::__private::boundary(
                         Self::log_boundary,
                         self,
@@ -237,13 +242,18 @@ impl S {
         let __guard_flow = ::rmcp_guard::__private::Flow::<
             ::rmcp_guard::forms::Checkbox,
         >::new(::rmcp_guard::Guarded::guard(self), __guard_call, __GUARD_SPEC);
-        let __guard_args = match __guard_flow.arguments(__guard_p1) {
+        let __guard_incoming = match __guard_flow.dispatched() {
+            ::core::result::Result::Ok(incoming) => incoming,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_args = match __guard_flow.arguments(&__guard_incoming, __guard_p1) {
             ::core::result::Result::Ok(args) => args,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
         let __guard_shown = match __guard_flow
             .bound(
                 __GUARD_DISCLOSES,
+                __guard_incoming,
                 ::rmcp_guard::__private::boundary(
                         Self::log_boundary,
                         self,

@@ -16,7 +16,7 @@ use serde_json::json;
 
 mod failed;
 
-use super::{Accepted, Flow, Previewed};
+use super::{Accepted, Flow, Incoming, Previewed};
 use crate::{
     disclose::{Boundary, Inner, IntoDisclosed, Noun, Shown, Spec, Standing},
     error::{Code, ToolError},
@@ -31,9 +31,10 @@ impl<F: Form> Flow<'_, F> {
     pub async fn bound(
         &self,
         spec: &'static Spec,
+        incoming: Incoming,
         boundary: Result<Boundary, ToolError>,
     ) -> Step<Previewed> {
-        let shown = self.begin(self.told_boundary(spec, boundary))?;
+        let shown = self.begin(incoming, self.told_boundary(spec, boundary))?;
         let (stated, noun) = self.seen().stated.clone().unwrap_or_default();
         if let Some(cap) = spec.max_items.filter(|cap| stated > *cap) {
             return Err(self.over_cap(format!(

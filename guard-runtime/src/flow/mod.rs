@@ -30,17 +30,18 @@ use crate::{
 
 mod accept;
 mod batch;
-mod call;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod defer;
 mod disclose;
 mod finish;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod grant;
+mod incoming;
 mod mrtr;
 mod page;
 #[cfg(feature = "approval")]
 mod page_mrtr;
+mod previewed;
 mod push;
 #[cfg(feature = "approval")]
 pub(crate) mod task;
@@ -54,9 +55,11 @@ pub use accept::roles_problem;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use defer::RunFlow;
 use finish::state_changed;
+pub use incoming::Incoming;
 #[cfg(feature = "testing")]
 pub use mrtr::INPUT_KEY;
 use mrtr::{SealedState, binding};
+pub use previewed::Previewed;
 
 /// What the human is asked to do besides filling the form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,12 +191,6 @@ struct Seen {
     approval: Option<(String, Vec<String>)>,
 }
 
-/// The effect the preview found, about to be shown to the human. Only [`Flow::begin`]
-/// builds one.
-pub struct Previewed {
-    effect: Effect,
-}
-
 /// The human's accepted and revalidated answer to one tool's question, before the re-check.
 /// Only [`Flow::ask`] builds one, and only after a real accept.
 pub struct Accepted<F> {
@@ -212,20 +209,6 @@ impl<'g, F: Form> Flow<'g, F> {
     /// Starts one guarded call: opens the sealed MRTR state, if the call carries one.
     pub fn new(guard: &'g Guard, call: GuardCall, spec: &'static ToolSpec) -> Self {
         Self::start(guard, call, spec, F::SPEC.name)
-    }
-
-    /// Step 4: a failed precondition or a preview error ends the call without asking. A
-    /// call guard's exposure did not dispatch ends here too, whatever the preview found.
-    pub fn begin(&self, preview: Result<Preview, ToolError>) -> Step<Previewed> {
-        self.published()?;
-        match preview {
-            Ok(Preview::Effect(effect)) => {
-                self.seen().effect = Some((effect.subject().clone(), effect.summary().to_owned()));
-                Ok(Previewed { effect })
-            }
-            Ok(Preview::Nothing(text)) => Err(self.natural(Outcome::PreconditionFailed, text)),
-            Err(error) => Err(self.refuse(Outcome::PreviewFailed, error)),
-        }
     }
 
     /// Steps 5–7: capability, one elicitation, the outcome, and server-side revalidation.
