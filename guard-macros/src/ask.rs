@@ -169,6 +169,7 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
     let at_answer = krate::respan(rt.clone(), answered_ty.span());
     let body = handler::body(&tool_fn, &rebind);
     let dispatched = handler::dispatched();
+    let asked = handler::asked(&quote!(::core::option::Option::None), &rules);
     let block = quote! {
         const __GUARD_SPEC: &#private::ToolSpec = &#private::ToolSpec {
             name: #tool_name,
@@ -194,10 +195,7 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
             ::core::result::Result::Ok(shown) => shown,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
-        let __guard_accepted = match __guard_flow.ask(__guard_shown, ::core::option::Option::None, #rules).await {
-            ::core::result::Result::Ok(accepted) => accepted,
-            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
-        };
+        #asked
         let __guard_answered = match __guard_flow.answered(__guard_accepted).await {
             ::core::result::Result::Ok(answered) => answered,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),

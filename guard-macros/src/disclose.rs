@@ -314,6 +314,8 @@ fn generate(
     let body = handler::body(&tool_fn, &rebind);
     let form = quote!(#rt::forms::Checkbox);
     let dispatched = handler::dispatched();
+    let none = quote!(::core::option::Option::None);
+    let asked = handler::asked(&none, &none);
     let block = quote! {
         const __GUARD_SPEC: &#private::ToolSpec = &#private::ToolSpec {
             name: #tool_name,
@@ -337,10 +339,7 @@ fn generate(
             ::core::result::Result::Ok(shown) => shown,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
-        let __guard_accepted = match __guard_flow.ask(__guard_shown, ::core::option::Option::None, ::core::option::Option::None).await {
-            ::core::result::Result::Ok(accepted) => accepted,
-            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
-        };
+        #asked
         let __guard_approved = match __guard_flow.rebound(__GUARD_DISCLOSES, __guard_accepted, #boundary_call).await {
             ::core::result::Result::Ok(approved) => approved,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),

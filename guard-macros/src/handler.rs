@@ -270,6 +270,28 @@ pub fn dispatched() -> TokenStream {
     }
 }
 
+/// The steps from the previewed effect (`__guard_shown`) to the accepted answer
+/// (`__guard_accepted`), in order: who is calling, the one question, the reply judged.
+/// `expected` (the text a type-to-confirm answer must equal) is bound once, so a mistake in
+/// it is reported once.
+pub fn asked(expected: &TokenStream, rules: &TokenStream) -> TokenStream {
+    quote! {
+        let __guard_expected = #expected;
+        let __guard_caller = match __guard_flow.identify(__guard_shown) {
+            ::core::result::Result::Ok(caller) => caller,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_asked = match __guard_flow.ask(__guard_caller, __guard_expected).await {
+            ::core::result::Result::Ok(asked) => asked,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_accepted = match __guard_flow.answer(__guard_asked, __guard_expected, #rules).await {
+            ::core::result::Result::Ok(accepted) => accepted,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+    }
+}
+
 /// The check that the arguments type derives `ToolArgs`, if the handler takes arguments.
 pub fn assert_parameters(shape: &Shape, private: &TokenStream) -> Option<TokenStream> {
     let (_, params_ty, args_ty) = shape.params.as_ref()?;

@@ -87,7 +87,15 @@ impl Forger {
             Ok(shown) => shown,
             Err(done) => return Ok(*done),
         };
-        let accepted = match flow.ask(shown, None, None).await {
+        let caller = match flow.identify(shown) {
+            Ok(caller) => caller,
+            Err(done) => return Ok(*done),
+        };
+        let reply = match flow.ask(caller, None).await {
+            Ok(reply) => reply,
+            Err(done) => return Ok(*done),
+        };
+        let accepted = match flow.answer(reply, None, None).await {
             Ok(accepted) => accepted,
             Err(done) => return Ok(*done),
         };
@@ -117,7 +125,15 @@ impl Forger {
             Ok(shown) => shown,
             Err(done) => return Ok(*done),
         };
-        let accepted = match asked.ask(shown, None, None).await {
+        let caller = match asked.identify(shown) {
+            Ok(caller) => caller,
+            Err(done) => return Ok(*done),
+        };
+        let reply = match asked.ask(caller, None).await {
+            Ok(reply) => reply,
+            Err(done) => return Ok(*done),
+        };
+        let accepted = match asked.answer(reply, None, None).await {
             Ok(accepted) => accepted,
             Err(done) => return Ok(*done),
         };
@@ -496,7 +512,11 @@ mod forged_rounds {
             let Ok(shown) = flow.begin(incoming, preview()) else {
                 unreachable!("the preview states an effect")
             };
-            let state = match flow.ask(shown, None, None).await {
+            let caller = match flow.identify(shown) {
+                Ok(caller) => caller,
+                Err(done) => return Ok(*done),
+            };
+            let state = match flow.ask(caller, None).await {
                 Err(done) => match *done {
                     CallToolResponse::InputRequired(required) => {
                         required.request_state.unwrap_or_default()
@@ -522,7 +542,15 @@ mod forged_rounds {
                 Ok(shown) => shown,
                 Err(done) => return Ok(*done),
             };
-            let accepted = match flow.ask(shown, None, None).await {
+            let caller = match flow.identify(shown) {
+                Ok(caller) => caller,
+                Err(done) => return Ok(*done),
+            };
+            let reply = match flow.ask(caller, None).await {
+                Ok(reply) => reply,
+                Err(done) => return Ok(*done),
+            };
+            let accepted = match flow.answer(reply, None, None).await {
                 Ok(accepted) => accepted,
                 Err(done) => return Ok(*done),
             };

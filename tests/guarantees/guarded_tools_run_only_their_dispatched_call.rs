@@ -202,7 +202,9 @@ impl Cache {
         );
         if let Ok(incoming) = again.dispatched()
             && let Ok(shown) = again.begin(incoming, preview())
-            && let Ok(accepted) = again.ask(shown, None, None).await
+            && let Ok(caller) = again.identify(shown)
+            && let Ok(reply) = again.ask(caller, None).await
+            && let Ok(accepted) = again.answer(reply, None, None).await
             && again.recheck(accepted, preview()).await.is_ok()
         {
             self.forged.fetch_add(1, Ordering::SeqCst);
@@ -216,7 +218,15 @@ impl Cache {
             Ok(shown) => shown,
             Err(done) => return Ok(*done),
         };
-        let accepted = match flow.ask(shown, None, None).await {
+        let caller = match flow.identify(shown) {
+            Ok(caller) => caller,
+            Err(done) => return Ok(*done),
+        };
+        let reply = match flow.ask(caller, None).await {
+            Ok(reply) => reply,
+            Err(done) => return Ok(*done),
+        };
+        let accepted = match flow.answer(reply, None, None).await {
             Ok(accepted) => accepted,
             Err(done) => return Ok(*done),
         };

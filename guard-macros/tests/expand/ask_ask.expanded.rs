@@ -259,10 +259,22 @@ impl S {
             ::core::result::Result::Ok(shown) => shown,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
+        let __guard_expected = ::core::option::Option::None;
+        let __guard_caller = match __guard_flow.identify(__guard_shown) {
+            ::core::result::Result::Ok(caller) => caller,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_asked = match __guard_flow
+            .ask(__guard_caller, __guard_expected)
+            .await
+        {
+            ::core::result::Result::Ok(asked) => asked,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
         let __guard_accepted = match __guard_flow
-            .ask(
-                __guard_shown,
-                ::core::option::Option::None,
+            .answer(
+                __guard_asked,
+                __guard_expected,
                 ::core::option::Option::Some(
                     ::rmcp_guard::__private::rules::<Trip>(Self::no_crowds),
                 ),
@@ -339,12 +351,20 @@ impl S {
             ::core::result::Result::Ok(shown) => shown,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
+        let __guard_expected = ::core::option::Option::None;
+        let __guard_caller = match __guard_flow.identify(__guard_shown) {
+            ::core::result::Result::Ok(caller) => caller,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_asked = match __guard_flow
+            .ask(__guard_caller, __guard_expected)
+            .await
+        {
+            ::core::result::Result::Ok(asked) => asked,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
         let __guard_accepted = match __guard_flow
-            .ask(
-                __guard_shown,
-                ::core::option::Option::None,
-                ::core::option::Option::None,
-            )
+            .answer(__guard_asked, __guard_expected, ::core::option::Option::None)
             .await
         {
             ::core::result::Result::Ok(accepted) => accepted,
@@ -415,12 +435,20 @@ impl S {
             ::core::result::Result::Ok(shown) => shown,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
+        let __guard_expected = ::core::option::Option::None;
+        let __guard_caller = match __guard_flow.identify(__guard_shown) {
+            ::core::result::Result::Ok(caller) => caller,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_asked = match __guard_flow
+            .ask(__guard_caller, __guard_expected)
+            .await
+        {
+            ::core::result::Result::Ok(asked) => asked,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
         let __guard_accepted = match __guard_flow
-            .ask(
-                __guard_shown,
-                ::core::option::Option::None,
-                ::core::option::Option::None,
-            )
+            .answer(__guard_asked, __guard_expected, ::core::option::Option::None)
             .await
         {
             ::core::result::Result::Ok(accepted) => accepted,

@@ -181,7 +181,7 @@ impl<'g> Flow<'g, Picked> {
                 )),
             }
         }
-        self.commit_accepted().await?;
+        self.commit_accepted(None).await?;
         Ok(Picked::new(
             ready,
             skipped,

@@ -22,7 +22,8 @@ use crate::{
     error::{Code, ToolError},
     form::Form,
     outcome::{Outcome, Step},
-    preview::Preview,
+    person::Person,
+    preview::{Effect, Preview},
 };
 
 impl<F> Flow<'_, F> {
@@ -56,28 +57,43 @@ impl<F: Form> Flow<'_, F> {
         accepted: Accepted<F>,
         again: Result<Preview, ToolError>,
     ) -> Result<CallToolResponse, rmcp::ErrorData> {
-        let stored = self.store_deferred(accepted, again).await;
-        match self.spent_unless(stored).await {
-            Ok(result) | Err(result) => Ok(*result),
-        }
-    }
-
-    async fn store_deferred(
-        &self,
-        accepted: Accepted<F>,
-        again: Result<Preview, ToolError>,
-    ) -> Step<Box<CallToolResponse>> {
         let Accepted {
             form,
-            effect: confirmed,
+            caller,
             spec,
             secret,
             // The macro refuses `grant` beside `defer`: nothing is offered to open.
             grant: _,
+            unspent,
         } = accepted;
+        let owner = caller.person;
+        let confirmed = caller.effect;
+        let checked = self.deferred_checks(spec, &confirmed, secret, again);
+        let result = match checked {
+            Ok(after) => {
+                self.seen().answer = Some(crate::form::redacted(&form));
+                match self.commit_accepted(unspent).await {
+                    Ok(()) => self.store_deferred(&form, &confirmed, owner, after).await,
+                    Err(done) => done,
+                }
+            }
+            Err(done) => self.spend(unspent, done).await,
+        };
+        Ok(*result)
+    }
+
+    /// Step 8 of a deferred tool: the answer is this tool's, the target is what the human
+    /// confirmed, no secret is kept and the guard keeps deferred calls; how long it waits.
+    fn deferred_checks(
+        &self,
+        spec: &'static ToolSpec,
+        confirmed: &Effect,
+        secret: Option<crate::secret::Secret>,
+        again: Result<Preview, ToolError>,
+    ) -> Step<std::time::Duration> {
         self.still_asked_by(spec)?;
         match again {
-            Ok(Preview::Effect(now)) if now == confirmed => {}
+            Ok(Preview::Effect(now)) if now == *confirmed => {}
             Ok(_) => {
                 return Err(self.refuse(
                     Outcome::StateChanged,
@@ -100,12 +116,22 @@ impl<F: Form> Flow<'_, F> {
             ));
         };
         self.deferrable()?;
-        self.seen().answer = Some(crate::form::redacted(&form));
-        self.commit_accepted().await?;
-        let owner = self.seen().caller.clone();
+        Ok(after)
+    }
+
+    /// The confirmed call (arguments, the accepted form, its owner, the fingerprint of what
+    /// the human saw) stored to run `after` from now, and the model told when and how to
+    /// withdraw it; or why nothing is scheduled.
+    async fn store_deferred(
+        &self,
+        form: &F,
+        confirmed: &Effect,
+        owner: Option<Person>,
+        after: std::time::Duration,
+    ) -> Box<CallToolResponse> {
         let calls = self.guard.deferred_calls();
         let (Some(owner), Some(calls)) = (owner, calls) else {
-            return Err(self.unscheduled("the caller or the store is missing".into()));
+            return self.unscheduled("the caller or the store is missing".into());
         };
         let arguments = Value::Object(self.call.arguments.clone());
         let answer = Value::Object(form.to_content());
@@ -124,13 +150,16 @@ impl<F: Form> Flow<'_, F> {
                 &self.trace_id,
             )
             .await;
-        let scheduled = stored.map_err(|e| self.unscheduled(e.to_string()))?;
+        let scheduled = match stored {
+            Ok(scheduled) => scheduled,
+            Err(e) => return self.unscheduled(e.to_string()),
+        };
         let mut body = serde_json::Map::new();
         body.insert("tool".into(), self.spec.name.into());
         let target = confirmed.subject().shown();
         body.insert("target".into(), target.into());
         let result = scheduled.into_result(self.spec.name, target, body, &self.trace_id);
-        Ok(Box::new(result.into()))
+        Box::new(result.into())
     }
 
     /// The call was confirmed but could not be stored: nothing runs, now or later.

@@ -126,7 +126,10 @@ async fn first_round(guard: &Guard, call: GuardCall) -> String {
     let Ok(shown) = flow.begin(incoming, target()) else {
         panic!("the preview states an effect")
     };
-    let Err(done) = flow.ask(shown, None, None).await else {
+    let Ok(caller) = flow.identify(shown) else {
+        panic!("the tool keeps nothing for its caller")
+    };
+    let Err(done) = flow.ask(caller, None).await else {
         panic!("nobody answered yet")
     };
     match *done {
@@ -147,7 +150,11 @@ async fn ending_of(guard: &Guard, call: GuardCall) -> Option<Outcome> {
         Ok(shown) => shown,
         Err(done) => return outcome(done),
     };
-    match flow.ask(shown, None, None).await {
+    let caller = match flow.identify(shown) {
+        Ok(caller) => caller,
+        Err(done) => return outcome(done),
+    };
+    match flow.ask(caller, None).await {
         Ok(_) => panic!("the call went past the question"),
         Err(done) => outcome(done),
     }
@@ -174,12 +181,19 @@ async fn a_handed_off_call_asks_once_and_its_accept_reaches_the_proof() {
     let Ok(shown) = flow.begin(incoming, target()) else {
         panic!("the preview states an effect")
     };
-    let Ok(accepted) = flow.ask(shown, None, None).await else {
+    let Ok(caller) = flow.identify(shown) else {
+        panic!("the tool keeps nothing for its caller")
+    };
+    let Ok(asked) = flow.ask(caller, None).await else {
+        panic!("the retry carries the human's reply")
+    };
+    let Ok(accepted) = flow.answer(asked, None, None).await else {
         panic!("the echoed accept is this call's answer")
     };
-    let Ok(confirmed) = flow.recheck(accepted, target()).await else {
+    let Ok(rechecked) = flow.recheck(accepted, target()).await else {
         panic!("the target did not change")
     };
+    let (confirmed, _owner) = rechecked.confirmed();
     assert!(confirmed.confirm);
     assert_eq!(confirmed.target(), "thumbnails");
 }
@@ -204,7 +218,13 @@ async fn an_accept_for_a_target_that_changed_since_is_state_changed() {
     let Ok(shown) = flow.begin(incoming, target()) else {
         panic!("the preview states an effect")
     };
-    let Ok(accepted) = flow.ask(shown, None, None).await else {
+    let Ok(caller) = flow.identify(shown) else {
+        panic!("the tool keeps nothing for its caller")
+    };
+    let Ok(asked) = flow.ask(caller, None).await else {
+        panic!("the retry carries the human's reply")
+    };
+    let Ok(accepted) = flow.answer(asked, None, None).await else {
         panic!("the echoed accept is this call's answer")
     };
     let changed = Ok(Preview::effect(
