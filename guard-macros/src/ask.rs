@@ -168,6 +168,8 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
     let rules = o.asking.rules(Some(form_ty), &private);
     let at_answer = krate::respan(rt.clone(), answered_ty.span());
     let body = handler::body(&tool_fn, &rebind);
+    let dispatched = handler::dispatched();
+    let asked = handler::asked(&quote!(::core::option::Option::None), &rules);
     let block = quote! {
         const __GUARD_SPEC: &#private::ToolSpec = &#private::ToolSpec {
             name: #tool_name,
@@ -187,15 +189,13 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
             __guard_call,
             __GUARD_SPEC,
         );
+        #dispatched
         #unpack
-        let __guard_shown = match __guard_flow.begin(#private::asked(#tool_name, #question)) {
+        let __guard_shown = match __guard_flow.begin(__guard_incoming, #private::asked(#tool_name, #question)) {
             ::core::result::Result::Ok(shown) => shown,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
-        let __guard_accepted = match __guard_flow.ask(__guard_shown, ::core::option::Option::None, #rules).await {
-            ::core::result::Result::Ok(accepted) => accepted,
-            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
-        };
+        #asked
         let __guard_answered = match __guard_flow.answered(__guard_accepted).await {
             ::core::result::Result::Ok(answered) => answered,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),

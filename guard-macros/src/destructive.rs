@@ -436,6 +436,8 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
         };
     };
     let mut run = TokenStream::new();
+    let dispatched = handler::dispatched();
+    let asked = handler::asked(&expected, &rules);
     let steps = match (&shape.proof, o.batch) {
         (Some((_, _, form_ty)), None) => {
             let then = if o.defer.is_some() {
@@ -457,8 +459,8 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
                 quote!(return __guard_flow.defer(__guard_accepted, #preview_call).await;)
             } else {
                 quote! {
-                    let __guard_confirmed = match __guard_flow.recheck(__guard_accepted, #preview_call).await {
-                        ::core::result::Result::Ok(confirmed) => confirmed,
+                    let (__guard_confirmed, __guard_owner) = match __guard_flow.recheck(__guard_accepted, #preview_call).await {
+                        ::core::result::Result::Ok(rechecked) => rechecked.confirmed(),
                         ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
                     };
                     #finish
@@ -482,15 +484,13 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
                     __guard_call,
                     __GUARD_SPEC,
                 );
+                #dispatched
                 #unpack
-                let __guard_shown = match __guard_flow.begin(#preview_call) {
+                let __guard_shown = match __guard_flow.begin(__guard_incoming, #preview_call) {
                     ::core::result::Result::Ok(shown) => shown,
                     ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
                 };
-                let __guard_accepted = match __guard_flow.ask(__guard_shown, #expected, #rules).await {
-                    ::core::result::Result::Ok(accepted) => accepted,
-                    ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
-                };
+                #asked
                 #then
             }
         }
@@ -605,7 +605,7 @@ fn undo(
     };
     let at_output = krate::respan(private.clone(), output_span);
     let finish = quote_spanned! {output_span=>
-        __guard_flow.finish_reversible(self, #at_output::reversible(#body)).await
+        __guard_flow.finish_reversible(self, __guard_owner, #at_output::reversible(#body)).await
     };
     let name = tool_attr::routed_name(tool_fn);
     let register = quote!(#private::register_undo::<Self, _, _>(#name, #undo, #purge););

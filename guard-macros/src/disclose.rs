@@ -313,6 +313,9 @@ fn generate(
     let grant = o.grant.spec(&private);
     let body = handler::body(&tool_fn, &rebind);
     let form = quote!(#rt::forms::Checkbox);
+    let dispatched = handler::dispatched();
+    let none = quote!(::core::option::Option::None);
+    let asked = handler::asked(&none, &none);
     let block = quote! {
         const __GUARD_SPEC: &#private::ToolSpec = &#private::ToolSpec {
             name: #tool_name,
@@ -330,15 +333,13 @@ fn generate(
             __guard_call,
             __GUARD_SPEC,
         );
+        #dispatched
         #unpack
-        let __guard_shown = match __guard_flow.bound(__GUARD_DISCLOSES, #boundary_call).await {
+        let __guard_shown = match __guard_flow.bound(__GUARD_DISCLOSES, __guard_incoming, #boundary_call).await {
             ::core::result::Result::Ok(shown) => shown,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
-        let __guard_accepted = match __guard_flow.ask(__guard_shown, ::core::option::Option::None, ::core::option::Option::None).await {
-            ::core::result::Result::Ok(accepted) => accepted,
-            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
-        };
+        #asked
         let __guard_approved = match __guard_flow.rebound(__GUARD_DISCLOSES, __guard_accepted, #boundary_call).await {
             ::core::result::Result::Ok(approved) => approved,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),

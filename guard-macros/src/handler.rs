@@ -240,7 +240,7 @@ pub fn rewrite(
             out.params
                 .push(quote!(#binding: #private::GuardArguments<#args_ty>));
             out.unpack = quote! {
-                let __guard_args = match __guard_flow.arguments(#binding) {
+                let __guard_args = match __guard_flow.arguments(&__guard_incoming, #binding) {
                     ::core::result::Result::Ok(args) => args,
                     ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
                 };
@@ -256,6 +256,40 @@ pub fn rewrite(
         }
     }
     out
+}
+
+/// The flow's first step: a call guard's exposure did not dispatch to this tool ends here,
+/// before its arguments are read or its preview runs; every later step takes the
+/// `__guard_incoming` this binds.
+pub fn dispatched() -> TokenStream {
+    quote! {
+        let __guard_incoming = match __guard_flow.dispatched() {
+            ::core::result::Result::Ok(incoming) => incoming,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+    }
+}
+
+/// The steps from the previewed effect (`__guard_shown`) to the accepted answer
+/// (`__guard_accepted`), in order: who is calling, the one question, the reply judged.
+/// `expected` (the text a type-to-confirm answer must equal) is bound once, so a mistake in
+/// it is reported once.
+pub fn asked(expected: &TokenStream, rules: &TokenStream) -> TokenStream {
+    quote! {
+        let __guard_expected = #expected;
+        let __guard_caller = match __guard_flow.identify(__guard_shown) {
+            ::core::result::Result::Ok(caller) => caller,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_asked = match __guard_flow.ask(__guard_caller, __guard_expected).await {
+            ::core::result::Result::Ok(asked) => asked,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_accepted = match __guard_flow.answer(__guard_asked, __guard_expected, #rules).await {
+            ::core::result::Result::Ok(accepted) => accepted,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+    }
 }
 
 /// The check that the arguments type derives `ToolArgs`, if the handler takes arguments.

@@ -3,7 +3,7 @@
 
 use std::ops::Deref;
 
-use crate::form::Form;
+use crate::{form::Form, preview::Target};
 
 /// The human's accepted, revalidated answer. A handler that takes `Confirmed<F>` cannot be
 /// reached without it, so a guarded effect cannot run unconfirmed.
@@ -13,7 +13,7 @@ use crate::form::Form;
 #[derive(Debug)]
 pub struct Confirmed<F> {
     form: F,
-    target: String,
+    target: Target,
     trace_id: String,
     secret: Option<crate::secret::Secret>,
 }
@@ -21,7 +21,7 @@ pub struct Confirmed<F> {
 impl<F: Form> Confirmed<F> {
     pub(crate) fn new(
         form: F,
-        target: String,
+        target: Target,
         trace_id: String,
         secret: Option<crate::secret::Secret>,
     ) -> Self {
@@ -48,7 +48,7 @@ impl<F> Confirmed<F> {
     /// The resolved target the human confirmed (the preview's target, re-checked just
     /// now): act on this, so what the human confirmed is what executes.
     pub fn target(&self) -> &str {
-        &self.target
+        self.target.pin()
     }
 
     /// The secret the human gave on the approval page, for a tool with `secret = "..."`

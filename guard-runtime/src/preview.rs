@@ -1,7 +1,9 @@
 //! What a destructive tool is about to do, computed before the human is asked and again
 //! just before the effect runs.
 
-use sha2::{Digest, Sha256};
+mod target;
+
+pub(crate) use target::Target;
 
 /// The outcome of a tool's `preview` function.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,12 +17,11 @@ pub enum Preview {
 /// The resolved target and what will happen to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Effect {
-    target: String,
+    /// What the effect acts on: the words shown, its hidden state and the scope a grant of
+    /// the tool covers (a grant opened on this effect covers later calls whose preview
+    /// states the same scope).
+    target: Target,
     summary: String,
-    state: String,
-    /// The scope a grant of the tool covers, in plain words (`files directly in reports/`):
-    /// a grant opened on this effect covers later calls whose preview states the same scope.
-    scope: Option<String>,
     /// An `#[ask]` tool's question or a disclosure: nothing changes that could be reversed,
     /// so no terms of reversing are told.
     asks_only: bool,
@@ -35,10 +36,8 @@ impl Preview {
     /// An effect on `target`; `summary` states the counts and what disappears.
     pub fn effect(target: impl Into<String>, summary: impl Into<String>) -> Self {
         Preview::Effect(Effect {
-            target: target.into(),
+            target: Target::new(target),
             summary: summary.into(),
-            state: String::new(),
-            scope: None,
             asks_only: false,
         })
     }
@@ -46,10 +45,8 @@ impl Preview {
     /// An `#[ask]` tool's question, shown as an effect that changes nothing.
     pub(crate) fn question(name: &str, question: String) -> Self {
         Preview::Effect(Effect {
-            target: name.to_owned(),
+            target: Target::new(name),
             summary: question,
-            state: String::new(),
-            scope: None,
             asks_only: true,
         })
     }
@@ -58,10 +55,8 @@ impl Preview {
     /// reversing are told.
     pub(crate) fn disclosure(target: String, summary: String, state: String) -> Self {
         Preview::Effect(Effect {
-            target,
+            target: Target::new(target).with_state(state),
             summary,
-            state,
-            scope: None,
             asks_only: true,
         })
     }
@@ -71,7 +66,7 @@ impl Preview {
     pub fn with_state(self, state: impl Into<String>) -> Self {
         match self {
             Preview::Effect(effect) => Preview::Effect(Effect {
-                state: state.into(),
+                target: effect.target.with_state(state.into()),
                 ..effect
             }),
             nothing => nothing,
@@ -87,7 +82,7 @@ impl Preview {
     pub fn scope(self, words: impl Into<String>) -> Self {
         match self {
             Preview::Effect(effect) => Preview::Effect(Effect {
-                scope: Some(words.into()).filter(|w| !w.trim().is_empty()),
+                target: effect.target.with_scope(words.into()),
                 ..effect
             }),
             nothing => nothing,
@@ -96,8 +91,13 @@ impl Preview {
 }
 
 impl Effect {
-    /// What the effect acts on.
+    /// What the effect acts on, as the human reads it.
     pub fn target(&self) -> &str {
+        self.target.shown()
+    }
+
+    /// What the effect acts on, each part through its own method.
+    pub(crate) fn subject(&self) -> &Target {
         &self.target
     }
 
@@ -108,7 +108,7 @@ impl Effect {
 
     /// The scope a grant covers, as the preview stated it.
     pub fn scope_words(&self) -> Option<&str> {
-        self.scope.as_deref()
+        self.target.grant_scope()
     }
 
     /// Whether this is an `#[ask]` question rather than an effect.
@@ -120,18 +120,7 @@ impl Effect {
     /// MRTR request state, so the answering round can tell whether the target changed
     /// since the human saw it.
     pub fn fingerprint(&self) -> String {
-        let mut hash = Sha256::new();
-        for part in [&self.target, &self.summary, &self.state] {
-            hash.update((part.len() as u64).to_be_bytes());
-            hash.update(part.as_bytes());
-        }
-        // Only a scoped effect hashes its scope, so unscoped fingerprints stay as they were.
-        if let Some(scope) = &self.scope {
-            hash.update(b"scope");
-            hash.update((scope.len() as u64).to_be_bytes());
-            hash.update(scope.as_bytes());
-        }
-        crate::canonical::hex(&hash.finalize())
+        self.target.recheck_key(&self.summary)
     }
 }
 

@@ -79,11 +79,23 @@ impl Forger {
     #[tool]
     async fn forge(&self, call: GuardCall) -> Result<CallToolResponse, ErrorData> {
         let flow = Flow::<Checkbox>::new(self.guard(), call, &FORGE);
-        let shown = match flow.begin(target()) {
+        let incoming = match flow.dispatched() {
+            Ok(incoming) => incoming,
+            Err(done) => return Ok(*done),
+        };
+        let shown = match flow.begin(incoming, target()) {
             Ok(shown) => shown,
             Err(done) => return Ok(*done),
         };
-        let accepted = match flow.ask(shown, None, None).await {
+        let caller = match flow.identify(shown) {
+            Ok(caller) => caller,
+            Err(done) => return Ok(*done),
+        };
+        let reply = match flow.ask(caller, None).await {
+            Ok(reply) => reply,
+            Err(done) => return Ok(*done),
+        };
+        let accepted = match flow.answer(reply, None, None).await {
             Ok(accepted) => accepted,
             Err(done) => return Ok(*done),
         };
@@ -105,11 +117,23 @@ impl Forger {
     ) -> Result<CallToolResponse, ErrorData> {
         let asked = Flow::<Checkbox>::new(self.guard(), call, &CROSS);
         let other = Flow::<Checkbox>::new(self.guard(), other_call, &OTHER);
-        let shown = match asked.begin(target()) {
+        let incoming = match asked.dispatched() {
+            Ok(incoming) => incoming,
+            Err(done) => return Ok(*done),
+        };
+        let shown = match asked.begin(incoming, target()) {
             Ok(shown) => shown,
             Err(done) => return Ok(*done),
         };
-        let accepted = match asked.ask(shown, None, None).await {
+        let caller = match asked.identify(shown) {
+            Ok(caller) => caller,
+            Err(done) => return Ok(*done),
+        };
+        let reply = match asked.ask(caller, None).await {
+            Ok(reply) => reply,
+            Err(done) => return Ok(*done),
+        };
+        let accepted = match asked.answer(reply, None, None).await {
             Ok(accepted) => accepted,
             Err(done) => return Ok(*done),
         };
@@ -235,8 +259,11 @@ mod unpublished {
     use rmcp::{handler::server::wrapper::Parameters, tool};
     use rmcp_guard::tool_router;
     use rmcp_guard::{
-        Code, Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError, destructive,
-        forms::Checkbox, outcome::Outcome,
+        Code, Confirmed, Exposure, Guard, Guarded, Preview, ToolArgs, ToolError,
+        batch::{Batch, Picked, Report},
+        destructive,
+        forms::Checkbox,
+        outcome::Outcome,
     };
     use rmcp_guard_test::testing::{Answer, ScriptedHuman};
     use schemars::JsonSchema;
@@ -269,6 +296,20 @@ mod unpublished {
             self.previews.fetch_add(1, Ordering::SeqCst);
             Ok(Preview::effect(&args.cache, format!("Wipe {}", args.cache)))
         }
+
+        async fn preview_reset(&self) -> Result<Preview, ToolError> {
+            self.previews.fetch_add(1, Ordering::SeqCst);
+            Ok(Preview::effect("settings", "Reset the settings"))
+        }
+
+        /// Nothing matches: a call that got as far as the batch's step would say so.
+        async fn preview_evict(&self) -> Result<Batch, ToolError> {
+            self.previews.fetch_add(1, Ordering::SeqCst);
+            Ok(Batch::new(
+                "every cache entry",
+                "Each picked entry is evicted.",
+            ))
+        }
     }
 
     #[tool_router(server_handler)]
@@ -283,6 +324,24 @@ mod unpublished {
         ) -> Result<String, ToolError> {
             self.effects.fetch_add(1, Ordering::SeqCst);
             Ok(format!("Wiped {}", args.cache))
+        }
+
+        /// Reset the settings: no arguments.
+        #[destructive(confirm = "checkbox", preview = Self::preview_reset)]
+        #[tool]
+        async fn reset(&self, _confirmed: Confirmed<Checkbox>) -> Result<String, ToolError> {
+            self.effects.fetch_add(1, Ordering::SeqCst);
+            Ok("Reset".to_owned())
+        }
+
+        /// Evict cache entries the human picks: no arguments.
+        #[destructive(batch, preview = Self::preview_evict)]
+        #[tool]
+        async fn evict(&self, picked: Picked) -> Report {
+            self.effects.fetch_add(1, Ordering::SeqCst);
+            picked
+                .act(|item| async move { Ok(item.title().to_owned()) })
+                .await
         }
     }
 
@@ -314,6 +373,34 @@ mod unpublished {
                     server.previews.load(Ordering::SeqCst),
                     0,
                     "the author's preview does not run for a call guard did not dispatch"
+                );
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_tool_without_arguments_is_refused_before_its_preview_runs() {
+        // Nothing the preview finds (here, nothing to evict) answers a call guard did not
+        // dispatch: it is refused at the first step, and the preview never runs.
+        for tool in ["reset", "evict"] {
+            for era in [PUSH, MRTR] {
+                let server = Bare {
+                    guard: Arc::new(Guard::ephemeral().expect("guard")),
+                    effects: Arc::default(),
+                    previews: Arc::default(),
+                };
+                let human = ScriptedHuman::new(era.clone());
+                human.will(Answer::Accept(json!({"confirm": true})));
+                let client = connect(server.clone(), human.clone()).await;
+                let result = call(&client, tool, json!({})).await;
+                let _ = client.cancel().await;
+                assert_refused(&result, Code::Unavailable, Outcome::NotPublished);
+                assert!(human.shown().is_empty(), "nobody was asked");
+                assert_eq!(server.effects.load(Ordering::SeqCst), 0);
+                assert_eq!(
+                    server.previews.load(Ordering::SeqCst),
+                    0,
+                    "{tool}'s preview does not run for a call guard did not dispatch"
                 );
             }
         }
@@ -481,10 +568,17 @@ mod forged_rounds {
             context: RequestContext<RoleServer>,
         ) -> Result<CallToolResponse, ErrorData> {
             let flow = Flow::<Checkbox>::new(self.guard(), call, &FORGE);
-            let Ok(shown) = flow.begin(preview()) else {
+            let Ok(incoming) = flow.dispatched() else {
+                unreachable!("the exposure handed the call over")
+            };
+            let Ok(shown) = flow.begin(incoming, preview()) else {
                 unreachable!("the preview states an effect")
             };
-            let state = match flow.ask(shown, None, None).await {
+            let caller = match flow.identify(shown) {
+                Ok(caller) => caller,
+                Err(done) => return Ok(*done),
+            };
+            let state = match flow.ask(caller, None).await {
                 Err(done) => match *done {
                     CallToolResponse::InputRequired(required) => {
                         required.request_state.unwrap_or_default()
@@ -502,11 +596,23 @@ mod forged_rounds {
                 claim_mrtr(&context),
             ))?;
             let flow = Flow::<Checkbox>::new(self.guard(), call, &FORGE);
-            let shown = match flow.begin(preview()) {
+            let incoming = match flow.dispatched() {
+                Ok(incoming) => incoming,
+                Err(done) => return Ok(*done),
+            };
+            let shown = match flow.begin(incoming, preview()) {
                 Ok(shown) => shown,
                 Err(done) => return Ok(*done),
             };
-            let accepted = match flow.ask(shown, None, None).await {
+            let caller = match flow.identify(shown) {
+                Ok(caller) => caller,
+                Err(done) => return Ok(*done),
+            };
+            let reply = match flow.ask(caller, None).await {
+                Ok(reply) => reply,
+                Err(done) => return Ok(*done),
+            };
+            let accepted = match flow.answer(reply, None, None).await {
                 Ok(accepted) => accepted,
                 Err(done) => return Ok(*done),
             };

@@ -200,18 +200,33 @@ impl Cache {
             GuardCall::from_context_part(&mut parts)?,
             &TWICE,
         );
-        if let Ok(shown) = again.begin(preview())
-            && let Ok(accepted) = again.ask(shown, None, None).await
+        if let Ok(incoming) = again.dispatched()
+            && let Ok(shown) = again.begin(incoming, preview())
+            && let Ok(caller) = again.identify(shown)
+            && let Ok(reply) = again.ask(caller, None).await
+            && let Ok(accepted) = again.answer(reply, None, None).await
             && again.recheck(accepted, preview()).await.is_ok()
         {
             self.forged.fetch_add(1, Ordering::SeqCst);
         }
         let flow = Flow::<Checkbox>::new(self.guard(), call, &TWICE);
-        let shown = match flow.begin(preview()) {
+        let incoming = match flow.dispatched() {
+            Ok(incoming) => incoming,
+            Err(done) => return Ok(*done),
+        };
+        let shown = match flow.begin(incoming, preview()) {
             Ok(shown) => shown,
             Err(done) => return Ok(*done),
         };
-        let accepted = match flow.ask(shown, None, None).await {
+        let caller = match flow.identify(shown) {
+            Ok(caller) => caller,
+            Err(done) => return Ok(*done),
+        };
+        let reply = match flow.ask(caller, None).await {
+            Ok(reply) => reply,
+            Err(done) => return Ok(*done),
+        };
+        let accepted = match flow.answer(reply, None, None).await {
             Ok(accepted) => accepted,
             Err(done) => return Ok(*done),
         };

@@ -64,6 +64,7 @@ pub(super) fn steps(
             quote!(#private::batch_report(#report))
         }
     };
+    let dispatched = crate::handler::dispatched();
     quote! {
         #(#asserts)*
         let __guard_flow = #private::Flow::<#rt::batch::Picked>::batch(
@@ -71,8 +72,9 @@ pub(super) fn steps(
             __guard_call,
             __GUARD_SPEC,
         );
+        #dispatched
         #unpack
-        let __guard_shown = match __guard_flow.begin_batch(#preview_call, #max_items) {
+        let __guard_shown = match __guard_flow.begin_batch(__guard_incoming, #preview_call, #max_items) {
             ::core::result::Result::Ok(shown) => shown,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };

@@ -82,12 +82,17 @@ impl S {
         let __guard_flow = ::rmcp_guard::__private::Flow::<
             ::rmcp_guard::batch::Picked,
         >::batch(::rmcp_guard::Guarded::guard(self), __guard_call, __GUARD_SPEC);
-        let __guard_args = match __guard_flow.arguments(__guard_p1) {
+        let __guard_incoming = match __guard_flow.dispatched() {
+            ::core::result::Result::Ok(incoming) => incoming,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_args = match __guard_flow.arguments(&__guard_incoming, __guard_p1) {
             ::core::result::Result::Ok(args) => args,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
         let __guard_shown = match __guard_flow
             .begin_batch(
+                __guard_incoming,
                 ::rmcp_guard::__private::batch_preview(
                         Self::preview_prune,
                         self,
@@ -173,8 +178,13 @@ impl S {
         let __guard_flow = ::rmcp_guard::__private::Flow::<
             ::rmcp_guard::batch::Picked,
         >::batch(::rmcp_guard::Guarded::guard(self), __guard_call, __GUARD_SPEC);
+        let __guard_incoming = match __guard_flow.dispatched() {
+            ::core::result::Result::Ok(incoming) => incoming,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
         let __guard_shown = match __guard_flow
             .begin_batch(
+                __guard_incoming,
                 ::rmcp_guard::__private::batch_preview_no_args(Self::preview_all, self)
                     .await,
                 ::rmcp_guard::batch::DEFAULT_MAX_ITEMS,

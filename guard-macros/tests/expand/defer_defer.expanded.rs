@@ -157,12 +157,17 @@ impl S {
         let __guard_flow = ::rmcp_guard::__private::Flow::<
             Closing,
         >::new(::rmcp_guard::Guarded::guard(self), __guard_call, __GUARD_SPEC);
-        let __guard_args = match __guard_flow.arguments(__guard_p1) {
+        let __guard_incoming = match __guard_flow.dispatched() {
+            ::core::result::Result::Ok(incoming) => incoming,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_args = match __guard_flow.arguments(&__guard_incoming, __guard_p1) {
             ::core::result::Result::Ok(args) => args,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
         let __guard_shown = match __guard_flow
             .begin(
+                __guard_incoming,
                 ::rmcp_guard::__private::preview(
                         Self::preview_close,
                         self,
@@ -174,12 +179,20 @@ impl S {
             ::core::result::Result::Ok(shown) => shown,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
+        let __guard_expected = ::core::option::Option::None;
+        let __guard_caller = match __guard_flow.identify(__guard_shown) {
+            ::core::result::Result::Ok(caller) => caller,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_asked = match __guard_flow
+            .ask(__guard_caller, __guard_expected)
+            .await
+        {
+            ::core::result::Result::Ok(asked) => asked,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
         let __guard_accepted = match __guard_flow
-            .ask(
-                __guard_shown,
-                ::core::option::Option::None,
-                ::core::option::Option::None,
-            )
+            .answer(__guard_asked, __guard_expected, ::core::option::Option::None)
             .await
         {
             ::core::result::Result::Ok(accepted) => accepted,
@@ -300,20 +313,33 @@ impl S {
         let __guard_flow = ::rmcp_guard::__private::Flow::<
             Checkbox,
         >::new(::rmcp_guard::Guarded::guard(self), __guard_call, __GUARD_SPEC);
+        let __guard_incoming = match __guard_flow.dispatched() {
+            ::core::result::Result::Ok(incoming) => incoming,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
         let __guard_shown = match __guard_flow
             .begin(
+                __guard_incoming,
                 ::rmcp_guard::__private::preview_no_args(Self::preview_reset, self).await,
             )
         {
             ::core::result::Result::Ok(shown) => shown,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
+        let __guard_expected = ::core::option::Option::None;
+        let __guard_caller = match __guard_flow.identify(__guard_shown) {
+            ::core::result::Result::Ok(caller) => caller,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_asked = match __guard_flow
+            .ask(__guard_caller, __guard_expected)
+            .await
+        {
+            ::core::result::Result::Ok(asked) => asked,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
         let __guard_accepted = match __guard_flow
-            .ask(
-                __guard_shown,
-                ::core::option::Option::None,
-                ::core::option::Option::None,
-            )
+            .answer(__guard_asked, __guard_expected, ::core::option::Option::None)
             .await
         {
             ::core::result::Result::Ok(accepted) => accepted,

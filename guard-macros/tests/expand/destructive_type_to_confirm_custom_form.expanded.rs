@@ -184,12 +184,17 @@ impl S {
         let __guard_flow = ::rmcp_guard::__private::Flow::<
             DropTableConfirmation,
         >::new(::rmcp_guard::Guarded::guard(self), __guard_call, __GUARD_SPEC);
-        let __guard_args = match __guard_flow.arguments(__guard_p1) {
+        let __guard_incoming = match __guard_flow.dispatched() {
+            ::core::result::Result::Ok(incoming) => incoming,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_args = match __guard_flow.arguments(&__guard_incoming, __guard_p1) {
             ::core::result::Result::Ok(args) => args,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
         let __guard_shown = match __guard_flow
             .begin(
+                __guard_incoming,
                 ::rmcp_guard::__private::preview(Self::preview_drop, self, &__guard_args)
                     .await,
             )
@@ -197,20 +202,28 @@ impl S {
             ::core::result::Result::Ok(shown) => shown,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
+        let __guard_expected = ::core::option::Option::Some(
+            ::rmcp_guard::__private::TargetText::target_text(&__guard_args.table),
+        );
+        let __guard_caller = match __guard_flow.identify(__guard_shown) {
+            ::core::result::Result::Ok(caller) => caller,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_asked = match __guard_flow
+            .ask(__guard_caller, __guard_expected)
+            .await
+        {
+            ::core::result::Result::Ok(asked) => asked,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
         let __guard_accepted = match __guard_flow
-            .ask(
-                __guard_shown,
-                ::core::option::Option::Some(
-                    ::rmcp_guard::__private::TargetText::target_text(&__guard_args.table),
-                ),
-                ::core::option::Option::None,
-            )
+            .answer(__guard_asked, __guard_expected, ::core::option::Option::None)
             .await
         {
             ::core::result::Result::Ok(accepted) => accepted,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
-        let __guard_confirmed = match __guard_flow
+        let (__guard_confirmed, __guard_owner) = match __guard_flow
             .recheck(
                 __guard_accepted,
                 ::rmcp_guard::__private::preview(Self::preview_drop, self, &__guard_args)
@@ -218,7 +231,7 @@ impl S {
             )
             .await
         {
-            ::core::result::Result::Ok(confirmed) => confirmed,
+            ::core::result::Result::Ok(rechecked) => rechecked.confirmed(),
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
         __guard_flow

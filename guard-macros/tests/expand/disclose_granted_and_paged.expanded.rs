@@ -95,13 +95,18 @@ impl S {
         let __guard_flow = ::rmcp_guard::__private::Flow::<
             ::rmcp_guard::forms::Checkbox,
         >::new(::rmcp_guard::Guarded::guard(self), __guard_call, __GUARD_SPEC);
-        let __guard_args = match __guard_flow.arguments(__guard_p1) {
+        let __guard_incoming = match __guard_flow.dispatched() {
+            ::core::result::Result::Ok(incoming) => incoming,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_args = match __guard_flow.arguments(&__guard_incoming, __guard_p1) {
             ::core::result::Result::Ok(args) => args,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
         let __guard_shown = match __guard_flow
             .bound(
                 __GUARD_DISCLOSES,
+                __guard_incoming,
                 ::rmcp_guard::__private::boundary(
                         Self::log_boundary,
                         self,
@@ -114,12 +119,20 @@ impl S {
             ::core::result::Result::Ok(shown) => shown,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
+        let __guard_expected = ::core::option::Option::None;
+        let __guard_caller = match __guard_flow.identify(__guard_shown) {
+            ::core::result::Result::Ok(caller) => caller,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_asked = match __guard_flow
+            .ask(__guard_caller, __guard_expected)
+            .await
+        {
+            ::core::result::Result::Ok(asked) => asked,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
         let __guard_accepted = match __guard_flow
-            .ask(
-                __guard_shown,
-                ::core::option::Option::None,
-                ::core::option::Option::None,
-            )
+            .answer(__guard_asked, __guard_expected, ::core::option::Option::None)
             .await
         {
             ::core::result::Result::Ok(accepted) => accepted,
@@ -237,13 +250,18 @@ impl S {
         let __guard_flow = ::rmcp_guard::__private::Flow::<
             ::rmcp_guard::forms::Checkbox,
         >::new(::rmcp_guard::Guarded::guard(self), __guard_call, __GUARD_SPEC);
-        let __guard_args = match __guard_flow.arguments(__guard_p1) {
+        let __guard_incoming = match __guard_flow.dispatched() {
+            ::core::result::Result::Ok(incoming) => incoming,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_args = match __guard_flow.arguments(&__guard_incoming, __guard_p1) {
             ::core::result::Result::Ok(args) => args,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
         let __guard_shown = match __guard_flow
             .bound(
                 __GUARD_DISCLOSES,
+                __guard_incoming,
                 ::rmcp_guard::__private::boundary(
                         Self::log_boundary,
                         self,
@@ -256,12 +274,20 @@ impl S {
             ::core::result::Result::Ok(shown) => shown,
             ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
         };
+        let __guard_expected = ::core::option::Option::None;
+        let __guard_caller = match __guard_flow.identify(__guard_shown) {
+            ::core::result::Result::Ok(caller) => caller,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
+        let __guard_asked = match __guard_flow
+            .ask(__guard_caller, __guard_expected)
+            .await
+        {
+            ::core::result::Result::Ok(asked) => asked,
+            ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),
+        };
         let __guard_accepted = match __guard_flow
-            .ask(
-                __guard_shown,
-                ::core::option::Option::None,
-                ::core::option::Option::None,
-            )
+            .answer(__guard_asked, __guard_expected, ::core::option::Option::None)
             .await
         {
             ::core::result::Result::Ok(accepted) => accepted,

@@ -5,7 +5,7 @@
 use rmcp::model::{CallToolResponse, ElicitResult, ElicitationAction};
 use serde_json::Value;
 
-use super::{ConfirmKind, Flow, Rules};
+use super::{ConfirmKind, Flow, Rules, asked::Unspent};
 use crate::{
     error::{Code, ToolError},
     form::{DefaultValue, FieldKind, FieldRole, Form, FormSpec},
@@ -109,14 +109,15 @@ impl<F> Flow<'_, F> {
     /// Writes the `accepted` record and waits until the log holds it: an effect never runs
     /// unrecorded, even if the process stops during it. A log that cannot take it ends the
     /// call before the proof exists.
-    pub(super) async fn commit_accepted(&self) -> Step<()> {
+    pub(super) async fn commit_accepted(&self, unspent: Option<Unspent>) -> Step<()> {
         let event = self.event(Outcome::Accepted, "", None);
-        let unspent = self.seen().unspent.take();
         let written = match unspent {
             None => self.guard.record_written(event).await.map(|()| true),
             // A 2026-07-28 accept: its state is spent in the same commit, or it was a replay
             // and nothing is written.
-            Some((nonce, ttl)) => self.guard.record_written_spending(event, &nonce, ttl).await,
+            Some(Unspent { nonce, ttl }) => {
+                self.guard.record_written_spending(event, &nonce, ttl).await
+            }
         };
         if written == Ok(false) {
             return Err(self.replayed());

@@ -12,7 +12,7 @@ use rmcp::model::{
 };
 use serde_json::Value;
 
-use super::{Flow, GuardCall, ToolSpec};
+use super::{Flow, GuardCall, Incoming, ToolSpec};
 use crate::{
     batch::{Batch, ItemReport, Offered, Picked, Report, plural},
     error::{Code, ToolError},
@@ -50,6 +50,7 @@ impl<'g> Flow<'g, Picked> {
     /// offer it sealed, not against what the preview finds now.
     pub fn begin_batch(
         &self,
+        _incoming: Incoming,
         preview: Result<Batch, ToolError>,
         max_items: usize,
     ) -> Step<ShownBatch> {
@@ -69,7 +70,7 @@ impl<'g> Flow<'g, Picked> {
         }
         let count = batch.items().len();
         self.seen().effect = Some((
-            batch.rule().to_owned(),
+            crate::preview::Target::new(batch.rule()),
             format!("{count} {} matched", plural(count, "item", "items")),
         ));
         if self.opened.is_none() {
@@ -100,7 +101,6 @@ impl<'g> Flow<'g, Picked> {
     /// revalidated against the offer: only offered keys, each once; none picked is a
     /// natural "nothing was changed".
     pub async fn ask_batch(&self, shown: ShownBatch) -> Step<Chosen> {
-        self.published()?;
         let (answer, offer) = if self.is_mrtr() {
             let ttl = self.guard.timeout(self.spec.timeout);
             let Some(sealed) = self.verified_state().await? else {
@@ -181,7 +181,7 @@ impl<'g> Flow<'g, Picked> {
                 )),
             }
         }
-        self.commit_accepted().await?;
+        self.commit_accepted(None).await?;
         Ok(Picked::new(
             ready,
             skipped,

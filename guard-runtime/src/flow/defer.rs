@@ -11,14 +11,19 @@ use std::marker::PhantomData;
 use rmcp::{handler::server::tool::IntoCallToolResult, model::CallToolResponse};
 use serde_json::{Value, json};
 
-use super::{Accepted, Flow, Rules, ToolSpec, accept::revalidate, finish::state_changed};
+use super::{
+    Accepted, Flow, Rules, ToolSpec,
+    accept::revalidate,
+    finish::{changed_after_confirmed, state_changed},
+};
 use crate::{
     confirmed::Confirmed,
     defer::{self, Due, Ending},
     error::{Code, ToolError},
     form::Form,
     outcome::{Outcome, Step},
-    preview::Preview,
+    person::Person,
+    preview::{Effect, Preview},
 };
 
 impl<F> Flow<'_, F> {
@@ -52,32 +57,47 @@ impl<F: Form> Flow<'_, F> {
         accepted: Accepted<F>,
         again: Result<Preview, ToolError>,
     ) -> Result<CallToolResponse, rmcp::ErrorData> {
-        let stored = self.store_deferred(accepted, again).await;
-        match self.spent_unless(stored).await {
-            Ok(result) | Err(result) => Ok(*result),
-        }
-    }
-
-    async fn store_deferred(
-        &self,
-        accepted: Accepted<F>,
-        again: Result<Preview, ToolError>,
-    ) -> Step<Box<CallToolResponse>> {
         let Accepted {
             form,
-            effect: confirmed,
+            caller,
             spec,
             secret,
             // The macro refuses `grant` beside `defer`: nothing is offered to open.
             grant: _,
+            unspent,
         } = accepted;
+        let owner = caller.person;
+        let confirmed = caller.effect;
+        let checked = self.deferred_checks(spec, &confirmed, secret, again);
+        let result = match checked {
+            Ok(after) => {
+                self.seen().answer = Some(crate::form::redacted(&form));
+                match self.commit_accepted(unspent).await {
+                    Ok(()) => self.store_deferred(&form, &confirmed, owner, after).await,
+                    Err(done) => done,
+                }
+            }
+            Err(done) => self.spend(unspent, done).await,
+        };
+        Ok(*result)
+    }
+
+    /// Step 8 of a deferred tool: the answer is this tool's, the target is what the human
+    /// confirmed, no secret is kept and the guard keeps deferred calls; how long it waits.
+    fn deferred_checks(
+        &self,
+        spec: &'static ToolSpec,
+        confirmed: &Effect,
+        secret: Option<crate::secret::Secret>,
+        again: Result<Preview, ToolError>,
+    ) -> Step<std::time::Duration> {
         self.still_asked_by(spec)?;
         match again {
-            Ok(Preview::Effect(now)) if now == confirmed => {}
+            Ok(Preview::Effect(now)) if now == *confirmed => {}
             Ok(_) => {
                 return Err(self.refuse(
                     Outcome::StateChanged,
-                    state_changed(confirmed.target(), self.nothing_done()),
+                    state_changed(confirmed.subject(), self.nothing_done()),
                 ));
             }
             Err(error) => return Err(self.refuse(Outcome::PreviewFailed, error)),
@@ -96,12 +116,22 @@ impl<F: Form> Flow<'_, F> {
             ));
         };
         self.deferrable()?;
-        self.seen().answer = Some(crate::form::redacted(&form));
-        self.commit_accepted().await?;
-        let owner = self.seen().caller.clone();
+        Ok(after)
+    }
+
+    /// The confirmed call (arguments, the accepted form, its owner, the fingerprint of what
+    /// the human saw) stored to run `after` from now, and the model told when and how to
+    /// withdraw it; or why nothing is scheduled.
+    async fn store_deferred(
+        &self,
+        form: &F,
+        confirmed: &Effect,
+        owner: Option<Person>,
+        after: std::time::Duration,
+    ) -> Box<CallToolResponse> {
         let calls = self.guard.deferred_calls();
         let (Some(owner), Some(calls)) = (owner, calls) else {
-            return Err(self.unscheduled("the caller or the store is missing".into()));
+            return self.unscheduled("the caller or the store is missing".into());
         };
         let arguments = Value::Object(self.call.arguments.clone());
         let answer = Value::Object(form.to_content());
@@ -111,7 +141,7 @@ impl<F: Form> Flow<'_, F> {
                 defer::Confirmation {
                     owner: &owner,
                     tool: self.spec.name,
-                    target: confirmed.target(),
+                    target: confirmed.subject().shown(),
                     arguments: &arguments,
                     form: &answer,
                     fingerprint: &fingerprint,
@@ -120,13 +150,16 @@ impl<F: Form> Flow<'_, F> {
                 &self.trace_id,
             )
             .await;
-        let scheduled = stored.map_err(|e| self.unscheduled(e.to_string()))?;
+        let scheduled = match stored {
+            Ok(scheduled) => scheduled,
+            Err(e) => return self.unscheduled(e.to_string()),
+        };
         let mut body = serde_json::Map::new();
         body.insert("tool".into(), self.spec.name.into());
-        body.insert("target".into(), confirmed.target().into());
-        let result =
-            scheduled.into_result(self.spec.name, confirmed.target(), body, &self.trace_id);
-        Ok(Box::new(result.into()))
+        let target = confirmed.subject().shown();
+        body.insert("target".into(), target.into());
+        let result = scheduled.into_result(self.spec.name, target, body, &self.trace_id);
+        Box::new(result.into())
     }
 
     /// The call was confirmed but could not be stored: nothing runs, now or later.
@@ -203,7 +236,7 @@ impl<F: Form> RunFlow<F> {
             Ok(Preview::Effect(now)) if now.fingerprint() == self.due.fingerprint => now,
             Ok(_) => {
                 return Err(Ending::StateChanged {
-                    reason: state_changed(&self.due.call.target, "nothing was changed")
+                    reason: changed_after_confirmed(&self.due.call.target, "nothing was changed")
                         .message()
                         .to_owned(),
                 });
@@ -228,7 +261,7 @@ impl<F: Form> RunFlow<F> {
         })?;
         Ok(Confirmed::new(
             form,
-            now.target().to_owned(),
+            now.subject().clone(),
             self.due.trace_id.clone(),
             None,
         ))

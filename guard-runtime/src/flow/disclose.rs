@@ -16,7 +16,7 @@ use serde_json::json;
 
 mod failed;
 
-use super::{Accepted, Flow, Previewed};
+use super::{Accepted, Flow, Incoming, Previewed};
 use crate::{
     disclose::{Boundary, Inner, IntoDisclosed, Noun, Shown, Spec, Standing},
     error::{Code, ToolError},
@@ -31,10 +31,12 @@ impl<F: Form> Flow<'_, F> {
     pub async fn bound(
         &self,
         spec: &'static Spec,
+        incoming: Incoming,
         boundary: Result<Boundary, ToolError>,
     ) -> Step<Previewed> {
-        let shown = self.begin(self.told_boundary(spec, boundary))?;
-        let (stated, noun) = self.seen().stated.clone().unwrap_or_default();
+        let (preview, stated) = self.told_boundary(spec, boundary);
+        let shown = self.begin(incoming, preview)?;
+        let (stated, noun) = stated.unwrap_or_default();
         if let Some(cap) = spec.max_items.filter(|cap| stated > *cap) {
             return Err(self.over_cap(format!(
                 "Nothing was shown: this call would show {stated} {}, and {} shows at most \
@@ -62,10 +64,14 @@ impl<F: Form> Flow<'_, F> {
         accepted: Accepted<F>,
         again: Result<Boundary, ToolError>,
     ) -> Step<ApprovedBoundary> {
-        let effect = accepted.effect.clone();
-        let again = self.told_boundary(spec, again);
+        let effect = accepted.caller.effect.clone();
+        // The re-check passes only on the boundary the human approved, count and all.
+        let (again, stated) = self.told_boundary(spec, again);
         self.recheck(accepted, again).await?;
-        Ok(ApprovedBoundary { effect })
+        Ok(ApprovedBoundary {
+            effect,
+            stated: stated.unwrap_or_default(),
+        })
     }
 
     /// The call's arguments read again from the request, for the boundary after the
@@ -80,6 +86,8 @@ impl<F: Form> Flow<'_, F> {
 /// still be once the handler has read it. Only [`Flow::rebound`] builds one.
 pub struct ApprovedBoundary {
     effect: Effect,
+    /// The count the human approved, and what its items are.
+    stated: (u64, Noun),
 }
 
 impl<F> Flow<'_, F> {
@@ -117,7 +125,7 @@ impl<F> Flow<'_, F> {
             return Ok(*changed);
         }
         let now = Shown { items, bytes };
-        let (stated, noun) = self.seen().stated.clone().unwrap_or_default();
+        let (stated, noun) = approved.stated.clone();
         let name = self.spec.name;
         let over = if items > stated {
             tracing::warn!(trace_id = %self.trace_id, tool = name, items, stated, "a disclosing handler returned more items than its boundary stated; nothing was shown");
@@ -206,7 +214,7 @@ impl<F> Flow<'_, F> {
         approved: &ApprovedBoundary,
         after: Result<Boundary, ToolError>,
     ) -> Option<Box<CallToolResponse>> {
-        let target = approved.effect.target();
+        let target = approved.effect.subject().shown();
         let reason = match after.map(|b| compose(spec, b)) {
             Ok((Preview::Effect(now), _)) if now == approved.effect => return None,
             Ok(_) => format!("{target} changed"),
@@ -227,17 +235,21 @@ impl<F> Flow<'_, F> {
         ))
     }
 
-    /// The boundary composed into the effect the human reads, its count kept for the checks.
+    /// The boundary composed into the effect the human reads, and its count and noun for
+    /// the checks; a call whose boundary states data says "nothing was shown" when it ends.
     fn told_boundary(
         &self,
         spec: &'static Spec,
         boundary: Result<Boundary, ToolError>,
-    ) -> Result<Preview, ToolError> {
-        let (preview, stated) = compose(spec, boundary?);
-        if let Some(stated) = stated {
-            self.seen().stated = Some(stated);
+    ) -> (Result<Preview, ToolError>, Option<(u64, Noun)>) {
+        let (preview, stated) = match boundary {
+            Ok(boundary) => compose(spec, boundary),
+            Err(error) => return (Err(error), None),
+        };
+        if stated.is_some() {
+            self.seen().shows = true;
         }
-        Ok(preview)
+        (Ok(preview), stated)
     }
 
     fn over_session_cap(

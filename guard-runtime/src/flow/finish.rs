@@ -12,6 +12,7 @@ use super::{Flow, Seen};
 use crate::{
     error::{Code, ToolError},
     outcome::{self, Outcome},
+    preview::Target,
 };
 
 impl<F> Flow<'_, F> {
@@ -99,7 +100,7 @@ impl<F> Flow<'_, F> {
             let seen = self.seen();
             if let Some((target, summary)) = &seen.effect {
                 event = event
-                    .field("target", target.as_str())
+                    .field("target", target.shown())
                     .field("preview", summary.as_str());
             }
             if let Some(answer) = &seen.answer {
@@ -138,7 +139,12 @@ impl<F> Flow<'_, F> {
 
 /// The refusal of a call whose target changed after the human answered; `done` is what did
 /// not happen (see `Flow::nothing_done`).
-pub(super) fn state_changed(target: &str, done: &str) -> ToolError {
+pub(super) fn state_changed(target: &Target, done: &str) -> ToolError {
+    changed_after_confirmed(target.shown(), done)
+}
+
+/// [`state_changed`] of a target known by the words shown only (a stored deferred call's).
+pub(super) fn changed_after_confirmed(target: &str, done: &str) -> ToolError {
     ToolError::new(
         Code::StateChanged,
         format!(

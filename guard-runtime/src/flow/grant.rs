@@ -8,13 +8,13 @@
 use rmcp::model::{CallToolResult, ContentBlock, ElicitationSchema, PrimitiveSchemaDefinition};
 use serde_json::{Value, json};
 
-use super::{Accepted, Flow, GrantSpec, Rules, accept::revalidate};
+use super::{Flow, GrantSpec, Rules, accept::revalidate, caller::Caller};
 use crate::{
-    entry::caller::caller,
     error::{Code, ToolError},
     form::Form,
     grant::Grant,
     outcome::{Outcome, Step},
+    person::Person,
     preview::Effect,
 };
 
@@ -40,93 +40,86 @@ pub(super) enum Note {
 
 impl<F: Form> Flow<'_, F> {
     /// Before asking: a grant of the caller's covering this tool and the effect's scope
-    /// takes one use, and the call goes on with its stored answer, revalidated. Only before
-    /// a question: an answering round goes by its answer. Without a
-    /// store, a scope, an identity or a grant the human is asked; a store that cannot be
-    /// read asks too (asking is always safe).
-    pub(super) async fn granted(
-        &self,
-        effect: &Effect,
-        rules: Option<Rules<F>>,
-    ) -> Step<Option<Accepted<F>>> {
-        let (Some(_), Some(scope), Some(grants)) =
-            (self.spec.grant, effect.scope_words(), self.guard.grants())
-        else {
-            return Ok(None);
-        };
-        // An undoable or deferred tool identified its caller already.
-        let known = self.seen().caller.clone();
-        let holder = match known {
-            Some(person) => person,
-            None => match caller(self.guard, &self.call.request) {
-                Ok(person) => {
-                    self.seen().caller = Some(person.clone());
-                    person
-                }
-                // Nobody to bind a grant to: the human is asked, and no grant is offered.
-                Err(_) => return Ok(None),
-            },
+    /// takes one use, and the call goes on with the answer the human gave when they opened
+    /// it, and its id. Only before a question: an answering round goes by its answer.
+    /// Without a store, a scope, an identity or a grant the human is asked; a store that
+    /// cannot be read asks too (asking is always safe).
+    pub(super) async fn granted(&self, caller: &Caller) -> Option<(Value, String)> {
+        let (Some(_), Some(scope), Some(grants), Some(holder)) = (
+            self.spec.grant,
+            caller.effect.subject().grant_scope(),
+            self.guard.grants(),
+            caller.person.as_ref(),
+        ) else {
+            return None;
         };
         // A round that answers a question carries the human's answer to this very call: a
         // grant opened meanwhile does not override it (a decline stays a decline). The
         // holder is known all the same, so the answer may open a grant.
         if self.opened.is_some() {
-            return Ok(None);
+            return None;
         }
         let now = crate::store::now_ms();
         let taken = match grants
-            .take(&holder, self.spec.name, scope, now, &self.trace_id)
+            .take(holder, self.spec.name, scope, now, &self.trace_id)
             .await
         {
-            Ok(Some(taken)) => taken,
-            Ok(None) => return Ok(None),
+            Ok(taken) => taken?,
             Err(error) => {
                 tracing::warn!(trace_id = %self.trace_id, tool = self.spec.name, %error, "grants could not be read; the human is asked");
-                return Ok(None);
+                return None;
             }
         };
-        self.seen().grant = Some(Note::Used(taken.grant.clone()));
-        let form = revalidate::<F>(Some(&taken.answer), None, rules).map_err(|reason| {
+        let grant_id = taken.grant.grant_id.clone();
+        self.seen().grant = Some(Note::Used(taken.grant));
+        Some((taken.answer, grant_id))
+    }
+
+    /// A grant's kept answer revalidated as any answer is, with a refusal that names the
+    /// grant.
+    pub(super) fn granted_form(
+        &self,
+        answer: &Value,
+        grant_id: &str,
+        rules: Option<Rules<F>>,
+    ) -> Step<F> {
+        revalidate::<F>(Some(answer), None, rules).map_err(|reason| {
             self.refuse(
                 Outcome::InvalidAnswer,
                 ToolError::new(
                     Code::InvalidConfirmation,
                     format!(
-                        "{}: the answer kept by grant {} no longer passes the form's checks ({reason}). Revoke the grant, then call the tool again to ask the user.",
+                        "{}: the answer kept by grant {grant_id} no longer passes the form's checks ({reason}). Revoke the grant, then call the tool again to ask the user.",
                         self.nothing_done_first(),
-                        taken.grant.grant_id
                     ),
                 ),
             )
-        })?;
-        Ok(Some(Accepted {
-            form,
-            effect: effect.clone(),
-            spec: self.spec,
-            secret: None,
-            grant: None,
-        }))
+        })
     }
 }
 
 impl<F> Flow<'_, F> {
     /// The grant the question offers for `effect`, if any: the tool allows one, the guard
-    /// keeps grants, the preview states a scope, and the caller is known.
-    fn offer<'e>(&self, effect: &'e Effect) -> Option<(GrantSpec, &'e str)> {
+    /// keeps grants, the preview states a scope, and the caller (`holder`) is known.
+    fn offer<'e>(
+        &self,
+        effect: &'e Effect,
+        holder: Option<&Person>,
+    ) -> Option<(GrantSpec, &'e str)> {
         let spec = self.spec.grant?;
-        let scope = effect.scope_words()?;
+        let scope = effect.subject().grant_scope()?;
         self.guard.operations()?;
-        self.seen().caller.as_ref()?;
+        holder?;
         Some((spec, scope))
     }
 
     /// The form's schema with the grant's choice added, when one is offered.
     pub(super) fn offering(
         &self,
-        effect: &Effect,
+        caller: &Caller,
         mut schema: ElicitationSchema,
     ) -> ElicitationSchema {
-        let Some((spec, scope)) = self.offer(effect) else {
+        let Some((spec, scope)) = self.offer(&caller.effect, caller.person.as_ref()) else {
             return schema;
         };
         let field = json!({
@@ -151,7 +144,7 @@ impl<F> Flow<'_, F> {
     /// human chose one. A choice the question did not offer is an invalid answer.
     pub(super) fn grant_choice(
         &self,
-        effect: &Effect,
+        caller: &Caller,
         content: Option<Value>,
     ) -> Step<(Option<Value>, Option<Value>)> {
         let Some(Value::Object(mut object)) = content else {
@@ -160,7 +153,7 @@ impl<F> Flow<'_, F> {
         let Some(choice) = object.remove(GRANT_FIELD) else {
             return Ok((Some(Value::Object(object)), None));
         };
-        if self.offer(effect).is_none() {
+        if self.offer(&caller.effect, caller.person.as_ref()).is_none() {
             return Err(self.invalid(format!(
                 "the answer has a field `{GRANT_FIELD}` the question did not ask for"
             )));
@@ -178,12 +171,11 @@ impl<F> Flow<'_, F> {
     /// After the re-check of a call whose human chose a grant: the grant opens over the
     /// scope the re-checked preview states. A grant that cannot be stored leaves the call as
     /// it was (it was approved) and the answer says the next call asks again.
-    pub(super) async fn open_grant(&self, now: &Effect, answer: &Value) {
-        let holder = self.seen().caller.clone();
-        let opened = match (self.offer(now), self.guard.grants(), holder) {
+    pub(super) async fn open_grant(&self, now: &Effect, holder: Option<&Person>, answer: &Value) {
+        let opened = match (self.offer(now, holder), self.guard.grants(), holder) {
             (Some((spec, scope)), Some(grants), Some(holder)) => grants
                 .open(
-                    &holder,
+                    holder,
                     self.spec.name,
                     scope,
                     answer,

@@ -1,47 +1,66 @@
-//! The guarded call flow that `#[destructive]` expands into: preview, capability, one
-//! elicitation (push or MRTR), the three outcomes, revalidation, re-check, then the handler.
-//! Every step that ends the call returns the model's result; nothing after it runs.
+//! The guarded call that `#[destructive]`, `#[ask]` and a disclosing `#[read_only]` expand
+//! into, as a pipeline of steps. Each step is a function from the previous step's value to
+//! the next one's, returning a [`Step`]: the value the next step needs, or the model's
+//! result, already audited and tagged, and nothing after it runs.
 //!
-//! The steps form a chain of values that only this module can build: [`Flow::begin`] gives a
-//! [`Previewed`] effect, only [`Flow::ask`] (which really asks the human) turns it into an
-//! [`Accepted`] answer, and only [`Flow::recheck`] turns that into the [`Confirmed`] proof.
-//! No step takes a form value from its caller, so no code can mint a proof without a human.
+//! The values form a chain that only this module can build, numbered as in ARCHITECTURE.md
+//! ("A guarded call, step by step"):
 //!
-//! Each file is one step of the call, numbered as in ARCHITECTURE.md ("A guarded call, step by
-//! step"): `call` (the dispatched call, step 1), this file (steps 4, 7 and 8 in order),
-//! `push` and `mrtr` (step 6 in each protocol era), `accept` (step 7), `page` and
-//! `page_mrtr` (approval on guard's page), `task` (those approvals as MCP Tasks), `batch`
-//! (batch tools) and `finish` (steps 9 and 10, and every other way a call ends).
+//! - [`Flow::dispatched`] gives the [`Incoming`](incoming::Incoming) call (`incoming.rs`,
+//!   step 2), which [`Flow::arguments`] and [`Flow::begin`] take;
+//! - [`Flow::begin`] gives the [`Previewed`] effect (`previewed.rs`, step 4), whose target is
+//!   a [`Target`](crate::preview::Target);
+//! - [`Flow::identify`] gives the [`Caller`](caller::Caller) (`caller.rs`, step 3: who is
+//!   calling, where guard keeps something for them, after the preview);
+//! - [`Flow::ask`] gives the human's [`Asked`](asked::Asked) reply (`asked.rs`, steps 5 and
+//!   6: the page, a grant, `push.rs` or `mrtr.rs`);
+//! - [`Flow::answer`] gives the [`Accepted`] answer (`answer.rs` and `accept.rs`, step 7);
+//! - [`Flow::recheck`] gives the [`Rechecked`](rechecked::Rechecked) call (`rechecked.rs`,
+//!   step 8), which alone yields the [`Confirmed`](crate::confirmed::Confirmed) proof and the
+//!   [`Owner`](rechecked::Owner) of an undo window;
+//! - `finish.rs` and `undo.rs` end the call (steps 9 and 10).
+//!
+//! No step takes a form value from its caller, and every constructor is private, so no code
+//! can skip a step or mint a proof without a human. Features add their steps beside these:
+//! `page.rs`, `page_mrtr.rs` and `task.rs` (approval on guard's page), `grant.rs`,
+//! `defer.rs`, `disclose.rs` and `batch.rs` (its own chain: `ShownBatch`, `Chosen`,
+//! `Picked`).
+//!
+//! What every ending needs, whichever step ends the call, stays in the flow ([`Seen`]): the
+//! audit record's facts (the effect as shown, the redacted answer, a batch's counts, what a
+//! disclosure showed, the grant, the page's requester and approval), the grant's note in the
+//! model's result, and whether the endings say "nothing was shown" or "nothing was changed".
 
 use std::{marker::PhantomData, time::Duration};
 
-use rmcp::model::{ElicitResult, JsonObject, RequestStateError};
+use rmcp::model::{JsonObject, RequestStateError};
 use serde_json::Value;
 
 use crate::{
-    answered::Answered,
-    confirmed::Confirmed,
-    error::{Code, ToolError},
     form::Form,
     guard::Guard,
-    outcome::{Outcome, Step},
-    preview::{Effect, Preview, Terms},
+    preview::{Effect, Terms},
 };
 
 mod accept;
+mod answer;
+mod asked;
 mod batch;
-mod call;
+mod caller;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod defer;
 mod disclose;
 mod finish;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod grant;
+mod incoming;
 mod mrtr;
 mod page;
 #[cfg(feature = "approval")]
 mod page_mrtr;
+mod previewed;
 mod push;
+mod rechecked;
 #[cfg(feature = "approval")]
 pub(crate) mod task;
 #[cfg(test)]
@@ -51,12 +70,14 @@ mod undo;
 
 pub use crate::entry::dispatch::GuardCall;
 pub use accept::roles_problem;
+pub use answer::Accepted;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use defer::RunFlow;
-use finish::state_changed;
+pub use incoming::Incoming;
 #[cfg(feature = "testing")]
 pub use mrtr::INPUT_KEY;
 use mrtr::{SealedState, binding};
+pub use previewed::Previewed;
 
 /// What the human is asked to do besides filling the form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,54 +176,32 @@ pub struct Flow<'g, F> {
     form: PhantomData<fn() -> F>,
 }
 
-/// The parts of a call's story known only as it goes on.
+/// The parts of a call's story known only as it goes on, which every ending writes into its
+/// audit record, its tag or its words; what one step hands the next travels in the step
+/// values instead.
 #[derive(Default)]
 struct Seen {
     /// The target and the preview's summary, as shown.
-    effect: Option<(String, String)>,
+    effect: Option<(crate::preview::Target, String)>,
     /// The accepted answer, redacted field by field.
     answer: Option<JsonObject>,
     /// A batch's per-item counts, once the handler reported.
     counts: Option<Value>,
-    /// A disclosing tool's stated count and what its items are, as the human was told.
-    stated: Option<(u64, crate::disclose::Noun)>,
+    /// The call's boundary states data to show: every ending says nothing was shown, not
+    /// that nothing was changed.
+    shows: bool,
     /// What a disclosing tool showed (or withheld): its class, items and bytes, and the
     /// session's totals.
     disclosed: Option<Value>,
-    /// The caller as a person, identified from trusted context before the human is asked:
-    /// who will own the undo window, the deferred call or a grant the call opens.
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    caller: Option<crate::person::Person>,
     /// The grant this call opened or ran under, once known.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     grant: Option<grant::Note>,
-    /// An accepted 2026-07-28 answer's request state (nonce, lifetime), whose spend waits
-    /// for the confirmation's commit (`commit_accepted`); any other ending spends it first
-    /// (`spent_unless`).
-    unspent: Option<(String, Duration)>,
     /// Who asked, where guard's approval page identified them.
     #[cfg_attr(not(feature = "approval"), allow(dead_code))]
     requester: Option<crate::person::Person>,
     /// The approval on guard's page, and who approved it (canonical), once opened.
     #[cfg_attr(not(feature = "approval"), allow(dead_code))]
     approval: Option<(String, Vec<String>)>,
-}
-
-/// The effect the preview found, about to be shown to the human. Only [`Flow::begin`]
-/// builds one.
-pub struct Previewed {
-    effect: Effect,
-}
-
-/// The human's accepted and revalidated answer to one tool's question, before the re-check.
-/// Only [`Flow::ask`] builds one, and only after a real accept.
-pub struct Accepted<F> {
-    form: F,
-    effect: Effect,
-    spec: &'static ToolSpec,
-    secret: Option<crate::secret::Secret>,
-    /// The human chose to open a grant with this answer (its content as they gave it).
-    grant: Option<Value>,
 }
 
 /// The author's business rules on an accepted form.
@@ -212,167 +211,6 @@ impl<'g, F: Form> Flow<'g, F> {
     /// Starts one guarded call: opens the sealed MRTR state, if the call carries one.
     pub fn new(guard: &'g Guard, call: GuardCall, spec: &'static ToolSpec) -> Self {
         Self::start(guard, call, spec, F::SPEC.name)
-    }
-
-    /// Step 4: a failed precondition or a preview error ends the call without asking. A
-    /// call guard's exposure did not dispatch ends here too, whatever the preview found.
-    pub fn begin(&self, preview: Result<Preview, ToolError>) -> Step<Previewed> {
-        self.published()?;
-        match preview {
-            Ok(Preview::Effect(effect)) => {
-                self.seen().effect =
-                    Some((effect.target().to_owned(), effect.summary().to_owned()));
-                Ok(Previewed { effect })
-            }
-            Ok(Preview::Nothing(text)) => Err(self.natural(Outcome::PreconditionFailed, text)),
-            Err(error) => Err(self.refuse(Outcome::PreviewFailed, error)),
-        }
-    }
-
-    /// Steps 5–7: capability, one elicitation, the outcome, and server-side revalidation.
-    /// `expected` is the text a type-to-confirm answer must equal.
-    pub async fn ask(
-        &self,
-        shown: Previewed,
-        expected: Option<&str>,
-        rules: Option<Rules<F>>,
-    ) -> Step<Accepted<F>> {
-        self.roles_hold(expected)?;
-        self.undo_owner()?;
-        let effect = shown.effect;
-        if let Some(approval) = self.spec.approval {
-            let (content, secret) = self.ask_page(&effect, expected, approval).await?;
-            let form = self.accept(Some(&content), expected, rules)?;
-            return Ok(Accepted {
-                form,
-                effect,
-                spec: self.spec,
-                secret,
-                grant: None,
-            });
-        }
-        #[cfg(any(feature = "sqlite", feature = "postgres"))]
-        if let Some(covered) = self.granted(&effect, rules).await? {
-            return Ok(covered);
-        }
-        let answer = if self.is_mrtr() {
-            self.ask_mrtr(&effect, expected).await
-        } else {
-            self.ask_push(self.question(&effect, expected)).await
-        };
-        let answered = answer.and_then(|answer| self.answer_form(&effect, answer, expected, rules));
-        let (form, grant) = self.spent_unless(answered).await?;
-        Ok(Accepted {
-            form,
-            effect,
-            spec: self.spec,
-            secret: None,
-            grant,
-        })
-    }
-
-    /// Step 7's outcome and revalidation of `answer`: the form, and a grant's answer if the
-    /// human chose one.
-    fn answer_form(
-        &self,
-        effect: &Effect,
-        answer: ElicitResult,
-        expected: Option<&str>,
-        rules: Option<Rules<F>>,
-    ) -> Step<(F, Option<Value>)> {
-        let content = self.accepted(answer)?;
-        #[cfg(any(feature = "sqlite", feature = "postgres"))]
-        let (content, grant) = self.grant_choice(effect, content)?;
-        #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
-        let (grant, _) = (None, effect);
-        Ok((self.accept(content.as_ref(), expected, rules)?, grant))
-    }
-
-    /// Step 8: the target must still be exactly what the human confirmed, and the answer
-    /// must be this tool's. The confirmation is then committed to the audit log before the
-    /// proof exists, so an effect never runs unrecorded, even if the process stops during it.
-    pub async fn recheck(
-        &self,
-        accepted: Accepted<F>,
-        again: Result<Preview, ToolError>,
-    ) -> Step<Confirmed<F>> {
-        let confirmed = self.confirm(accepted, again).await;
-        self.spent_unless(confirmed).await
-    }
-
-    async fn confirm(
-        &self,
-        accepted: Accepted<F>,
-        again: Result<Preview, ToolError>,
-    ) -> Step<Confirmed<F>> {
-        let Accepted {
-            form,
-            effect: confirmed,
-            spec,
-            secret,
-            grant,
-        } = accepted;
-        self.still_asked_by(spec)?;
-        match again {
-            Ok(Preview::Effect(now)) if now == confirmed => {
-                self.seen().answer = Some(crate::form::redacted(&form));
-                self.commit_accepted().await?;
-                #[cfg(any(feature = "sqlite", feature = "postgres"))]
-                if let Some(answer) = grant {
-                    self.open_grant(&now, &answer).await;
-                }
-                #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
-                let _ = grant;
-                Ok(Confirmed::new(
-                    form,
-                    now.target().to_owned(),
-                    self.trace_id.clone(),
-                    secret,
-                ))
-            }
-            Ok(_) => Err(self.refuse(
-                Outcome::StateChanged,
-                state_changed(confirmed.target(), self.nothing_done()),
-            )),
-            Err(error) => Err(self.refuse(Outcome::PreviewFailed, error)),
-        }
-    }
-
-    /// Steps 8 and 9 of an `#[ask]` tool, which has no effect to re-check: the answer must be
-    /// this tool's and the call still wanted; the answer is committed to the audit log before
-    /// the handler sees it, as a confirmation is.
-    pub async fn answered(&self, accepted: Accepted<F>) -> Step<Answered<F>> {
-        let answered = async {
-            self.still_asked_by(accepted.spec)?;
-            self.seen().answer = Some(crate::form::redacted(&accepted.form));
-            self.commit_accepted().await?;
-            Ok(Answered::new(accepted.form, self.trace_id.clone()))
-        };
-        self.spent_unless(answered.await).await
-    }
-
-    /// The last checks before a handler runs: a call the client cancelled (or whose connection
-    /// closed) after the human answered must not reach it, and an answer given to another
-    /// tool's question never does.
-    fn still_asked_by(&self, spec: &'static ToolSpec) -> Step<()> {
-        if self.call.request.ct.is_cancelled() {
-            return Err(self.cancelled_by_client());
-        }
-        if !std::ptr::eq(spec, self.spec) {
-            tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, answered = spec.name, "an answer given to another tool reached this tool's re-check");
-            return Err(self.refuse(
-                Outcome::WrongTool,
-                ToolError::new(
-                    Code::InvalidConfirmation,
-                    format!(
-                        "{}: the confirmation was given for {}, not {}. Call the tool again to ask the user.",
-                        self.nothing_done_first(),
-                        spec.name, self.spec.name
-                    ),
-                ),
-            ));
-        }
-        Ok(())
     }
 }
 
@@ -422,22 +260,6 @@ impl<F> Flow<'_, F> {
             };
         }
         Terms::Final
-    }
-
-    /// A window will be opened for the caller before the human is asked, so the caller
-    /// must be known: a caller without a usable identity ends the call here. Without a
-    /// store feature no tool declares an undo.
-    fn undo_owner(&self) -> Step<()> {
-        #[cfg(any(feature = "sqlite", feature = "postgres"))]
-        if self.spec.defer.is_some() {
-            self.deferrable()?;
-            return self.identify_caller();
-        }
-        #[cfg(any(feature = "sqlite", feature = "postgres"))]
-        if self.undoable().is_some() {
-            return self.identify_caller();
-        }
-        Ok(())
     }
 }
 

@@ -2,7 +2,7 @@
 //! an `InputRequiredResult` and an HMAC-sealed request state bound to the call's tool and
 //! canonical arguments; the retry echoes the state with the human's answer, and the state is
 //! spent once: an accept in its confirmation's commit (`commit_accepted`), any other answer
-//! (and any ending before that commit) before the client hears how the call ended.
+//! (and any ending before that commit, `spend`) before the client hears how the call ended.
 
 use std::time::Duration;
 
@@ -13,7 +13,7 @@ use rmcp::model::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{Flow, ToolSpec, finish::state_changed};
+use super::{Flow, ToolSpec, asked::Unspent, caller::Caller, finish::state_changed};
 use crate::{
     canonical::{NotCanonical, canonical_json},
     error::{Code, ToolError},
@@ -51,11 +51,14 @@ pub(super) struct SealedState {
 }
 
 impl<F: Form> Flow<'_, F> {
+    /// The answer of this round, and its request state when the spend waits for the
+    /// confirmation's commit; a first round ends with the question.
     pub(super) async fn ask_mrtr(
         &self,
-        effect: &Effect,
+        caller: &Caller,
         expected: Option<&str>,
-    ) -> Step<ElicitResult> {
+    ) -> Step<(ElicitResult, Option<Unspent>)> {
+        let effect = &caller.effect;
         let ttl = self.guard.timeout(self.spec.timeout);
         let Some(sealed) = self.verified_state().await? else {
             if !self.client_can_confirm() {
@@ -63,23 +66,30 @@ impl<F: Form> Flow<'_, F> {
             }
             let state = self.seal(effect, ttl).await?;
             let request =
-                InputRequest::Elicitation(ElicitRequest::new(self.question(effect, expected)));
+                InputRequest::Elicitation(ElicitRequest::new(self.question(caller, expected)));
             self.audit(Outcome::Asked, "mrtr");
             return Err(self.input_required(request, state));
         };
         if sealed.fingerprint != effect.fingerprint() {
             return Err(self.refuse(
                 Outcome::StateChanged,
-                state_changed(effect.target(), self.nothing_done()),
+                state_changed(effect.subject(), self.nothing_done()),
             ));
         }
-        if self.answers_accept() && self.guard.spends_in_log() {
+        let unspent = if self.answers_accept() && self.guard.spends_in_log() {
             // Spent with the confirmation, in one commit; an ending before it spends first.
-            self.seen().unspent = Some((sealed.nonce.clone(), ttl));
+            Some(Unspent {
+                nonce: sealed.nonce.clone(),
+                ttl,
+            })
         } else {
             self.redeem_state(sealed, ttl).await?;
+            None
+        };
+        match self.mrtr_answer() {
+            Ok(answer) => Ok((answer, unspent)),
+            Err(done) => Err(self.spend(unspent, done).await),
         }
-        self.mrtr_answer()
     }
 }
 
@@ -262,20 +272,20 @@ impl<F> Flow<'_, F> {
             == Some("accept")
     }
 
-    /// Passes `step` on; if it ended the call while an accepted state's spend waited for
-    /// the confirmation (see `ask_mrtr`), the state is spent first, so every answer spends
-    /// its state before the client hears how the call ended.
-    pub(super) async fn spent_unless<T>(&self, step: Step<T>) -> Step<T> {
-        let unspent = match &step {
-            Ok(_) => None,
-            Err(_) => self.seen().unspent.take(),
-        };
-        if let Some((nonce, ttl)) = unspent
+    /// The ending `done` of a call whose accepted state's spend waited for the
+    /// confirmation (see `ask_mrtr`): the state is spent first, so every answer spends its
+    /// state before the client hears how the call ended.
+    pub(super) async fn spend(
+        &self,
+        unspent: Option<Unspent>,
+        done: Box<CallToolResponse>,
+    ) -> Box<CallToolResponse> {
+        if let Some(Unspent { nonce, ttl }) = unspent
             && let Err(error) = self.guard.redeem(&nonce, ttl).await
         {
             tracing::error!(trace_id = %self.trace_id, %error, "could not record a used request state");
         }
-        step
+        done
     }
 
     /// Marks the state used; a second round with it is a replay.

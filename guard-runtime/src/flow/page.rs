@@ -155,7 +155,7 @@ impl<F: Form> Flow<'_, F> {
         let request = crate::approval::Request {
             tool: self.spec.name,
             message: self.spec.message,
-            target: effect.target().to_owned(),
+            target: effect.subject().shown().to_owned(),
             summary: self.told(effect),
             requester,
             trace_id: self.trace_id.clone(),

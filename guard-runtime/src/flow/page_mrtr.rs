@@ -96,7 +96,7 @@ impl<F: Form> Flow<'_, F> {
             desk.close(id, Status::Withdrawn).await;
             return Err(self.refuse(
                 Outcome::StateChanged,
-                state_changed(effect.target(), self.nothing_done()),
+                state_changed(effect.subject(), self.nothing_done()),
             ));
         }
         let round = sealed.round.unwrap_or(0);

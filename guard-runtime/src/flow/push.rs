@@ -11,12 +11,11 @@ use rmcp::{
     service::PeerRequestOptions,
 };
 
-use super::Flow;
+use super::{Flow, caller::Caller};
 use crate::{
     error::{Code, ToolError},
     form::Form,
     outcome::{Outcome, Step},
-    preview::Effect,
 };
 
 /// `text` with its first letter in upper case.
@@ -29,7 +28,10 @@ fn capitalised(text: &str) -> String {
 }
 
 impl<F: Form> Flow<'_, F> {
-    pub(super) fn question(&self, effect: &Effect, expected: Option<&str>) -> ElicitRequestParams {
+    /// The question for `caller`'s call: the header, the effect and its terms, the name to
+    /// retype, and the form (with a grant's choice, when one is offered to the caller).
+    pub(super) fn question(&self, caller: &Caller, expected: Option<&str>) -> ElicitRequestParams {
+        let effect = &caller.effect;
         let mut message = String::new();
         if let Some(header) = self.spec.message {
             message.push_str(header);
@@ -41,7 +43,7 @@ impl<F: Form> Flow<'_, F> {
         }
         let requested_schema = F::requested_schema();
         #[cfg(any(feature = "sqlite", feature = "postgres"))]
-        let requested_schema = self.offering(effect, requested_schema);
+        let requested_schema = self.offering(caller, requested_schema);
         ElicitRequestParams::FormElicitationParams {
             meta: None,
             message,
@@ -54,7 +56,7 @@ impl<F> Flow<'_, F> {
     /// What a call that ended before its handler did not do: a disclosure showed nothing,
     /// every other call changed nothing.
     pub(super) fn nothing_done(&self) -> &'static str {
-        if self.seen().stated.is_some() {
+        if self.seen().shows {
             "nothing was shown"
         } else {
             "nothing was changed"

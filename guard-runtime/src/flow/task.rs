@@ -452,7 +452,7 @@ impl<F: Form> Flow<'_, F> {
             {
                 Err(self.refuse(
                     Outcome::StateChanged,
-                    state_changed(effect.target(), self.nothing_done()),
+                    state_changed(effect.subject(), self.nothing_done()),
                 ))
             }
             Status::Pending => self.approval_pending(id, desk).await,

@@ -120,10 +120,16 @@ fn accept() -> InputResponses {
 /// The first round of `call` on 2026-07-28: the sealed state the client must echo.
 async fn first_round(guard: &Guard, call: GuardCall) -> String {
     let flow = Flow::<Checkbox>::new(guard, call, &WIPE);
-    let Ok(shown) = flow.begin(target()) else {
+    let Ok(incoming) = flow.dispatched() else {
+        panic!("the exposure handed the call over")
+    };
+    let Ok(shown) = flow.begin(incoming, target()) else {
         panic!("the preview states an effect")
     };
-    let Err(done) = flow.ask(shown, None, None).await else {
+    let Ok(caller) = flow.identify(shown) else {
+        panic!("the tool keeps nothing for its caller")
+    };
+    let Err(done) = flow.ask(caller, None).await else {
         panic!("nobody answered yet")
     };
     match *done {
@@ -136,11 +142,19 @@ async fn first_round(guard: &Guard, call: GuardCall) -> String {
 /// not hand over ends at the first step, before the preview's finding is used.
 async fn ending_of(guard: &Guard, call: GuardCall) -> Option<Outcome> {
     let flow = Flow::<Checkbox>::new(guard, call, &WIPE);
-    let shown = match flow.begin(target()) {
+    let incoming = match flow.dispatched() {
+        Ok(incoming) => incoming,
+        Err(done) => return outcome(done),
+    };
+    let shown = match flow.begin(incoming, target()) {
         Ok(shown) => shown,
         Err(done) => return outcome(done),
     };
-    match flow.ask(shown, None, None).await {
+    let caller = match flow.identify(shown) {
+        Ok(caller) => caller,
+        Err(done) => return outcome(done),
+    };
+    match flow.ask(caller, None).await {
         Ok(_) => panic!("the call went past the question"),
         Err(done) => outcome(done),
     }
@@ -161,15 +175,25 @@ async fn a_handed_off_call_asks_once_and_its_accept_reaches_the_proof() {
         .with_input_responses(accept());
     let mut context = handed_off(session.request(ProtocolVersion::V_2026_07_28, true), retry);
     let flow = Flow::<Checkbox>::new(&guard, guard_call(&mut context), &WIPE);
-    let Ok(shown) = flow.begin(target()) else {
+    let Ok(incoming) = flow.dispatched() else {
+        panic!("the exposure handed the call over")
+    };
+    let Ok(shown) = flow.begin(incoming, target()) else {
         panic!("the preview states an effect")
     };
-    let Ok(accepted) = flow.ask(shown, None, None).await else {
+    let Ok(caller) = flow.identify(shown) else {
+        panic!("the tool keeps nothing for its caller")
+    };
+    let Ok(asked) = flow.ask(caller, None).await else {
+        panic!("the retry carries the human's reply")
+    };
+    let Ok(accepted) = flow.answer(asked, None, None).await else {
         panic!("the echoed accept is this call's answer")
     };
-    let Ok(confirmed) = flow.recheck(accepted, target()).await else {
+    let Ok(rechecked) = flow.recheck(accepted, target()).await else {
         panic!("the target did not change")
     };
+    let (confirmed, _owner) = rechecked.confirmed();
     assert!(confirmed.confirm);
     assert_eq!(confirmed.target(), "thumbnails");
 }
@@ -188,10 +212,19 @@ async fn an_accept_for_a_target_that_changed_since_is_state_changed() {
         .with_input_responses(accept());
     let mut context = handed_off(session.request(ProtocolVersion::V_2026_07_28, true), retry);
     let flow = Flow::<Checkbox>::new(&guard, guard_call(&mut context), &WIPE);
-    let Ok(shown) = flow.begin(target()) else {
+    let Ok(incoming) = flow.dispatched() else {
+        panic!("the exposure handed the call over")
+    };
+    let Ok(shown) = flow.begin(incoming, target()) else {
         panic!("the preview states an effect")
     };
-    let Ok(accepted) = flow.ask(shown, None, None).await else {
+    let Ok(caller) = flow.identify(shown) else {
+        panic!("the tool keeps nothing for its caller")
+    };
+    let Ok(asked) = flow.ask(caller, None).await else {
+        panic!("the retry carries the human's reply")
+    };
+    let Ok(accepted) = flow.answer(asked, None, None).await else {
         panic!("the echoed accept is this call's answer")
     };
     let changed = Ok(Preview::effect(

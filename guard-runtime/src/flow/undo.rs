@@ -1,5 +1,6 @@
 //! A tool that declares an undo (`#[destructive(undo = ..., undo_within = ...)]`): its
-//! caller is identified before the human is asked (the window will be theirs), the
+//! caller is identified before the human is asked (the window will be theirs, step 3 in
+//! `caller.rs`), the
 //! question states the terms (`Flow::terms`), and after the effect guard opens the window
 //! with what the handler handed over and names the undo in the model's result.
 //!
@@ -9,10 +10,10 @@
 
 use rmcp::model::{CallToolResponse, ContentBlock};
 
-use super::Flow;
+use super::{Flow, rechecked::Owner};
 use crate::{
-    entry::{caller::caller, undo::purge_now},
-    outcome::{Outcome, Step},
+    entry::undo::purge_now,
+    outcome::Outcome,
     undo::{IntoReversible, Opened, Ran, Window},
 };
 
@@ -25,25 +26,15 @@ impl<F> Flow<'_, F> {
             .filter(|_| self.guard.operations().is_some())
     }
 
-    /// Before the question: the person who will own the window, from trusted context. A
-    /// caller without one ends the call before anyone is asked.
-    pub(super) fn identify_caller(&self) -> Step<()> {
-        match caller(self.guard, &self.call.request) {
-            Ok(person) => {
-                self.seen().caller = Some(person);
-                Ok(())
-            }
-            Err(error) => Err(self.refuse(Outcome::Refused(error.code()), error)),
-        }
-    }
-
     /// Steps 9 and 10 of a reversible tool: the handler's outcome audited, then, if the
-    /// effect ran, its undo window opened for the caller until `undo_within` from now, and
+    /// effect ran, its undo window opened for `owner` (the caller step 3 identified) until
+    /// `undo_within` from now, and
     /// the model's result ending with how to undo it. A window that cannot be stored leaves
     /// the effect final, and the result says so rather than promise an undo.
     pub async fn finish_reversible<S: 'static>(
         &self,
         server: &S,
+        owner: Owner,
         ran: impl IntoReversible,
     ) -> Result<CallToolResponse, rmcp::ErrorData> {
         let Ran {
@@ -58,10 +49,12 @@ impl<F> Flow<'_, F> {
             return Ok(self.tag(result, outcome).into());
         };
         let Some(within) = self.undoable() else {
-            return Ok(self.final_at_once(server, data, result, outcome).await);
+            return Ok(self
+                .final_at_once(server, &owner, data, result, outcome)
+                .await);
         };
         let opened = match data {
-            Ok(data) => self.open_window(&data, within).await,
+            Ok(data) => self.open_window(&data, within, owner).await,
             Err(reason) => Err(reason),
         };
         let operation_id = match opened {
@@ -88,6 +81,7 @@ impl<F> Flow<'_, F> {
     async fn final_at_once<S: 'static>(
         &self,
         server: &S,
+        owner: &Owner,
         data: Result<serde_json::Value, String>,
         mut result: rmcp::model::CallToolResult,
         outcome: Outcome,
@@ -98,7 +92,7 @@ impl<F> Flow<'_, F> {
                 let window = Window {
                     operation_id: self.trace_id.clone(),
                     tool: self.spec.name.to_owned(),
-                    target: self.confirmed_target(),
+                    target: owner.target.shown().to_owned(),
                     data,
                     created_at: now,
                     expires_at: now,
@@ -122,35 +116,23 @@ impl<F> Flow<'_, F> {
         &self,
         data: &serde_json::Value,
         within: std::time::Duration,
+        owner: Owner,
     ) -> Result<Opened, String> {
         let windows = self
             .guard
             .undo_windows()
             .ok_or("the guard has no operation store")?;
-        let owner = self
-            .seen()
-            .caller
-            .clone()
-            .ok_or("the caller was not identified")?;
+        let person = owner.person.ok_or("the caller was not identified")?;
         windows
             .open(
-                &owner,
+                &person,
                 self.spec.name,
-                &self.confirmed_target(),
+                owner.target.shown(),
                 data,
                 within,
                 &self.trace_id,
             )
             .await
             .map_err(|e| e.to_string())
-    }
-
-    /// The target the human confirmed, as its preview named it.
-    fn confirmed_target(&self) -> String {
-        self.seen()
-            .effect
-            .as_ref()
-            .map(|(t, _)| t.clone())
-            .unwrap_or_default()
     }
 }

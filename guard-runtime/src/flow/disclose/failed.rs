@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::{ApprovedBoundary, starts_again};
 use crate::{
-    disclose::{Shown, Spec},
+    disclose::{Noun, Shown, Spec},
     flow::Flow,
 };
 
@@ -47,7 +47,7 @@ impl<F> Flow<'_, F> {
             self.withheld_error(spec, now);
             return Ok(*changed);
         }
-        if let Some(text) = self.error_over_cap(spec, now) {
+        if let Some(text) = self.error_over_cap(spec, &approved.stated, now) {
             self.withheld_error(spec, now);
             return Ok(*self.over_cap(text));
         }
@@ -87,7 +87,7 @@ impl<F> Flow<'_, F> {
                          than the {} left of the {cap} it shows per session; the error was \
                          withheld. Tell the user the call failed. {again}",
                         now.items,
-                        self.noun().of(now.items),
+                        approved.stated.1.of(now.items),
                         cap.saturating_sub(before.shown.items)
                     ),
                     None => format!(
@@ -105,16 +105,12 @@ impl<F> Flow<'_, F> {
         }
     }
 
-    /// What the boundary the human approved counts.
-    fn noun(&self) -> crate::disclose::Noun {
-        self.seen().stated.clone().unwrap_or_default().1
-    }
-
     /// What a failed call's error breaks of the per-call caps, in the words the model reads;
     /// `None` when it is within them.
-    fn error_over_cap(&self, spec: &Spec, now: Shown) -> Option<String> {
+    fn error_over_cap(&self, spec: &Spec, approved: &(u64, Noun), now: Shown) -> Option<String> {
         let name = self.spec.name;
-        let (stated, noun) = self.seen().stated.clone().unwrap_or_default();
+        let (stated, noun) = approved;
+        let stated = *stated;
         if now.items > stated {
             return Some(format!(
                 "Nothing was shown: {name} failed, and its error states {} {}, more than the \

@@ -1,6 +1,6 @@
 // A plain tool that drives guard's flow by hand cannot skip the question: `recheck` takes
-// the answer only `ask` builds after a real accept, never a form value, and that answer's
-// type cannot be named or built outside guard.
+// the answer only `answer` builds from a real reply to `ask`, never a form value, and that
+// answer's type cannot be named or built outside guard.
 
 use rmcp_guard::forms::Checkbox;
 use std::sync::Arc;
@@ -48,7 +48,10 @@ impl S {
             undo_within: None, defer: None, grant: None,
         };
         let flow = rmcp_guard::__private::Flow::<Checkbox>::new(self.guard(), call, &SPEC);
-        let Ok(shown) = flow.begin(Ok(Preview::effect("/etc", "nothing"))) else {
+        let Ok(incoming) = flow.dispatched() else {
+            return String::new();
+        };
+        let Ok(shown) = flow.begin(incoming, Ok(Preview::effect("/etc", "nothing"))) else {
             return String::new();
         };
         drop(shown);

@@ -1,4 +1,7 @@
-//! Step 1: the `tools/call` rmcp dispatched, as the flow takes it from guard's exposure.
+//! Step 2: the `tools/call` rmcp dispatched, as the flow takes it from guard's exposure.
+//! [`Flow::dispatched`] is the first step of every guarded call, and the only one that
+//! builds an [`Incoming`]: the arguments and the preview take it, so no later step can run
+//! for a call guard's exposure did not hand over.
 
 use super::Flow;
 use crate::{
@@ -7,27 +10,20 @@ use crate::{
     outcome::{Outcome, Step},
 };
 
-impl<F> Flow<'_, F> {
-    /// Step 1: the arguments, deserialised by guard, of a call guard's exposure dispatched
-    /// to this tool ([`Flow::published`]). A wrong shape ends the call (`invalid_arguments`,
-    /// `INVALID_INPUT`), audited and tagged, before the preview or anything else runs.
-    pub fn arguments<T>(&self, given: GuardArguments<T>) -> Step<T> {
-        self.published()?;
-        given.parsed().map_err(|error| {
-            self.refuse(
-                Outcome::InvalidArguments,
-                ToolError::arguments_do_not_fit(self.spec.name, &error),
-            )
-        })
-    }
+/// A call guard's exposure dispatched to this very tool. Only [`Flow::dispatched`] builds
+/// one, and [`Flow::arguments`] and [`Flow::begin`] take it.
+pub struct Incoming {
+    _dispatched: (),
+}
 
+impl<F> Flow<'_, F> {
     /// Only a call guard's exposure dispatched to this very tool goes on. A server that
     /// does not publish through `exposed` (so never stated which tools it offers), and code
     /// that calls the tool's method or drives the flow itself, get no further: nothing is
-    /// asked and nothing runs.
-    pub(super) fn published(&self) -> Step<()> {
+    /// read, asked or run.
+    pub fn dispatched(&self) -> Step<Incoming> {
         if self.call.dispatched.as_deref() == Some(self.spec.name) {
-            return Ok(());
+            return Ok(Incoming { _dispatched: () });
         }
         tracing::error!(trace_id = %self.trace_id, tool = self.spec.name, "a guarded tool was called outside a tools/call that guard's exposure dispatched to it (a server without #[tool_handler(router = rmcp_guard::exposed(self, Self::tool_router))], code calling the tool's method or guard's flow itself, or a tool dispatching its own call's context again through the server's call_tool); nothing was asked or run");
         Err(self.refuse(
@@ -41,5 +37,17 @@ impl<F> Flow<'_, F> {
                 ),
             ),
         ))
+    }
+
+    /// The arguments, deserialised by guard, of the call `incoming` stands for. A wrong
+    /// shape ends the call (`invalid_arguments`, `INVALID_INPUT`), audited and tagged,
+    /// before the preview or anything else runs.
+    pub fn arguments<T>(&self, _incoming: &Incoming, given: GuardArguments<T>) -> Step<T> {
+        given.parsed().map_err(|error| {
+            self.refuse(
+                Outcome::InvalidArguments,
+                ToolError::arguments_do_not_fit(self.spec.name, &error),
+            )
+        })
     }
 }
