@@ -84,6 +84,8 @@ mod args;
 pub mod audit;
 pub mod batch;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod blocking;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod budget;
 pub mod canonical;
 mod confirmed;
