@@ -124,8 +124,14 @@ impl<F: Form> Flow<'_, F> {
         let mut body = serde_json::Map::new();
         body.insert("tool".into(), self.spec.name.into());
         body.insert("target".into(), confirmed.target().into());
-        let result =
-            scheduled.into_result(self.spec.name, confirmed.target(), body, &self.trace_id);
+        let withdrawable = self.guard.publishes(defer::TOOL);
+        let result = scheduled.into_result(
+            self.spec.name,
+            confirmed.target(),
+            body,
+            &self.trace_id,
+            withdrawable,
+        );
         Ok(Box::new(result.into()))
     }
 
