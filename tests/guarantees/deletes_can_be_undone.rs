@@ -33,6 +33,7 @@ both_eras!(
     after_the_window_the_dropped_table_is_purged_once,
     a_trashed_table_is_out_of_reach_of_the_other_tools,
     an_undo_the_allowlist_hides_is_never_promised,
+    the_log_holds_the_effect_before_its_undo,
 );
 
 /// safe-ops on `world` with its undo windows in the world's store, calls made by `user`.
@@ -571,4 +572,22 @@ async fn an_undo_the_allowlist_hides_is_never_promised(era: ProtocolVersion) {
         trashed(&world).is_empty(),
         "no window is kept: the trashed copy is purged at once"
     );
+}
+
+/// The log holds the effect's `executed` before the window it opened and before the undo:
+/// the effect's record is committed before its window opens.
+async fn the_log_holds_the_effect_before_its_undo(era: ProtocolVersion) {
+    let world = World::new();
+    let (deleted, _) = delete(&world, &era).await;
+    let undone = undo(&world, &era, "alice", &operation_id(&deleted)).await;
+    assert_natural(&undone, Outcome::Undone);
+    let log = rmcp_guard::audit::AuditLog::new(world.operations_store(), "reader");
+    let records = log.records().await.expect("records");
+    let order: Vec<String> = records
+        .iter()
+        .filter_map(|r| r.json())
+        .filter_map(|e| e["outcome"].as_str().map(str::to_owned))
+        .filter(|o| ["executed", "undo_opened", "undone"].contains(&o.as_str()))
+        .collect();
+    assert_eq!(order, ["executed", "undo_opened", "undone"]);
 }

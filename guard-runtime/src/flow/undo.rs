@@ -52,7 +52,11 @@ impl<F> Flow<'_, F> {
             response,
             undo_data,
         } = ran.into_ran();
-        let (response, outcome) = self.settle(response);
+        let (response, outcome) = match (&undo_data, self.undoable()) {
+            // A window opens next: the effect's record comes first in the log.
+            (Some(_), Some(_)) => self.settle_written(response).await,
+            _ => self.settle(response),
+        };
         let Ok(CallToolResponse::Complete(mut result)) = response else {
             return response;
         };
