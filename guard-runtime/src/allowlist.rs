@@ -81,13 +81,21 @@ struct Built {
 }
 
 /// Why [`Exposure::from_env`] could not say which tools to publish.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExposureError {
     #[error(
         "no allowlist is configured, so this server would publish no tool: set {ALLOWLIST_ENV} to a file listing the tools to publish (`tools = [\"name\", ...]`), or choose Exposure::all_tools() in code"
     )]
     /// Neither an allowlist file nor [`Exposure::all_tools`] was chosen.
     NotConfigured,
+}
+
+/// Its sentence, as [`Display`](std::fmt::Display) says it: `main() -> Result<(), Box<dyn
+/// Error>>` prints an error returned at start-up with `Debug`, and should say what to do.
+impl std::fmt::Debug for ExposureError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 /// The listed names, or why no tool is enabled.
@@ -117,7 +125,7 @@ impl Exposure {
         let (loaded, stamp) = read(&path);
         let reported = loaded.as_ref().err().cloned();
         if let Some(reason) = &reported {
-            tracing::error!("no tool is enabled: {reason}");
+            no_tool_enabled(reason);
         }
         Self {
             path: Some(path),
@@ -169,6 +177,19 @@ impl Exposure {
     /// Whether only `#[read_only]` tools stay enabled.
     pub fn is_read_only(&self) -> bool {
         self.read_only
+    }
+
+    /// Whether guard's own tool `name` (`undo`, `withdraw`) is published now: every tool
+    /// is, or the allowlist names it, and read-only mode does not hide it (guard's own
+    /// tools write).
+    pub(crate) fn publishes_own(&self, name: &str) -> bool {
+        !self.read_only
+            && (self.all
+                || self
+                    .lock_state()
+                    .loaded
+                    .as_ref()
+                    .is_ok_and(|l| l.contains(name)))
     }
 
     /// The allowlist file, if this exposure reads one.
@@ -233,7 +254,7 @@ impl Exposure {
             Err(reason) => {
                 // The code, not the file, is wrong: no reload can fix it, so nothing is served.
                 if state.reported.as_ref() != Some(&reason) {
-                    tracing::error!("no tool is enabled: {reason}");
+                    no_tool_enabled(&reason);
                     state.reported = Some(reason);
                 }
                 return (ToolRouter::new(), generation);
@@ -269,7 +290,7 @@ impl Exposure {
             }
             Err(reason) => {
                 if state.reported.as_ref() != Some(&reason) {
-                    tracing::error!("no tool is enabled: {reason}");
+                    no_tool_enabled(&reason);
                     state.reported = Some(reason);
                 }
                 BTreeSet::new()
@@ -324,7 +345,7 @@ impl Exposure {
                     path.display(),
                     tools.len()
                 ),
-                Err(reason) => tracing::error!("no tool is enabled: {reason}"),
+                Err(reason) => no_tool_enabled(reason),
             }
             state.reported = loaded.as_ref().err().cloned();
         }
@@ -546,6 +567,16 @@ pub fn read_only_from_env() -> bool {
     }
 }
 
+/// Says why this server publishes no tool: through `tracing`, and on stderr too when the
+/// process installed no subscriber (a server that cannot serve must not fail in silence
+/// because its author logs nothing). Each reason is said once, where it is found.
+pub(crate) fn no_tool_enabled(reason: &str) {
+    tracing::error!("no tool is enabled: {reason}");
+    if !tracing::dispatcher::has_been_set() {
+        eprintln!("guard: no tool is enabled: {reason}");
+    }
+}
+
 /// A tool guard adds itself where it can serve it: `undo`, published beside the tools that
 /// declare an undo, and `withdraw`, beside the tools that defer their effect, when the
 /// guard has a store for their windows and calls. An allowlist may list them for a server
@@ -563,6 +594,13 @@ fn guards_own(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_start_up_error_prints_its_sentence_with_debug() {
+        let error = ExposureError::NotConfigured;
+        assert_eq!(format!("{error:?}"), error.to_string());
+        assert!(format!("{error:?}").contains(ALLOWLIST_ENV));
+    }
 
     fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
         let path = dir.join(name);

@@ -84,7 +84,7 @@ pub struct Guard {
 }
 
 /// Why a [`Guard`] could not be built.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 pub enum GuardError {
     #[error(
         "the guard key must be at least 32 bytes, got {0}; set {KEY_ENV} to a longer random secret"
@@ -94,6 +94,14 @@ pub enum GuardError {
     #[error("the system random source failed ({0}); set {KEY_ENV} to a 32-byte random secret")]
     /// The system random source failed.
     NoRandomness(String),
+}
+
+/// Its sentence, as [`Display`](std::fmt::Display) says it: `main() -> Result<(), Box<dyn
+/// Error>>` prints an error returned at start-up with `Debug`, and should say what to do.
+impl std::fmt::Debug for GuardError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 impl Guard {
@@ -165,6 +173,16 @@ impl Guard {
     /// The exposure set with [`Guard::with_exposure`].
     pub fn exposure(&self) -> Option<&Arc<Exposure>> {
         self.exposure.as_ref()
+    }
+
+    /// Whether guard's own tool `name` (`undo`, `withdraw`) can be called on this server
+    /// now: a question or a result may point to it only then, and says the effect is final
+    /// (or the call cannot be withdrawn) otherwise. Without an exposure nothing is
+    /// published.
+    pub(crate) fn publishes(&self, name: &str) -> bool {
+        self.exposure
+            .as_ref()
+            .is_some_and(|exposure| exposure.publishes_own(name))
     }
 
     /// The SQLite database whose handles ([`crate::db::ReadDb`], [`crate::db::WriteDb`])
@@ -241,7 +259,12 @@ impl Guard {
 
     /// Waits until every outcome recorded outside a store transaction so far is written, and
     /// (on PostgreSQL) every entry this process queued with its calls is sequenced: before
-    /// reading the log in a test, a demo or a shutdown.
+    /// reading the log while the server runs, in a test or a demo.
+    ///
+    /// A server need not call it to stop: dropping the guard (when the service that owns it
+    /// ends) settles the log the same way, on a multi-threaded runtime (`#[tokio::main]`'s).
+    /// On a current-thread runtime, which cannot wait in a `Drop`, await this before `main`
+    /// returns.
     pub async fn audit_settled(&self) {
         #[cfg(any(feature = "sqlite", feature = "postgres"))]
         if let Some(pipeline) = &self.audit {
@@ -443,6 +466,22 @@ fn link_key(key: &[u8]) -> [u8; 32] {
     mac.finalize().into_bytes().into()
 }
 
+/// How long a dropped guard waits for its last audit records to commit.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+const SETTLE_ON_DROP: Duration = Duration::from_secs(5);
+
+/// A server that stops normally (its service ends, `main` returns) drops its guard: the
+/// records still queued for the log are written then, so the last call's outcome is not
+/// lost with the process, whether or not the author awaited [`Guard::audit_settled`].
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Some(pipeline) = &self.audit {
+            pipeline.settled_blocking(SETTLE_ON_DROP);
+        }
+    }
+}
+
 impl std::fmt::Debug for Guard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Guard")
@@ -466,5 +505,17 @@ pub trait Guarded {
 impl crate::ops::Configured for Guard {
     fn operations(&self) -> Option<&crate::ops::Operations> {
         Guard::operations(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_start_up_error_prints_its_sentence_with_debug() {
+        let error = Guard::with_key(*b"short").unwrap_err();
+        assert_eq!(format!("{error:?}"), error.to_string());
+        assert!(format!("{error:?}").contains(KEY_ENV), "{error:?}");
     }
 }

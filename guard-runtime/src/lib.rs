@@ -87,6 +87,8 @@ mod args;
 pub mod audit;
 pub mod batch;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod blocking;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod budget;
 pub mod canonical;
 mod confirmed;
@@ -167,7 +169,28 @@ pub use rmcp_guard_macros::{
     Form, FormEnum, ToolArgs, ask, confirm, destructive, idempotent, operations, prepare,
     read_only, tool_router,
 };
+/// The rusqlite guard's SQLite handles and store are built on, for naming its types
+/// (`Connection`, `params!`, `OptionalExtension`) at the version guard uses, without pinning
+/// it in your own `Cargo.toml`:
+///
+/// ```
+/// use rmcp_guard::rusqlite::{Connection, params};
+///
+/// let conn = Connection::open_in_memory()?;
+/// conn.execute("CREATE TABLE notes (title TEXT)", params![])?;
+/// # Ok::<(), rmcp_guard::rusqlite::Error>(())
+/// ```
+#[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
+#[doc(no_inline)]
+pub use rusqlite;
 pub use secret::Secret;
+/// The tokio-postgres guard's PostgreSQL handle and store are built on, at the version guard
+/// uses.
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+#[doc(no_inline)]
+pub use tokio_postgres;
 pub use validate::visible_len;
 
 #[cfg(test)]

@@ -91,7 +91,7 @@ impl fmt::Display for Person {
 }
 
 /// Why a name is refused. Each message names the character or scripts and says what to do.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NameError {
     /// Nothing visible.
     #[error("a person's name is empty; give the tenant and user their identity provider knows")]
@@ -134,6 +134,14 @@ pub enum NameError {
         /// The scripts found, for the message.
         scripts: String,
     },
+}
+
+/// Its sentence, as [`Display`](std::fmt::Display) says it: `main() -> Result<(), Box<dyn
+/// Error>>` prints an error returned at start-up with `Debug`, and should say what to do.
+impl std::fmt::Debug for NameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 /// The canonical form of a name: NFKC with full case folding, or why it is refused.
@@ -273,6 +281,13 @@ mod tests {
 
     fn same(a: &str, b: &str) -> bool {
         canonical(a).unwrap() == canonical(b).unwrap()
+    }
+
+    #[test]
+    fn a_name_error_prints_its_sentence_with_debug() {
+        let error = NameError::Empty;
+        assert_eq!(format!("{error:?}"), error.to_string());
+        assert!(format!("{error:?}").contains("give the tenant and user"));
     }
 
     #[test]

@@ -28,6 +28,7 @@ both_eras!(
     a_restart_between_confirm_and_run_runs_it_once,
     a_runner_racing_a_withdrawal_has_one_winner,
     no_runner_runs_a_call_before_its_due_time,
+    a_withdrawal_the_allowlist_hides_is_never_promised,
 );
 
 /// `withdraw` is published beside the deferred tool, honestly annotated, and filtered by
@@ -429,4 +430,36 @@ async fn no_runner_runs_a_call_before_its_due_time(era: ProtocolVersion) {
     assert!(server.closings().is_empty());
     let withdrawn = withdraw(&server, &era, &id).await;
     assert_natural(&withdrawn, Outcome::Withdrawn);
+}
+
+/// With `withdraw` left out of the allowlist, nobody can call it: the question and the
+/// answer say the call cannot be withdrawn, and it still waits for its time.
+async fn a_withdrawal_the_allowlist_hides_is_never_promised(era: ProtocolVersion) {
+    let dir = tempfile::tempdir().expect("dir");
+    let (_, store) = store_at(dir.path()).await;
+    let listed = dir.path().join("allowlist.toml");
+    std::fs::write(&listed, "tools = [\"close_account\"]\n").expect("allowlist");
+    let server = Accounts::exposed_by(
+        store,
+        "acme",
+        "alice",
+        Accounts::ledger(),
+        rmcp_guard::Exposure::allowlist(&listed),
+    );
+    let (result, human) = close_with(&server, &era, "close_account", "savings", "fraud").await;
+    assert_natural(&result, Outcome::Scheduled);
+    let message = &human.shown()[0].message;
+    assert!(
+        message
+            .contains(" UTC at the earliest, and it cannot be withdrawn. This cannot be undone."),
+        "{message}"
+    );
+    assert!(!message.contains("withdrawn with"), "{message}");
+    let said = text(&result);
+    assert!(
+        said.contains(": close_account on savings runs then, not now. It cannot be withdrawn: this server does not publish withdraw."),
+        "{said}"
+    );
+    assert!(!said.contains("call withdraw"), "{said}");
+    assert_eq!(server.balance("savings"), Some(2500), "nothing ran yet");
 }

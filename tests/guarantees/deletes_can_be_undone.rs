@@ -29,6 +29,8 @@ both_eras!(
     a_new_table_under_the_name_is_never_replaced,
     after_the_window_the_dropped_table_is_purged_once,
     a_trashed_table_is_out_of_reach_of_the_other_tools,
+    an_undo_the_allowlist_hides_is_never_promised,
+    the_log_holds_the_effect_before_its_undo,
 );
 
 /// safe-ops on `world` with its undo windows in the world's store, calls made by `user`.
@@ -536,4 +538,53 @@ fn a_killed_process_keeps_the_window() {
         "the same bytes are back"
     );
     drop(second.stop());
+}
+
+/// With `undo` left out of the allowlist, nobody can call it: the question and the result
+/// say the effect is final, no window is stored, and the trashed copy is purged at once.
+async fn an_undo_the_allowlist_hides_is_never_promised(era: ProtocolVersion) {
+    let world = World::new();
+    let list = world.base.join("no-undo.toml");
+    std::fs::write(&list, "tools = [\"delete_file\", \"list_tables\"]\n").unwrap();
+    let guard = operations_guard(world.operations_store(), "alice")
+        .with_exposure(rmcp_guard::Exposure::allowlist(&list));
+    let human = ScriptedHuman::new(era.clone());
+    human.will(accept());
+    let client = connect(world.server_with(guard), human.clone()).await;
+    assert_eq!(tool_names(&client).await, ["delete_file", "list_tables"]);
+    let result = call(&client, "delete_file", json!({"path": "old.log"})).await;
+    let _ = client.cancel().await;
+    assert_natural(&result, Outcome::Executed);
+    let message = &human.shown()[0].message;
+    assert!(message.ends_with("\n\nThis cannot be undone."), "{message}");
+    assert!(!message.contains("undo this until"), "{message}");
+    let said = text(&result);
+    assert!(!said.contains("call undo"), "{said}");
+    let meta = serde_json::to_value(&result.meta).expect("meta");
+    assert!(
+        meta["guard"].get("operationId").is_none(),
+        "no window is named: {meta}"
+    );
+    assert!(
+        trashed(&world).is_empty(),
+        "no window is kept: the trashed copy is purged at once"
+    );
+}
+
+/// The log holds the effect's `executed` before the window it opened and before the undo:
+/// the effect's record is committed before its window opens.
+async fn the_log_holds_the_effect_before_its_undo(era: ProtocolVersion) {
+    let world = World::new();
+    let (deleted, _) = delete(&world, &era).await;
+    let undone = undo(&world, &era, "alice", &operation_id(&deleted)).await;
+    assert_natural(&undone, Outcome::Undone);
+    let log = rmcp_guard::audit::AuditLog::new(world.operations_store(), "reader");
+    let records = log.records().await.expect("records");
+    let order: Vec<String> = records
+        .iter()
+        .filter_map(|r| r.json())
+        .filter_map(|e| e["outcome"].as_str().map(str::to_owned))
+        .filter(|o| ["executed", "undo_opened", "undone"].contains(&o.as_str()))
+        .collect();
+    assert_eq!(order, ["executed", "undo_opened", "undone"]);
 }

@@ -1068,3 +1068,42 @@ async fn the_filtered_router_is_built_once_and_again_only_when_the_list_changes(
     assert_eq!(tool_names(&other_client).await, ["count_orders"]);
     assert_eq!(text(&cancel().await), "test order 7 cancelled");
 }
+
+/// A server whose author installed no tracing subscriber still says on stderr why its
+/// misspelled allowlist enables nothing. The server runs in a child process of this test
+/// binary (this test again, told so by its environment), which installs no subscriber.
+#[test]
+fn a_misspelled_allowlist_is_explained_on_stderr_without_a_subscriber() {
+    const LIST: &str = "GUARD_TEST_MISSPELLED_ALLOWLIST";
+    if let Some(list) = std::env::var_os(LIST) {
+        // No `World`, no `connect`: they install this binary's subscriber.
+        let shop = Shop {
+            guard: Arc::new(guard_with(Exposure::allowlist(list))),
+        };
+        // The router a `tools/list` would be answered from.
+        let published = exposed(&shop, Shop::tool_router);
+        assert!(published.list_all().is_empty(), "nothing is published");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("allowlist.toml");
+    std::fs::write(&list, "tools = [\"count_orders\", \"drop_tables\"]\n").unwrap();
+    let test = "only_listed_tools_exist::a_misspelled_allowlist_is_explained_on_stderr_without_a_subscriber";
+    let child = Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(LIST, &list)
+        .output()
+        .expect("the test binary runs");
+    let stderr = String::from_utf8_lossy(&child.stderr);
+    assert!(child.status.success(), "the child ran:\n{stderr}");
+    assert!(
+        stderr.contains("no tool is enabled")
+            && stderr.contains("names tools this server does not have: drop_tables"),
+        "the reason is on stderr:\n{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("drop_tables").count(),
+        1,
+        "said once:\n{stderr}"
+    );
+}

@@ -294,3 +294,47 @@ fn safe_ops_keeps_a_verifiable_log_under_its_data_directory() {
         );
     }
 }
+
+/// A client that closes stdin right after an accepted call's answer ends the session the
+/// normal way: the process stops, and its log holds the call's `executed`, with no
+/// `audit_settled` in the server's `main` (the guard settles when it is dropped). Several
+/// runs, since the last record raced the exit.
+#[test]
+fn the_last_outcome_survives_a_normal_shutdown() {
+    use support::stdio::StdioServer;
+    for run in 0..4 {
+        let dir = tempfile::tempdir().unwrap();
+        drop(safe_ops::db::open(&dir.path().join("ops.db")).unwrap());
+        std::fs::create_dir_all(dir.path().join("files")).unwrap();
+        std::fs::write(dir.path().join("files/old.log"), "bytes").unwrap();
+        let env = [("GUARD_TENANT", "local"), ("GUARD_USER", "alice")];
+        let form = json!({"elicitation": {"form": {}}});
+        let mut server = StdioServer::start_declaring(dir.path(), &[], &env, form);
+        let deleted = server.call_answering(
+            "delete_file",
+            json!({"path": "old.log"}),
+            json!({"action": "accept", "content": {"confirm": true}}),
+        );
+        assert_eq!(
+            deleted["result"]["_meta"]["guard"]["outcome"], "executed",
+            "run {run}: {deleted}"
+        );
+        let trace = deleted["result"]["_meta"]["guard"]["traceId"].clone();
+        let stderr = server.stop();
+
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let store = SqliteStore::open(dir.path().join("safe-ops/audit.db")).unwrap();
+        let log = AuditLog::new(store, "reader");
+        let records = runtime.block_on(log.records()).unwrap();
+        let outcomes: Vec<String> = records
+            .iter()
+            .map(|r| r.json().unwrap())
+            .filter(|e| e["trace_id"] == trace)
+            .map(|e| e["outcome"].as_str().unwrap().to_owned())
+            .collect();
+        assert!(
+            outcomes.contains(&"accepted".to_owned()) && outcomes.contains(&"executed".to_owned()),
+            "run {run}: the call's records are {outcomes:?}; the server said:\n{stderr}"
+        );
+    }
+}

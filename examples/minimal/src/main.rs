@@ -73,6 +73,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("minimal {}", env!("CARGO_PKG_VERSION"));
         return Ok(());
     }
+    // guard says through `tracing` what keeps it from serving (a misspelled allowlist, a
+    // broken key); stdout carries the protocol, so the log goes to stderr.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .init();
     let guard = Guard::from_env()?.with_exposure(Exposure::from_env()?);
     let notes = Mutex::new(BTreeMap::from([("groceries".into(), "milk, eggs".into())]));
     let running = Notes { notes, guard }

@@ -240,11 +240,11 @@ async fn serve(cli: &Cli) -> Result<(), String> {
         .await
         .map(drop)
         .map_err(|e| format!("the MCP session ended abnormally: {e}"));
-    // The outcomes still queued for the log are written before the process goes.
-    server.guard().audit_settled().await;
     if let Some((anchor, task)) = anchoring {
         task.abort();
-        // What the last calls recorded is witnessed too.
+        // What the last calls recorded is witnessed too: written to the log first (the
+        // guard would write it when dropped, after this checkpoint).
+        server.guard().audit_settled().await;
         if let Err(error) = anchor.checkpoint().await {
             tracing::warn!(%error, "cannot checkpoint the audit log on exit");
         }

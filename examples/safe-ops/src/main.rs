@@ -310,16 +310,17 @@ async fn serve(cli: &Cli) -> Result<(), String> {
         let task = anchor.spawn(std::time::Duration::from_secs(cli.checkpoint_every));
         (anchor, task)
     });
-    let settle = server.clone();
+    #[cfg(feature = "witness")]
+    let witnessed = server.clone();
     // Deleted files and dropped tables whose undo window closed leave the trash.
     let _purger = server.purge_undo_windows(PURGE_EVERY);
     let served = serve_on(cli, server).await;
-    // The outcomes still queued for the log are written before the process goes.
-    settle.guard_config().audit_settled().await;
     #[cfg(feature = "witness")]
     if let Some((anchor, task)) = anchoring {
         task.abort();
-        // What the last calls recorded is witnessed too.
+        // What the last calls recorded is witnessed too: written to the log first (the
+        // guard would write it when dropped, after this checkpoint).
+        witnessed.guard_config().audit_settled().await;
         if let Err(error) = anchor.checkpoint().await {
             tracing::warn!(%error, "cannot checkpoint the audit log on exit");
         }

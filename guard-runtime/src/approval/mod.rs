@@ -214,7 +214,7 @@ pub struct ApprovalPage {
 }
 
 /// Why the approval page could not start.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 pub enum ApprovalPageError {
     /// The address could not be bound.
     #[error(
@@ -266,6 +266,14 @@ pub enum ApprovalPageError {
     /// The key of the approvers' sessions could not be made.
     #[error("the approval page cannot make its session key: {0}; check the system random source")]
     NoRandomness(String),
+}
+
+/// Its sentence, as [`Display`](std::fmt::Display) says it: `main() -> Result<(), Box<dyn
+/// Error>>` prints an error returned at start-up with `Debug`, and should say what to do.
+impl std::fmt::Debug for ApprovalPageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 /// How an [`ApprovalPage`] is set up.
@@ -536,6 +544,18 @@ impl Shared {
         self.base
             .join(&format!("approval/{token}"))
             .expect("a hex token is a valid path segment")
+    }
+}
+
+#[cfg(test)]
+mod errors {
+    use super::ApprovalPageError;
+
+    #[test]
+    fn a_start_up_error_prints_its_sentence_with_debug() {
+        let error = ApprovalPageError::NoPublicBase(([0, 0, 0, 0], 8080).into());
+        assert_eq!(format!("{error:?}"), error.to_string());
+        assert!(format!("{error:?}").contains("public_base"));
     }
 }
 

@@ -60,7 +60,7 @@ impl std::fmt::Debug for WebhookNotifier {
 }
 
 /// Why a webhook notifier cannot be set up.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 pub enum WebhookError {
     /// Not an `http://` URL to a loopback address.
     #[error(
@@ -72,6 +72,14 @@ pub enum WebhookError {
         "the webhook secret has {0} bytes; use at least {MIN_SECRET} random bytes, shared with the receiver only"
     )]
     ShortSecret(usize),
+}
+
+/// Its sentence, as [`Display`](std::fmt::Display) says it: `main() -> Result<(), Box<dyn
+/// Error>>` prints an error returned at start-up with `Debug`, and should say what to do.
+impl std::fmt::Debug for WebhookError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 /// Why [`verify`] refused a delivery.
@@ -276,6 +284,13 @@ mod tests {
     use super::*;
 
     const SECRET: &[u8] = b"0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn a_set_up_error_prints_its_sentence_with_debug() {
+        let error = WebhookNotifier::new("http://example.com/", SECRET).unwrap_err();
+        assert_eq!(format!("{error:?}"), error.to_string());
+        assert!(format!("{error:?}").contains("not http:// to a loopback address"));
+    }
 
     #[test]
     fn a_signature_verifies_only_for_its_body_secret_and_time() {

@@ -85,10 +85,15 @@ impl AuditLog {
     /// Sequences what this process queued, if it queued anything: the last step of a
     /// settle, so a server that stops normally leaves no entry of its own pending.
     pub(crate) async fn sequence_own(&self) -> Result<(), StoreError> {
-        if self.sequencer.has_queued() {
+        if self.has_own_queued() {
             self.sequence().await?;
         }
         Ok(())
+    }
+
+    /// Whether [`sequence_own`](Self::sequence_own) has anything to do.
+    pub(crate) fn has_own_queued(&self) -> bool {
+        self.sequencer.has_queued()
     }
 
     /// Before a read of the server's own log: sequence what is queued.

@@ -5,7 +5,9 @@
 //! them. [`Pipeline::written`] waits for one event's commit (a record that must be in the log
 //! before an effect runs); [`Pipeline::settled`] waits until everything sent so far is
 //! written, and what this process queued with its calls is sequenced (a demo, a test, a
-//! shutdown).
+//! shutdown). [`Pipeline::settled_blocking`] does the same from synchronous code: the
+//! guard's `Drop`, so a server that stops normally leaves its last records in the log
+//! without its author asking.
 //!
 //! An event nobody waits for (an outcome, after the model has its answer) waits up to
 //! [`GATHER`] for company: the next call's confirmation, which must be written before its
@@ -15,7 +17,14 @@
 //! spent before its answer is read, so the spend is waited for, and it commits with whatever
 //! else is queued (the previous calls' outcomes, other retries' spends) instead of alone.
 
-use std::{sync::OnceLock, time::Duration};
+use std::{
+    sync::{
+        Arc, OnceLock,
+        atomic::{AtomicUsize, Ordering},
+        mpsc as sync_mpsc,
+    },
+    time::Duration,
+};
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -47,13 +56,30 @@ enum Message {
     Event(Box<Event>, Option<oneshot::Sender<Written>>),
     /// A spend, and the event its commit writes only if the spend was fresh.
     Spend(Spend, Option<Box<Event>>, oneshot::Sender<Spent>),
-    Settled(oneshot::Sender<()>),
+    Settled(Settler),
+}
+
+/// Who waits for a settle: a task, or synchronous code blocked on it.
+enum Settler {
+    Task(oneshot::Sender<()>),
+    Blocked(sync_mpsc::Sender<()>),
+}
+
+impl Settler {
+    fn done(self) {
+        match self {
+            Settler::Task(done) => drop(done.send(())),
+            Settler::Blocked(done) => drop(done.send(())),
+        }
+    }
 }
 
 /// The writer of one guard's out-of-transaction events.
 pub(crate) struct Pipeline {
     log: AuditLog,
     sender: OnceLock<mpsc::UnboundedSender<Message>>,
+    /// Events and spends sent to the writer and not yet written (or failed).
+    unwritten: Arc<AtomicUsize>,
 }
 
 impl Pipeline {
@@ -65,6 +91,7 @@ impl Pipeline {
         Self {
             log,
             sender: OnceLock::new(),
+            unwritten: Arc::default(),
         }
     }
 
@@ -72,17 +99,20 @@ impl Pipeline {
         &self.log
     }
 
-    /// The writer task's inbox, starting the task on first use (on the caller's runtime).
+    /// The writer's inbox, starting the writer on first use: on a thread of its own, with a
+    /// runtime of its own, so the records it holds are written whatever becomes of the
+    /// server's runtime (a current-thread runtime blocked in a `Drop`, or shutting down).
     fn sender(&self) -> Option<&mpsc::UnboundedSender<Message>> {
         if let Some(sender) = self.sender.get() {
             return Some(sender);
         }
-        let runtime = tokio::runtime::Handle::try_current().ok()?;
+        tokio::runtime::Handle::try_current().ok()?;
         self.log.keep_sequenced();
         Some(self.sender.get_or_init(|| {
             let (sender, mut inbox) = mpsc::unbounded_channel();
             let log = self.log.clone();
-            runtime.spawn(async move {
+            let unwritten = Arc::clone(&self.unwritten);
+            let writer = async move {
                 let mut group = Vec::with_capacity(GROUP);
                 let mut purges = Purges::default();
                 while inbox.recv_many(&mut group, GROUP).await > 0 {
@@ -90,9 +120,25 @@ impl Pipeline {
                     if group.iter().any(|m| matches!(m, Message::Spend(..))) {
                         purges.start(&log);
                     }
-                    write(&log, group.drain(..)).await;
+                    let sent = group.iter().filter(|m| !matches!(m, Message::Settled(_)));
+                    let sent = sent.count();
+                    let settlers = write(&log, group.drain(..)).await;
+                    unwritten.fetch_sub(sent, Ordering::AcqRel);
+                    if !settlers.is_empty() {
+                        sequence_own(&log).await;
+                        settlers.into_iter().for_each(Settler::done);
+                    }
                 }
-            });
+            };
+            let thread = std::thread::Builder::new().name("guard-audit-writer".into());
+            let started = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .and_then(|runtime| thread.spawn(move || runtime.block_on(writer)));
+            if let Err(error) = started {
+                // The inbox is gone with the writer: every record is refused, and logged.
+                tracing::error!(target: "guard::audit", %error, "could not start the audit writer");
+            }
             sender
         }))
     }
@@ -125,9 +171,14 @@ impl Pipeline {
 
     async fn spend_with(&self, spend: Spend, event: Option<Box<Event>>) -> Spent {
         let (done, wait) = oneshot::channel();
-        let sent = self
-            .sender()
-            .is_some_and(|s| s.send(Message::Spend(spend, event, done)).is_ok());
+        let sent = self.sender().is_some_and(|s| {
+            self.unwritten.fetch_add(1, Ordering::AcqRel);
+            let sent = s.send(Message::Spend(spend, event, done)).is_ok();
+            if !sent {
+                self.unwritten.fetch_sub(1, Ordering::AcqRel);
+            }
+            sent
+        });
         if !sent {
             return Err("no async runtime to record the used request state on".to_owned());
         }
@@ -138,11 +189,17 @@ impl Pipeline {
 
     fn queue(&self, event: Event, done: Option<oneshot::Sender<Written>>) {
         let (refused, done) = match self.sender() {
-            Some(sender) => match sender.send(Message::Event(Box::new(event), done)) {
-                Ok(()) => return,
-                Err(mpsc::error::SendError(Message::Event(event, done))) => (*event, done),
-                Err(_) => return,
-            },
+            Some(sender) => {
+                self.unwritten.fetch_add(1, Ordering::AcqRel);
+                match sender.send(Message::Event(Box::new(event), done)) {
+                    Ok(()) => return,
+                    Err(mpsc::error::SendError(Message::Event(event, done))) => {
+                        self.unwritten.fetch_sub(1, Ordering::AcqRel);
+                        (*event, done)
+                    }
+                    Err(_) => return,
+                }
+            }
             None => (event, done),
         };
         tracing::error!(
@@ -162,15 +219,48 @@ impl Pipeline {
     /// every entry this process queued with its calls is sequenced.
     pub(crate) async fn settled(&self) {
         let (done, wait) = oneshot::channel();
-        if self
+        let sent = self
             .sender()
-            .is_some_and(|s| s.send(Message::Settled(done)).is_ok())
-        {
+            .is_some_and(|s| s.send(Message::Settled(Settler::Task(done))).is_ok());
+        if sent {
+            // The writer sequences before it answers.
             let _ = wait.await;
+        } else {
+            sequence_own(&self.log).await;
         }
-        if let Err(error) = self.log.sequence_own().await {
-            tracing::error!(target: "guard::audit", %error, "could not sequence this process's queued audit entries; another server of the store will");
+    }
+
+    /// [`settled`](Self::settled), from synchronous code, waiting at most `limit`: whether
+    /// it settled in time (a failure is logged). The writer runs on its own thread, so this
+    /// may block any thread, a current-thread runtime's included (on PostgreSQL, whose
+    /// connections may run on that runtime, the limit then bounds the wait).
+    pub(crate) fn settled_blocking(&self, limit: Duration) -> bool {
+        // Nothing queued: nothing to wait for.
+        if self.unwritten.load(Ordering::Acquire) == 0 && !self.log.has_own_queued() {
+            return true;
         }
+        let Some(sender) = self.sender.get() else {
+            return true;
+        };
+        let (done, wait) = sync_mpsc::channel();
+        if sender
+            .send(Message::Settled(Settler::Blocked(done)))
+            .is_err()
+        {
+            return true;
+        }
+        let settled = crate::blocking::wait(&wait, limit, crate::blocking::Runs::Elsewhere);
+        if !settled {
+            tracing::warn!(target: "guard::audit", "the audit records still queued when the guard was dropped were not committed within {limit:?} and may be lost; await Guard::audit_settled before the runtime stops");
+        }
+        settled
+    }
+}
+
+/// Sequences what this process queued with its calls, logging a failure.
+async fn sequence_own(log: &AuditLog) {
+    if let Err(error) = log.sequence_own().await {
+        tracing::error!(target: "guard::audit", %error, "could not sequence this process's queued audit entries; another server of the store will");
     }
 }
 
@@ -221,9 +311,11 @@ impl Purges {
     }
 }
 
-/// Appends one group's events in one transaction, in order, then answers its waiters. A
-/// group that cannot commit is retried event by event, so a bad event loses only itself.
-async fn write(log: &AuditLog, group: impl Iterator<Item = Message>) {
+/// Appends one group's events in one transaction, in order, then answers its waiters; the
+/// settles it held are returned, to be answered once this process's entries are
+/// sequenced. A group that cannot commit is retried event by event, so a bad event loses
+/// only itself.
+async fn write(log: &AuditLog, group: impl Iterator<Item = Message>) -> Vec<Settler> {
     let mut events = Vec::new();
     let mut waiting = Vec::new();
     let (mut spends, mut spenders) = (Vec::new(), Vec::new());
@@ -274,9 +366,7 @@ async fn write(log: &AuditLog, group: impl Iterator<Item = Message>) {
             let _ = done.send(result);
         }
     }
-    for done in settled {
-        let _ = done.send(());
-    }
+    settled
 }
 
 /// A group that could not commit, written message by message, so a bad one loses only itself.
@@ -542,6 +632,20 @@ mod tests {
             );
         });
         assert_eq!(commits(&counting), 2);
+    }
+
+    /// A guard dropped on a current-thread runtime (a stdio server's) blocks the only
+    /// thread that runtime has: its records are written all the same, by the writer's own.
+    #[test]
+    fn a_blocking_settle_on_a_current_thread_runtime_writes_what_was_queued() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pipeline, _counting, runtime) = counted(&dir);
+        let settled = runtime.block_on(async {
+            pipeline.send(event(1));
+            pipeline.settled_blocking(Duration::from_secs(10))
+        });
+        assert!(settled, "settled in time");
+        assert_eq!(traces(&pipeline, &runtime), ["trace-1"]);
     }
 
     #[test]

@@ -23,21 +23,37 @@ impl Scheduled {
         )
     }
 
+    /// The model's answer where the server does not publish `withdraw`: what runs when,
+    /// and that it cannot be withdrawn.
+    pub fn final_note(&self, tool: &str, target: &str) -> String {
+        format!(
+            "Scheduled for {}: {tool} on {target} runs then, not now. It cannot be withdrawn: this server does not publish {TOOL}.",
+            minute(self.due_at),
+        )
+    }
+
     /// The model's result for a call scheduled by `tool` on `target` under `trace_id`:
     /// `body` (with the id, status and due time added) as structured content, the
-    /// [`note`](Self::note) as text, and guard's tag with the id and `dueAt`.
+    /// [`note`](Self::note) as text (the [`final_note`](Self::final_note) unless
+    /// `withdrawable`), and guard's tag with the id and `dueAt`.
     pub(crate) fn into_result(
         self,
         tool: &str,
         target: &str,
         mut body: serde_json::Map<String, serde_json::Value>,
         trace_id: &str,
+        withdrawable: bool,
     ) -> CallToolResult {
         body.insert("operation_id".into(), self.operation_id.clone().into());
         body.insert("status".into(), Status::Scheduled.as_str().into());
         body.insert("due_at".into(), rfc3339(self.due_at).into());
         let mut result = CallToolResult::structured(serde_json::Value::Object(body));
-        result.content = vec![ContentBlock::text(self.note(tool, target))];
+        let note = if withdrawable {
+            self.note(tool, target)
+        } else {
+            self.final_note(tool, target)
+        };
+        result.content = vec![ContentBlock::text(note)];
         let mut result = tag(
             result,
             crate::outcome::Outcome::Scheduled,

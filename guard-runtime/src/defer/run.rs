@@ -225,15 +225,10 @@ impl DeferredCalls {
 }
 
 /// The task a server runs to run due calls in the background; it stops when this is
-/// dropped (with the server that holds it). Only [`crate::run_deferred`] starts one.
+/// dropped (with the server that holds it), and is gone, with
+/// the server clone it held, when the drop returns. Only [`crate::run_deferred`] starts one.
 #[derive(Debug)]
-pub struct Runner(tokio::task::JoinHandle<()>);
-
-impl Drop for Runner {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
+pub struct Runner(#[expect(dead_code, reason = "held for its drop")] crate::blocking::Background);
 
 impl DeferredCalls {
     /// Runs [`run_due`](Self::run_due) with `run` every `every` until the returned [`Runner`]
@@ -245,7 +240,7 @@ impl DeferredCalls {
         Fut: Future<Output = Ending> + Send + 'static,
     {
         let calls = self.clone();
-        Runner(tokio::spawn(async move {
+        Runner(crate::blocking::Background::spawn(async move {
             let mut ticks = tokio::time::interval(every);
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {

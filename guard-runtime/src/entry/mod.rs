@@ -45,9 +45,13 @@ where
     match server.guard().exposure() {
         Some(exposure) => routes.exposed_by(exposure, server.guard()),
         None => {
-            tracing::error!(
-                "no tool is enabled: this guard states no exposure; configure one with Guard::with_exposure(Exposure::allowlist(FILE)), or Exposure::all_tools() to publish every tool on purpose"
-            );
+            // Said once: every call of a server without one would say it again.
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                crate::allowlist::no_tool_enabled(
+                    "this guard states no exposure; configure one with Guard::with_exposure(Exposure::allowlist(FILE)), or Exposure::all_tools() to publish every tool on purpose",
+                );
+            });
             Arc::new(Exposed::new(None, routes.build()).audited(server.guard().recorder()))
         }
     }

@@ -158,7 +158,14 @@ impl<F: Form> Flow<'_, F> {
         body.insert("tool".into(), self.spec.name.into());
         let target = confirmed.subject().shown();
         body.insert("target".into(), target.into());
-        let result = scheduled.into_result(self.spec.name, target, body, &self.trace_id);
+        let withdrawable = self.guard.publishes(defer::TOOL);
+        let result = scheduled.into_result(
+            self.spec.name,
+            target,
+            body,
+            &self.trace_id,
+            withdrawable,
+        );
         Box::new(result.into())
     }
 

@@ -33,16 +33,21 @@ impl<F> Flow<'_, F> {
         &self,
         response: Result<CallToolResponse, rmcp::ErrorData>,
     ) -> (Result<CallToolResponse, rmcp::ErrorData>, Outcome) {
-        let outcome = match &response {
-            Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => Outcome::HandlerError,
-            Ok(_) => Outcome::Executed,
-            Err(_) => Outcome::HandlerFailed,
-        };
-        let result = match &response {
-            Ok(CallToolResponse::Complete(r)) => serde_json::to_value(r).ok(),
-            _ => None,
-        };
+        let (outcome, result) = ending(&response);
         self.record(outcome, "", result.as_ref());
+        (response, outcome)
+    }
+
+    /// [`settle`](Self::settle), waiting until the record is committed: for an effect whose
+    /// undo window opens next, so the log never holds an undo before the effect it undoes.
+    /// A record that cannot be written is logged by the writer.
+    pub(super) async fn settle_written(
+        &self,
+        response: Result<CallToolResponse, rmcp::ErrorData>,
+    ) -> (Result<CallToolResponse, rmcp::ErrorData>, Outcome) {
+        let (outcome, result) = ending(&response);
+        let event = self.event(outcome, "", result.as_ref());
+        let _ = self.guard.record_written(event).await;
         (response, outcome)
     }
 
@@ -152,4 +157,20 @@ pub(super) fn changed_after_confirmed(target: &str, done: &str) -> ToolError {
              not what would run. Call the tool again to show the user the new state."
         ),
     )
+}
+
+/// How the handler's answer ends the call, and the result the record digests.
+fn ending(response: &Result<CallToolResponse, rmcp::ErrorData>) -> (Outcome, Option<Value>) {
+    match response {
+        Ok(CallToolResponse::Complete(r)) => {
+            let outcome = if r.is_error == Some(true) {
+                Outcome::HandlerError
+            } else {
+                Outcome::Executed
+            };
+            (outcome, serde_json::to_value(r).ok())
+        }
+        Ok(_) => (Outcome::Executed, None),
+        Err(_) => (Outcome::HandlerFailed, None),
+    }
 }

@@ -236,11 +236,17 @@ impl<F> Flow<'_, F> {
         if let Some(after) = self.spec.defer {
             let at = crate::store::now_ms()
                 .saturating_add(i64::try_from(after.as_millis()).unwrap_or(i64::MAX));
-            return Some(format!(
-                "This does not happen now: it runs at {} at the earliest, and until then it can be withdrawn with {}, and then nothing happens.",
-                crate::rfc3339::minute(at),
-                crate::defer::TOOL
-            ));
+            let at = crate::rfc3339::minute(at);
+            let tool = crate::defer::TOOL;
+            return Some(if self.guard.publishes(tool) {
+                format!(
+                    "This does not happen now: it runs at {at} at the earliest, and until then it can be withdrawn with {tool}, and then nothing happens."
+                )
+            } else {
+                format!(
+                    "This does not happen now: it runs at {at} at the earliest, and it cannot be withdrawn."
+                )
+            });
         }
         None
     }

@@ -4,9 +4,10 @@
 //! question states the terms (`Flow::terms`), and after the effect guard opens the window
 //! with what the handler handed over and names the undo in the model's result.
 //!
-//! A guard without an operation store keeps no windows: the question then says the effect
-//! cannot be undone, and guard runs the tool's purge right after the effect, so it is final
-//! as the human was told (a trashed file does not linger in the trash).
+//! A guard without an operation store keeps no windows, and neither does a server whose
+//! allowlist or read-only mode hides `undo`: the question then says the effect cannot be
+//! undone, and guard runs the tool's purge right after the effect, so it is final as the
+//! human was told (a trashed file does not linger in the trash).
 
 use rmcp::model::{CallToolResponse, ContentBlock};
 
@@ -19,11 +20,12 @@ use crate::{
 
 impl<F> Flow<'_, F> {
     /// How long the effect stays undoable: the declaration's `undo_within`, if the guard
-    /// has a store to keep the window in.
+    /// has a store to keep the window in and the server publishes `undo` (an undo nobody
+    /// can call is no undo: the effect is then final, and the question says so).
     pub(super) fn undoable(&self) -> Option<std::time::Duration> {
-        self.spec
-            .undo_within
-            .filter(|_| self.guard.operations().is_some())
+        self.spec.undo_within.filter(|_| {
+            self.guard.operations().is_some() && self.guard.publishes(crate::undo::TOOL)
+        })
     }
 
     /// Steps 9 and 10 of a reversible tool: the handler's outcome audited, then, if the
@@ -41,7 +43,11 @@ impl<F> Flow<'_, F> {
             response,
             undo_data,
         } = ran.into_ran();
-        let (response, outcome) = self.settle(response);
+        let (response, outcome) = match (&undo_data, self.undoable()) {
+            // A window opens next: the effect's record comes first in the log.
+            (Some(_), Some(_)) => self.settle_written(response).await,
+            _ => self.settle(response),
+        };
         let Ok(CallToolResponse::Complete(mut result)) = response else {
             return response;
         };

@@ -100,7 +100,7 @@ fn scheduled_answer(
     body.insert("target".into(), intent.target.clone().into());
     body.insert("already_scheduled".into(), again.into());
     scheduled
-        .into_result(caller.tool, &intent.target, body, &caller.trace_id)
+        .into_result(caller.tool, &intent.target, body, &caller.trace_id, true)
         .into()
 }
 

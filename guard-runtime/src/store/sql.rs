@@ -133,7 +133,7 @@ impl Row {
 }
 
 /// A store failure. Its text is for logs: the model only ever sees a stable code.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Clone, thiserror::Error)]
 pub enum StoreError {
     /// A unique constraint refused a second row.
     #[error("unique constraint violated: {0}")]
@@ -154,6 +154,14 @@ pub enum StoreError {
     /// constraint violation, the store may not have answered at all.
     #[error("store failure: {0}")]
     Other(String),
+}
+
+/// Its sentence, as [`Display`](std::fmt::Display) says it: `main() -> Result<(), Box<dyn
+/// Error>>` prints an error returned at start-up with `Debug`, and should say what to do.
+impl std::fmt::Debug for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 /// What an engine's error means, decided once per engine (`sqlite::kind`, `pg::kind`) for
@@ -498,6 +506,15 @@ pub(crate) fn numbered_for_sqlite(sql: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(all(test, feature = "sqlite"))]
 mod tests {
     use super::numbered_for_sqlite;
+
+    #[test]
+    fn a_store_error_prints_its_sentence_with_debug() {
+        let error = super::StoreError::Other("unable to open database file".into());
+        assert_eq!(
+            format!("{error:?}"),
+            "store failure: unable to open database file"
+        );
+    }
 
     #[test]
     fn dollar_parameters_become_numbered_outside_quotes() {

@@ -80,15 +80,10 @@ impl UndoWindows {
 }
 
 /// The task a server runs to purge due windows in the background; it stops when this is
-/// dropped (with the server that holds it). Only [`crate::purge_undo_windows`] starts one.
+/// dropped (with the server that holds it), and is gone, with
+/// the server clone it held, when the drop returns. Only [`crate::purge_undo_windows`] starts one.
 #[derive(Debug)]
-pub struct Purger(tokio::task::JoinHandle<()>);
-
-impl Drop for Purger {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
+pub struct Purger(#[expect(dead_code, reason = "held for its drop")] crate::blocking::Background);
 
 impl UndoWindows {
     /// Runs [`purge_due`](Self::purge_due) with the author's `purge` every `every`, from now
@@ -100,7 +95,7 @@ impl UndoWindows {
         Fut: Future<Output = Result<(), String>> + Send + 'static,
     {
         let windows = self.clone();
-        Purger(tokio::spawn(async move {
+        Purger(crate::blocking::Background::spawn(async move {
             let mut ticks = tokio::time::interval(every);
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
