@@ -210,6 +210,11 @@ impl S {
                     .await,
             )
     }
+    #[doc(hidden)]
+    #[allow(dead_code)]
+    fn __guard_own_delete_file<R>(router: R) -> R {
+        router
+    }
     /// Delete a file, saying why.
     #[tool(
         annotations(
@@ -315,6 +320,11 @@ impl S {
                 })()
                     .await,
             )
+    }
+    #[doc(hidden)]
+    #[allow(dead_code)]
+    fn __guard_own_delete_with_reason<R>(router: R) -> R {
+        router
     }
 }
 fn main() {}

@@ -11,7 +11,10 @@ use rmcp::model::{CallToolResponse, ContentBlock};
 
 use super::Flow;
 use crate::{
-    entry::{caller::caller, undo::purge_now},
+    entry::{
+        caller::caller,
+        undo::{WindowFn, purge_with},
+    },
     outcome::{Outcome, Step},
     undo::{IntoReversible, Opened, Ran, Window},
 };
@@ -40,12 +43,17 @@ impl<F> Flow<'_, F> {
     /// Steps 9 and 10 of a reversible tool: the handler's outcome audited, then, if the
     /// effect ran, its undo window opened for the caller until `undo_within` from now, and
     /// the model's result ending with how to undo it. A window that cannot be stored leaves
-    /// the effect final, and the result says so rather than promise an undo.
-    pub async fn finish_reversible<S: 'static>(
+    /// the effect final, and the result says so rather than promise an undo. `purge` is the
+    /// tool's own, run at once when there is no store to keep the window in.
+    pub async fn finish_reversible<S, P>(
         &self,
         server: &S,
         ran: impl IntoReversible,
-    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        purge: Option<P>,
+    ) -> Result<CallToolResponse, rmcp::ErrorData>
+    where
+        P: for<'a> WindowFn<'a, S, Result<(), String>>,
+    {
         let Ran {
             response,
             undo_data,
@@ -58,7 +66,9 @@ impl<F> Flow<'_, F> {
             return Ok(self.tag(result, outcome).into());
         };
         let Some(within) = self.undoable() else {
-            return Ok(self.final_at_once(server, data, result, outcome).await);
+            return Ok(self
+                .final_at_once(server, purge, data, result, outcome)
+                .await);
         };
         let opened = match data {
             Ok(data) => self.open_window(&data, within).await,
@@ -85,13 +95,17 @@ impl<F> Flow<'_, F> {
 
     /// No store, so no window: the tool's purge runs now on what the effect handed over,
     /// and the effect is final, as the question said.
-    async fn final_at_once<S: 'static>(
+    async fn final_at_once<S, P>(
         &self,
         server: &S,
+        purge: Option<P>,
         data: Result<serde_json::Value, String>,
         mut result: rmcp::model::CallToolResult,
         outcome: Outcome,
-    ) -> CallToolResponse {
+    ) -> CallToolResponse
+    where
+        P: for<'a> WindowFn<'a, S, Result<(), String>>,
+    {
         let now = crate::store::now_ms();
         let purged = match data {
             Ok(data) => {
@@ -103,7 +117,7 @@ impl<F> Flow<'_, F> {
                     created_at: now,
                     expires_at: now,
                 };
-                purge_now::<S>(server, window).await
+                purge_with(server, purge, window).await
             }
             Err(reason) => Err(reason),
         };
