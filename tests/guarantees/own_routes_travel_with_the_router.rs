@@ -76,7 +76,10 @@ impl Desk {
         _confirmed: Confirmed<Checkbox>,
     ) -> Result<Reversible<String, String>, ToolError> {
         self.notes.lock().unwrap().remove(&args.note);
-        Ok(Reversible::new(format!("Shredded {}.", args.note), args.note))
+        Ok(Reversible::new(
+            format!("Shredded {}.", args.note),
+            args.note,
+        ))
     }
 }
 
@@ -107,7 +110,10 @@ impl Desk {
         Self {
             guard: Arc::new(guard),
             routes: Self::tool_router,
-            notes: Arc::new(Mutex::new(BTreeSet::from(["groceries".to_owned(), "taxes".to_owned()]))),
+            notes: Arc::new(Mutex::new(BTreeSet::from([
+                "groceries".to_owned(),
+                "taxes".to_owned(),
+            ]))),
             filed: Arc::default(),
         }
     }
@@ -121,7 +127,10 @@ impl Desk {
         if !self.notes.lock().unwrap().contains(&args.note) {
             return Ok(Preview::nothing(format!("There is no note {}.", args.note)));
         }
-        Ok(Preview::effect(&args.note, format!("Put away {}.", args.note)))
+        Ok(Preview::effect(
+            &args.note,
+            format!("Put away {}.", args.note),
+        ))
     }
 
     async fn unshred(&self, window: Window) -> Result<Value, ToolError> {
@@ -188,14 +197,18 @@ async fn undo_and_withdraw_serve_tools_of_two_routers_added_together(era: Protoc
     let undone = call(&client, "undo", json!({"operation_id": id})).await;
     let _ = client.cancel().await;
     assert_natural(&undone, Outcome::Undone);
-    assert!(desk.has("groceries"), "the undo of the first router's tool ran");
+    assert!(
+        desk.has("groceries"),
+        "the undo of the first router's tool ran"
+    );
 
     let scheduled = put_away(&desk, &era, "file_note", "groceries").await;
     assert_natural(&scheduled, Outcome::Scheduled);
     assert!(desk.filed().is_empty(), "nothing ran yet");
     // Started with no client connected: the run's context reaches no one, and needs no one.
-    let _runner = rmcp_guard::run_deferred(desk.clone(), Desk::tool_router, Duration::from_millis(100))
-        .expect("a runner: the desk has a deferred tool and a store");
+    let _runner =
+        rmcp_guard::run_deferred(desk.clone(), Desk::tool_router, Duration::from_millis(100))
+            .expect("a runner: the desk has a deferred tool and a store");
     tokio::time::sleep(SOON_DUE).await;
     for _ in 0..50 {
         if !desk.filed().is_empty() {
@@ -203,7 +216,11 @@ async fn undo_and_withdraw_serve_tools_of_two_routers_added_together(era: Protoc
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert_eq!(desk.filed(), ["groceries"], "the second router's tool ran, once due");
+    assert_eq!(
+        desk.filed(),
+        ["groceries"],
+        "the second router's tool ran, once due"
+    );
     assert!(!desk.has("groceries"));
 }
 
@@ -244,7 +261,10 @@ async fn a_client_cannot_call_a_hidden_route(era: ProtocolVersion) {
 async fn guards_tools_follow_the_router_not_the_server_type() {
     let dir = tempfile::tempdir().expect("dir");
     let built = Desk::tool_router();
-    assert!(built.has_route("file_note"), "the deferred tool's router was built");
+    assert!(
+        built.has_route("file_note"),
+        "the deferred tool's router was built"
+    );
     let desk = Desk {
         routes: Desk::undoable_tools,
         ..Desk::new(store_at(dir.path()))

@@ -188,7 +188,10 @@ pub(super) fn generate(
         let route = quote! {
             let router = #rt::__private::deferred_route::<Self, _>(router, #tool, #declared, Self::#run);
         };
-        out.push(syn::parse2(tool_attr::own_fn_adding(&c.f.sig.ident, rt, &[route])).expect("a function"));
+        out.push(
+            syn::parse2(tool_attr::own_fn_adding(&c.f.sig.ident, rt, &[route]))
+                .expect("a function"),
+        );
         let mut tool_fn = c.f.clone();
         let receiver = tool_fn.sig.inputs.first().cloned();
         tool_fn.sig.inputs = syn::parse_quote!(#receiver, __guard_call: #rt::__private::GuardCall, __guard_operation: #rt::__private::GuardArguments<#rt::ops::OperationRef>);

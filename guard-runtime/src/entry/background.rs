@@ -55,6 +55,9 @@ mod tests {
         let request = super::request();
         let told = request.peer.notify_tool_list_changed().await;
         assert!(told.is_err(), "a notification reached someone");
-        assert!(request.peer.peer_info().is_none(), "no client introduced itself");
+        assert!(
+            request.peer.peer_info().is_none(),
+            "no client introduced itself"
+        );
     }
 }

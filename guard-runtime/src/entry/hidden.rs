@@ -92,7 +92,9 @@ where
     tool.meta = meta.map(rmcp::model::MetaObject);
     // Inserted past rmcp's name check, which would warn about a name no client is meant to
     // see, and disabled, so rmcp neither lists nor calls it.
-    router.map.insert(name.clone(), ToolRoute::new_dyn(tool, serve));
+    router
+        .map
+        .insert(name.clone(), ToolRoute::new_dyn(tool, serve));
     router.disable_route(name);
     router
 }
