@@ -131,3 +131,38 @@ fn own_fns(item: &ItemImpl) -> Vec<syn::Ident> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::own_fns;
+
+    #[test]
+    fn every_method_whose_attribute_adds_hidden_routes_is_called_once() {
+        let item: syn::ItemImpl = syn::parse_quote! {
+            impl Server {
+                #[rmcp_guard::destructive(confirm = "checkbox", preview = Self::p)]
+                #[tool]
+                async fn qualified(&self) {}
+                #[destructive(confirm = "checkbox", preview = Self::p)]
+                #[tool]
+                async fn plain(&self) {}
+                #[read_only]
+                #[tool]
+                async fn read(&self) {}
+                #[doc(hidden)]
+                fn __guard_own_confirm_cancel<R>(router: R) -> R { router }
+                #[destructive]
+                fn not_a_method() {}
+            }
+        };
+        let called: Vec<String> = own_fns(&item).iter().map(|f| f.to_string()).collect();
+        assert_eq!(
+            called,
+            [
+                "__guard_own_qualified",
+                "__guard_own_plain",
+                "__guard_own_confirm_cancel"
+            ]
+        );
+    }
+}
