@@ -610,8 +610,10 @@ fn undo(
         syn::ReturnType::Default => tool_fn.sig.span(),
     };
     let at_output = krate::respan(private.clone(), output_span);
+    // Without a store, the flow purges through the tool's own undo route at once.
+    let own = tool_attr::own_fn(&tool_fn.sig.ident);
     let finish = quote_spanned! {output_span=>
-        __guard_flow.finish_reversible(self, #at_output::reversible(#body), #purge).await
+        __guard_flow.finish_reversible(self, #at_output::reversible(#body), Self::#own).await
     };
     let name = tool_attr::routed_name(tool_fn);
     let route = quote! {

@@ -11,7 +11,7 @@ pub(crate) mod caller;
 pub(crate) mod claims;
 pub(crate) mod dispatch;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-mod hidden;
+pub(crate) mod hidden;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod own;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]

@@ -110,18 +110,6 @@ where
     )
 }
 
-/// The purge of `purge`, a tool's own, on `window`; without one there is nothing to make
-/// final. The flow calls it when there is no store to keep the window in.
-pub(crate) async fn purge_with<S, P>(server: &S, purge: Option<P>, window: Window) -> Purged
-where
-    P: for<'a> WindowFn<'a, S, Purged>,
-{
-    match purge {
-        Some(purge) => purge.call(server, window).await,
-        None => Ok(()),
-    }
-}
-
 /// `router` with the `undo` route when a tool of `hidden` declares an undo (see
 /// [`with_own_tool`]); its calls undo through `hidden`'s routes.
 pub(crate) fn with_undo_tool<S>(router: ToolRouter<S>, hidden: &Arc<Hidden<S>>) -> ToolRouter<S>

@@ -7,14 +7,14 @@
 //! cannot be undone, and guard runs the tool's purge right after the effect, so it is final
 //! as the human was told (a trashed file does not linger in the trash).
 
-use rmcp::model::{CallToolResponse, ContentBlock};
+use rmcp::{
+    handler::server::router::tool::ToolRouter,
+    model::{CallToolResponse, ContentBlock},
+};
 
 use super::Flow;
 use crate::{
-    entry::{
-        caller::caller,
-        undo::{WindowFn, purge_with},
-    },
+    entry::{caller::caller, hidden},
     outcome::{Outcome, Step},
     undo::{IntoReversible, Opened, Ran, Window},
 };
@@ -43,16 +43,18 @@ impl<F> Flow<'_, F> {
     /// Steps 9 and 10 of a reversible tool: the handler's outcome audited, then, if the
     /// effect ran, its undo window opened for the caller until `undo_within` from now, and
     /// the model's result ending with how to undo it. A window that cannot be stored leaves
-    /// the effect final, and the result says so rather than promise an undo. `purge` is the
-    /// tool's own, run at once when there is no store to keep the window in.
-    pub async fn finish_reversible<S, P>(
+    /// the effect final, and the result says so rather than promise an undo. `own` is the
+    /// tool's function that adds its hidden routes to a router: without a store to keep the
+    /// window in, the purge of its undo route runs at once.
+    pub async fn finish_reversible<S, O>(
         &self,
         server: &S,
         ran: impl IntoReversible,
-        purge: Option<P>,
+        own: O,
     ) -> Result<CallToolResponse, rmcp::ErrorData>
     where
-        P: for<'a> WindowFn<'a, S, Result<(), String>>,
+        S: Send + Sync + 'static,
+        O: FnOnce(ToolRouter<S>) -> ToolRouter<S>,
     {
         let Ran {
             response,
@@ -66,9 +68,7 @@ impl<F> Flow<'_, F> {
             return Ok(self.tag(result, outcome).into());
         };
         let Some(within) = self.undoable() else {
-            return Ok(self
-                .final_at_once(server, purge, data, result, outcome)
-                .await);
+            return Ok(self.final_at_once(server, own, data, result, outcome).await);
         };
         let opened = match data {
             Ok(data) => self.open_window(&data, within).await,
@@ -95,16 +95,17 @@ impl<F> Flow<'_, F> {
 
     /// No store, so no window: the tool's purge runs now on what the effect handed over,
     /// and the effect is final, as the question said.
-    async fn final_at_once<S, P>(
+    async fn final_at_once<S, O>(
         &self,
         server: &S,
-        purge: Option<P>,
+        own: O,
         data: Result<serde_json::Value, String>,
         mut result: rmcp::model::CallToolResult,
         outcome: Outcome,
     ) -> CallToolResponse
     where
-        P: for<'a> WindowFn<'a, S, Result<(), String>>,
+        S: Send + Sync + 'static,
+        O: FnOnce(ToolRouter<S>) -> ToolRouter<S>,
     {
         let now = crate::store::now_ms();
         let purged = match data {
@@ -117,7 +118,19 @@ impl<F> Flow<'_, F> {
                     created_at: now,
                     expires_at: now,
                 };
-                purge_with(server, purge, window).await
+                let routes = hidden::Hidden::take(&mut own(ToolRouter::new()));
+                let purged: Option<Result<(), String>> = match routes.undo(self.spec.name) {
+                    Some(route) => {
+                        hidden::invoke(route, server, self.call.request.clone(), window).await
+                    }
+                    None => None,
+                };
+                purged.unwrap_or_else(|| {
+                    Err(
+                        "the tool's router has no undo route for it, so its purge did not run"
+                            .to_owned(),
+                    )
+                })
             }
             Err(reason) => Err(reason),
         };
