@@ -202,5 +202,5 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
         };
         __guard_flow.finish(#body)
     };
-    handler::finish(tool_fn, &params, block, rt, TokenStream::new())
+    handler::finish(tool_fn, &params, block, rt)
 }

@@ -55,7 +55,9 @@ pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
         // Nothing else about this item can be judged: report the one mistake and keep it.
         let error = error.to_compile_error();
         if is_method {
-            return stand_in::with_errors(error, f);
+            let own = tool_attr::own_fn_adding_nothing(&f.sig.ident);
+            let kept = stand_in::with_errors(error, f);
+            return quote!(#kept #own);
         }
         return quote!(#error #f);
     }
@@ -74,7 +76,11 @@ pub fn expand(attr: TokenStream, f: ImplItemFn) -> TokenStream {
                 &krate::path(options.asking.krate.as_ref()),
             )
         },
-        || stand_in::with_errors(TokenStream::new(), f),
+        || {
+            let own = tool_attr::own_fn_adding_nothing(&f.sig.ident);
+            let kept = stand_in::with_errors(TokenStream::new(), f);
+            quote!(#kept #own)
+        },
     )
 }
 
@@ -407,7 +413,7 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
     }
 
     let body = handler::body(&tool_fn, &rebind);
-    let (finish, undo_within, mut register) = undo(o, &tool_fn, &body, &mut asserts, &private);
+    let (finish, undo_within, mut adds) = undo(o, &tool_fn, &body, &mut asserts, &private);
     let defer = match o.defer {
         Some((secs, _)) => {
             quote!(::core::option::Option::Some(::core::time::Duration::from_secs(#secs)))
@@ -452,9 +458,9 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
                     body: &body,
                     private: &private,
                 };
-                let (method, at_register) = deferred.run();
+                let (method, deferred_route) = deferred.run();
                 run = method;
-                register = at_register;
+                adds = vec![deferred_route];
                 asserts.push(quote!(const _: () = #private::assert_defer_store();));
                 quote!(return __guard_flow.defer(__guard_accepted, #preview_call).await;)
             } else {
@@ -501,8 +507,9 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
         #spec
         #steps
     };
-    let tool = handler::finish(tool_fn, &params, block, rt, register);
-    quote!(#tool #run)
+    let own = tool_attr::own_fn_adding(&tool_fn.sig.ident, rt, &adds);
+    let tool = handler::finish(tool_fn, &params, block, rt);
+    quote!(#tool #run #own)
 }
 
 /// What the hidden run of a deferred tool is made of.
@@ -523,8 +530,8 @@ impl Deferred<'_> {
     /// runs the body; the body runs in a hidden method that takes a `Due`, which only a
     /// runner builds after claiming the call, goes through `RunFlow` (the stored arguments,
     /// the preview compared with what the human saw, the stored answer revalidated) and only
-    /// then gets the proof. The method is registered for the server type when the route is
-    /// built, as an undo is.
+    /// then gets the proof. The tool's hidden deferred-run route calls the method: the
+    /// second value adds that route where the router is built, as an undo's is.
     fn run(&self) -> (TokenStream, TokenStream) {
         let Deferred {
             tool_fn,
@@ -563,30 +570,29 @@ impl Deferred<'_> {
             }
         };
         let name = tool_attr::routed_name(tool_fn);
-        let register = quote!(#private::register_deferred::<Self, _>(#name, Self::#run););
-        (method, register)
+        let route = quote! {
+            let router = #private::deferred_route::<Self, _>(router, #name, true, Self::#run);
+        };
+        (method, route)
     }
 }
 
 /// A tool with `undo = ...`: the handler's result goes through `finish_reversible` (which
 /// takes only `Reversible` results, so the undo data cannot be left out), the window's
-/// length goes in the spec, the undo and purge functions are checked at their options and
-/// registered for the server type when the route is built. Without: `finish`, which takes
-/// no `Reversible` (it is no tool result), so a handler cannot pretend to be undoable.
+/// length goes in the spec, the undo and purge functions are checked at their options, and
+/// the tool's hidden undo route, which calls them, is added where the router is built (the
+/// last value). Without: `finish`, which takes no `Reversible` (it is no tool result), so a
+/// handler cannot pretend to be undoable.
 fn undo(
     o: &Options,
     tool_fn: &ImplItemFn,
     body: &TokenStream,
     asserts: &mut Vec<TokenStream>,
     private: &TokenStream,
-) -> (TokenStream, TokenStream, TokenStream) {
+) -> (TokenStream, TokenStream, Vec<TokenStream>) {
     let (Some(undo), Some((secs, _))) = (&o.undo, o.undo_within) else {
         let finish = quote!(__guard_flow.finish(#body));
-        return (
-            finish,
-            quote!(::core::option::Option::None),
-            TokenStream::new(),
-        );
+        return (finish, quote!(::core::option::Option::None), Vec::new());
     };
     let at_undo = krate::respan(private.clone(), undo.span());
     asserts.push(quote_spanned!(undo.span()=> #at_undo::assert_undo::<Self, _>(&#undo);));
@@ -604,11 +610,15 @@ fn undo(
         syn::ReturnType::Default => tool_fn.sig.span(),
     };
     let at_output = krate::respan(private.clone(), output_span);
+    // Without a store, the flow purges through the tool's own undo route at once.
+    let own = tool_attr::own_fn(&tool_fn.sig.ident);
     let finish = quote_spanned! {output_span=>
-        __guard_flow.finish_reversible(self, __guard_owner, #at_output::reversible(#body)).await
+        __guard_flow.finish_reversible(self, __guard_owner, #at_output::reversible(#body), Self::#own).await
     };
     let name = tool_attr::routed_name(tool_fn);
-    let register = quote!(#private::register_undo::<Self, _, _>(#name, #undo, #purge););
+    let route = quote! {
+        let router = #private::undo_route::<Self, _, _>(router, #name, #undo, #purge);
+    };
     let within = quote!(::core::option::Option::Some(::core::time::Duration::from_secs(#secs)));
-    (finish, within, register)
+    (finish, within, vec![route])
 }

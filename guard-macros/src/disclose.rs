@@ -348,5 +348,5 @@ fn generate(
         let __guard_after = #boundary_after;
         __guard_flow.finish_disclosed(__GUARD_DISCLOSES, __guard_approved, __guard_result, __guard_after).await
     };
-    handler::finish(tool_fn, &params, block, rt, TokenStream::new())
+    handler::finish(tool_fn, &params, block, rt)
 }

@@ -316,14 +316,12 @@ pub fn body(tool_fn: &ImplItemFn, rebind: &[TokenStream]) -> TokenStream {
 }
 
 /// Replaces the method's signature with the one rmcp routes (guard's `GuardCall` first, then
-/// `params`, returning rmcp's response) and its body with `block`, and claims the tool's name
-/// after running `register` (what the tool registers when its route is built).
+/// `params`, returning rmcp's response) and its body with `block`, and claims the tool's name.
 pub fn finish(
     mut tool_fn: ImplItemFn,
     params: &[TokenStream],
     block: TokenStream,
     rt: &TokenStream,
-    register: TokenStream,
 ) -> TokenStream {
     let private = quote!(#rt::__private);
     let rmcp = quote!(#private::rmcp);
@@ -332,6 +330,6 @@ pub fn finish(
         syn::parse_quote!(#receiver, __guard_call: #private::GuardCall, #(#params),*);
     tool_fn.sig.output = syn::parse_quote!(-> ::core::result::Result<#rmcp::model::CallToolResponse, #rmcp::ErrorData>);
     tool_fn.block = syn::parse_quote!({ #block });
-    tool_attr::claim_after(&mut tool_fn, rt, register);
+    tool_attr::claim(&mut tool_fn, rt);
     quote!(#tool_fn)
 }

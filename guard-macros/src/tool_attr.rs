@@ -20,6 +20,55 @@ pub const GUARD_ATTRS: [&str; 6] = [
     "confirm",
 ];
 
+/// guard's attributes whose expansion adds the tool's hidden routes to the router (an
+/// undo, a deferred run) in [`own_fn`], which guard's `#[tool_router]` calls for each
+/// method that carries one. `#[confirm]` adds its own through `#[operations]`, which
+/// expands before `#[tool_router]` and leaves the function in the impl.
+pub const OWNS_ROUTES: [&str; 1] = ["destructive"];
+
+/// The hidden associated function that adds `method`'s hidden routes to a router:
+/// `fn __guard_own_<method>(router) -> router`.
+pub fn own_fn(method: &syn::Ident) -> syn::Ident {
+    quote::format_ident!("{OWN_PREFIX}{}", syn::ext::IdentExt::unraw(method))
+}
+
+/// How [`own_fn`] names its functions.
+pub const OWN_PREFIX: &str = "__guard_own_";
+
+/// [`own_fn`] of `method`, for a tool that adds no hidden route, or whose expansion failed
+/// (its errors are reported): it hands the router back as it came, so the router's
+/// function still compiles.
+pub fn own_fn_adding_nothing(method: &syn::Ident) -> TokenStream {
+    let own = own_fn(method);
+    // Unused where rmcp's own `#[tool_router]` built the router (the exposure refuses such
+    // a router anyway).
+    quote! {
+        #[doc(hidden)]
+        #[allow(dead_code)]
+        fn #own<R>(router: R) -> R {
+            router
+        }
+    }
+}
+
+/// [`own_fn`] of `method`, running `adds` (statements that rebind `router`) on the router
+/// of the server it belongs to.
+pub fn own_fn_adding(method: &syn::Ident, rt: &TokenStream, adds: &[TokenStream]) -> TokenStream {
+    if adds.is_empty() {
+        return own_fn_adding_nothing(method);
+    }
+    let own = own_fn(method);
+    let router = quote!(#rt::__private::rmcp::handler::server::router::tool::ToolRouter<Self>);
+    quote! {
+        #[doc(hidden)]
+        #[allow(dead_code)]
+        fn #own(router: #router) -> #router {
+            #(#adds)*
+            router
+        }
+    }
+}
+
 pub fn is_attr(attr: &Attribute, name: &str) -> bool {
     attr.path().segments.last().is_some_and(|s| s.ident == name)
 }
@@ -74,12 +123,6 @@ pub fn route(f: &ImplItemFn) -> (String, Span) {
 /// name (see the runtime's `entry::claims`). The schema is the one `#[tool]` would build:
 /// an explicit `input_schema`, else the `Parameters<T>` parameter's, else an empty object.
 pub fn claim(f: &mut ImplItemFn, rt: &TokenStream) {
-    claim_after(f, rt, TokenStream::new());
-}
-
-/// [`claim`], running `first` (statements) before the schema is claimed: what a tool
-/// registers for its server type when its route is built.
-pub fn claim_after(f: &mut ImplItemFn, rt: &TokenStream, first: TokenStream) {
     // The schema of the arguments, whether rmcp (`Parameters<T>`) or guard
     // (`GuardArguments<T>`, in the methods guard generates) deserialises them.
     let params = f.sig.inputs.iter().find_map(|arg| match arg {
@@ -113,11 +156,7 @@ pub fn claim_after(f: &mut ImplItemFn, rt: &TokenStream, first: TokenStream) {
         .into_iter()
         .filter(|m| !m.path().is_ident("input_schema"))
         .collect();
-    if first.is_empty() {
-        args.push(parse_quote!(input_schema = #schema));
-    } else {
-        args.push(parse_quote!(input_schema = { #first #schema }));
-    }
+    args.push(parse_quote!(input_schema = #schema));
     let path = tool.path().clone();
     *tool = parse_quote!(#[#path(#args)]);
 }

@@ -32,6 +32,7 @@ mod identity_comes_from_trusted_context;
 mod malformed_arguments_are_refused;
 mod only_listed_tools_exist;
 mod outcomes_match_effects;
+mod own_routes_travel_with_the_router;
 mod previews_run_as_pinned;
 mod read_only_cannot_write;
 mod request_states_are_sealed_and_spent_once;

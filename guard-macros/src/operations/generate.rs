@@ -184,7 +184,14 @@ pub(super) fn generate(
                 })
             }
         });
-        let register = quote!(#rt::__private::register_deferred_confirm::<Self, _>(#tool, #declared, Self::#run););
+        // Its hidden deferred-run route, added where the router is built.
+        let route = quote! {
+            let router = #rt::__private::deferred_route::<Self, _>(router, #tool, #declared, Self::#run);
+        };
+        out.push(
+            syn::parse2(tool_attr::own_fn_adding(&c.f.sig.ident, rt, &[route]))
+                .expect("a function"),
+        );
         let mut tool_fn = c.f.clone();
         let receiver = tool_fn.sig.inputs.first().cloned();
         tool_fn.sig.inputs = syn::parse_quote!(#receiver, __guard_call: #rt::__private::GuardCall, __guard_operation: #rt::__private::GuardArguments<#rt::ops::OperationRef>);
@@ -208,7 +215,7 @@ pub(super) fn generate(
             #effect
             __guard_approved.finish(__guard_effect).await
         });
-        tool_attr::claim_after(&mut tool_fn, rt, register);
+        tool_attr::claim(&mut tool_fn, rt);
         out.push(ImplItem::Fn(tool_fn));
     }
     // The method is named after this impl's first two-phase tool, so a second

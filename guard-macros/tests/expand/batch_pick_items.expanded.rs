@@ -146,6 +146,11 @@ impl S {
             .await;
         __guard_flow.finish_batch(::rmcp_guard::__private::batch_report(__guard_report))
     }
+    #[doc(hidden)]
+    #[allow(dead_code)]
+    fn __guard_own_prune_branches<R>(router: R) -> R {
+        router
+    }
     /// Evict cache entries: no arguments, the default cap.
     #[tool(
         annotations(
@@ -214,6 +219,11 @@ impl S {
         })()
             .await;
         __guard_flow.finish_batch(::rmcp_guard::__private::batch_report(__guard_report))
+    }
+    #[doc(hidden)]
+    #[allow(dead_code)]
+    fn __guard_own_evict<R>(router: R) -> R {
+        router
     }
 }
 fn main() {

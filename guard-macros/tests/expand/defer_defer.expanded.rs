@@ -112,13 +112,9 @@ impl S {
             destructive_hint = true,
             idempotent_hint = false
         ),
-        input_schema = {::rmcp_guard::__private::register_deferred::<Self,
-        _>(
-            "close_account",
-            Self::__guard_run_close_account
-        );::rmcp_guard::__private::claim_parameters::<::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<AccountArgs>>(
+        input_schema = ::rmcp_guard::__private::claim_parameters::<::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<AccountArgs>>(
 
-        )}
+        )
     )]
     async fn close_account(
         &self,
@@ -269,6 +265,19 @@ impl S {
                 )
         })
     }
+    #[doc(hidden)]
+    #[allow(dead_code)]
+    fn __guard_own_close_account(
+        router: ::rmcp_guard::__private::rmcp::handler::server::router::tool::ToolRouter<
+            Self,
+        >,
+    ) -> ::rmcp_guard::__private::rmcp::handler::server::router::tool::ToolRouter<Self> {
+        let router = ::rmcp_guard::__private::deferred_route::<
+            Self,
+            _,
+        >(router, "close_account", true, Self::__guard_run_close_account);
+        router
+    }
     /// Empty the cache, in an hour.
     #[tool(
         annotations(
@@ -276,11 +285,7 @@ impl S {
             destructive_hint = true,
             idempotent_hint = false
         ),
-        input_schema = {::rmcp_guard::__private::register_deferred::<Self,
-        _>(
-            "reset_cache",
-            Self::__guard_run_reset_cache
-        );::rmcp_guard::__private::claim_no_parameters()}
+        input_schema = ::rmcp_guard::__private::claim_no_parameters()
     )]
     async fn reset_cache(
         &self,
@@ -395,6 +400,19 @@ impl S {
                         .await,
                 )
         })
+    }
+    #[doc(hidden)]
+    #[allow(dead_code)]
+    fn __guard_own_reset_cache(
+        router: ::rmcp_guard::__private::rmcp::handler::server::router::tool::ToolRouter<
+            Self,
+        >,
+    ) -> ::rmcp_guard::__private::rmcp::handler::server::router::tool::ToolRouter<Self> {
+        let router = ::rmcp_guard::__private::deferred_route::<
+            Self,
+            _,
+        >(router, "reset_cache", true, Self::__guard_run_reset_cache);
+        router
     }
 }
 fn main() {

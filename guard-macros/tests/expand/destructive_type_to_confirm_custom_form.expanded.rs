@@ -247,6 +247,11 @@ impl S {
                     .await,
             )
     }
+    #[doc(hidden)]
+    #[allow(dead_code)]
+    fn __guard_own_drop_table<R>(router: R) -> R {
+        router
+    }
 }
 fn main() {
     assert!(is_type_to_confirm::< DropTableConfirmation > ());

@@ -223,6 +223,11 @@ impl S {
                     .await,
             )
     }
+    #[doc(hidden)]
+    #[allow(dead_code)]
+    fn __guard_own_delete_file<R>(router: R) -> R {
+        router
+    }
     /// Delete a file, saying why.
     #[tool(
         annotations(
@@ -341,6 +346,11 @@ impl S {
                 })()
                     .await,
             )
+    }
+    #[doc(hidden)]
+    #[allow(dead_code)]
+    fn __guard_own_delete_with_reason<R>(router: R) -> R {
+        router
     }
 }
 fn main() {}

@@ -162,6 +162,19 @@ impl S {
             __guard_approved.finish_due(__guard_effect).await
         })
     }
+    #[doc(hidden)]
+    #[allow(dead_code)]
+    fn __guard_own_confirm_cancel(
+        router: ::rmcp_guard::__private::rmcp::handler::server::router::tool::ToolRouter<
+            Self,
+        >,
+    ) -> ::rmcp_guard::__private::rmcp::handler::server::router::tool::ToolRouter<Self> {
+        let router = ::rmcp_guard::__private::deferred_route::<
+            Self,
+            _,
+        >(router, "confirm_cancel", false, Self::__guard_run_confirm_cancel);
+        router
+    }
     #[tool(
         description = "Cancel the order prepared by prepare_cancel.",
         annotations(
@@ -169,14 +182,9 @@ impl S {
             destructive_hint = true,
             idempotent_hint = true
         ),
-        input_schema = {::rmcp_guard::__private::register_deferred_confirm::<Self,
-        _>(
-            "confirm_cancel",
-            false,
-            Self::__guard_run_confirm_cancel
-        );::rmcp_guard::__private::claim_parameters::<::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<::rmcp_guard::ops::OperationRef>>(
+        input_schema = ::rmcp_guard::__private::claim_parameters::<::rmcp_guard::__private::rmcp::handler::server::wrapper::Parameters<::rmcp_guard::ops::OperationRef>>(
 
-        )}
+        )
     )]
     async fn confirm_cancel(
         &self,

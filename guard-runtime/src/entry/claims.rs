@@ -13,7 +13,8 @@
 //! Before a router is published, [`vouched`] finds every claim whose name another route
 //! now serves, and every marked route no claim vouches for (one rmcp's own `#[tool_router]`
 //! built), and the exposure then publishes no tool at all: a guarded name is served by its
-//! guarded tool or not at all.
+//! guarded tool or not at all. The hidden routes of the tools' undos and deferred runs (see
+//! `hidden`) are disabled routes under reserved names too, and travel the same way.
 
 use std::{borrow::Cow, sync::Arc};
 

@@ -5,9 +5,13 @@
 //! hand-off, never from a context code in the process could have built.
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod background;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) mod caller;
 pub(crate) mod claims;
 pub(crate) mod dispatch;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) mod hidden;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod own;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -107,20 +111,25 @@ where
     }
 }
 
-/// The author's routes and the tools guard adds to them: `undo`, when a tool declares one,
-/// and `withdraw`, when a tool defers its effect, if the guard has a store to keep undo
-/// windows and deferred calls in.
+/// The author's routes without the hidden routes their tools added (see `hidden`), and
+/// the tools guard adds to them: `undo`, when a tool declares one, and `withdraw`, when a
+/// tool defers its effect, if the guard has a store to keep undo windows and deferred calls
+/// in. The `undo` route keeps the hidden routes it undoes through.
 #[cfg_attr(
     not(any(feature = "sqlite", feature = "postgres")),
-    allow(unused_variables)
+    allow(unused_mut, unused_variables)
 )]
 fn with_guards_tools<S: Guarded + Send + Sync + 'static>(
-    router: ToolRouter<S>,
+    mut router: ToolRouter<S>,
     guard: &Guard,
 ) -> ToolRouter<S> {
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    if guard.operations().is_some() {
-        return withdraw::with_withdraw_tool(undo::with_undo_tool(router), guard.operations());
+    {
+        let hidden = Arc::new(hidden::Hidden::take(&mut router));
+        if guard.operations().is_some() {
+            let router = undo::with_undo_tool(router, &hidden);
+            return withdraw::with_withdraw_tool(router, &hidden, guard.operations());
+        }
     }
     router
 }

@@ -1,13 +1,7 @@
-//! What guard's own tools (`undo`, `withdraw`) share: a registry of what each server
-//! type's tools registered for them when their routes were built, their route beside the
-//! author's tools, and the start of each call (its arguments, the dispatched call, the
-//! caller from trusted context), so each tool's file holds only what it does.
-
-use std::{
-    any::{Any, TypeId},
-    collections::HashMap,
-    sync::{LazyLock, Mutex, MutexGuard},
-};
+//! What guard's own tools (`undo`, `withdraw`) share: their route beside the author's
+//! tools, published when the router's hidden routes (see `hidden`) call for it, and the
+//! start of each call (its arguments, the dispatched call, the caller from trusted
+//! context), so each tool's file holds only what it does.
 
 use rmcp::{
     handler::server::{
@@ -31,63 +25,8 @@ pub(crate) type Answer<'a> = std::pin::Pin<
     Box<dyn std::future::Future<Output = Result<CallToolResponse, rmcp::ErrorData>> + Send + 'a>,
 >;
 
-type Entries = HashMap<(TypeId, &'static str), Box<dyn Any + Send + Sync>>;
-
-/// What the tools of each server type registered for one of guard's own tools, by server
-/// type and tool name.
-pub(crate) struct Registry(LazyLock<Mutex<Entries>>);
-
-impl Registry {
-    pub(crate) const fn new() -> Self {
-        Self(LazyLock::new(Mutex::default))
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Entries> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Registers `value` for `S`'s tool `tool`; the last registration of a tool stands (a
-    /// router built again registers the same functions).
-    pub(crate) fn insert<S: 'static, V: Send + Sync + 'static>(
-        &self,
-        tool: &'static str,
-        value: V,
-    ) {
-        self.lock()
-            .insert((TypeId::of::<S>(), tool), Box::new(value));
-    }
-
-    /// What `S`'s tool `tool` registered.
-    pub(crate) fn get<S: 'static, V: Clone + 'static>(&self, tool: &str) -> Option<V> {
-        self.lock()
-            .get(&(TypeId::of::<S>(), tool))
-            .and_then(|r| r.downcast_ref::<V>())
-            .cloned()
-    }
-
-    /// Whether a tool of `S` registered a `V` that passes `test` (given the tool's name).
-    pub(crate) fn any_where<S: 'static, V: 'static>(
-        &self,
-        test: impl Fn(&str, &V) -> bool,
-    ) -> bool {
-        let server = TypeId::of::<S>();
-        self.lock().iter().any(|((of, tool), value)| {
-            *of == server
-                && value
-                    .downcast_ref::<V>()
-                    .is_some_and(|value| test(tool, value))
-        })
-    }
-
-    /// Whether any tool of `S` registered.
-    pub(crate) fn any<S: 'static>(&self) -> bool {
-        let server = TypeId::of::<S>();
-        self.lock().keys().any(|(of, _)| *of == server)
-    }
-}
-
 /// `router` with guard's own tool `tool` routed to `call`, when `wanted` (a tool of the
-/// server registered for it). A route of the server's own with that name is not replaced
+/// server needs it). A route of the server's own with that name is not replaced
 /// silently: the router then publishes nothing (like a guarded name another route took,
 /// see `claims`); `for_what` says which tools guard publishes it for.
 pub(crate) fn with_own_tool<S, C>(

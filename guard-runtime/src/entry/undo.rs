@@ -1,24 +1,31 @@
 //! The one `undo` tool of a server whose tools declare an undo (`#[destructive(undo = ...)]`).
 //!
-//! Each such tool registers its undo and purge functions for its server type when its route
-//! is built (its input schema is claimed then, see `claims`); the router [`crate::exposed`]
-//! publishes then carries an `undo` route beside the tools, filtered by the same exposure
-//! (list `undo` in the allowlist; read-only mode hides it, as it writes). The route takes
-//! `operation_id`, identifies the caller from trusted context, and runs
-//! [`crate::undo::UndoWindows::undo`] with the undo of the tool that opened the window.
+//! Each such tool adds its hidden undo route where its router is built ([`undo_route`], see
+//! `hidden`): the route calls the author's undo, or purge, on the window guard hands it.
+//! The exposure takes those routes out of the router it publishes, and publishes an `undo`
+//! route beside the tools when there is one, filtered by the same exposure (list `undo` in
+//! the allowlist; read-only mode hides it, as it writes). The route takes `operation_id`,
+//! identifies the caller from trusted context, and runs [`crate::undo::UndoWindows::undo`]
+//! with the undo route of the tool that opened the window, on its own request context. The
+//! purge runners take the hidden routes from the router the server's routes build, and call
+//! them on a context that reaches no client (see `background`).
 
-use std::{future::Future, pin::Pin, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use rmcp::schemars::{self, JsonSchema};
 use rmcp::{
+    RoleServer,
     handler::server::{router::tool::ToolRouter, tool::ToolCallContext},
     model::{CallToolResponse, Tool, ToolAnnotations},
+    service::RequestContext,
 };
 use serde::Deserialize;
 
 use super::{
+    background,
     caller::no_store,
-    own::{OwnTool, Registry, Started, with_own_tool},
+    hidden::{self, Handoff, Hidden, invoke},
+    own::{OwnTool, Started, with_own_tool},
 };
 use crate::{
     error::{Code, ToolError},
@@ -26,28 +33,8 @@ use crate::{
     undo::{Purger, Restored, TOOL, Window},
 };
 
-type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-type UndoFn<S> = Arc<dyn for<'a> Fn(&'a S, Window) -> BoxFuture<'a, Restored> + Send + Sync>;
-type PurgeFn<S> =
-    Arc<dyn for<'a> Fn(&'a S, Window) -> BoxFuture<'a, Result<(), String>> + Send + Sync>;
-
-/// One tool's undo and purge.
-struct Registered<S> {
-    undo: UndoFn<S>,
-    purge: Option<PurgeFn<S>>,
-}
-
-impl<S> Clone for Registered<S> {
-    fn clone(&self) -> Self {
-        Self {
-            undo: Arc::clone(&self.undo),
-            purge: self.purge.clone(),
-        }
-    }
-}
-
-/// The registered tools' undos and purges, each a `Registered<S>`.
-static REGISTRY: Registry = Registry::new();
+/// What a purge gives back: `Err` with the reason the window stays open.
+type Purged = Result<(), String>;
 
 /// An author's async function `fn(&self, Window) -> impl Future<Output = O>`, for every
 /// borrow of the server. Implemented for every function of that shape; the bound that
@@ -75,56 +62,67 @@ where
     }
 }
 
-/// Pins the closure to the higher-ranked signature the registry stores.
-fn boxed<S, O, C>(c: C) -> C
-where
-    C: for<'a> Fn(&'a S, Window) -> BoxFuture<'a, O>,
-{
-    c
-}
-
 /// Checks `undo` against the undo signature; the expansion calls it at `undo = ...`.
 pub const fn assert_undo<S, F: for<'a> WindowFn<'a, S, Restored>>(_: &F) {}
 
 /// Checks `purge` against the purge signature; the expansion calls it at `purge = ...`.
 pub const fn assert_purge<S, F: for<'a> WindowFn<'a, S, Result<(), String>>>(_: &F) {}
 
-/// Registers the undo (and purge, if any) of `S`'s tool `tool`; the last registration of a
-/// tool stands (a router built again registers the same functions).
-pub fn register_undo<S, U, P>(tool: &'static str, undo: U, purge: Option<P>)
+/// `router` with `tool`'s hidden undo route: it runs `undo` on the window it is handed, or
+/// `purge` when it is handed one to make final (a tool without a purge has nothing to make
+/// final). The expansion of a tool that declares an undo calls it where the router is built.
+pub fn undo_route<S, U, P>(
+    router: ToolRouter<S>,
+    tool: &'static str,
+    undo: U,
+    purge: Option<P>,
+) -> ToolRouter<S>
 where
     S: Send + Sync + 'static,
     U: for<'a> WindowFn<'a, S, Restored> + Send + Sync + 'static,
-    P: for<'a> WindowFn<'a, S, Result<(), String>> + Send + Sync + 'static,
+    P: for<'a> WindowFn<'a, S, Purged> + Send + Sync + 'static,
 {
-    let undo: UndoFn<S> = Arc::new(boxed(move |s: &S, w| Box::pin(undo.call(s, w))));
-    let purge = purge
-        .map(|purge| -> PurgeFn<S> { Arc::new(boxed(move |s: &S, w| Box::pin(purge.call(s, w)))) });
-    REGISTRY.insert::<S, _>(tool, Registered { undo, purge });
+    let undo = Arc::new(undo);
+    let purge = purge.map(Arc::new);
+    hidden::add(
+        router,
+        hidden::undo_name(tool),
+        None,
+        move |context: ToolCallContext<'_, S>| {
+            let (undo, purge) = (Arc::clone(&undo), purge.clone());
+            Box::pin(async move {
+                let server = context.service;
+                let request = &context.request_context;
+                if let Some((handoff, window)) = Handoff::<Window, Restored>::take(request) {
+                    handoff.answer(undo.call(server, window).await);
+                } else if let Some((handoff, window)) = Handoff::<Window, Purged>::take(request) {
+                    let purged = match &purge {
+                        Some(purge) => purge.call(server, window).await,
+                        None => Ok(()),
+                    };
+                    handoff.answer(purged);
+                } else {
+                    return Err(hidden::not_found());
+                }
+                Ok(hidden::served())
+            })
+        },
+    )
 }
 
-/// The undo and purge `S`'s tool `tool` registered.
-fn registered<S: 'static>(tool: &str) -> Option<Registered<S>> {
-    REGISTRY.get::<S, Registered<S>>(tool)
-}
-
-/// Whether any tool of `S` declares an undo.
-fn any_registered<S: 'static>() -> bool {
-    REGISTRY.any::<S>()
-}
-
-/// `router` with the `undo` route when a tool of `S` declares an undo (see
-/// [`with_own_tool`]).
-pub(crate) fn with_undo_tool<S>(router: ToolRouter<S>) -> ToolRouter<S>
+/// `router` with the `undo` route when a tool of `hidden` declares an undo (see
+/// [`with_own_tool`]); its calls undo through `hidden`'s routes.
+pub(crate) fn with_undo_tool<S>(router: ToolRouter<S>, hidden: &Arc<Hidden<S>>) -> ToolRouter<S>
 where
     S: Guarded + Send + Sync + 'static,
 {
+    let routes = Arc::clone(hidden);
     with_own_tool(
         router,
-        any_registered::<S>(),
+        hidden.any_undo(),
         tool(),
         "the tools that declare an undo",
-        |context: ToolCallContext<'_, S>| Box::pin(call(context)),
+        move |context: ToolCallContext<'_, S>| Box::pin(call(context, Arc::clone(&routes))),
     )
 }
 
@@ -163,8 +161,12 @@ struct UndoArgs {
     operation_id: String,
 }
 
-/// One `undo` call: identify the caller, then undo their window once.
-async fn call<S>(context: ToolCallContext<'_, S>) -> Result<CallToolResponse, rmcp::ErrorData>
+/// One `undo` call: identify the caller, then undo their window once, through the undo
+/// route of the tool that opened it.
+async fn call<S>(
+    context: ToolCallContext<'_, S>,
+    hidden: Arc<Hidden<S>>,
+) -> Result<CallToolResponse, rmcp::ErrorData>
 where
     S: Guarded + Send + Sync + 'static,
 {
@@ -179,18 +181,20 @@ where
         Ok(started) => started,
         Err(refused) => return Ok(*refused),
     };
+    let request = context.request_context.clone();
     let answer = windows
         .undo(&owner, &operation_id, &trace_id, |window| async move {
-            match registered::<S>(&window.tool) {
-                Some(r) => (r.undo)(server, window).await,
-                None => Err(ToolError::new(
+            let tool = window.tool.clone();
+            let restored = match hidden.undo(&tool) {
+                Some(route) => invoke(route, server, request, window).await,
+                None => None,
+            };
+            restored.unwrap_or_else(|| {
+                Err(ToolError::new(
                     Code::Unavailable,
-                    format!(
-                        "The tool {} no longer declares an undo in this server.",
-                        window.tool
-                    ),
-                )),
-            }
+                    format!("The tool {tool} no longer declares an undo in this server."),
+                ))
+            })
         })
         .await;
     match answer {
@@ -201,9 +205,9 @@ where
 
 /// Runs the purges of `S`'s tools every `every` in the background, for as long as the
 /// returned [`Purger`] lives: each window whose deadline passed is purged once, across
-/// restarts and processes sharing the store . `routes`
-/// builds the server's router once, so every tool's purge is registered. `None` when the
-/// guard has no operation store or no tool of `S` declares an undo.
+/// restarts and processes sharing the store. `routes` builds the server's router once, for
+/// its tools' hidden undo routes. `None` when the guard has no operation store or no tool
+/// of `S` declares an undo.
 pub fn purge_undo_windows<S>(
     server: S,
     routes: impl FnOnce() -> ToolRouter<S>,
@@ -212,21 +216,22 @@ pub fn purge_undo_windows<S>(
 where
     S: Guarded + Send + Sync + 'static,
 {
-    drop(routes());
-    if !any_registered::<S>() {
+    let hidden = Hidden::take(&mut routes());
+    if !hidden.any_undo() {
         return None;
     }
     let windows = server.guard().undo_windows()?;
-    let server = Arc::new(server);
+    let request = background::request();
+    let (server, hidden) = (Arc::new(server), Arc::new(hidden));
     Some(windows.purge_in_background(every, move |window: Window| {
-        let server = Arc::clone(&server);
-        async move { purge_now::<S>(&server, window).await }
+        let (server, hidden, request) = (Arc::clone(&server), Arc::clone(&hidden), request.clone());
+        async move { purge_now(&*server, &*hidden, request, window).await }
     }))
 }
 
 /// One pass of [`purge_undo_windows`], at `now` (ms since the Unix epoch): for a deployment
-/// that schedules purges itself. `routes` builds the server's router once, so every tool's
-/// purge is registered. Returns how many windows this pass purged.
+/// that schedules purges itself. `routes` builds the server's router once, for its tools'
+/// hidden undo routes. Returns how many windows this pass purged.
 pub async fn purge_due_undo_windows<S>(
     server: &S,
     routes: impl FnOnce() -> ToolRouter<S>,
@@ -235,25 +240,33 @@ pub async fn purge_due_undo_windows<S>(
 where
     S: Guarded + Send + Sync + 'static,
 {
-    drop(routes());
+    let hidden = Hidden::take(&mut routes());
     let Some(windows) = server.guard().undo_windows() else {
         return Ok(0);
     };
+    let request = background::request();
     windows
-        .purge_due(now, |window| purge_now::<S>(server, window))
+        .purge_due(now, |window| {
+            purge_now(server, &hidden, request.clone(), window)
+        })
         .await
 }
 
-/// The purge of the tool that opened `window`; a tool without one has nothing to make final.
-pub(crate) async fn purge_now<S: 'static>(server: &S, window: Window) -> Result<(), String> {
-    match registered::<S>(&window.tool) {
-        Some(Registered {
-            purge: Some(purge), ..
-        }) => purge(server, window).await,
-        Some(_) => Ok(()),
-        None => Err(format!(
-            "no tool {} declares an undo in this process; the window stays open until one does",
-            window.tool
-        )),
-    }
+/// The purge of the tool that opened `window`, through its undo route on `request`.
+async fn purge_now<S: Send + Sync + 'static>(
+    server: &S,
+    hidden: &Hidden<S>,
+    request: RequestContext<RoleServer>,
+    window: Window,
+) -> Purged {
+    let tool = window.tool.clone();
+    let purged = match hidden.undo(&tool) {
+        Some(route) => invoke(route, server, request, window).await,
+        None => None,
+    };
+    purged.unwrap_or_else(|| {
+        Err(format!(
+            "no tool {tool} declares an undo in this process; the window stays open until one does"
+        ))
+    })
 }

@@ -2,24 +2,33 @@
 //! (`#[destructive(defer = ...)]`, `#[confirm(defer = ...)]`, or a confirm the deployment
 //! defers with `Operations::defer_confirm`), and the runner of their due calls.
 //!
-//! Each such tool registers its deferred run for its server type when its route is built
-//! (as an undo registers, see `undo`); the router [`crate::exposed`] publishes then carries
-//! a `withdraw` route beside the tools, filtered by the same exposure (list `withdraw` in
-//! the allowlist; read-only mode hides it, as it writes). The route takes `operation_id`,
-//! identifies the caller from trusted context, and runs
-//! [`crate::defer::DeferredCalls::withdraw`]. [`run_deferred`] runs due calls in the
-//! background, each through the run of the tool that deferred it.
+//! Each such tool adds its hidden deferred-run route where its router is built
+//! ([`deferred_route`], see `hidden`): the route runs the tool's hidden run on the `Due` it
+//! is handed, which only a runner builds. The exposure takes those routes out of the router
+//! it publishes, and publishes a `withdraw` route beside the tools when one of them defers,
+//! filtered by the same exposure (list `withdraw` in the allowlist; read-only mode hides
+//! it, as it writes). The route takes `operation_id`, identifies the caller from trusted
+//! context, and runs [`crate::defer::DeferredCalls::withdraw`]. [`run_deferred`] takes the
+//! hidden routes from the router the server's routes build and runs due calls in the
+//! background, each through the route of the tool that deferred it, on a context that
+//! reaches no client (see `background`).
 
 use std::{future::Future, pin::Pin, sync::Arc, time::Duration};
 
 use rmcp::schemars::{self, JsonSchema};
 use rmcp::{
+    RoleServer,
     handler::server::{router::tool::ToolRouter, tool::ToolCallContext},
     model::{CallToolResponse, Tool, ToolAnnotations},
+    service::RequestContext,
 };
 use serde::Deserialize;
 
-use super::own::{OwnTool, Registry, Started, with_own_tool};
+use super::{
+    background,
+    hidden::{self, Handoff, Hidden, invoke},
+    own::{OwnTool, Started, with_own_tool},
+};
 use crate::{
     defer::{Due, Ending, Runner, TOOL},
     guard::Guarded,
@@ -28,68 +37,47 @@ use crate::{
 
 /// The future of one tool's deferred run.
 pub type RunFuture<'a> = Pin<Box<dyn Future<Output = Ending> + Send + 'a>>;
-type RunFn<S> = Arc<dyn for<'a> Fn(&'a S, Due) -> RunFuture<'a> + Send + Sync>;
 
-/// The registered runs of tools that always defer, each a `RunFn<S>`.
-static REGISTRY: Registry = Registry::new();
-
-/// The registered runs of confirm tools, each a `ConfirmRun<S>`: they defer when they
-/// declare `defer` or the deployment sets a wait
-/// ([`Operations::defer_confirm`](crate::ops::Operations::defer_confirm)).
-static CONFIRMS: Registry = Registry::new();
-
-/// A confirm tool's run, and whether the tool declares `defer`.
-type ConfirmRun<S> = (RunFn<S>, bool);
-
-/// Registers the deferred run of `S`'s tool `tool` (the expansion's hidden method, which
-/// takes a [`Due`] that only a runner builds); the last registration of a tool stands.
-pub fn register_deferred<S, F>(tool: &'static str, run: F)
+/// `router` with `tool`'s hidden deferred-run route: it runs `run` (the expansion's hidden
+/// method, which takes a [`Due`] that only a runner builds) on the due call it is handed.
+/// `declared` when the tool declares `defer`; a confirm without it defers only when the
+/// deployment says so ([`Operations::defer_confirm`]), and every confirm adds its route, so
+/// a call stored while a deployment deferred the tool still runs after the setting
+/// changes. The expansion of a tool that may defer calls it where the router is built.
+pub fn deferred_route<S, F>(
+    router: ToolRouter<S>,
+    tool: &'static str,
+    declared: bool,
+    run: F,
+) -> ToolRouter<S>
 where
     S: Send + Sync + 'static,
     F: for<'a> Fn(&'a S, Due) -> RunFuture<'a> + Send + Sync + 'static,
 {
-    let run: RunFn<S> = Arc::new(run);
-    REGISTRY.insert::<S, _>(tool, run);
+    let run = Arc::new(run);
+    hidden::add(
+        router,
+        hidden::defer_name(tool),
+        Some(hidden::defer_meta(declared)),
+        move |context: ToolCallContext<'_, S>| {
+            let run = Arc::clone(&run);
+            Box::pin(async move {
+                let Some((handoff, due)) = Handoff::<Due, Ending>::take(&context.request_context)
+                else {
+                    return Err(hidden::not_found());
+                };
+                handoff.answer(run(context.service, due).await);
+                Ok(hidden::served())
+            })
+        },
+    )
 }
 
-/// Registers the deferred run of `S`'s confirm tool `tool` (the expansion's hidden method,
-/// which takes a [`Due`] that only a runner builds); `declared` when the tool declares
-/// `defer`. Every confirm registers one, so a call stored while a deployment deferred the
-/// tool still runs after the setting changes.
-pub fn register_deferred_confirm<S, F>(tool: &'static str, declared: bool, run: F)
-where
-    S: Send + Sync + 'static,
-    F: for<'a> Fn(&'a S, Due) -> RunFuture<'a> + Send + Sync + 'static,
-{
-    let run: RunFn<S> = Arc::new(run);
-    CONFIRMS.insert::<S, ConfirmRun<S>>(tool, (run, declared));
-}
-
-/// The deferred run of `S`'s tool `tool`.
-fn registered<S: 'static>(tool: &str) -> Option<RunFn<S>> {
-    REGISTRY
-        .get::<S, RunFn<S>>(tool)
-        .or_else(|| CONFIRMS.get::<S, ConfirmRun<S>>(tool).map(|(run, _)| run))
-}
-
-/// Whether any tool of `S` may have a deferred call to run.
-fn any_registered<S: 'static>() -> bool {
-    REGISTRY.any::<S>() || CONFIRMS.any::<S>()
-}
-
-/// Whether a tool of `S` defers its effect on this server: a deferred tool, or a confirm
-/// that declares `defer` or that `operations` defers.
-fn any_deferring<S: 'static>(operations: Option<&Operations>) -> bool {
-    REGISTRY.any::<S>()
-        || CONFIRMS.any_where::<S, ConfirmRun<S>>(|tool, (_, declared)| {
-            *declared || operations.is_some_and(|ops| ops.defers(tool))
-        })
-}
-
-/// `router` with the `withdraw` route when a tool of `S` defers its effect (see
+/// `router` with the `withdraw` route when a tool of `hidden` defers its effect (see
 /// [`with_own_tool`]).
 pub(crate) fn with_withdraw_tool<S>(
     router: ToolRouter<S>,
+    hidden: &Hidden<S>,
     operations: Option<&Operations>,
 ) -> ToolRouter<S>
 where
@@ -97,7 +85,7 @@ where
 {
     with_own_tool(
         router,
-        any_deferring::<S>(operations),
+        hidden.any_deferring(operations),
         tool(),
         "the tools that defer their effect",
         |context: ToolCallContext<'_, S>| Box::pin(call(context)),
@@ -166,8 +154,8 @@ where
 /// as the returned [`Runner`] lives: each call runs once when due, across restarts and
 /// processes sharing the store. What is due is the database's clock's to say, against the
 /// due time stored with the call: nothing a caller passes makes a call run early. `routes`
-/// builds the server's router once, so every tool's run is registered. `None` when the
-/// guard has no operation store or no tool of `S` defers its effect.
+/// builds the server's router once, for its tools' hidden deferred-run routes. `None` when
+/// the guard has no operation store or no tool of `S` defers its effect.
 pub fn run_deferred<S>(
     server: S,
     routes: impl FnOnce() -> ToolRouter<S>,
@@ -176,21 +164,22 @@ pub fn run_deferred<S>(
 where
     S: Guarded + Send + Sync + 'static,
 {
-    drop(routes());
-    if !any_registered::<S>() {
+    let hidden = Hidden::take(&mut routes());
+    if !hidden.any_deferred() {
         return None;
     }
     let calls = server.guard().deferred_calls()?;
-    let server = Arc::new(server);
+    let request = background::request();
+    let (server, hidden) = (Arc::new(server), Arc::new(hidden));
     Some(calls.run_in_background(every, move |due: Due| {
-        let server = Arc::clone(&server);
-        async move { run_now::<S>(&server, due).await }
+        let (server, hidden, request) = (Arc::clone(&server), Arc::clone(&hidden), request.clone());
+        async move { run_now(&*server, &*hidden, request, due).await }
     }))
 }
 
 /// One pass of [`run_deferred`]: the calls the database's clock says are due (for the
-/// testing kit's runner pass). `routes` builds the server's router once, so every tool's
-/// run is registered. Returns how many calls this pass ended.
+/// testing kit's runner pass). `routes` builds the server's router once, for its tools'
+/// hidden deferred-run routes. Returns how many calls this pass ended.
 #[cfg(feature = "testing")]
 pub async fn run_due_deferred<S>(
     server: &S,
@@ -199,22 +188,32 @@ pub async fn run_due_deferred<S>(
 where
     S: Guarded + Send + Sync + 'static,
 {
-    drop(routes());
+    let hidden = Hidden::take(&mut routes());
     let Some(calls) = server.guard().deferred_calls() else {
         return Ok(0);
     };
-    calls.run_due(|due| run_now::<S>(server, due)).await
+    let request = background::request();
+    calls
+        .run_due(|due| run_now(server, &hidden, request.clone(), due))
+        .await
 }
 
-/// The run of the tool that deferred `due`; a process without that tool leaves it due.
-async fn run_now<S: 'static>(server: &S, due: Due) -> Ending {
-    match registered::<S>(due.tool()) {
-        Some(run) => run(server, due).await,
-        None => Ending::NotHere {
-            reason: format!(
-                "no tool {} defers its effect in this process; the call stays due until one does",
-                due.tool()
-            ),
-        },
-    }
+/// The run of the tool that deferred `due`, through its route on `request`; a process
+/// without that tool leaves it due.
+async fn run_now<S: Send + Sync + 'static>(
+    server: &S,
+    hidden: &Hidden<S>,
+    request: RequestContext<RoleServer>,
+    due: Due,
+) -> Ending {
+    let tool = due.tool().to_owned();
+    let ended = match hidden.deferred(&tool) {
+        Some(route) => invoke(route, server, request, due).await,
+        None => None,
+    };
+    ended.unwrap_or_else(|| Ending::NotHere {
+        reason: format!(
+            "no tool {tool} defers its effect in this process; the call stays due until one does"
+        ),
+    })
 }

@@ -9,11 +9,14 @@
 //! undone, and guard runs the tool's purge right after the effect, so it is final as the
 //! human was told (a trashed file does not linger in the trash).
 
-use rmcp::model::{CallToolResponse, ContentBlock};
+use rmcp::{
+    handler::server::router::tool::ToolRouter,
+    model::{CallToolResponse, ContentBlock},
+};
 
 use super::{Flow, rechecked::Owner};
 use crate::{
-    entry::undo::purge_now,
+    entry::hidden,
     outcome::Outcome,
     undo::{IntoReversible, Opened, Ran, Window},
 };
@@ -32,13 +35,20 @@ impl<F> Flow<'_, F> {
     /// effect ran, its undo window opened for `owner` (the caller step 3 identified) until
     /// `undo_within` from now, and
     /// the model's result ending with how to undo it. A window that cannot be stored leaves
-    /// the effect final, and the result says so rather than promise an undo.
-    pub async fn finish_reversible<S: 'static>(
+    /// the effect final, and the result says so rather than promise an undo. `own` is the
+    /// tool's function that adds its hidden routes to a router: without a store to keep the
+    /// window in, the purge of its undo route runs at once.
+    pub async fn finish_reversible<S, O>(
         &self,
         server: &S,
         owner: Owner,
         ran: impl IntoReversible,
-    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        own: O,
+    ) -> Result<CallToolResponse, rmcp::ErrorData>
+    where
+        S: Send + Sync + 'static,
+        O: FnOnce(ToolRouter<S>) -> ToolRouter<S>,
+    {
         let Ran {
             response,
             undo_data,
@@ -56,7 +66,7 @@ impl<F> Flow<'_, F> {
         };
         let Some(within) = self.undoable() else {
             return Ok(self
-                .final_at_once(server, &owner, data, result, outcome)
+                .final_at_once(server, &owner, own, data, result, outcome)
                 .await);
         };
         let opened = match data {
@@ -84,14 +94,19 @@ impl<F> Flow<'_, F> {
 
     /// No store, so no window: the tool's purge runs now on what the effect handed over,
     /// and the effect is final, as the question said.
-    async fn final_at_once<S: 'static>(
+    async fn final_at_once<S, O>(
         &self,
         server: &S,
         owner: &Owner,
+        own: O,
         data: Result<serde_json::Value, String>,
         mut result: rmcp::model::CallToolResult,
         outcome: Outcome,
-    ) -> CallToolResponse {
+    ) -> CallToolResponse
+    where
+        S: Send + Sync + 'static,
+        O: FnOnce(ToolRouter<S>) -> ToolRouter<S>,
+    {
         let now = crate::store::now_ms();
         let purged = match data {
             Ok(data) => {
@@ -103,7 +118,19 @@ impl<F> Flow<'_, F> {
                     created_at: now,
                     expires_at: now,
                 };
-                purge_now::<S>(server, window).await
+                let routes = hidden::Hidden::take(&mut own(ToolRouter::new()));
+                let purged: Option<Result<(), String>> = match routes.undo(self.spec.name) {
+                    Some(route) => {
+                        hidden::invoke(route, server, self.call.request.clone(), window).await
+                    }
+                    None => None,
+                };
+                purged.unwrap_or_else(|| {
+                    Err(
+                        "the tool's router has no undo route for it, so its purge did not run"
+                            .to_owned(),
+                    )
+                })
             }
             Err(reason) => Err(reason),
         };

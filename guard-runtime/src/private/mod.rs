@@ -3,14 +3,15 @@
 //! driver only builds `Approved` after the store lock and the author's re-check, and a
 //! deferred run (`RunFlow`, `run_and_recheck`) only builds either from a `Due`, which
 //! has no public constructor: only guard's runner makes one, for a call it claimed when
-//! the database's clock said it was due, and hands it to the run the tool registered.
+//! the database's clock said it was due, and hands it to the run the tool's hidden route
+//! holds.
 
 pub use crate::args::{GuardArguments, TargetText};
 pub use crate::args::{ToolArgField, ToolArgsDerived, assert_tool_arg_field};
 pub use crate::disclose::{Class as DisclosureClass, Spec as DisclosureSpec};
 pub use crate::entry::claims::{claim, claimed};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub use crate::entry::undo::{WindowFn, assert_purge, assert_undo, register_undo};
+pub use crate::entry::undo::{WindowFn, assert_purge, assert_undo, undo_route};
 pub use crate::flow::{ApprovalSpec, ConfirmKind, Flow, GrantSpec, GuardCall, Rules, ToolSpec};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use crate::ops::{
@@ -25,7 +26,7 @@ pub use crate::seal::{FormDerived, FormEnumDerived};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use crate::{
     defer::{Due, Ending},
-    entry::withdraw::{RunFuture, register_deferred, register_deferred_confirm},
+    entry::withdraw::{RunFuture, deferred_route},
     flow::RunFlow,
 };
 pub use rmcp;

@@ -7,8 +7,8 @@ use rmcp_guard::{Guarded, ops::StoreError};
 
 /// Runs `server`'s deferred calls that are due now on its store's clock, each through the
 /// run of the tool that deferred it, as each pass of the runner [`rmcp_guard::run_deferred`]
-/// starts does. `routes` builds the server's router once, so every tool's run is
-/// registered. Returns how many calls this pass ended (0 without a store).
+/// starts does. `routes` builds the server's router once, for its tools' hidden
+/// deferred-run routes. Returns how many calls this pass ended (0 without a store).
 pub async fn run_due_deferred<S>(
     server: &S,
     routes: impl FnOnce() -> ToolRouter<S>,
