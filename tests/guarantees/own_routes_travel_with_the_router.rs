@@ -27,9 +27,9 @@ use rmcp_guard::{
     forms::Checkbox,
     ops::{Operations, SqliteStore},
     outcome::Outcome,
-    testing::{Answer, ScriptedHuman},
     undo::{Reversible, Window},
 };
+use rmcp_guard_test::testing::{Answer, ScriptedHuman};
 use serde_json::{Value, json};
 
 both_eras!(
