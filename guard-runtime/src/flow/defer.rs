@@ -159,13 +159,8 @@ impl<F: Form> Flow<'_, F> {
         let target = confirmed.subject().shown();
         body.insert("target".into(), target.into());
         let withdrawable = self.guard.publishes(defer::TOOL);
-        let result = scheduled.into_result(
-            self.spec.name,
-            target,
-            body,
-            &self.trace_id,
-            withdrawable,
-        );
+        let result =
+            scheduled.into_result(self.spec.name, target, body, &self.trace_id, withdrawable);
         Box::new(result.into())
     }
 
