@@ -182,6 +182,7 @@ impl Exposure {
     /// Whether guard's own tool `name` (`undo`, `withdraw`) is published now: every tool
     /// is, or the allowlist names it, and read-only mode does not hide it (guard's own
     /// tools write).
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn publishes_own(&self, name: &str) -> bool {
         !self.read_only
             && (self.all

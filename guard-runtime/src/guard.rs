@@ -179,6 +179,7 @@ impl Guard {
     /// now: a question or a result may point to it only then, and says the effect is final
     /// (or the call cannot be withdrawn) otherwise. Without an exposure nothing is
     /// published.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn publishes(&self, name: &str) -> bool {
         self.exposure
             .as_ref()

@@ -41,6 +41,7 @@ impl<F> Flow<'_, F> {
     /// [`settle`](Self::settle), waiting until the record is committed: for an effect whose
     /// undo window opens next, so the log never holds an undo before the effect it undoes.
     /// A record that cannot be written is logged by the writer.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(super) async fn settle_written(
         &self,
         response: Result<CallToolResponse, rmcp::ErrorData>,
