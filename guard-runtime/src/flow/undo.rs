@@ -53,7 +53,10 @@ impl<F> Flow<'_, F> {
             response,
             undo_data,
         } = ran.into_ran();
-        let (response, outcome) = match (&undo_data, self.undoable()) {
+        // Decided once: an allowlist reloaded meanwhile cannot make the record's wait and the
+        // window disagree.
+        let undoable = self.undoable();
+        let (response, outcome) = match (&undo_data, undoable) {
             // A window opens next: the effect's record comes first in the log.
             (Some(_), Some(_)) => self.settle_written(response).await,
             _ => self.settle(response),
@@ -64,7 +67,7 @@ impl<F> Flow<'_, F> {
         let Some(data) = undo_data else {
             return Ok(self.tag(result, outcome).into());
         };
-        let Some(within) = self.undoable() else {
+        let Some(within) = undoable else {
             return Ok(self
                 .final_at_once(server, &owner, own, data, result, outcome)
                 .await);
