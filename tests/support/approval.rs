@@ -583,12 +583,20 @@ pub async fn fresh_pg(
     (Arc::new(pg), admin, schema)
 }
 
-/// Drops the schema [`fresh_pg`] made.
+/// Drops the schema [`fresh_pg`] made. A server's background work (the sequencer, a purge)
+/// may still be reading a table the drop already took, and PostgreSQL then breaks the
+/// deadlock by refusing the drop: it is tried again, a few times.
 pub async fn drop_pg(admin: tokio_postgres::Client, schema: &str) {
-    admin
-        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
-        .await
-        .unwrap();
+    let drop = format!("DROP SCHEMA {schema} CASCADE");
+    for _ in 0..10 {
+        match admin.batch_execute(&drop).await {
+            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::T_R_DEADLOCK_DETECTED) => {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            dropped => return dropped.unwrap(),
+        }
+    }
+    panic!("{schema} could not be dropped: every try deadlocked with a server still using it");
 }
 
 /// What an MRTR round of a call approved on the page asked for.

@@ -95,6 +95,19 @@ impl std::fmt::Debug for SqliteStore {
 mod tests {
     use std::time::Duration;
 
+    /// Opening stores from inside a task, one after another, as a server that opens its
+    /// operation store and its audit log's does: each open runs every schema step through
+    /// the store's thread, far more round trips than one tokio task's budget, and an open
+    /// that ran on that budget would spin for ever once it was spent.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn stores_open_one_after_another_inside_a_task() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in 0..4 {
+            let path = dir.path().join(format!("guard-{n}.db"));
+            super::SqliteStore::open(path).expect("opened");
+        }
+    }
+
     /// A peek reads the last commit while a writer holds the store's turn mid-transaction:
     /// it neither waits for that writer nor sees what it has not committed.
     #[test]

@@ -190,7 +190,10 @@ fn is_busy(error: &rusqlite::Error) -> bool {
 }
 
 /// Waits for `future` on this thread. `open` is not async; the store's own thread does the
-/// work, so parking here until it answers cannot deadlock.
+/// work, so parking here until it answers cannot deadlock. The future runs outside tokio's
+/// cooperative budget: opened from inside a task, the schema's many channel round trips
+/// would spend that task's budget, and a spent budget answers "not yet" and wakes at once,
+/// for ever, as nothing here ever yields back to tokio to refill it.
 fn wait<T>(future: impl Future<Output = T>) -> T {
     struct Unpark(std::thread::Thread);
     impl std::task::Wake for Unpark {
@@ -200,7 +203,7 @@ fn wait<T>(future: impl Future<Output = T>) -> T {
     }
     let waker = Arc::new(Unpark(std::thread::current())).into();
     let mut context = std::task::Context::from_waker(&waker);
-    let mut future = std::pin::pin!(future);
+    let mut future = std::pin::pin!(tokio::task::unconstrained(future));
     loop {
         if let std::task::Poll::Ready(value) = future.as_mut().poll(&mut context) {
             return value;
