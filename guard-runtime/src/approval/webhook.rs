@@ -7,7 +7,9 @@
 //!
 //! - `Guard-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`;
 //! - `Guard-Event: approval.link` and `Guard-Delivery: <approval id>.<digest of the
-//!   approver>`, the same on every attempt, so a receiver that got a link twice can tell;
+//!   approver>`, the same on every attempt, so a receiver that got a link twice can tell.
+//!   These two headers are outside the signature: a receiver deduplicates on the signed
+//!   body's `approval_id` and `approver`, never on the header alone;
 //! - the body: `approval_id`, `tool`, `target`, `summary`, `requester` and `approver`
 //!   (`tenant`, `user`), `url` (the one-time link) and `expires_at` (RFC 3339).
 //!
