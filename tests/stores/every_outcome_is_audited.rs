@@ -248,6 +248,23 @@ fn safe_ops_keeps_a_verifiable_log_under_its_data_directory() {
             json!({"name": "delete_file", "arguments": {"path": 5}}),
         )
         .expect("a result");
+    // The folder and the files are the user's alone: they hold names, paths and answers.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |path: &std::path::Path| {
+            std::fs::metadata(path)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        assert_eq!(mode(&dir.path().join("safe-ops")), 0o700);
+        // While the server runs, SQLite's journal files are there too.
+        for name in ["audit.db", "audit.db-wal", "audit.db-shm"] {
+            let file = dir.path().join("safe-ops").join(name);
+            assert_eq!(mode(&file), 0o600, "{}", file.display());
+        }
+    }
     server.stop();
     assert_eq!(
         std::fs::read_to_string(dir.path().join("files/old.log")).unwrap(),

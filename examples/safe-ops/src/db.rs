@@ -16,14 +16,22 @@ INSERT INTO customers (id, name, email) VALUES (1, 'Ada', 'ada@example.com'), (2
 INSERT INTO orders (id, customer_id, total_cents, status) VALUES (1, 1, 1999, 'paid'), (2, 2, 4550, 'shipped'), (3, 1, 120, 'paid'), (4, 3, 8900, 'pending');
 ";
 
-/// Opens `path`. On first start (no file yet) it creates and seeds the tables; later starts
+/// Opens `path`. On first start (no file yet) it creates and seeds the tables, in a file
+/// and folder of this user's alone (0600 in 0700, as the stores and keys are); later starts
 /// leave the contents alone, so a dropped table stays dropped.
 pub fn open(path: &Path) -> rusqlite::Result<Connection> {
+    let io = |e: std::io::Error| rusqlite::Error::ToSqlConversionFailure(Box::new(e));
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+        crate::private_dir(dir).map_err(io)?;
     }
     let fresh = !path.exists();
+    if fresh {
+        let mut file = std::fs::OpenOptions::new();
+        file.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut file, 0o600);
+        file.open(path).map_err(io)?;
+    }
     let conn = Connection::open(path)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     if fresh {

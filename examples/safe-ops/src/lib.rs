@@ -21,3 +21,14 @@ pub mod visit;
 pub mod witnessed;
 
 pub use server::SafeOps;
+
+/// Creates `dir` and any missing parents as this user's alone (0700): the folders of the
+/// database, the audit log and the stores, which hold names, paths, reasons and answers.
+/// A folder that exists keeps its mode.
+pub fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    let mut create = std::fs::DirBuilder::new();
+    create.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut create, 0o700);
+    create.create(dir)
+}

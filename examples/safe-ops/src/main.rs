@@ -278,7 +278,7 @@ async fn serve(cli: &Cli) -> Result<(), String> {
     } = paths(cli)?;
     let exposure = Exposure::allowlist(&allowlist).read_only(cli.read_only || read_only_from_env());
     if let Some(dir) = audit_db.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
+        safe_ops::private_dir(dir)
             .map_err(|e| format!("cannot create {} for the audit log: {e}", dir.display()))?;
     }
     let log = SqliteStore::open(&audit_db).map_err(|e| {

@@ -108,6 +108,23 @@ mod tests {
         }
     }
 
+    /// A new store and the files SQLite writes beside it are readable by their owner only.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_new_store_and_its_journal_are_the_owners_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("guard.db");
+        let _store = super::SqliteStore::open(&path).expect("opened");
+        for name in ["guard.db", "guard.db-wal", "guard.db-shm"] {
+            let mode = std::fs::metadata(dir.path().join(name))
+                .unwrap_or_else(|e| panic!("{name}: {e}"))
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600, "{name} has mode {:o}", mode & 0o777);
+        }
+    }
+
     /// A peek reads the last commit while a writer holds the store's turn mid-transaction:
     /// it neither waits for that writer nor sees what it has not committed.
     #[test]

@@ -15,8 +15,11 @@ use crate::store::{
 
 impl SqliteStore {
     /// Opens (or creates) the store at `path`, in WAL mode, and brings it to the last of
-    /// `steps` (`SqliteStore::open` passes guard's schema).
+    /// `steps` (`SqliteStore::open` passes guard's schema). A new file is its owner's alone
+    /// (mode 0600), and so are the `-wal` and `-shm` files SQLite makes beside it, which take
+    /// the database file's mode: the store holds people's names, paths, reasons and answers.
     pub(crate) fn open_with(path: &Path, steps: &[Step]) -> Result<Self, StoreError> {
+        create_owner_only(path)?;
         let connection = Connection::open(path).map_err(store_error)?;
         connection.busy_timeout(BUSY_TIMEOUT).map_err(store_error)?;
         let mode = switch_to_wal(&connection)?;
@@ -55,6 +58,23 @@ impl SqliteStore {
             ))
         })?;
         Ok(store)
+    }
+}
+
+/// Creates `path` empty with mode 0600 when nothing is there yet; an existing file keeps
+/// its mode, which is its owner's choice.
+fn create_owner_only(path: &Path) -> Result<(), StoreError> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(StoreError::Other(format!(
+            "cannot create the store {} ({e}); create its directory, writable by the server's user, or name another file",
+            path.display()
+        ))),
     }
 }
 
