@@ -36,6 +36,7 @@ both_stores!(
     one_pending_intent_per_order,
     get_operation_result_tells_what_happened,
     bad_and_unknown_operation_ids,
+    an_operation_id_counts_only_as_it_was_returned,
     business_refusals_prepare_nothing,
     tampered_payload_is_refused,
     store_failure_mid_confirm_is_result_unknown,
@@ -660,6 +661,46 @@ async fn bad_and_unknown_operation_ids(engine: Engine) {
     let extra = error_text(&extra.expect("an isError result"));
     assert!(extra.contains("unknown field `order_no`"), "{extra}");
     assert_eq!(world.requests(ORDER_ID).await, 0);
+}
+
+/// Identifiers are compared as written, operation ids as idempotency keys: another
+/// spelling of a prepared operation's UUID (capitals, spaces, braces, a URN) is bad input
+/// that confirms and reveals nothing, and the id as returned still confirms.
+async fn an_operation_id_counts_only_as_it_was_returned(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let alice = world.alice().await;
+    let id = prepare(&alice, ORDER).await;
+    let spellings = [
+        id.to_uppercase(),
+        format!(" {id}"),
+        format!("{id}\n"),
+        format!("{{{id}}}"),
+        format!("urn:uuid:{id}"),
+        id.replace('-', ""),
+    ];
+    for other in &spellings {
+        let refused = error_text(&confirm(&alice, other).await);
+        assert!(
+            refused.starts_with("[INVALID_INPUT]"),
+            "{other:?}: {refused}"
+        );
+        assert!(refused.contains("exactly as it was returned"), "{refused}");
+        let looked = error_text(
+            &call(
+                &alice,
+                "get_operation_result",
+                json!({"operation_id": other}),
+            )
+            .await,
+        );
+        assert!(looked.starts_with("[INVALID_INPUT]"), "{other:?}: {looked}");
+    }
+    assert_eq!(world.status(&id).await, "PREPARED");
+    assert_eq!(world.requests(ORDER_ID).await, 0);
+    confirm(&alice, &id).await;
+    assert_eq!(world.requests(ORDER_ID).await, 1);
 }
 
 async fn business_refusals_prepare_nothing(engine: Engine) {

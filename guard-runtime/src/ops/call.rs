@@ -155,18 +155,20 @@ impl Caller {
         Ok(caller)
     }
 
-    /// The operation id the model sent, normalised; a value that is not a UUID is refused
-    /// (and audited) as bad input naming `prepare_tool`, where a real one comes from.
+    /// The operation id the model sent, exactly as the prepare returned it: guard compares
+    /// every identifier as written, operation ids as idempotency keys, and folds neither
+    /// case nor space, so one id is never two spellings. Anything else (another spelling of
+    /// the UUID included) is refused, and audited, as bad input naming `prepare_tool`.
     pub async fn operation_id(&self, reference: &OperationRef, prepare_tool: &str) -> Step<String> {
-        let id = reference.operation_id.trim().to_ascii_lowercase();
-        if uuid::Uuid::try_parse(&id).is_ok() {
-            return Ok(id);
+        let id = &reference.operation_id;
+        if uuid::Uuid::try_parse(id).is_ok_and(|uuid| uuid.hyphenated().to_string() == *id) {
+            return Ok(id.clone());
         }
         let record = self.record(Outcome::Refused(Code::InvalidInput), None, None, None);
         self.audit_alone(&record).await;
         Err(self.refuse(
             ToolError::invalid_input(format!(
-                "operation_id must be the UUID that {prepare_tool} returned; nothing was done"
+                "operation_id must be the UUID that {prepare_tool} returned, exactly as it was returned (lower-case, with hyphens); nothing was done"
             )),
             None,
         ))
