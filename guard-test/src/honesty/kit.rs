@@ -36,7 +36,30 @@ impl<S> Fixture<S> {
         }
     }
 
-    /// Adds an observer of the state the tool may change.
+    /// Adds an observer of the state the tool may change: here a count the server keeps in
+    /// memory, which no file observer sees (the example of the guide's annotations page).
+    ///
+    /// ```
+    /// # use std::sync::{Arc, atomic::{AtomicU64, Ordering}};
+    /// use rmcp_guard_test::honesty::{Fixture, FnObserver, Snapshot};
+    /// #
+    /// # #[derive(Clone, Default)]
+    /// # struct Server {
+    /// #     calls: Arc<AtomicU64>,
+    /// # }
+    /// #
+    /// # fn fixture(server: Server) -> Fixture<Server> {
+    ///
+    /// let calls = server.calls.clone();
+    /// Fixture::new(server).observe(FnObserver::new("call counter", move || {
+    ///     let mut snapshot = Snapshot::default();
+    ///     snapshot.insert("calls", calls.load(Ordering::SeqCst).to_string());
+    ///     Ok(snapshot)
+    /// }))
+    /// # }
+    /// # let fixture = fixture(Server::default());
+    /// # assert_eq!(fixture.observers[0].snapshot().unwrap().0["calls"], "0");
+    /// ```
     pub fn observe(mut self, observer: impl Observe + 'static) -> Self {
         self.observers.push(Box::new(observer));
         self
