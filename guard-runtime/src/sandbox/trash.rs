@@ -121,13 +121,18 @@ impl Sandbox {
         let trash = self.trash_dir(&path, false)?;
         match self.in_trash(&trash, trashed, &path)? {
             InTrash::Same => {}
-            InTrash::Gone => {
-                return Err(SandboxError::changed(format!(
-                    "the trashed copy of `{path}` is no longer in the trash; nothing was restored."
-                )));
-            }
+            // A restore whose process died after its rename, before its window closed, left
+            // the file back under its name: that file, and nothing else, is restored.
+            InTrash::Gone => match self.back_in_place(trashed) {
+                Some(entry) => return Ok(entry),
+                None => {
+                    return Err(SandboxError::lost(format!(
+                        "the trashed copy of `{path}` is no longer in the trash; nothing was restored."
+                    )));
+                }
+            },
             InTrash::Changed => {
-                return Err(SandboxError::changed(format!(
+                return Err(SandboxError::lost(format!(
                     "the trashed copy of `{path}` was changed in the trash; nothing was restored."
                 )));
             }
@@ -160,23 +165,37 @@ impl Sandbox {
         }
     }
 
-    /// Deletes a trashed file for good; one already gone is purged.
+    /// The file under the trashed file's old name, if it is the trashed file itself (same
+    /// device, inode, size and modification time; a change time no earlier than the one
+    /// recorded in the trash, as the rename back moves it).
+    fn back_in_place(&self, trashed: &Trashed) -> Option<Entry> {
+        let super::root::Lookup::File(entry) = self.resolve(&trashed.path).ok()? else {
+            return None;
+        };
+        let now = entry.identity();
+        let same = (now.device(), now.inode(), now.size(), now.modified())
+            == (trashed.device, trashed.inode, trashed.size, trashed.modified)
+            && trashed.changed.is_none_or(|changed| now.changed() >= changed);
+        same.then_some(entry)
+    }
+
+    /// Deletes a trashed file for good; one already gone is purged, and one changed in the
+    /// trash is not this window's to delete: it is left for the operator (logged), and the
+    /// window's purge is done.
     pub fn purge(&self, trashed: &Trashed) -> Result<(), SandboxError> {
         let path = RelativePath::parse(&trashed.path)?;
         let trash = match self.trash_dir(&path, false) {
             Ok(trash) => trash,
             // No trash at all: nothing left to purge.
-            Err(e) if e.kind() == super::ErrorKind::Changed => return Ok(()),
+            Err(e) if e.kind() == super::ErrorKind::Lost => return Ok(()),
             Err(e) => return Err(e),
         };
         match self.in_trash(&trash, trashed, &path)? {
             InTrash::Same => {}
             InTrash::Gone => return Ok(()),
-            // Not the file that was trashed: not this window's to delete.
             InTrash::Changed => {
-                return Err(SandboxError::refused(format!(
-                    "the trashed copy of `{path}` was changed in the trash; it is left for the operator."
-                )));
+                tracing::warn!(%path, name = %trashed.name, "the trashed copy was changed in the trash, so the purge leaves it for the operator");
+                return Ok(());
             }
         }
         match fs::unlinkat(&trash, trashed.name.as_str(), AtFlags::empty()) {
@@ -201,7 +220,7 @@ impl Sandbox {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         match fs::openat(self.root.as_fd(), TRASH, flags, Mode::empty()) {
             Ok(dir) => Ok(dir),
-            Err(Errno::NOENT) => Err(SandboxError::changed(format!(
+            Err(Errno::NOENT) => Err(SandboxError::lost(format!(
                 "the trashed copy of `{path}` is no longer in the trash; nothing was restored."
             ))),
             Err(Errno::LOOP | Errno::NOTDIR) => Err(SandboxError::refused(format!(
@@ -259,7 +278,7 @@ enum InTrash {
 #[cfg(test)]
 mod tests {
     use crate::sandbox::{
-        ErrorKind, Trashed,
+        ErrorKind, Lookup, Trashed,
         path::TRASH,
         world::{World, rewrite_keeping_size_and_mtime},
     };
@@ -280,14 +299,13 @@ mod tests {
         let (trashed, copy) = trash_victim(&world);
         rewrite_keeping_size_and_mtime(&copy, "INSIDE\n");
         let error = world.sandbox.restore(&trashed).expect_err("changed");
-        assert_eq!(error.kind(), ErrorKind::Changed);
         assert!(
             error.message().contains("was changed in the trash"),
             "{error}"
         );
         assert!(!world.root.join("dir/victim").exists(), "nothing restored");
-        let purge = world.sandbox.purge(&trashed).expect_err("not this window's");
-        assert!(purge.message().contains("left for the operator"), "{purge}");
+        assert_eq!(error.kind(), ErrorKind::Lost);
+        world.sandbox.purge(&trashed).expect("the window's purge is done");
         assert_eq!(
             std::fs::read_to_string(&copy).ok().as_deref(),
             Some("INSIDE\n")
@@ -309,6 +327,34 @@ mod tests {
                 .ok()
                 .as_deref(),
             Some("inside\n")
+        );
+    }
+
+    #[test]
+    fn a_file_already_back_under_its_name_counts_as_restored() {
+        let world = World::new();
+        let (trashed, copy) = trash_victim(&world);
+        // What a restore leaves when its process dies after the rename, before its commit.
+        std::fs::rename(&copy, world.root.join("dir/victim")).expect("moved back");
+        let restored = world.sandbox.restore(&trashed).expect("already restored");
+        assert_eq!(restored.path().to_string(), "dir/victim");
+        assert!(matches!(
+            world.sandbox.resolve("dir/victim"),
+            Ok(Lookup::File(_))
+        ));
+    }
+
+    #[test]
+    fn another_file_under_the_name_is_not_taken_for_the_restored_one() {
+        let world = World::new();
+        let (trashed, copy) = trash_victim(&world);
+        std::fs::remove_file(&copy).expect("the copy goes");
+        std::fs::write(world.root.join("dir/victim"), "inside\n").expect("a new file");
+        let error = world.sandbox.restore(&trashed).expect_err("gone");
+        assert_eq!(error.kind(), ErrorKind::Lost);
+        assert!(
+            error.message().contains("no longer in the trash"),
+            "{error}"
         );
     }
 }
