@@ -689,7 +689,10 @@ async fn an_undo_that_can_never_succeed_ends_the_window(engine: Engine) {
         "UPDATE guard_undo SET result = '{}' WHERE operation_id = $1",
     ] {
         for store in [&world.store, &world.owner] {
-            assert!(statement(store, sql, &opened.operation_id).await.is_err(), "{sql}");
+            assert!(
+                statement(store, sql, &opened.operation_id).await.is_err(),
+                "{sql}"
+            );
         }
     }
 }

@@ -89,8 +89,8 @@ impl Sandbox {
             Err(Errno::NOENT) => return Err(super::remove::gone(path)),
             Err(Errno::XDEV) => {
                 return Err(SandboxError::refused(format!(
-                "`{path}` is on another filesystem than the sandbox's trash, so it cannot be moved there to stay undoable; nothing was deleted."
-            )));
+                    "`{path}` is on another filesystem than the sandbox's trash, so it cannot be moved there to stay undoable; nothing was deleted."
+                )));
             }
             Err(errno) => return Err(SandboxError::failed(path, "move to the trash", errno)),
         }
@@ -174,8 +174,15 @@ impl Sandbox {
         };
         let now = entry.identity();
         let same = (now.device(), now.inode(), now.size(), now.modified())
-            == (trashed.device, trashed.inode, trashed.size, trashed.modified)
-            && trashed.changed.is_none_or(|changed| now.changed() >= changed);
+            == (
+                trashed.device,
+                trashed.inode,
+                trashed.size,
+                trashed.modified,
+            )
+            && trashed
+                .changed
+                .is_none_or(|changed| now.changed() >= changed);
         same.then_some(entry)
     }
 
@@ -305,7 +312,10 @@ mod tests {
         );
         assert!(!world.root.join("dir/victim").exists(), "nothing restored");
         assert_eq!(error.kind(), ErrorKind::Lost);
-        world.sandbox.purge(&trashed).expect("the window's purge is done");
+        world
+            .sandbox
+            .purge(&trashed)
+            .expect("the window's purge is done");
         assert_eq!(
             std::fs::read_to_string(&copy).ok().as_deref(),
             Some("INSIDE\n")
