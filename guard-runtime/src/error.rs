@@ -43,7 +43,9 @@ pub enum Code {
     /// The first call with this idempotency key is still running (409 in the draft):
     /// nothing ran a second time.
     InProgress,
-    /// The undo window closed (its deadline passed, or its purge ran): the effect is final.
+    /// The undo window closed (its deadline passed, its purge ran, or what it would restore
+    /// changed or went away): the effect is final. An author's undo refuses with it when the
+    /// undo can never succeed, and the window ends.
     UndoExpired,
     /// A deferred call is no longer waiting (it ran, or came due and was refused), so it
     /// cannot be withdrawn; the answer carries how it ended.

@@ -18,7 +18,7 @@ use crate::{
 };
 
 /// Every step, in order: step `i` brings a store to version `i + 1`.
-pub(crate) const STEPS: [Step; 17] = [
+pub(crate) const STEPS: [Step; 18] = [
     // Version 1: the tables as guard created them before it versioned them.
     Step {
         name: "tables",
@@ -122,6 +122,12 @@ pub(crate) const STEPS: [Step; 17] = [
     Step {
         name: "approval and request state rules",
         apply: every_ledger_rule,
+    },
+    // Version 18: `guard_undo` windows may end `LOST`, with the reason their undo can never
+    // succeed (what it would restore changed or went away), instead of staying open.
+    Step {
+        name: "lost undo windows",
+        apply: crate::undo::table::lost,
     },
 ];
 
