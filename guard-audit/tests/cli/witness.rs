@@ -122,6 +122,39 @@ impl Setup {
     }
 }
 
+/// Runs a second `guard-audit witness` in `dir` on the state `state`, and waits up to 20 s
+/// for it to exit: its exit code and stderr. One that starts serving fails the test.
+fn second_witness(dir: &Path, state: &str) -> (i32, String) {
+    let at = |name: &str| dir.join(name).to_str().unwrap().to_owned();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_guard-audit"))
+        .args([
+            "witness",
+            "--key",
+            &at("witness.key"),
+            "--logs",
+            &at("logs.txt"),
+            "--state",
+            state,
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the witness starts");
+    for _ in 0..400 {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+            return (status.code().unwrap_or(-1), err);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("a second witness on {state} started serving");
+}
+
 fn copy(from: &str, to: &str) -> String {
     std::fs::copy(from, to).unwrap();
     to.to_owned()
@@ -369,6 +402,39 @@ async fn the_witness_refuses_a_fork_and_a_rewrite_also_after_a_restart() {
     let (code, out, _) = s.verify(&db, &["--policy", &s.at("policy.txt")]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("records 6 to 6 come after"), "{out}");
+}
+
+#[tokio::test]
+async fn a_second_witness_on_the_same_state_is_refused_under_any_name() {
+    let (s, log_key, witness_key) = Setup::new();
+    let witness = WitnessProcess::start(s.dir.path());
+    s.policy(&log_key, &witness_key, &witness.url);
+    let db = s.at("audit.db");
+    append(Path::new(&db), "witnessed log", 0..3).await;
+    assert_eq!(s.checkpoint(&db).0, 0);
+
+    let state = s.at("witness-state.json");
+    std::os::unix::fs::symlink(&state, s.at("link.json")).unwrap();
+    std::fs::hard_link(&state, s.at("hard.json")).unwrap();
+    std::fs::create_dir(s.at("x")).unwrap();
+    let dotted = s.dir.path().join("x/../witness-state.json");
+    let running = format!("(process {})", witness.child.id());
+    for other in [
+        s.at("link.json"),
+        s.at("hard.json"),
+        dotted.to_str().unwrap().to_owned(),
+    ] {
+        let (code, err) = second_witness(s.dir.path(), &other);
+        assert_eq!(code, 2, "{other}: {err}");
+        assert!(
+            err.contains("witness") && err.contains(&running) && err.contains("stop"),
+            "{other}: {err}"
+        );
+    }
+    // The first one still serves, alone.
+    append(Path::new(&db), "witnessed log", 3..5).await;
+    let (code, out, err) = s.checkpoint(&db);
+    assert_eq!(code, 0, "{out}{err}");
 }
 
 #[tokio::test]
