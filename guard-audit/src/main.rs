@@ -36,6 +36,7 @@ USAGE:
   guard-audit receipt STORE TRACE_ID (--policy FILE | --key KEY) [--seq N] [--out FILE]
   guard-audit verify-proof --proof FILE (--policy FILE | --key KEY) [--trace TRACE_ID]
   guard-audit verify-proof --from OLD --to NEW --consistency FILE (--policy FILE | --key KEY)
+  guard-audit witness init --state FILE
   guard-audit witness --key FILE --logs FILE --state FILE [--listen ADDRESS:PORT]
   guard-audit export STORE [--since TIME] [--trace TRACE_ID] [--proofs FILE (--policy FILE | --key KEY)]
   guard-audit verify --file EXPORT --proofs FILE (--policy FILE | --key KEY)

@@ -66,8 +66,8 @@ struct Setup {
 }
 
 impl Setup {
-    /// A directory with a log key, a witness key and the witness's logs file: the keys'
-    /// public halves.
+    /// A directory with a log key, a witness key, the witness's logs file and its new
+    /// state: the keys' public halves.
     fn new() -> (Self, String, String) {
         let s = Self {
             dir: tempfile::tempdir().unwrap(),
@@ -75,6 +75,10 @@ impl Setup {
         let log_key = s.keys("ops-audit", "log");
         let witness_key = s.keys("witness.example/w1", "witness");
         std::fs::write(s.at("logs.txt"), format!("{log_key} witnessed log\n")).unwrap();
+        let (code, out, err) =
+            guard_audit(&["witness", "init", "--state", &s.at("witness-state.json")]);
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(out.starts_with("made the state of a new witness"), "{out}");
         (s, log_key, witness_key)
     }
 
@@ -435,6 +439,57 @@ async fn a_second_witness_on_the_same_state_is_refused_under_any_name() {
     append(Path::new(&db), "witnessed log", 3..5).await;
     let (code, out, err) = s.checkpoint(&db);
     assert_eq!(code, 0, "{out}{err}");
+}
+
+#[tokio::test]
+async fn a_witness_never_starts_on_a_missing_emptied_or_older_state() {
+    let (s, log_key, witness_key) = Setup::new();
+    let state = s.at("witness-state.json");
+    // A state is made once: init refuses an existing one.
+    let (code, _, err) = guard_audit(&["witness", "init", "--state", &state]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("already exists"), "{err}");
+    // A witness never initialised does not start.
+    let (code, err) = second_witness(s.dir.path(), &s.at("never.json"));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("witness init --state"), "{err}");
+
+    let witness = WitnessProcess::start(s.dir.path());
+    s.policy(&log_key, &witness_key, &witness.url);
+    let db = s.at("audit.db");
+    append(Path::new(&db), "witnessed log", 0..3).await;
+    assert_eq!(s.checkpoint(&db).0, 0);
+    let older = std::fs::read(&state).unwrap();
+    append(Path::new(&db), "witnessed log", 3..6).await;
+    assert_eq!(s.checkpoint(&db).0, 0);
+    drop(witness);
+    let newest = std::fs::read(&state).unwrap();
+
+    // Emptied, or restored from an older genuine copy: refused.
+    for (what, bytes) in [("{}", b"{}".to_vec()), ("an older copy", older)] {
+        std::fs::write(&state, &bytes).unwrap();
+        let (code, err) = second_witness(s.dir.path(), &state);
+        assert_eq!(code, 2, "{what}: {err}");
+        assert!(
+            err.contains("older than what this witness cosigned") && err.contains("6 records"),
+            "{what}: {err}"
+        );
+    }
+    // Deleted: refused, and init will not make a new one over its record.
+    std::fs::remove_file(&state).unwrap();
+    let (code, err) = second_witness(s.dir.path(), &state);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is gone"), "{err}");
+    let (code, _, err) = guard_audit(&["witness", "init", "--state", &state]);
+    assert_eq!(code, 2, "{err}");
+
+    // The newest state restored: the witness starts, and still refuses a fork.
+    std::fs::write(&state, &newest).unwrap();
+    let witness = WitnessProcess::start(s.dir.path());
+    s.policy(&log_key, &witness_key, &witness.url);
+    let fork = s.at("fork.db");
+    append(Path::new(&fork), "witnessed log", 10..16).await;
+    assert_eq!(s.checkpoint(&fork).0, 1);
 }
 
 #[tokio::test]

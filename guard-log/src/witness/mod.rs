@@ -119,10 +119,21 @@ struct Kept {
 }
 
 impl Witness {
+    /// Creates the state of a new witness, which has cosigned nothing, at `path` and its
+    /// record beside it (`<state>.cosigned`); refused when either exists. [`open`](Self::open)
+    /// never starts from nothing, so this is the one way a witness's memory begins.
+    pub fn init(path: &Path) -> Result<(), String> {
+        let canonical = state::canonical(path)?;
+        #[cfg(unix)]
+        let _locks = lock::Locks::take(&canonical, path)?;
+        state::init(&canonical, path)
+    }
+
     /// A witness with key `signer`, following the logs of `logs` (origin and key), keeping
-    /// its state in the file `path` (created if missing; a file it cannot read is an
-    /// error, never a fresh start, which would let it cosign a rollback). The state is
-    /// locked while the witness lives, whatever path names it.
+    /// its state in the file `path`, made by [`init`](Self::init). A state missing,
+    /// unreadable, without its record or older than it is an error, never a fresh start,
+    /// which would let it cosign a rollback. The state is locked while the witness lives,
+    /// whatever path names it.
     pub fn open(
         signer: WitnessSigner,
         logs: Vec<(String, CheckpointVerifier)>,
@@ -272,7 +283,7 @@ impl std::fmt::Debug for Witness {
 
 impl Kept {
     /// Replaces the state file with `next` (its new file locked before it is in place),
-    /// then the state in memory.
+    /// then the state in memory, then the record of what was cosigned.
     fn save(&mut self, path: &Path, next: State) -> Result<(), String> {
         #[cfg(unix)]
         {
@@ -282,7 +293,7 @@ impl Kept {
         #[cfg(not(unix))]
         state::save(path, &next, |_| Ok(()))?;
         self.state = next;
-        Ok(())
+        state::save_record(path, &self.state)
     }
 }
 
@@ -317,11 +328,16 @@ mod tests {
         }
     }
 
+    /// The witness whose state is `state.json` in `dir`, made there on first use.
     fn witness(dir: &Path, log: &Log, signer: WitnessSigner) -> Witness {
+        let path = dir.join("state.json");
+        if !path.exists() {
+            Witness::init(&path).unwrap();
+        }
         Witness::open(
             signer,
             vec![(log.origin.to_owned(), log.signer.verifier())],
-            &dir.join("state.json"),
+            &path,
         )
         .unwrap()
     }
