@@ -15,7 +15,8 @@ use rmcp_guard_log::{
 };
 
 use crate::{
-    Args, Outcome, entries, open_store, read, store,
+    Args, Outcome, open_store, read,
+    source::Source,
     store::{Log, VerifyError, now_ms},
     verifier,
 };
@@ -101,11 +102,8 @@ pub(crate) async fn seen(
 }
 
 pub(crate) async fn verify(args: &Args<'_>, policy: &Policy) -> Result<Outcome, String> {
-    let log = match args.get("file") {
-        Some(_) => None,
-        None => Some(store(args).await?),
-    };
-    let seen = seen(args, policy, log.as_ref()).await?;
+    let source = Source::open(args).await?;
+    let seen = seen(args, policy, source.log()).await?;
     let (Some(largest), Some(anchor)) = (seen.last(), seen.iter().rev().find(|s| s.quorum)) else {
         return Ok(Outcome::Bad(format!(
             "FAILED: no checkpoint {}: the log is not anchored, so whoever holds the database could have rewritten or truncated any of it; sign and witness one with `guard-audit checkpoint --policy`, or give the witness's checkpoint with --checkpoint\n",
@@ -122,16 +120,14 @@ pub(crate) async fn verify(args: &Args<'_>, policy: &Policy) -> Result<Outcome, 
         .iter()
         .map(|s| s.witnessed.checkpoint.clone())
         .collect();
-    let checked = match &log {
-        Some(log) => match log.verify_against(Some(head), &older).await {
+    let checked = match &source {
+        Source::Store(log) => match log.verify_against(Some(head), &older).await {
             Ok(verified) => Ok(verified),
             Err(VerifyError::Fault(fault)) => Err(fault.to_string()),
             Err(VerifyError::Store(e)) => return Err(e),
         },
-        None => {
-            let path = args.need("file")?;
-            let bytes = std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))?;
-            verify_export_against(&bytes, Some(head), &older).map_err(|fault| fault.to_string())
+        Source::Export(bytes) => {
+            verify_export_against(bytes, Some(head), &older).map_err(|fault| fault.to_string())
         }
     };
     let verified = match checked {
@@ -143,7 +139,12 @@ pub(crate) async fn verify(args: &Args<'_>, policy: &Policy) -> Result<Outcome, 
             )));
         }
     };
-    let leaves: Vec<merkle::Hash> = entries(args).await?.into_iter().map(|(h, _)| h).collect();
+    let leaves: Vec<merkle::Hash> = source
+        .entries()
+        .await?
+        .into_iter()
+        .map(|(h, _)| h)
+        .collect();
     for other in &seen {
         let cp = &other.witnessed.checkpoint;
         let size = usize::try_from(cp.size)

@@ -9,6 +9,7 @@
 mod anchoring;
 mod export_proof;
 mod receipt;
+mod source;
 mod store;
 mod witness;
 
@@ -18,9 +19,10 @@ use rmcp_guard_log::{
     Checkpoint, CheckpointSigner, CheckpointVerifier, ConsistencyProof, InclusionProof, Verified,
     WitnessSigner, export,
     merkle::{self, Hash},
-    split_line, story, verify_export,
+    story, verify_export,
 };
 
+use source::Source;
 use store::{Log, VerifyError};
 
 const USAGE: &str = "\
@@ -376,72 +378,56 @@ async fn verify(args: &Args<'_>) -> Result<Outcome, String> {
         }
         return anchoring::verify(args, &policy).await;
     }
-    let (verified, cp) = verified_source(args).await?;
+    let (verified, cp, source) = verified_source(args).await?;
     let verified = match verified {
         Ok(v) => v,
         Err(text) => return Ok(Outcome::Bad(text)),
     };
-    let source = match &cp {
+    let from = match &cp {
         Some((cp, from)) => format!(" (checkpoint: {from}, tree size {})", cp.size),
         None => "; no checkpoint was given or stored, so only the chain was checked (sign one with guard-audit checkpoint)".into(),
     };
-    let pending = match args.get("file") {
-        Some(_) => String::new(),
-        None => pending_note(&store(args).await?, None).await?,
+    let pending = match source.log() {
+        Some(log) => pending_note(log, None).await?,
+        None => String::new(),
     };
-    Ok(Outcome::Good(format!("OK: {verified}{source}\n{pending}")))
+    Ok(Outcome::Good(format!("OK: {verified}{from}\n{pending}")))
 }
 
-/// Verifies the source; `Err` in the first result is the finding to print.
+/// Verifies the source, which it returns with the checkpoint it was verified against; `Err`
+/// in the first result is the finding to print.
 async fn verified_source(
     args: &Args<'_>,
-) -> Result<(Result<Verified, String>, Option<(Checkpoint, String)>), String> {
-    if let Some(path) = args.get("file") {
-        let bytes = std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))?;
-        let cp = chosen_checkpoint(args, None).await?;
-        let result = verify_export(&bytes, cp.as_ref().map(|(c, _)| c))
-            .map_err(|fault| format!("FAILED: {fault}\n"));
-        return Ok((result, cp));
-    }
-    let log = store(args).await?;
-    let cp = chosen_checkpoint(args, Some(&log)).await?;
-    let result = match log.verify(cp.as_ref().map(|(c, _)| c)).await {
-        Ok(v) => Ok(v),
-        Err(VerifyError::Fault(fault)) => Err(format!("FAILED: {fault}\n")),
-        Err(VerifyError::Store(e)) => return Err(e),
+) -> Result<
+    (
+        Result<Verified, String>,
+        Option<(Checkpoint, String)>,
+        Source,
+    ),
+    String,
+> {
+    let source = Source::open(args).await?;
+    let cp = chosen_checkpoint(args, source.log()).await?;
+    let result = match &source {
+        Source::Export(bytes) => verify_export(bytes, cp.as_ref().map(|(c, _)| c))
+            .map_err(|fault| format!("FAILED: {fault}\n")),
+        Source::Store(log) => match log.verify(cp.as_ref().map(|(c, _)| c)).await {
+            Ok(v) => Ok(v),
+            Err(VerifyError::Fault(fault)) => Err(format!("FAILED: {fault}\n")),
+            Err(VerifyError::Store(e)) => return Err(e),
+        },
     };
-    Ok((result, cp))
-}
-
-/// The leaf hashes and entries of the source, after it verified.
-async fn entries(args: &Args<'_>) -> Result<Vec<(Hash, String)>, String> {
-    if let Some(path) = args.get("file") {
-        let text = read(path, "export")?;
-        return Ok(text
-            .lines()
-            .filter_map(|line| split_line(line.as_bytes()))
-            .map(|(hash, entry)| (hash, String::from_utf8_lossy(&entry).into_owned()))
-            .collect());
-    }
-    let log = store(args).await?;
-    let records = log.records().await?;
-    Ok(records
-        .into_iter()
-        .filter_map(|r| {
-            let line = r.line();
-            split_line(line.as_bytes())
-                .map(|(hash, entry)| (hash, String::from_utf8_lossy(&entry).into_owned()))
-        })
-        .collect())
+    Ok((result, cp, source))
 }
 
 async fn inclusion(args: &Args<'_>, trace: &str) -> Result<Outcome, String> {
     let key = verifier(args)?;
     let cp = open_checkpoint(args.need("checkpoint")?, &key)?;
-    if let (Err(finding), _) = verified_source(args).await? {
+    let (verified, _, source) = verified_source(args).await?;
+    if let Err(finding) = verified {
         return Ok(Outcome::Bad(finding));
     }
-    let all = entries(args).await?;
+    let all = source.entries().await?;
     let leaves: Vec<Hash> = all.iter().map(|(h, _)| *h).collect();
     let needle = format!("\"trace_id\":\"{}\"", trace.replace('"', ""));
     let mut out = String::new();
@@ -482,7 +468,13 @@ async fn prove(args: &Args<'_>) -> Result<Outcome, String> {
     let key = verifier(args)?;
     let old = open_checkpoint(args.need("from")?, &key)?;
     let new = open_checkpoint(args.need("to")?, &key)?;
-    let leaves: Vec<Hash> = entries(args).await?.into_iter().map(|(h, _)| h).collect();
+    let leaves: Vec<Hash> = Source::open(args)
+        .await?
+        .entries()
+        .await?
+        .into_iter()
+        .map(|(h, _)| h)
+        .collect();
     let proof = ConsistencyProof::new(&leaves, old.size, new.size).map_err(|e| e.to_string())?;
     if let Some(path) = args.get("out") {
         std::fs::write(path, merkle::hash_lines(&proof.path))

@@ -4,6 +4,7 @@
 //! PostgreSQL store (`postgres`).
 
 mod common;
+mod export_once;
 mod interop;
 mod postgres;
 mod read_only;
