@@ -59,7 +59,13 @@ Without either, only the chain is checked.
 TIME is RFC 3339 (2026-01-31T12:00:00Z) or milliseconds since the Unix epoch.";
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args = match text_args() {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("guard-audit: {message}");
+            return ExitCode::from(2);
+        }
+    };
     if args.iter().any(|a| a == "--version" || a == "-V") {
         println!("guard-audit {}", env!("CARGO_PKG_VERSION"));
         return ExitCode::SUCCESS;
@@ -92,6 +98,30 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The arguments, each as text: one that is not UTF-8 (a path's raw bytes) is named by its
+/// place and the option it follows, never a panic.
+fn text_args() -> Result<Vec<String>, String> {
+    let mut args = Vec::new();
+    for arg in std::env::args_os().skip(1) {
+        match arg.into_string() {
+            Ok(text) => args.push(text),
+            Err(raw) => {
+                let after = args
+                    .last()
+                    .filter(|a: &&String| a.starts_with("--"))
+                    .map(|a| format!(" (the value of {a})"))
+                    .unwrap_or_default();
+                return Err(format!(
+                    "argument {} `{}`{after} is not UTF-8 text; guard-audit takes paths, keys and names as UTF-8: rename the file, or give a path to it without those bytes (a symlink)",
+                    args.len() + 1,
+                    raw.to_string_lossy()
+                ));
+            }
+        }
+    }
+    Ok(args)
 }
 
 /// A command's printed answer: good (exit 0) or a finding (exit 1).

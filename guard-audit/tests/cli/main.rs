@@ -10,7 +10,7 @@ mod postgres;
 mod read_only;
 mod witness;
 
-use std::path::Path;
+use std::{ffi::OsStr, os::unix::ffi::OsStrExt, path::Path, process::Command};
 
 use common::{append, guard_audit};
 
@@ -282,4 +282,43 @@ async fn keys_checkpoints_verify_prove_export_and_show() {
     let (code, _, err) = guard_audit(&["verify", "--database", &db]);
     assert_eq!(code, 2);
     assert!(err.contains("unknown option --database"), "{err}");
+}
+
+/// An argument that is not UTF-8, as a path or as an option's value, is a message and exit
+/// code 2, never a panic.
+#[test]
+fn an_argument_that_is_not_utf8_is_refused_with_a_message() {
+    let bad = OsStr::from_bytes(b"audit-\xff.db");
+    let key = OsStr::from_bytes(b"\xff");
+    let runs: [&[&OsStr]; 3] = [
+        &["verify".as_ref(), "--db".as_ref(), bad],
+        &[
+            "verify".as_ref(),
+            "--file".as_ref(),
+            bad,
+            "--key".as_ref(),
+            key,
+        ],
+        &["keygen".as_ref(), key],
+    ];
+    for args in runs {
+        let out = Command::new(env!("CARGO_BIN_EXE_guard-audit"))
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with("guard-audit: argument ") && err.contains("is not UTF-8 text"),
+            "{args:?}: {err}"
+        );
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_guard-audit"))
+        .args(["verify".as_ref(), "--db".as_ref(), bad])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("(the value of --db)"),
+        "{out:?}"
+    );
 }
