@@ -36,7 +36,9 @@ USAGE:
   guard-audit prove SOURCE --trace TRACE_ID --checkpoint FILE --key KEY
   guard-audit prove SOURCE --from OLD_CHECKPOINT --to NEW_CHECKPOINT --key KEY [--out FILE]
   guard-audit receipt STORE TRACE_ID (--policy FILE | --key KEY) [--seq N] [--out FILE]
-  guard-audit verify-proof --proof FILE (--policy FILE | --key KEY) [--trace TRACE_ID]
+                      [--origin ORIGIN]
+  guard-audit verify-proof --proof FILE --origin ORIGIN (--policy FILE | --key KEY)
+                           [--trace TRACE_ID]
   guard-audit verify-proof --from OLD --to NEW --consistency FILE (--policy FILE | --key KEY)
   guard-audit witness init --state FILE
   guard-audit witness --key FILE --logs FILE --state FILE [--listen ADDRESS:PORT]
@@ -218,7 +220,16 @@ async fn run(args: &[String]) -> Result<Outcome, String> {
         "receipt" => {
             receipt::receipt(&Args::parse(
                 rest,
-                &["db", "pg", "policy", "key", "checkpoint", "seq", "out"],
+                &[
+                    "db",
+                    "pg",
+                    "policy",
+                    "key",
+                    "checkpoint",
+                    "seq",
+                    "out",
+                    "origin",
+                ],
             )?)
             .await
         }
@@ -228,6 +239,7 @@ async fn run(args: &[String]) -> Result<Outcome, String> {
                 "proof",
                 "policy",
                 "key",
+                "origin",
                 "trace",
                 "consistency",
                 "from",

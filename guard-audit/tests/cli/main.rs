@@ -322,3 +322,78 @@ fn an_argument_that_is_not_utf8_is_refused_with_a_message() {
         "{out:?}"
     );
 }
+
+/// A receipt proves a record of one log: one signed by the same key for another log fails,
+/// whether the log is named with `--origin` or by the store's checkpoints.
+#[tokio::test]
+async fn a_receipt_of_another_log_signed_by_the_same_key_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let (_, keys, _) = guard_audit(&["keygen", "shared"]);
+    let mut keys = keys.lines();
+    std::fs::write(at("signer.key"), keys.next().unwrap()).unwrap();
+    let verifier = keys.next().unwrap().to_owned();
+    for (db, origin) in [("a.db", "log a"), ("b.db", "log b")] {
+        append(Path::new(&at(db)), origin, 0..3).await;
+        let (code, _, err) = guard_audit(&[
+            "checkpoint",
+            "--db",
+            &at(db),
+            "--signer",
+            &at("signer.key"),
+            "--origin",
+            origin,
+        ]);
+        assert_eq!(code, 0, "{err}");
+    }
+    let (code, out, err) = guard_audit(&[
+        "receipt",
+        "--db",
+        &at("b.db"),
+        "trace-1",
+        "--key",
+        &verifier,
+        "--out",
+        &at("b.proof"),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let check = |origin: &str| {
+        guard_audit(&[
+            "verify-proof",
+            "--proof",
+            &at("b.proof"),
+            "--key",
+            &verifier,
+            "--origin",
+            origin,
+        ])
+    };
+    let (code, out, err) = check("log b");
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, _) = check("log a");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("is of the log `log b`, not `log a`"), "{out}");
+    // Unnamed, a receipt is not checked at all.
+    let (code, _, err) = guard_audit(&[
+        "verify-proof",
+        "--proof",
+        &at("b.proof"),
+        "--key",
+        &verifier,
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--origin is required"), "{err}");
+    // A store's receipt is checked as a record of the store's own log.
+    let (code, out, err) = guard_audit(&[
+        "receipt",
+        "--db",
+        &at("b.db"),
+        "trace-1",
+        "--key",
+        &verifier,
+        "--origin",
+        "log a",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("is of the log `log b`, not `log a`"), "{out}");
+}

@@ -324,6 +324,8 @@ async fn a_witnessed_log_cannot_be_truncated_or_rolled_back_and_its_receipts_hol
             "verify-proof",
             "--proof",
             path,
+            "--origin",
+            "witnessed log",
             "--policy",
             &policy,
             "--trace",
