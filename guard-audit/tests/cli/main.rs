@@ -4,6 +4,7 @@
 //! PostgreSQL store (`postgres`).
 
 mod common;
+mod copied;
 mod export_once;
 mod interop;
 mod postgres;
