@@ -15,7 +15,7 @@ use rmcp_guard_log::{
 };
 
 use crate::{
-    Args, Outcome, open_store, read,
+    Args, Outcome, open_store, pending_note, read,
     source::Source,
     store::{Log, VerifyError, now_ms},
     verifier,
@@ -101,8 +101,20 @@ pub(crate) async fn seen(
     Ok(seen)
 }
 
+/// `verify --policy` or `--key`: the verdict, then the entries still waiting for their
+/// place, which no checkpoint covers yet.
 pub(crate) async fn verify(args: &Args<'_>, policy: &Policy) -> Result<Outcome, String> {
     let source = Source::open(args).await?;
+    // The queue before the log: an entry sequenced between the two reads is then counted
+    // twice (placed, and noted as pending), never missed.
+    let pending = match source.log() {
+        Some(log) => pending_note(log, None).await?,
+        None => String::new(),
+    };
+    Ok(verdict(args, policy, &source).await?.then(&pending))
+}
+
+async fn verdict(args: &Args<'_>, policy: &Policy, source: &Source) -> Result<Outcome, String> {
     let seen = seen(args, policy, source.log()).await?;
     let (Some(largest), Some(anchor)) = (seen.last(), seen.iter().rev().find(|s| s.quorum)) else {
         return Ok(Outcome::Bad(format!(
@@ -120,7 +132,7 @@ pub(crate) async fn verify(args: &Args<'_>, policy: &Policy) -> Result<Outcome, 
         .iter()
         .map(|s| s.witnessed.checkpoint.clone())
         .collect();
-    let checked = match &source {
+    let checked = match source {
         Source::Store(log) => match log.verify_against(Some(head), &older).await {
             Ok(verified) => Ok(verified),
             Err(VerifyError::Fault(fault)) => Err(fault.to_string()),

@@ -57,7 +57,9 @@ tlog-policy file: the log's key, the witnesses' keys and URLs, and the quorum.
 With --policy or --key, verify fails unless the log holds every checkpoint its key signed
 (given, stored, or served by the policy's witnesses for the log's stored origin or
 --origin) and ends at one meeting the policy.
-Without either, only the chain is checked.
+Without either, only the chain is checked, and only of a log with no checkpoint at hand: a
+store holding a signed checkpoint needs --key or --policy to check it (exit 2 without).
+Every verify of a store reports the entries still pending (committed, not yet sequenced).
 TIME is RFC 3339 (2026-01-31T12:00:00Z) or milliseconds since the Unix epoch.";
 
 fn main() -> ExitCode {
@@ -130,6 +132,16 @@ fn text_args() -> Result<Vec<String>, String> {
 enum Outcome {
     Good(String),
     Bad(String),
+}
+
+impl Outcome {
+    /// The same answer with `more` printed after it.
+    fn then(self, more: &str) -> Self {
+        match self {
+            Self::Good(text) => Self::Good(text + more),
+            Self::Bad(text) => Self::Bad(text + more),
+        }
+    }
 }
 
 /// Parsed options: `--name value` pairs and bare words.
@@ -421,19 +433,19 @@ async fn verify(args: &Args<'_>) -> Result<Outcome, String> {
         return anchoring::verify(args, &policy).await;
     }
     let (verified, cp, source) = verified_source(args).await?;
+    let pending = match source.log() {
+        Some(log) => pending_note(log, None).await?,
+        None => String::new(),
+    };
     let verified = match verified {
         Ok(v) => v,
-        Err(text) => return Ok(Outcome::Bad(text)),
+        Err(text) => return Ok(Outcome::Bad(text).then(&pending)),
     };
     let from = match &cp {
         Some((cp, from)) => format!(" (checkpoint: {from}, tree size {})", cp.size),
         None => "; no checkpoint was given or stored, so only the chain was checked (sign one with guard-audit checkpoint)".into(),
     };
-    let pending = match source.log() {
-        Some(log) => pending_note(log, None).await?,
-        None => String::new(),
-    };
-    Ok(Outcome::Good(format!("OK: {verified}{from}\n{pending}")))
+    Ok(Outcome::Good(format!("OK: {verified}{from}\n")).then(&pending))
 }
 
 /// Verifies the source, which it returns with the checkpoint it was verified against; `Err`
