@@ -45,7 +45,9 @@ pub(crate) fn policy(args: &Args<'_>) -> Result<Option<Policy>, String> {
 
 /// Every checkpoint signed by the policy's log key that can be seen: `--checkpoint` files,
 /// those stored with the log, and each witness's latest. A given or stored checkpoint that
-/// fails its signature is an error; a witness that cannot be reached is reported on stderr.
+/// fails its signature is an error; a witness that cannot be reached is reported on stderr,
+/// or, with `--require-witness`, an error: an audit must not pass on the checkpoints the
+/// database's holder chose to keep.
 pub(crate) async fn seen(
     args: &Args<'_>,
     policy: &Policy,
@@ -80,9 +82,28 @@ pub(crate) async fn seen(
         }
     }
     let origin = origin.or_else(|| seen.first().map(|s| s.witnessed.checkpoint.origin.clone()));
+    let required = args.has("require-witness");
+    if required && policy.witnesses().is_empty() {
+        return Err(
+            "--require-witness needs a policy that names witnesses (--policy FILE); with --key alone there is none to ask".into(),
+        );
+    }
+    if required && origin.is_none() {
+        return Err(
+            "--require-witness: the log's name is not known (no checkpoint is at hand), so no witness can be asked; give --origin".into(),
+        );
+    }
     if let Some(origin) = origin {
         for witness in policy.witnesses() {
-            let Some(url) = &witness.url else { continue };
+            let Some(url) = &witness.url else {
+                if required {
+                    return Err(format!(
+                        "--require-witness: the policy gives witness {} no URL, so it cannot be asked; add its URL to the policy",
+                        witness.name
+                    ));
+                }
+                continue;
+            };
             match fetch_checkpoint(url, &origin).await {
                 Ok(Some(note)) => add(
                     &mut seen,
@@ -90,8 +111,14 @@ pub(crate) async fn seen(
                     format!("witness {}'s latest checkpoint", witness.name),
                 )?,
                 Ok(None) => {}
+                Err(e) if required => {
+                    return Err(format!(
+                        "could not ask witness {} for its latest checkpoint ({e}), and --require-witness makes that a failure: without its view a rolled-back log could pass; bring the witness back and verify again",
+                        witness.name
+                    ));
+                }
                 Err(e) => eprintln!(
-                    "guard-audit: could not ask witness {} for its latest checkpoint ({e}); verifying with the checkpoints at hand",
+                    "guard-audit: could not ask witness {} for its latest checkpoint ({e}); verifying with the checkpoints at hand (give --require-witness to fail instead)",
                     witness.name
                 ),
             }

@@ -32,7 +32,7 @@ USAGE:
   guard-audit keygen NAME [--for log|witness]
   guard-audit checkpoint STORE --signer FILE [--origin ORIGIN] [--policy FILE]
   guard-audit verify SOURCE [--policy FILE | --key KEY] [--checkpoint FILE]... [--origin ORIGIN]
-                     [--inclusion TRACE_ID]
+                     [--require-witness] [--inclusion TRACE_ID]
   guard-audit prove SOURCE --trace TRACE_ID --checkpoint FILE --key KEY
   guard-audit prove SOURCE --from OLD_CHECKPOINT --to NEW_CHECKPOINT --key KEY [--out FILE]
   guard-audit receipt STORE TRACE_ID (--policy FILE | --key KEY) [--seq N] [--out FILE]
@@ -57,6 +57,8 @@ tlog-policy file: the log's key, the witnesses' keys and URLs, and the quorum.
 With --policy or --key, verify fails unless the log holds every checkpoint its key signed
 (given, stored, or served by the policy's witnesses for the log's stored origin or
 --origin) and ends at one meeting the policy.
+A witness that cannot be reached is a warning, unless --require-witness (for audits) makes
+it an error (exit 2).
 Without either, only the chain is checked, and only of a log with no checkpoint at hand: a
 store holding a signed checkpoint needs --key or --policy to check it (exit 2 without).
 Every verify of a store reports the entries still pending (committed, not yet sequenced).
@@ -144,7 +146,10 @@ impl Outcome {
     }
 }
 
-/// Parsed options: `--name value` pairs and bare words.
+/// The options that take no value: present or not.
+const FLAGS: &[&str] = &["require-witness"];
+
+/// Parsed options: `--name value` pairs, flags and bare words.
 struct Args<'a> {
     words: Vec<&'a str>,
     options: Vec<(&'a str, &'a str)>,
@@ -167,6 +172,10 @@ impl<'a> Args<'a> {
                             .join(", ")
                     ));
                 }
+                if FLAGS.contains(&name) {
+                    options.push((name, ""));
+                    continue;
+                }
                 let value = it
                     .next()
                     .ok_or_else(|| format!("--{name} needs a value. See guard-audit --help"))?;
@@ -184,6 +193,11 @@ impl<'a> Args<'a> {
             .rev()
             .find(|(n, _)| *n == name)
             .map(|(_, v)| *v)
+    }
+
+    /// Whether the flag `name` was given.
+    fn has(&self, name: &str) -> bool {
+        self.options.iter().any(|(n, _)| *n == name)
     }
 
     /// Every value of a repeatable option, in order.
@@ -225,6 +239,7 @@ async fn run(args: &[String]) -> Result<Outcome, String> {
                     "origin",
                     "proofs",
                     "inclusion",
+                    "require-witness",
                 ],
             )?)
             .await

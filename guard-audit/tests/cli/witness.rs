@@ -495,6 +495,35 @@ async fn a_witness_never_starts_on_a_missing_emptied_or_older_state() {
 }
 
 #[tokio::test]
+async fn verify_fails_on_an_unreachable_witness_with_require_witness() {
+    let (s, log_key, witness_key) = Setup::new();
+    let witness = WitnessProcess::start(s.dir.path());
+    let policy = s.policy(&log_key, &witness_key, &witness.url);
+    let db = s.at("audit.db");
+    append(Path::new(&db), "witnessed log", 0..3).await;
+    assert_eq!(s.checkpoint(&db).0, 0);
+    let (code, out, err) = s.verify(&db, &["--policy", &policy, "--require-witness"]);
+    assert_eq!(code, 0, "{out}{err}");
+
+    drop(witness);
+    // By default a witness that is down is a warning, and the checkpoints at hand decide.
+    let (code, out, err) = s.verify(&db, &["--policy", &policy]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("could not ask witness w1"), "{err}");
+    // For an audit it is a failure.
+    let (code, out, err) = s.verify(&db, &["--policy", &policy, "--require-witness"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("could not ask witness w1")
+            && err.contains("--require-witness makes that a failure"),
+        "{err}"
+    );
+    let (code, _, err) = s.verify(&db, &["--key", &log_key, "--require-witness"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("names witnesses"), "{err}");
+}
+
+#[tokio::test]
 async fn the_server_side_anchor_keeps_going_through_a_witness_outage() {
     use rmcp_guard::audit::{Anchor, CheckpointSigner, Policy};
 
