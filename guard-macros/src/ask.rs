@@ -137,7 +137,14 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
         rebind,
         mut asserts,
         unpack,
-    } = handler::rewrite(shape, &tool_fn, *answered_at, "__guard_answered", &private);
+    } = handler::rewrite(
+        shape,
+        &tool_fn,
+        *answered_at,
+        "__guard_answered",
+        &o.asking,
+        &private,
+    );
     asserts.push(quote!(#private::assert_guarded::<Self>();));
     asserts.extend(handler::assert_parameters(shape, &private));
     asserts.extend(read_handle_checks(shape, &tool_fn, rt));

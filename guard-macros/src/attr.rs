@@ -85,6 +85,19 @@ pub fn string_value(cx: &Ctxt, opt: &Opt) -> Option<String> {
     }
 }
 
+/// `unknown_arguments = "refuse" | "ignore"`: whether arguments the tool does not take are
+/// dropped (`true`) rather than refused.
+pub fn ignores_unknown(cx: &Ctxt, opt: &Opt) -> bool {
+    match string_value(cx, opt).as_deref() {
+        Some("ignore") => true,
+        Some("refuse") | None => false,
+        Some(other) => {
+            cx.error_spanned_by(&opt.value, format!("unknown `unknown_arguments = \"{other}\"`; write \"refuse\" (the default: a name the tool does not take ends the call with INVALID_INPUT) or \"ignore\" (such names are dropped, as serde does)"));
+            false
+        }
+    }
+}
+
 pub fn expr_value<'o>(cx: &Ctxt, opt: &'o Opt, shape: &str) -> Option<&'o Expr> {
     if opt.value.is_none() {
         cx.error_spanned_by(

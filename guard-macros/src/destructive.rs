@@ -347,7 +347,14 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
         rebind,
         mut asserts,
         unpack,
-    } = handler::rewrite(shape, &tool_fn, confirmed_at, "__guard_confirmed", &private);
+    } = handler::rewrite(
+        shape,
+        &tool_fn,
+        confirmed_at,
+        "__guard_confirmed",
+        &o.asking,
+        &private,
+    );
 
     let preview = o.preview.as_ref().expect("checked");
     // Called through a function whose bounds spell the expected signature, so a wrong

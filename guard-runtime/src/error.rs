@@ -17,6 +17,9 @@ pub enum Code {
     InvalidInput,
     /// The human's answer failed revalidation (a type, a range, the typed name, a rule); nothing ran.
     InvalidConfirmation,
+    /// The human's answer to an `#[ask]` question failed revalidation (a type, a range, a
+    /// `validate` rule); nothing ran, and the tool asks afresh when called again.
+    InvalidAnswer,
     /// The target changed between the question and the effect; nothing ran.
     StateChanged,
     /// The human did not answer in time, or the prepared intent expired; ask or prepare again.
@@ -62,9 +65,10 @@ pub struct OwnCode(&'static str);
 
 impl Code {
     /// Every code of guard's, in the order above.
-    pub const ALL: [Code; 16] = [
+    pub const ALL: [Code; 17] = [
         Code::InvalidInput,
         Code::InvalidConfirmation,
+        Code::InvalidAnswer,
         Code::StateChanged,
         Code::ConfirmationExpired,
         Code::InvalidState,
@@ -86,6 +90,7 @@ impl Code {
         match self {
             Code::InvalidInput => "INVALID_INPUT",
             Code::InvalidConfirmation => "INVALID_CONFIRMATION",
+            Code::InvalidAnswer => "INVALID_ANSWER",
             Code::StateChanged => "STATE_CHANGED",
             Code::ConfirmationExpired => "CONFIRMATION_EXPIRED",
             Code::InvalidState => "INVALID_STATE",
