@@ -54,7 +54,9 @@ pub(super) fn expand(ident: &Ident, fields: &[Field], rt: &TokenStream) -> Token
             content.insert(<::std::string::String as ::core::convert::From<&str>>::from(#key), <#ty as #rt::form::FieldValue>::to_json(&self.#field));
         }
     });
+    let defaults = fields.iter().filter_map(|f| default_is_a_choice(f, rt));
     quote! {
+        #(#defaults)*
         impl #rt::__private::FormDerived for #ident {}
         impl #rt::Form for #ident {
             const SPEC: &'static #rt::form::FormSpec = &#rt::form::FormSpec {
@@ -86,6 +88,26 @@ pub(super) fn expand(ident: &Ident, fields: &[Field], rt: &TokenStream) -> Token
             }
         }
     }
+}
+
+/// A `const` item that fails the build when a choice's `default` is not one of the values
+/// its enum offers: the enum is another derive's, so only the compiler sees both.
+fn default_is_a_choice(f: &Field, rt: &TokenStream) -> Option<TokenStream> {
+    let (Kind::Enum, Some(Lit::Str(value))) = (&f.kind, &f.default) else {
+        return None;
+    };
+    let ty = &f.ty;
+    let message = format!(
+        "`default = {value:?}` is not one of the choices of form field `{}`, so the human would be shown a default they cannot pick. Write the wire value of one of its variants: the variant's name in snake_case, or its `#[form(value = \"...\")]`",
+        f.ident.unraw(),
+        value = value.value()
+    );
+    let at = krate::respan(rt.clone(), value.span());
+    Some(quote_spanned! {value.span()=>
+        const _: () = if !#at::__private::offers(<#ty as #at::form::FieldValue>::CHOICES, #value) {
+            ::core::panic!(#message)
+        };
+    })
 }
 
 fn opt_str(value: &Option<String>) -> TokenStream {

@@ -61,6 +61,23 @@ pub const fn assert_read_handle<T: crate::read_handle::ReadHandle + ?Sized>() {}
 /// the span of each parameter besides the arguments and the answer.
 pub const fn assert_ask_handle<T: AskHandle + ?Sized>() {}
 
+/// True when `value` is the wire value of one of `values`: a choice's `default` must be one
+/// the human is offered. The derive evaluates it in a `const` item; an enum that reported
+/// its own error (no values) is not refused again.
+pub const fn offers(values: &[crate::form::EnumValue], value: &str) -> bool {
+    if values.is_empty() {
+        return true;
+    }
+    let mut i = 0;
+    while i < values.len() {
+        if crate::error::same(values[i].value, value) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
 /// Pins a handler's form to `Form`.
 pub const fn assert_form<T: crate::form::Form>() {}
 
