@@ -42,16 +42,27 @@ pub(super) fn expand(ident: &Ident, fields: &[Field], rt: &TokenStream) -> Token
         let key = field.unraw().to_string();
         let ty = &f.ty;
         let at_ty = krate::respan(rt.clone(), ty.span());
+        let read = match f.kind {
+            Kind::Enum => quote_spanned!(ty.span()=> <#ty as #at_ty::form::Choice>::from_choice),
+            _ => quote_spanned!(ty.span()=> <#ty as #at_ty::form::FieldValue>::from_field),
+        };
         quote_spanned! {ty.span()=>
-            #field: <#ty as #at_ty::form::FieldValue>::from_field(#content.get(#key), &#fields_at[#i])?
+            #field: #read(#content.get(#key), &#fields_at[#i])?
         }
     });
     let to_json = fields.iter().map(|f| {
         let field = &f.ident;
         let key = field.unraw().to_string();
         let ty = &f.ty;
+        let write = match f.kind {
+            Kind::Enum => {
+                let at_ty = krate::respan(rt.clone(), ty.span());
+                quote_spanned!(ty.span()=> <#ty as #at_ty::form::Choice>::choice_json)
+            }
+            _ => quote!(<#ty as #rt::form::FieldValue>::to_json),
+        };
         quote! {
-            content.insert(<::std::string::String as ::core::convert::From<&str>>::from(#key), <#ty as #rt::form::FieldValue>::to_json(&self.#field));
+            content.insert(<::std::string::String as ::core::convert::From<&str>>::from(#key), #write(&self.#field));
         }
     });
     let defaults = fields.iter().filter_map(|f| default_is_a_choice(f, rt));
@@ -104,7 +115,7 @@ fn default_is_a_choice(f: &Field, rt: &TokenStream) -> Option<TokenStream> {
     );
     let at = krate::respan(rt.clone(), value.span());
     Some(quote_spanned! {value.span()=>
-        const _: () = if !#at::__private::offers(<#ty as #at::form::FieldValue>::CHOICES, #value) {
+        const _: () = if !#at::__private::offers(<#ty as #at::form::Choice>::VALUES, #value) {
             ::core::panic!(#message)
         };
     })
@@ -171,16 +182,25 @@ fn field_spec(f: &Field, rt: &TokenStream) -> TokenStream {
             quote!(#rt::form::FieldKind::Number { minimum: #min, maximum: #max })
         }
         // Spanned and bounded like the field's extraction, so a non-flat type is one error.
-        Kind::Enum | Kind::Multi => {
+        Kind::Multi => {
             let ty = &f.ty;
             let at_ty = krate::respan(rt.clone(), ty.span());
-            let variant = match f.kind {
-                Kind::Multi => quote!(MultiEnum),
-                _ if f.enum_names => quote!(LegacyEnum),
-                _ => quote!(Enum),
+            quote_spanned! {ty.span()=>
+                #at_ty::form::FieldKind::MultiEnum { values: <#ty as #at_ty::form::FieldValue>::CHOICES }
+            }
+        }
+        // A single choice is a `Choice`, which no other field type is: an alias of a list,
+        // a text or a number cannot be published as one.
+        Kind::Enum => {
+            let ty = &f.ty;
+            let at_ty = krate::respan(rt.clone(), ty.span());
+            let variant = if f.enum_names {
+                quote!(LegacyEnum)
+            } else {
+                quote!(Enum)
             };
             quote_spanned! {ty.span()=>
-                #at_ty::form::FieldKind::#variant { values: <#ty as #at_ty::form::FieldValue>::CHOICES }
+                #at_ty::form::FieldKind::#variant { values: <#ty as #at_ty::form::Choice>::VALUES }
             }
         }
     };
