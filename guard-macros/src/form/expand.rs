@@ -16,6 +16,8 @@ pub(super) fn fallback(input: &DeriveInput, rt: &TokenStream) -> TokenStream {
     let (impl_generics, ty_generics, _) = input.generics.split_for_impl();
     let bound = quote!(where Self: ::core::marker::Send + 'static);
     quote! {
+        impl #impl_generics #rt::__private::CheckboxForm for #ident #ty_generics #bound {}
+        impl #impl_generics #rt::__private::TypeToConfirmForm for #ident #ty_generics #bound {}
         impl #impl_generics #rt::__private::FormDerived for #ident #ty_generics #bound {}
         impl #impl_generics #rt::Form for #ident #ty_generics #bound {
             const SPEC: &'static #rt::form::FormSpec = &#rt::form::FormSpec { name: #name, fields: &[], fallback: true };
@@ -66,8 +68,20 @@ pub(super) fn expand(ident: &Ident, fields: &[Field], rt: &TokenStream) -> Token
         }
     });
     let defaults = fields.iter().filter_map(|f| default_is_a_choice(f, rt));
+    // The confirmation roles the form can play, by the fields counted here; the static
+    // description is checked again where a tool asks with it.
+    let checkbox = fields
+        .iter()
+        .any(|f| f.checkbox)
+        .then(|| quote!(impl #rt::__private::CheckboxForm for #ident {}));
+    let confirm_text = fields
+        .iter()
+        .any(|f| f.confirm_text)
+        .then(|| quote!(impl #rt::__private::TypeToConfirmForm for #ident {}));
     quote! {
         #(#defaults)*
+        #checkbox
+        #confirm_text
         impl #rt::__private::FormDerived for #ident {}
         impl #rt::Form for #ident {
             const SPEC: &'static #rt::form::FormSpec = &#rt::form::FormSpec {
