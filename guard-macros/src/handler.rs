@@ -32,7 +32,9 @@ impl Asking {
     /// Takes `opt` if it is one of these options; `false` leaves it to the attribute.
     pub fn apply(&mut self, cx: &Ctxt, opt: &Opt) -> bool {
         match opt.key.to_string().as_str() {
-            "message" => self.message = attr::string_value(cx, opt),
+            "message" => {
+                self.message = attr::shown_text_value(cx, opt, "Delete the build cache?");
+            }
             "validate" => {
                 self.validate = attr::expr_value(cx, opt, "Self::rules_fn").cloned();
             }

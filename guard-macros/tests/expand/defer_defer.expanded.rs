@@ -308,10 +308,7 @@ impl S {
             ),
             grant: ::core::option::Option::None,
         };
-        const _: () = ::rmcp_guard::__private::assert_roles(
-            <Checkbox as ::rmcp_guard::Form>::SPEC,
-            ::rmcp_guard::__private::ConfirmKind::Checkbox,
-        );
+        const _: () = <Checkbox as ::rmcp_guard::__private::CheckboxForm>::ROLES;
         ::rmcp_guard::__private::assert_guarded::<Self>();
         const _: () = ::rmcp_guard::__private::assert_defer_store();
         ::rmcp_guard::__private::assert_form::<Checkbox>();

@@ -71,10 +71,7 @@ impl S {
             defer: ::core::option::Option::None,
             grant: ::core::option::Option::None,
         };
-        const _: () = ::rmcp_guard::__private::assert_roles(
-            <Checkbox as ::rmcp_guard::Form>::SPEC,
-            ::rmcp_guard::__private::ConfirmKind::Checkbox,
-        );
+        const _: () = <Checkbox as ::rmcp_guard::__private::CheckboxForm>::ROLES;
         ::rmcp_guard::__private::assert_guarded::<Self>();
         ::rmcp_guard::__private::assert_parameters::<
             Parameters<DeleteArgs>,
