@@ -25,6 +25,7 @@ impl ::rmcp_guard::__private::ToolArgsDerived for AccountArgs {
     const DEFAULTED: &'static [&'static str] = &[];
     const SKIPPED: &'static [&'static str] = &[];
     const UNHASHED: &'static [&'static str] = &[];
+    const FIELDS: &'static [&'static str] = &["account"];
 }
 impl ::rmcp_guard::ToolArgs for AccountArgs {}
 impl ::rmcp_guard::__private::ToolArgField for AccountArgs {}

@@ -23,6 +23,7 @@ impl ::rmcp_guard::__private::ToolArgsDerived for DeleteArgs {
     const DEFAULTED: &'static [&'static str] = &[];
     const SKIPPED: &'static [&'static str] = &[];
     const UNHASHED: &'static [&'static str] = &[];
+    const FIELDS: &'static [&'static str] = &["path"];
 }
 impl ::rmcp_guard::ToolArgs for DeleteArgs {}
 impl ::rmcp_guard::__private::ToolArgField for DeleteArgs {}

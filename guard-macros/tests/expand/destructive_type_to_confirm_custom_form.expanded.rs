@@ -25,6 +25,7 @@ impl ::rmcp_guard::__private::ToolArgsDerived for DropTableArgs {
     const DEFAULTED: &'static [&'static str] = &[];
     const SKIPPED: &'static [&'static str] = &[];
     const UNHASHED: &'static [&'static str] = &[];
+    const FIELDS: &'static [&'static str] = &["table"];
 }
 impl ::rmcp_guard::ToolArgs for DropTableArgs {}
 impl ::rmcp_guard::__private::ToolArgField for DropTableArgs {}
