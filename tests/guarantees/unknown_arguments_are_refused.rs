@@ -372,3 +372,44 @@ async fn two_phase_and_keyed_tools_refuse_what_they_do_not_take(era: ProtocolVer
         assert_eq!(n, 0, "nothing ran, so nothing is in {table}");
     }
 }
+
+/// A state of 2026-07-28 is bound to the arguments' RFC 8785 form; an integer beyond ±2^53
+/// has none (two different numbers would bind alike), so a call carrying one, here through a
+/// tool that lets unknown arguments through, is refused before anyone is asked, and nothing
+/// runs.
+#[tokio::test]
+async fn arguments_without_a_canonical_form_are_refused_before_asking() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Notes::new(&audit_log(&dir));
+    let client = connect(server.clone(), ScriptedHuman::new(MRTR)).await;
+    for big in [
+        "9007199254740993",
+        "-9007199254740993",
+        "18446744073709551615",
+    ] {
+        let args: Value =
+            serde_json::from_str(&format!(r#"{{"name": "a", "copies": {big}}}"#)).unwrap();
+        let result = complete(call_once(&client, params("delete_note_leniently", args)).await);
+        assert_refused(&result, Code::InvalidInput, Outcome::InvalidArguments);
+        let said = text(&result);
+        assert!(
+            said.contains("Nothing was changed") && said.contains("as strings"),
+            "{big}: {said}"
+        );
+    }
+    // Within the exact range the same call asks as usual.
+    let response = call_once(
+        &client,
+        params(
+            "delete_note_leniently",
+            json!({"name": "a", "copies": 9007199254740991_i64}),
+        ),
+    )
+    .await;
+    assert!(
+        matches!(response, rmcp::model::CallToolResponse::InputRequired(_)),
+        "{response:?}"
+    );
+    assert_eq!(server.deleted.load(Ordering::SeqCst), 0);
+    let _ = client.cancel().await;
+}
