@@ -18,7 +18,7 @@ use crate::{
 };
 
 /// Every step, in order: step `i` brings a store to version `i + 1`.
-pub(crate) const STEPS: [Step; 17] = [
+pub(crate) const STEPS: [Step; 18] = [
     // Version 1: the tables as guard created them before it versioned them.
     Step {
         name: "tables",
@@ -123,6 +123,12 @@ pub(crate) const STEPS: [Step; 17] = [
         name: "approval and request state rules",
         apply: every_ledger_rule,
     },
+    // Version 18: the rule that an undo window is purged only once its deadline passed by
+    // the database's clock, whoever writes the row.
+    Step {
+        name: "undo purged when due",
+        apply: undo_rules,
+    },
 ];
 
 /// The ledger tables of step 16, in the order their steps add them.
@@ -214,6 +220,10 @@ const fn retired(table: &'static str, trigger: &'static str) -> Retired {
 
 fn ledger_rules(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
     Box::pin(crate::store::ledger::renew(tx, &LEDGERS, &HAND_WRITTEN))
+}
+
+fn undo_rules(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
+    Box::pin(crate::store::ledger::renew(tx, &LEDGERS[..1], &[]))
 }
 
 fn every_ledger_rule(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
@@ -341,11 +351,12 @@ mod tests {
                 "store identity",
                 "budgets",
                 "ledger rules",
-                "approval and request state rules"
+                "approval and request state rules",
+                "undo purged when due"
             ]
         );
         assert!(pending(version(&STEPS), &STEPS).unwrap().is_empty());
-        assert_eq!(version(&STEPS), 17);
+        assert_eq!(version(&STEPS), 18);
     }
 
     #[test]

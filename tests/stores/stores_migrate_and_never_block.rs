@@ -91,7 +91,7 @@ fn sqlite_contents(path: &Path) -> (i64, Vec<(String, String, String)>) {
 }
 
 fn assert_migrated(version: i64, rows: &[(String, String, String)]) {
-    assert_eq!(version, 17, "the store is at this build's schema version");
+    assert_eq!(version, 18, "the store is at this build's schema version");
     let mut expected: Vec<_> = NEW_PAYLOADS.to_vec();
     expected.sort();
     for ((id, payload, digest), (want_id, want_payload)) in rows.iter().zip(expected) {
