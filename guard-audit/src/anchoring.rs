@@ -15,7 +15,8 @@ use rmcp_guard_log::{
 };
 
 use crate::{
-    Args, Outcome, entries, open_store, read, store,
+    Args, Outcome, open_store, pending_note, read,
+    source::Source,
     store::{Log, VerifyError, now_ms},
     verifier,
 };
@@ -44,7 +45,9 @@ pub(crate) fn policy(args: &Args<'_>) -> Result<Option<Policy>, String> {
 
 /// Every checkpoint signed by the policy's log key that can be seen: `--checkpoint` files,
 /// those stored with the log, and each witness's latest. A given or stored checkpoint that
-/// fails its signature is an error; a witness that cannot be reached is reported on stderr.
+/// fails its signature is an error; a witness that cannot be reached is reported on stderr,
+/// or, with `--require-witness`, an error: an audit must not pass on the checkpoints the
+/// database's holder chose to keep.
 pub(crate) async fn seen(
     args: &Args<'_>,
     policy: &Policy,
@@ -79,9 +82,28 @@ pub(crate) async fn seen(
         }
     }
     let origin = origin.or_else(|| seen.first().map(|s| s.witnessed.checkpoint.origin.clone()));
+    let required = args.has("require-witness");
+    if required && policy.witnesses().is_empty() {
+        return Err(
+            "--require-witness needs a policy that names witnesses (--policy FILE); with --key alone there is none to ask".into(),
+        );
+    }
+    if required && origin.is_none() {
+        return Err(
+            "--require-witness: the log's name is not known (no checkpoint is at hand), so no witness can be asked; give --origin".into(),
+        );
+    }
     if let Some(origin) = origin {
         for witness in policy.witnesses() {
-            let Some(url) = &witness.url else { continue };
+            let Some(url) = &witness.url else {
+                if required {
+                    return Err(format!(
+                        "--require-witness: the policy gives witness {} no URL, so it cannot be asked; add its URL to the policy",
+                        witness.name
+                    ));
+                }
+                continue;
+            };
             match fetch_checkpoint(url, &origin).await {
                 Ok(Some(note)) => add(
                     &mut seen,
@@ -89,8 +111,14 @@ pub(crate) async fn seen(
                     format!("witness {}'s latest checkpoint", witness.name),
                 )?,
                 Ok(None) => {}
+                Err(e) if required => {
+                    return Err(format!(
+                        "could not ask witness {} for its latest checkpoint ({e}), and --require-witness makes that a failure: without its view a rolled-back log could pass; bring the witness back and verify again",
+                        witness.name
+                    ));
+                }
                 Err(e) => eprintln!(
-                    "guard-audit: could not ask witness {} for its latest checkpoint ({e}); verifying with the checkpoints at hand",
+                    "guard-audit: could not ask witness {} for its latest checkpoint ({e}); verifying with the checkpoints at hand (give --require-witness to fail instead)",
                     witness.name
                 ),
             }
@@ -100,12 +128,21 @@ pub(crate) async fn seen(
     Ok(seen)
 }
 
+/// `verify --policy` or `--key`: the verdict, then the entries still waiting for their
+/// place, which no checkpoint covers yet.
 pub(crate) async fn verify(args: &Args<'_>, policy: &Policy) -> Result<Outcome, String> {
-    let log = match args.get("file") {
-        Some(_) => None,
-        None => Some(store(args).await?),
+    let source = Source::open(args).await?;
+    // The queue before the log: an entry sequenced between the two reads is then counted
+    // twice (placed, and noted as pending), never missed.
+    let pending = match source.log() {
+        Some(log) => pending_note(log, None).await?,
+        None => String::new(),
     };
-    let seen = seen(args, policy, log.as_ref()).await?;
+    Ok(verdict(args, policy, &source).await?.then(&pending))
+}
+
+async fn verdict(args: &Args<'_>, policy: &Policy, source: &Source) -> Result<Outcome, String> {
+    let seen = seen(args, policy, source.log()).await?;
     let (Some(largest), Some(anchor)) = (seen.last(), seen.iter().rev().find(|s| s.quorum)) else {
         return Ok(Outcome::Bad(format!(
             "FAILED: no checkpoint {}: the log is not anchored, so whoever holds the database could have rewritten or truncated any of it; sign and witness one with `guard-audit checkpoint --policy`, or give the witness's checkpoint with --checkpoint\n",
@@ -122,16 +159,14 @@ pub(crate) async fn verify(args: &Args<'_>, policy: &Policy) -> Result<Outcome, 
         .iter()
         .map(|s| s.witnessed.checkpoint.clone())
         .collect();
-    let checked = match &log {
-        Some(log) => match log.verify_against(Some(head), &older).await {
+    let checked = match source {
+        Source::Store(log) => match log.verify_against(Some(head), &older).await {
             Ok(verified) => Ok(verified),
             Err(VerifyError::Fault(fault)) => Err(fault.to_string()),
             Err(VerifyError::Store(e)) => return Err(e),
         },
-        None => {
-            let path = args.need("file")?;
-            let bytes = std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))?;
-            verify_export_against(&bytes, Some(head), &older).map_err(|fault| fault.to_string())
+        Source::Export(bytes) => {
+            verify_export_against(bytes, Some(head), &older).map_err(|fault| fault.to_string())
         }
     };
     let verified = match checked {
@@ -143,7 +178,12 @@ pub(crate) async fn verify(args: &Args<'_>, policy: &Policy) -> Result<Outcome, 
             )));
         }
     };
-    let leaves: Vec<merkle::Hash> = entries(args).await?.into_iter().map(|(h, _)| h).collect();
+    let leaves: Vec<merkle::Hash> = source
+        .entries()
+        .await?
+        .into_iter()
+        .map(|(h, _)| h)
+        .collect();
     for other in &seen {
         let cp = &other.witnessed.checkpoint;
         let size = usize::try_from(cp.size)

@@ -9,6 +9,7 @@
 mod anchoring;
 mod export_proof;
 mod receipt;
+mod source;
 mod store;
 mod witness;
 
@@ -18,9 +19,10 @@ use rmcp_guard_log::{
     Checkpoint, CheckpointSigner, CheckpointVerifier, ConsistencyProof, InclusionProof, Verified,
     WitnessSigner, export,
     merkle::{self, Hash},
-    split_line, story, verify_export,
+    story, verify_export,
 };
 
+use source::Source;
 use store::{Log, VerifyError};
 
 const USAGE: &str = "\
@@ -30,12 +32,15 @@ USAGE:
   guard-audit keygen NAME [--for log|witness]
   guard-audit checkpoint STORE --signer FILE [--origin ORIGIN] [--policy FILE]
   guard-audit verify SOURCE [--policy FILE | --key KEY] [--checkpoint FILE]... [--origin ORIGIN]
-                     [--inclusion TRACE_ID]
+                     [--require-witness] [--inclusion TRACE_ID]
   guard-audit prove SOURCE --trace TRACE_ID --checkpoint FILE --key KEY
   guard-audit prove SOURCE --from OLD_CHECKPOINT --to NEW_CHECKPOINT --key KEY [--out FILE]
   guard-audit receipt STORE TRACE_ID (--policy FILE | --key KEY) [--seq N] [--out FILE]
-  guard-audit verify-proof --proof FILE (--policy FILE | --key KEY) [--trace TRACE_ID]
+                      [--origin ORIGIN]
+  guard-audit verify-proof --proof FILE --origin ORIGIN (--policy FILE | --key KEY)
+                           [--trace TRACE_ID]
   guard-audit verify-proof --from OLD --to NEW --consistency FILE (--policy FILE | --key KEY)
+  guard-audit witness init --state FILE
   guard-audit witness --key FILE --logs FILE --state FILE [--listen ADDRESS:PORT]
   guard-audit export STORE [--since TIME] [--trace TRACE_ID] [--proofs FILE (--policy FILE | --key KEY)]
   guard-audit verify --file EXPORT --proofs FILE (--policy FILE | --key KEY)
@@ -52,11 +57,21 @@ tlog-policy file: the log's key, the witnesses' keys and URLs, and the quorum.
 With --policy or --key, verify fails unless the log holds every checkpoint its key signed
 (given, stored, or served by the policy's witnesses for the log's stored origin or
 --origin) and ends at one meeting the policy.
-Without either, only the chain is checked.
+A witness that cannot be reached is a warning, unless --require-witness (for audits) makes
+it an error (exit 2).
+Without either, only the chain is checked, and only of a log with no checkpoint at hand: a
+store holding a signed checkpoint needs --key or --policy to check it (exit 2 without).
+Every verify of a store reports the entries still pending (committed, not yet sequenced).
 TIME is RFC 3339 (2026-01-31T12:00:00Z) or milliseconds since the Unix epoch.";
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args = match text_args() {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("guard-audit: {message}");
+            return ExitCode::from(2);
+        }
+    };
     if args.iter().any(|a| a == "--version" || a == "-V") {
         println!("guard-audit {}", env!("CARGO_PKG_VERSION"));
         return ExitCode::SUCCESS;
@@ -91,13 +106,50 @@ fn main() -> ExitCode {
     }
 }
 
+/// The arguments, each as text: one that is not UTF-8 (a path's raw bytes) is named by its
+/// place and the option it follows, never a panic.
+fn text_args() -> Result<Vec<String>, String> {
+    let mut args = Vec::new();
+    for arg in std::env::args_os().skip(1) {
+        match arg.into_string() {
+            Ok(text) => args.push(text),
+            Err(raw) => {
+                let after = args
+                    .last()
+                    .filter(|a: &&String| a.starts_with("--"))
+                    .map(|a| format!(" (the value of {a})"))
+                    .unwrap_or_default();
+                return Err(format!(
+                    "argument {} `{}`{after} is not UTF-8 text; guard-audit takes paths, keys and names as UTF-8: rename the file, or give a path to it without those bytes (a symlink)",
+                    args.len() + 1,
+                    raw.to_string_lossy()
+                ));
+            }
+        }
+    }
+    Ok(args)
+}
+
 /// A command's printed answer: good (exit 0) or a finding (exit 1).
 enum Outcome {
     Good(String),
     Bad(String),
 }
 
-/// Parsed options: `--name value` pairs and bare words.
+impl Outcome {
+    /// The same answer with `more` printed after it.
+    fn then(self, more: &str) -> Self {
+        match self {
+            Self::Good(text) => Self::Good(text + more),
+            Self::Bad(text) => Self::Bad(text + more),
+        }
+    }
+}
+
+/// The options that take no value: present or not.
+const FLAGS: &[&str] = &["require-witness"];
+
+/// Parsed options: `--name value` pairs, flags and bare words.
 struct Args<'a> {
     words: Vec<&'a str>,
     options: Vec<(&'a str, &'a str)>,
@@ -120,6 +172,10 @@ impl<'a> Args<'a> {
                             .join(", ")
                     ));
                 }
+                if FLAGS.contains(&name) {
+                    options.push((name, ""));
+                    continue;
+                }
                 let value = it
                     .next()
                     .ok_or_else(|| format!("--{name} needs a value. See guard-audit --help"))?;
@@ -137,6 +193,11 @@ impl<'a> Args<'a> {
             .rev()
             .find(|(n, _)| *n == name)
             .map(|(_, v)| *v)
+    }
+
+    /// Whether the flag `name` was given.
+    fn has(&self, name: &str) -> bool {
+        self.options.iter().any(|(n, _)| *n == name)
     }
 
     /// Every value of a repeatable option, in order.
@@ -178,6 +239,7 @@ async fn run(args: &[String]) -> Result<Outcome, String> {
                     "origin",
                     "proofs",
                     "inclusion",
+                    "require-witness",
                 ],
             )?)
             .await
@@ -185,7 +247,16 @@ async fn run(args: &[String]) -> Result<Outcome, String> {
         "receipt" => {
             receipt::receipt(&Args::parse(
                 rest,
-                &["db", "pg", "policy", "key", "checkpoint", "seq", "out"],
+                &[
+                    "db",
+                    "pg",
+                    "policy",
+                    "key",
+                    "checkpoint",
+                    "seq",
+                    "out",
+                    "origin",
+                ],
             )?)
             .await
         }
@@ -195,6 +266,7 @@ async fn run(args: &[String]) -> Result<Outcome, String> {
                 "proof",
                 "policy",
                 "key",
+                "origin",
                 "trace",
                 "consistency",
                 "from",
@@ -375,72 +447,56 @@ async fn verify(args: &Args<'_>) -> Result<Outcome, String> {
         }
         return anchoring::verify(args, &policy).await;
     }
-    let (verified, cp) = verified_source(args).await?;
+    let (verified, cp, source) = verified_source(args).await?;
+    let pending = match source.log() {
+        Some(log) => pending_note(log, None).await?,
+        None => String::new(),
+    };
     let verified = match verified {
         Ok(v) => v,
-        Err(text) => return Ok(Outcome::Bad(text)),
+        Err(text) => return Ok(Outcome::Bad(text).then(&pending)),
     };
-    let source = match &cp {
+    let from = match &cp {
         Some((cp, from)) => format!(" (checkpoint: {from}, tree size {})", cp.size),
         None => "; no checkpoint was given or stored, so only the chain was checked (sign one with guard-audit checkpoint)".into(),
     };
-    let pending = match args.get("file") {
-        Some(_) => String::new(),
-        None => pending_note(&store(args).await?, None).await?,
-    };
-    Ok(Outcome::Good(format!("OK: {verified}{source}\n{pending}")))
+    Ok(Outcome::Good(format!("OK: {verified}{from}\n")).then(&pending))
 }
 
-/// Verifies the source; `Err` in the first result is the finding to print.
+/// Verifies the source, which it returns with the checkpoint it was verified against; `Err`
+/// in the first result is the finding to print.
 async fn verified_source(
     args: &Args<'_>,
-) -> Result<(Result<Verified, String>, Option<(Checkpoint, String)>), String> {
-    if let Some(path) = args.get("file") {
-        let bytes = std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))?;
-        let cp = chosen_checkpoint(args, None).await?;
-        let result = verify_export(&bytes, cp.as_ref().map(|(c, _)| c))
-            .map_err(|fault| format!("FAILED: {fault}\n"));
-        return Ok((result, cp));
-    }
-    let log = store(args).await?;
-    let cp = chosen_checkpoint(args, Some(&log)).await?;
-    let result = match log.verify(cp.as_ref().map(|(c, _)| c)).await {
-        Ok(v) => Ok(v),
-        Err(VerifyError::Fault(fault)) => Err(format!("FAILED: {fault}\n")),
-        Err(VerifyError::Store(e)) => return Err(e),
+) -> Result<
+    (
+        Result<Verified, String>,
+        Option<(Checkpoint, String)>,
+        Source,
+    ),
+    String,
+> {
+    let source = Source::open(args).await?;
+    let cp = chosen_checkpoint(args, source.log()).await?;
+    let result = match &source {
+        Source::Export(bytes) => verify_export(bytes, cp.as_ref().map(|(c, _)| c))
+            .map_err(|fault| format!("FAILED: {fault}\n")),
+        Source::Store(log) => match log.verify(cp.as_ref().map(|(c, _)| c)).await {
+            Ok(v) => Ok(v),
+            Err(VerifyError::Fault(fault)) => Err(format!("FAILED: {fault}\n")),
+            Err(VerifyError::Store(e)) => return Err(e),
+        },
     };
-    Ok((result, cp))
-}
-
-/// The leaf hashes and entries of the source, after it verified.
-async fn entries(args: &Args<'_>) -> Result<Vec<(Hash, String)>, String> {
-    if let Some(path) = args.get("file") {
-        let text = read(path, "export")?;
-        return Ok(text
-            .lines()
-            .filter_map(|line| split_line(line.as_bytes()))
-            .map(|(hash, entry)| (hash, String::from_utf8_lossy(&entry).into_owned()))
-            .collect());
-    }
-    let log = store(args).await?;
-    let records = log.records().await?;
-    Ok(records
-        .into_iter()
-        .filter_map(|r| {
-            let line = r.line();
-            split_line(line.as_bytes())
-                .map(|(hash, entry)| (hash, String::from_utf8_lossy(&entry).into_owned()))
-        })
-        .collect())
+    Ok((result, cp, source))
 }
 
 async fn inclusion(args: &Args<'_>, trace: &str) -> Result<Outcome, String> {
     let key = verifier(args)?;
     let cp = open_checkpoint(args.need("checkpoint")?, &key)?;
-    if let (Err(finding), _) = verified_source(args).await? {
+    let (verified, _, source) = verified_source(args).await?;
+    if let Err(finding) = verified {
         return Ok(Outcome::Bad(finding));
     }
-    let all = entries(args).await?;
+    let all = source.entries().await?;
     let leaves: Vec<Hash> = all.iter().map(|(h, _)| *h).collect();
     let needle = format!("\"trace_id\":\"{}\"", trace.replace('"', ""));
     let mut out = String::new();
@@ -481,7 +537,13 @@ async fn prove(args: &Args<'_>) -> Result<Outcome, String> {
     let key = verifier(args)?;
     let old = open_checkpoint(args.need("from")?, &key)?;
     let new = open_checkpoint(args.need("to")?, &key)?;
-    let leaves: Vec<Hash> = entries(args).await?.into_iter().map(|(h, _)| h).collect();
+    let leaves: Vec<Hash> = Source::open(args)
+        .await?
+        .entries()
+        .await?
+        .into_iter()
+        .map(|(h, _)| h)
+        .collect();
     let proof = ConsistencyProof::new(&leaves, old.size, new.size).map_err(|e| e.to_string())?;
     if let Some(path) = args.get("out") {
         std::fs::write(path, merkle::hash_lines(&proof.path))

@@ -2,7 +2,7 @@
 //! checks one offline, or a consistency proof between two checkpoints.
 
 use rmcp_guard_log::{
-    Checkpoint, ConsistencyProof, Policy, Receipt,
+    Checkpoint, ConsistencyProof, Policy, Receipt, ReceiptError,
     merkle::{self, Hash},
 };
 
@@ -43,6 +43,12 @@ pub(crate) async fn receipt(args: &Args<'_>) -> Result<Outcome, String> {
                 .unwrap_or_default()
         )));
     };
+    let origin = match args.get("origin") {
+        Some(origin) => origin.to_owned(),
+        None => log.stored_origin().await?.ok_or(
+            "this log has no checkpoint stored, so its name is not known: give --origin with the log's name (its checkpoints' first line)",
+        )?,
+    };
     let seen = seen(args, &policy, Some(&log)).await?;
     let Some(anchor) = seen
         .iter()
@@ -59,7 +65,7 @@ pub(crate) async fn receipt(args: &Args<'_>) -> Result<Outcome, String> {
     let receipt = leaves
         .get(..size)
         .and_then(|tree| Receipt::new(record.entry.as_bytes(), record.seq, tree, &anchor.note));
-    match receipt.map(|r| (r.verify(&policy), r)) {
+    match receipt.map(|r| (r.verify(&policy, &origin), r)) {
         Some((Ok(_), receipt)) => {
             let text = receipt.encode();
             match args.get("out") {
@@ -74,6 +80,9 @@ pub(crate) async fn receipt(args: &Args<'_>) -> Result<Outcome, String> {
                 None => Ok(Outcome::Good(text)),
             }
         }
+        Some((Err(other @ ReceiptError::OtherLog { .. }), _)) => {
+            Ok(Outcome::Bad(format!("FAILED: {other}\n")))
+        }
         _ => Ok(Outcome::Bad(format!(
             "FAILED: the database's record {} does not lead to the root of {}: run guard-audit verify to find what changed\n",
             record.seq, anchor.from
@@ -87,12 +96,15 @@ pub(crate) fn verify_proof(args: &Args<'_>) -> Result<Outcome, String> {
         return consistency(args, &policy, path);
     }
     let path = args.need("proof")?;
+    let origin = args.get("origin").ok_or(
+        "--origin is required: give the name of the log the receipt must come from (its checkpoints' first line, as guard-audit verify prints it); one key may sign several logs, and a receipt proves a record only of the log it names",
+    )?;
     let text = read(path, "receipt")?;
     let receipt = match Receipt::parse(&text) {
         Ok(receipt) => receipt,
         Err(e) => return Ok(Outcome::Bad(format!("FAILED: {path}: {e}\n"))),
     };
-    let witnessed = match receipt.verify(&policy) {
+    let witnessed = match receipt.verify(&policy, origin) {
         Ok(witnessed) => witnessed,
         Err(e) => return Ok(Outcome::Bad(format!("FAILED: {path}: {e}\n"))),
     };

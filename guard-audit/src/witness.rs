@@ -1,6 +1,8 @@
 //! `guard-audit witness`: a C2SP tlog-witness over HTTP, as its own process with its own key
 //! and state file. `POST /add-checkpoint` cosigns a checkpoint that extends the last one it
 //! cosigned for that log; `GET /<sha256(origin)>/checkpoint` serves that last one.
+//! `witness init --state FILE` makes a new witness's state: the witness never starts on a
+//! missing state, which would make it forget what it cosigned.
 
 use std::{path::Path, sync::Arc};
 
@@ -33,7 +35,26 @@ pub(crate) fn logs(text: &str) -> Result<Vec<(String, CheckpointVerifier)>, Stri
     Ok(logs)
 }
 
+/// `witness init`: a new state, refused where one exists.
+fn init(args: &Args<'_>) -> Result<Outcome, String> {
+    let state = args.need("state")?;
+    Witness::init(Path::new(state))?;
+    Ok(Outcome::Good(format!(
+        "made the state of a new witness at {state}, with its record {state}.cosigned; keep both where the log's operator cannot write or roll them back, and start the witness with guard-audit witness --key FILE --logs FILE --state {state}\n"
+    )))
+}
+
 pub(crate) async fn serve(args: &Args<'_>) -> Result<Outcome, String> {
+    match args.words[..] {
+        [] => {}
+        ["init"] => return init(args),
+        _ => {
+            return Err(
+                "witness takes no word but `init` (witness init --state FILE makes a new witness's state)"
+                    .into(),
+            );
+        }
+    }
     let signer = WitnessSigner::parse(&read(args.need("key")?, "witness key")?).map_err(|e| {
         format!("--key: {e}; make one with `guard-audit keygen NAME --for witness`")
     })?;

@@ -46,6 +46,17 @@ pub enum ReceiptError {
     /// The checkpoint does not meet the policy.
     #[error("the receipt's checkpoint: {0}")]
     Checkpoint(#[from] PolicyError),
+    /// The checkpoint is another log's: one key may sign several logs, so a receipt is
+    /// checked as a proof of a record of one named log.
+    #[error(
+        "the receipt's checkpoint is of the log `{found}`, not `{expected}`: it proves nothing about `{expected}`; ask that log for a receipt, or name the log it should come from"
+    )]
+    OtherLog {
+        /// The origin the receipt's checkpoint carries.
+        found: String,
+        /// The origin it was checked for.
+        expected: String,
+    },
     /// The entry is not under the checkpoint's root at that index.
     #[error(
         "the record is not in the checkpointed log at index {index}: the entry, the index or the proof was altered"
@@ -117,10 +128,18 @@ impl Receipt {
         })
     }
 
-    /// Checks the receipt: its checkpoint meets `policy` and the entry is in it at its index.
-    pub fn verify(&self, policy: &Policy) -> Result<Witnessed, ReceiptError> {
+    /// Checks the receipt as a record of the log named `origin` (its checkpoints' first
+    /// line): its checkpoint names that log and meets `policy`, and the entry is in it at its
+    /// index. The origin pins the log: a key that signs several logs vouches for each.
+    pub fn verify(&self, policy: &Policy, origin: &str) -> Result<Witnessed, ReceiptError> {
         let witnessed = policy.open(&self.checkpoint)?;
         let head = &witnessed.checkpoint;
+        if head.origin != origin {
+            return Err(ReceiptError::OtherLog {
+                found: head.origin.clone(),
+                expected: origin.to_owned(),
+            });
+        }
         if !merkle::verify_inclusion(
             self.index,
             head.size,
@@ -149,14 +168,19 @@ mod tests {
         let receipt = Receipt::new(entries[5].as_bytes(), 5, &leaves, &note).unwrap();
         let text = receipt.encode();
         assert_eq!(Receipt::parse(&text).unwrap(), receipt);
-        assert_eq!(receipt.verify(&policy).unwrap().checkpoint.size, 7);
+        assert_eq!(receipt.verify(&policy, "log").unwrap().checkpoint.size, 7);
+        // The same key's receipt for another log is not one of this log's.
+        assert!(matches!(
+            receipt.verify(&policy, "another log"),
+            Err(ReceiptError::OtherLog { .. })
+        ));
         for i in 0..text.len() {
             let mut bytes = text.clone().into_bytes();
             bytes[i] ^= 1;
             let Ok(changed) = String::from_utf8(bytes) else {
                 continue;
             };
-            let held = Receipt::parse(&changed).and_then(|r| r.verify(&policy));
+            let held = Receipt::parse(&changed).and_then(|r| r.verify(&policy, "log"));
             assert!(
                 held.is_err(),
                 "byte {i} changed and the receipt still holds"

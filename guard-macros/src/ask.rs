@@ -49,10 +49,12 @@ fn parse_options(cx: &Ctxt, attr: TokenStream) -> Options {
     let Some(opts) = options::parse(cx, attr, &options::ASK) else {
         return o;
     };
+    // A `message` refused for showing nothing is reported as that, not as missing.
+    let wrote_message = opts.iter().any(|opt| opt.key == "message");
     for opt in opts {
         apply(cx, &mut o, opt);
     }
-    if o.asking.message.is_none() && o.question.is_none() {
+    if !wrote_message && o.question.is_none() {
         cx.push(syn::Error::new(
             Span::call_site(),
             "`#[ask]` needs the text the human reads above the form: `message = \"...\"`, or `question = Self::question_fn` (a `fn(&self, &Args) -> String`) to build it from the arguments",
@@ -137,7 +139,14 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
         rebind,
         mut asserts,
         unpack,
-    } = handler::rewrite(shape, &tool_fn, *answered_at, "__guard_answered", &private);
+    } = handler::rewrite(
+        shape,
+        &tool_fn,
+        *answered_at,
+        "__guard_answered",
+        &o.asking,
+        &private,
+    );
     asserts.push(quote!(#private::assert_guarded::<Self>();));
     asserts.extend(handler::assert_parameters(shape, &private));
     asserts.extend(read_handle_checks(shape, &tool_fn, rt));

@@ -85,6 +85,62 @@ pub fn string_value(cx: &Ctxt, opt: &Opt) -> Option<String> {
     }
 }
 
+/// `unknown_arguments = "refuse" | "ignore"`: whether arguments the tool does not take are
+/// dropped (`true`) rather than refused.
+pub fn ignores_unknown(cx: &Ctxt, opt: &Opt) -> bool {
+    match string_value(cx, opt).as_deref() {
+        Some("ignore") => true,
+        Some("refuse") | None => false,
+        Some(other) => {
+            cx.error_spanned_by(&opt.value, format!("unknown `unknown_arguments = \"{other}\"`; write \"refuse\" (the default: a name the tool does not take ends the call with INVALID_INPUT) or \"ignore\" (such names are dropped, as serde does)"));
+            false
+        }
+    }
+}
+
+/// A string option the human reads: refused when it shows nothing (empty, spaces, or only
+/// invisible characters such as U+200B, U+FEFF or U+2060), since a client would render a
+/// question with no words above it.
+pub fn shown_text_value(cx: &Ctxt, opt: &Opt, example: &str) -> Option<String> {
+    let text = string_value(cx, opt)?;
+    if shows_nothing(&text) {
+        cx.error_spanned_by(
+            &opt.value,
+            format!(
+                "`{key}` shows the human nothing: it is empty or holds only spaces or invisible characters, so the question would reach them with no words. Write what they are asked, e.g. `{key} = \"{example}\"`",
+                key = opt.key
+            ),
+        );
+        return None;
+    }
+    Some(text)
+}
+
+/// True when no character of `text` is drawn: White_Space, control and format characters
+/// (U+200B, U+FEFF, U+2060, ...), separators, combining marks with nothing to combine with,
+/// and the Hangul and Braille fillers that render blank.
+pub fn shows_nothing(text: &str) -> bool {
+    use unicode_general_category::{GeneralCategory as G, get_general_category};
+    text.chars().all(|c| {
+        c.is_whitespace()
+            || matches!(
+                get_general_category(c),
+                G::Control
+                    | G::Format
+                    | G::SpaceSeparator
+                    | G::LineSeparator
+                    | G::ParagraphSeparator
+                    | G::NonspacingMark
+                    | G::SpacingMark
+                    | G::EnclosingMark
+            )
+            || matches!(
+                c,
+                '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{2800}'
+            )
+    })
+}
+
 pub fn expr_value<'o>(cx: &Ctxt, opt: &'o Opt, shape: &str) -> Option<&'o Expr> {
     if opt.value.is_none() {
         cx.error_spanned_by(
@@ -354,6 +410,26 @@ pub fn crate_path(cx: &Ctxt, opt: &Opt) -> Option<syn::Path> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_text_of_spaces_or_invisible_characters_shows_nothing() {
+        for blank in [
+            "",
+            "   ",
+            "\t\n",
+            "\u{00A0}\u{3000}",
+            "\u{200B}",
+            "\u{FEFF}",
+            "\u{2060}",
+            " \u{200B}\u{200D} ",
+            "\u{3164}",
+        ] {
+            assert!(shows_nothing(blank), "{blank:?}");
+        }
+        for shown in ["Delete?", " ok ", "\u{200B}x", "\u{00E9}", "\u{1F5D1}"] {
+            assert!(!shows_nothing(shown), "{shown:?}");
+        }
+    }
 
     #[test]
     fn every_unit_spelling_reads_with_and_without_a_space() {

@@ -347,7 +347,14 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
         rebind,
         mut asserts,
         unpack,
-    } = handler::rewrite(shape, &tool_fn, confirmed_at, "__guard_confirmed", &private);
+    } = handler::rewrite(
+        shape,
+        &tool_fn,
+        confirmed_at,
+        "__guard_confirmed",
+        &o.asking,
+        &private,
+    );
 
     let preview = o.preview.as_ref().expect("checked");
     // Called through a function whose bounds spell the expected signature, so a wrong
@@ -475,12 +482,22 @@ fn generate(o: &Options, shape: &Shape, tool_fn: ImplItemFn, rt: &TokenStream) -
             asserts
                 .push(quote_spanned!(confirmed_ty.span()=> #private::assert_form::<#form_ty>();));
             // The form's description decides its roles, at compile time, in a `const` item.
+            // A checkbox or typed-name question first needs a form the derive counted that
+            // field in, so a form without one is refused with a trait's message.
             let at_proof = krate::respan(rt.clone(), confirmed_ty.span());
-            let roles = quote_spanned! {confirmed_ty.span()=>
-                const _: () = #at_proof::__private::assert_roles(
-                    <#form_ty as #at_proof::Form>::SPEC,
-                    #at_proof::__private::ConfirmKind::#confirm_kind,
-                );
+            let roles = match o.confirm.map(|c| c.0) {
+                Some(ConfirmBy::Checkbox) => quote_spanned! {confirmed_ty.span()=>
+                    const _: () = <#form_ty as #at_proof::__private::CheckboxForm>::ROLES;
+                },
+                Some(ConfirmBy::TypeToConfirm) => quote_spanned! {confirmed_ty.span()=>
+                    const _: () = <#form_ty as #at_proof::__private::TypeToConfirmForm>::ROLES;
+                },
+                _ => quote_spanned! {confirmed_ty.span()=>
+                    const _: () = #at_proof::__private::assert_roles(
+                        <#form_ty as #at_proof::Form>::SPEC,
+                        #at_proof::__private::ConfirmKind::#confirm_kind,
+                    );
+                },
             };
             quote! {
                 #roles

@@ -276,7 +276,14 @@ fn generate(
         rebind,
         mut asserts,
         unpack,
-    } = handler::rewrite(shape, &tool_fn, usize::MAX, "__guard_unused", &private);
+    } = handler::rewrite(
+        shape,
+        &tool_fn,
+        usize::MAX,
+        "__guard_unused",
+        &o.asking,
+        &private,
+    );
     asserts.push(quote!(#private::assert_guarded::<Self>();));
     asserts.extend(handler::assert_parameters(shape, &private));
     // The read-handle checks of `#[read_only]` keep applying to every parameter.

@@ -14,7 +14,8 @@ use crate::{
 };
 
 /// The options of the question itself, which every attribute that asks the human shares:
-/// `message`, `validate`, `timeout`, `on_decline`, `on_cancel`, and `crate`.
+/// `message`, `validate`, `timeout`, `on_decline`, `on_cancel`, `unknown_arguments` and
+/// `crate`.
 #[derive(Default)]
 pub struct Asking {
     pub message: Option<String>,
@@ -22,6 +23,8 @@ pub struct Asking {
     pub timeout_secs: Option<u64>,
     pub on_decline: Option<String>,
     pub on_cancel: Option<String>,
+    /// `unknown_arguments = "ignore"`: names the tool does not take are dropped.
+    pub ignore_unknown: bool,
     pub krate: Option<syn::Path>,
 }
 
@@ -29,13 +32,16 @@ impl Asking {
     /// Takes `opt` if it is one of these options; `false` leaves it to the attribute.
     pub fn apply(&mut self, cx: &Ctxt, opt: &Opt) -> bool {
         match opt.key.to_string().as_str() {
-            "message" => self.message = attr::string_value(cx, opt),
+            "message" => {
+                self.message = attr::shown_text_value(cx, opt, "Delete the build cache?");
+            }
             "validate" => {
                 self.validate = attr::expr_value(cx, opt, "Self::rules_fn").cloned();
             }
             "timeout" => self.timeout_secs = attr::duration_value(cx, opt, &attr::TIMEOUT),
             "on_decline" => self.on_decline = attr::string_value(cx, opt),
             "on_cancel" => self.on_cancel = attr::string_value(cx, opt),
+            "unknown_arguments" => self.ignore_unknown = attr::ignores_unknown(cx, opt),
             "crate" => self.krate = attr::crate_path(cx, opt),
             _ => return false,
         }
@@ -209,11 +215,13 @@ pub struct Rewritten {
 
 /// Rewrites the parameters of `tool_fn`: the one at `guarded_at` becomes the local
 /// `__guard_<local>` (spanned at the author's type, so a look-alike type is refused there).
+/// The arguments refuse names the tool does not take unless `asking.ignore_unknown`.
 pub fn rewrite(
     shape: &Shape,
     tool_fn: &ImplItemFn,
     guarded_at: usize,
     local: &str,
+    asking: &Asking,
     private: &TokenStream,
 ) -> Rewritten {
     let rmcp = quote!(#private::rmcp);
@@ -239,7 +247,11 @@ pub fn rewrite(
             // Taken raw and deserialised by the flow: a wrong shape is guard's refusal.
             out.params
                 .push(quote!(#binding: #private::GuardArguments<#args_ty>));
+            let lenient = asking
+                .ignore_unknown
+                .then(|| quote!(let #binding = #binding.ignoring_unknown();));
             out.unpack = quote! {
+                #lenient
                 let __guard_args = match __guard_flow.arguments(&__guard_incoming, #binding) {
                     ::core::result::Result::Ok(args) => args,
                     ::core::result::Result::Err(done) => return ::core::result::Result::Ok(*done),

@@ -20,6 +20,8 @@ struct Opts {
     key: Option<Ident>,
     ttl_secs: Option<u64>,
     krate: Option<syn::Path>,
+    /// `unknown_arguments = "ignore"`: names the tool does not take are dropped.
+    ignore_unknown: bool,
 }
 
 /// Expands a keyed tool, or reports every problem and re-emits a stand-in.
@@ -35,6 +37,7 @@ pub fn expand(attr: TokenStream, mut f: ImplItemFn) -> TokenStream {
         key: None,
         ttl_secs: None,
         krate: None,
+        ignore_unknown: false,
     });
     if tool_attr::has_tool(&f) {
         tool_attr::set_hints(&cx, &mut f, "idempotent", tool_attr::idempotent_hints());
@@ -54,6 +57,7 @@ fn options(cx: &Ctxt, attr: TokenStream) -> Option<Opts> {
         key: None,
         ttl_secs: None,
         krate: None,
+        ignore_unknown: false,
     };
     let written = syn::punctuated::Punctuated::<Opt, syn::Token![,]>::parse_terminated
         .parse2(attr.clone())
@@ -66,6 +70,7 @@ fn options(cx: &Ctxt, attr: TokenStream) -> Option<Opts> {
             "key" => o.key = key_field(cx, opt),
             "ttl" => o.ttl_secs = attr::duration_value(cx, opt, &attr::KEY_TTL),
             "crate" => o.krate = attr::crate_path(cx, opt),
+            "unknown_arguments" => o.ignore_unknown = attr::ignores_unknown(cx, opt),
             _ => {}
         }
     }
@@ -180,6 +185,7 @@ fn generate(f: &ImplItemFn, opts: &Opts, rt: &TokenStream) -> Vec<ImplItem> {
             &binding,
             quote!(__GUARD_SPEC.tool),
             quote!(__GUARD_SPEC.tool),
+            opts.ignore_unknown,
         );
         forward.push(quote!(#binding));
     }

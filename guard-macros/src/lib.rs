@@ -59,6 +59,7 @@ use syn::{DeriveInput, ImplItemFn, ItemImpl, parse_macro_input};
 /// | `defer` | a duration, e.g. `"10m"`, at most `1d` | none: the effect runs at once | not with `batch`, `undo` | the confirmed effect waits this long, and can be withdrawn until it runs |
 /// | `grant` | a duration, e.g. `"10m"`, at most `8h` | none | needs `grant_calls`; not with `approve`, `batch`, `defer` | how long a grant the human opens lasts: their answer covers later calls on the scope the preview states |
 /// | `grant_calls` | a whole number from 1 to 100 | none | needs `grant` | how many more calls a grant covers |
+/// | `unknown_arguments` | `"refuse"` or `"ignore"` | `"refuse"` |  | an argument the tool does not take (`dryrun` for `dry_run`): refused with `INVALID_INPUT` before anything is asked or run, or dropped unread as serde does |
 /// | `crate` | a string, e.g. `"my_crate::guard"` | `rmcp_guard` |  | where rmcp_guard is when the crate reaches it through a re-export (a renamed dependency is found in Cargo.toml) |
 ///
 /// With `batch`, the preview returns a `rmcp_guard::batch::Batch`, the human picks items
@@ -143,6 +144,7 @@ pub fn destructive(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// | `timeout` | a duration, e.g. `"10m"`, at most `1h` | `Guard::answer_timeout` (5 minutes) |  | how long the human has to answer |
 /// | `on_decline` | a string, e.g. `"Kept the table."` | guard's text |  | what the model reads when the human declines |
 /// | `on_cancel` | a string, e.g. `"Nobody answered."` | guard's text |  | what the model reads when the human cancels or does not answer |
+/// | `unknown_arguments` | `"refuse"` or `"ignore"` | `"refuse"` |  | an argument the tool does not take (`dryrun` for `dry_run`): refused with `INVALID_INPUT` before anything is asked or run, or dropped unread as serde does |
 /// | `crate` | a string, e.g. `"my_crate::guard"` | `rmcp_guard` |  | where rmcp_guard is when the crate reaches it through a re-export (a renamed dependency is found in Cargo.toml) |
 ///
 /// ```
@@ -215,6 +217,7 @@ pub fn ask(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// | `timeout` | a duration, e.g. `"10m"`, at most `1h` | `Guard::answer_timeout` (5 minutes) |  | how long the human has to answer |
 /// | `on_decline` | a string, e.g. `"Kept the table."` | guard's text |  | what the model reads when the human declines |
 /// | `on_cancel` | a string, e.g. `"Nobody answered."` | guard's text |  | what the model reads when the human cancels or does not answer |
+/// | `unknown_arguments` | `"refuse"` or `"ignore"` | `"refuse"` |  | an argument the tool does not take (`dryrun` for `dry_run`): refused with `INVALID_INPUT` before anything is asked or run, or dropped unread as serde does |
 /// | `crate` | a string, e.g. `"my_crate::guard"` | `rmcp_guard` |  | where rmcp_guard is when the crate reaches it through a re-export (a renamed dependency is found in Cargo.toml) |
 ///
 /// ```
@@ -256,6 +259,7 @@ pub fn read_only(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// |---|---|---|---|---|
 /// | `key` | an argument's field, e.g. `request_id` | required with options |  | the `String` argument that carries the caller's idempotency key |
 /// | `ttl` | a duration, e.g. `"10m"`, at most `30d` | required |  | how long a key answers with its stored result |
+/// | `unknown_arguments` | `"refuse"` or `"ignore"` | `"refuse"` |  | an argument the tool does not take (`dryrun` for `dry_run`): refused with `INVALID_INPUT` before anything is asked or run, or dropped unread as serde does |
 /// | `crate` | a string, e.g. `"my_crate::guard"` | `rmcp_guard` |  | where rmcp_guard is when the crate reaches it through a re-export (a renamed dependency is found in Cargo.toml) |
 ///
 /// ```
@@ -511,6 +515,7 @@ pub fn tool_router(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// | `ttl` | a duration, e.g. `"10m"`, at most `7d` | required |  | how long the intent waits for its confirm before it expires |
 /// | `scope` | a string, e.g. `"orders.cancel"` | none |  | the scopes the caller needs, separated by commas or spaces; checked at both phases |
 /// | `rate` | calls per period, e.g. `"5/min"`, the period at most `7d` | no limit |  | how many prepares one user may make per period |
+/// | `unknown_arguments` | `"refuse"` or `"ignore"` | `"refuse"` |  | an argument the tool does not take (`dryrun` for `dry_run`): refused with `INVALID_INPUT` before anything is asked or run, or dropped unread as serde does |
 #[proc_macro_attribute]
 pub fn prepare(_attr: TokenStream, item: TokenStream) -> TokenStream {
     let f = parse_macro_input!(item as ImplItemFn);

@@ -23,6 +23,8 @@ struct PrepareOpts {
     ttl_secs: Option<u64>,
     scopes: Vec<String>,
     rate: Option<(u32, u64)>,
+    /// `unknown_arguments = "ignore"`: names the prepare does not take are dropped.
+    ignore_unknown: bool,
 }
 
 struct ConfirmOpts {
@@ -238,6 +240,7 @@ fn prepare_opts(cx: &Ctxt, a: &syn::Attribute) -> PrepareOpts {
         ttl_secs: None,
         scopes: Vec::new(),
         rate: None,
+        ignore_unknown: false,
     };
     let Some((opts, given)) = written_options(cx, a, &options::PREPARE) else {
         return o;
@@ -261,6 +264,7 @@ fn prepare_opts(cx: &Ctxt, a: &syn::Attribute) -> PrepareOpts {
                 }
             }
             "rate" => o.rate = attr::rate_value(cx, &opt),
+            "unknown_arguments" => o.ignore_unknown = attr::ignores_unknown(cx, &opt),
             _ => {}
         }
     }

@@ -201,15 +201,16 @@ fn skip_item(meta: &ParseNestedMeta) -> syn::Result<()> {
     Ok(())
 }
 
-/// `key = "name"` or `key(serialize = "a", deserialize = "b")`: every string given.
-fn names_of(meta: &ParseNestedMeta) -> syn::Result<Vec<LitStr>> {
+/// `key = "name"` or `key(serialize = "a", deserialize = "b")`: every string given, each
+/// with whether serde reads it when it deserializes.
+fn names_of(meta: &ParseNestedMeta) -> syn::Result<Vec<(LitStr, bool)>> {
     if meta.input.peek(Token![=]) {
-        return Ok(vec![meta.value()?.parse()?]);
+        return Ok(vec![(meta.value()?.parse()?, true)]);
     }
     let mut out = Vec::new();
     meta.parse_nested_meta(|inner| {
         if inner.path.is_ident("serialize") || inner.path.is_ident("deserialize") {
-            out.push(inner.value()?.parse()?);
+            out.push((inner.value()?.parse()?, inner.path.is_ident("deserialize")));
             Ok(())
         } else {
             Err(inner.error("expected `serialize = \"...\"` or `deserialize = \"...\"`"))
@@ -222,6 +223,10 @@ fn names_of(meta: &ParseNestedMeta) -> syn::Result<Vec<LitStr>> {
 #[derive(Default)]
 struct Container {
     rules: Vec<(Rule, String)>,
+    /// The case style serde reads fields in, if `rename_all` gives one for deserializing.
+    read_rule: Option<Rule>,
+    /// `#[serde(transparent)]`: the arguments are the one field's own.
+    transparent: bool,
     /// `#[serde(default)]` on the container: every field may be left out.
     default: bool,
     /// `tag = "..."` and `content = "..."`: names the model sends next to the fields.
@@ -250,13 +255,22 @@ fn parse_container(cx: &Ctxt, input: &DeriveInput) -> Container {
     let mut container = Container::default();
     each_item(cx, &input.attrs, |meta, source, key| match key {
         "rename_all" => {
-            for lit in names_of(meta)? {
+            for (lit, read) in names_of(meta)? {
                 match Rule::parse(&lit) {
-                    Ok(rule) => container.rules.push(rule),
+                    Ok(rule) => {
+                        if read && source == Source::Serde {
+                            container.read_rule = Some(rule.0);
+                        }
+                        container.rules.push(rule);
+                    }
                     Err(e) => cx.push(e),
                 }
             }
             Ok(())
+        }
+        "transparent" if source == Source::Serde => {
+            container.transparent = true;
+            skip_item(meta)
         }
         "tag" | "content" => {
             let lit: LitStr = meta.value()?.parse()?;
@@ -298,6 +312,9 @@ fn parse_container(cx: &Ctxt, input: &DeriveInput) -> Container {
 struct ArgField<'a> {
     /// The field's Rust name, as `target = ...` and `key = ...` name it.
     ident: String,
+    /// The name serde reads it under (its `rename`, or its name in the container's case
+    /// style), as a refusal of an unknown argument lists it.
+    read_as: String,
     ty: &'a Type,
     names: Vec<WireName>,
     /// Refused already; its type is not checked too, so one mistake is one error.
@@ -347,13 +364,17 @@ fn parse_field<'a>(
             origin: Origin::RenameAll(style.clone()),
         });
     }
+    let mut renamed = None;
     let mut skipped = false;
     let mut flatten = false;
     let mut defaulted = container.default;
     let mut unhashed = false;
     each_item(cx, &field.attrs, |meta, source, key| match key {
         "rename" | "alias" => {
-            for lit in names_of(meta)? {
+            for (lit, read) in names_of(meta)? {
+                if key == "rename" && read && source == Source::Serde {
+                    renamed = Some(lit.value());
+                }
                 names.push(WireName {
                     text: lit.value(),
                     span: lit.span(),
@@ -395,7 +416,12 @@ fn parse_field<'a>(
         }
         _ => skip_item(meta),
     });
+    let read_as = renamed.unwrap_or_else(|| match container.read_rule {
+        Some(rule) => rule.apply(&own),
+        None => own.clone(),
+    });
     Some(ArgField {
+        read_as,
         ident: own,
         ty: &field.ty,
         names,
@@ -543,6 +569,7 @@ fn expand(input: &DeriveInput, parsed: Option<&Parsed>) -> TokenStream {
     let defaulted = idents(|f| f.defaulted);
     let skipped = idents(|f| f.skipped);
     let unhashed = idents(|f| f.unhashed);
+    let fields = fields(parsed, &rt);
     if let Some(parsed) = parsed {
         let all = parsed.container.names.iter().chain(
             parsed
@@ -575,12 +602,29 @@ fn expand(input: &DeriveInput, parsed: Option<&Parsed>) -> TokenStream {
             const DEFAULTED: &'static [&'static str] = &[#(#defaulted),*];
             const SKIPPED: &'static [&'static str] = &[#(#skipped),*];
             const UNHASHED: &'static [&'static str] = &[#(#unhashed),*];
+            const FIELDS: &'static [&'static str] = #fields;
         }
         impl #impl_generics #rt::ToolArgs for #ident #ty_generics #where_clause {}
         impl #impl_generics #rt::__private::ToolArgField for #ident #ty_generics #where_clause {}
         const _: () = {
             #(#asserts)*
         };
+    }
+}
+
+/// The name serde reads for each field the model can send; a transparent container's are
+/// its one field's.
+fn fields(parsed: Option<&Parsed>, rt: &TokenStream) -> TokenStream {
+    let sent = parsed.iter().flat_map(|p| &p.fields).filter(|f| !f.skipped);
+    match parsed {
+        Some(p) if p.container.transparent => match sent.map(|f| f.ty).next() {
+            Some(ty) => quote!(<#ty as #rt::__private::ToolArgsDerived>::FIELDS),
+            None => quote!(&[]),
+        },
+        _ => {
+            let names = sent.map(|f| &f.read_as);
+            quote!(&[#(#names),*])
+        }
     }
 }
 

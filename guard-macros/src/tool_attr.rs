@@ -268,14 +268,18 @@ pub fn confirm_hints() -> proc_macro2::TokenStream {
 /// Rebinds `binding` (the `GuardArguments<T>` a two-phase or keyed tool takes) as rmcp's
 /// `Parameters<T>` for the author's handler, once guard deserialised it: a wrong shape ends
 /// the call there with guard's refusal, audited for `tool` and `op` and the caller of the
-/// dispatched call (`__guard_call`, which every such tool takes first).
+/// dispatched call (`__guard_call`, which every such tool takes first). Names the tool does
+/// not take are refused too, unless `ignore_unknown` (`unknown_arguments = "ignore"`).
 pub fn guard_arguments(
     rt: &TokenStream,
     binding: &syn::Ident,
     tool: TokenStream,
     op: TokenStream,
+    ignore_unknown: bool,
 ) -> TokenStream {
+    let lenient = ignore_unknown.then(|| quote!(let #binding = #binding.ignoring_unknown();));
     quote! {
+        #lenient
         let #binding = #rt::__private::rmcp::handler::server::wrapper::Parameters(
             match #rt::__private::arguments(#rt::Guarded::guard(self), &__guard_call, #tool, #op, #binding).await {
                 ::core::result::Result::Ok(args) => args,

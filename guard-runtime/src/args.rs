@@ -7,14 +7,52 @@ use std::path::PathBuf;
 /// by rmcp's `Parameters`: an argument of the wrong shape (a missing field, a wrong type, an
 /// unknown field the type denies) then ends the call with guard's `INVALID_INPUT`, a trace
 /// id and an audit record, where rmcp would answer with its raw error before guard runs.
+/// So does an argument serde would have dropped unread (`path2`, a misspelled `dryrun`,
+/// a field's Rust name where serde reads its rename), at any depth: on a tool that
+/// destroys, a silently ignored option is an option the model believes it set. A tool
+/// whose author opts out (`unknown_arguments = "ignore"`) takes them as serde does.
+/// `#[derive(ToolArgs)]` refuses `#[serde(flatten)]`, so every name serde drops is seen.
 /// The macros' expansions take it in place of the author's `Parameters<T>`.
 #[doc(hidden)]
-pub struct GuardArguments<T>(Result<T, String>);
+pub struct GuardArguments<T> {
+    parsed: Result<T, String>,
+    /// The paths of the arguments serde ignored, as `path2` or `options.dryrun`.
+    unknown: Vec<String>,
+}
 
-impl<T> GuardArguments<T> {
-    /// The arguments, or what was wrong with their shape.
+impl<T: ToolArgsDerived> GuardArguments<T> {
+    /// The arguments, or what was wrong with them: their shape, or names the tool does not
+    /// take.
     pub fn parsed(self) -> Result<T, String> {
-        self.0
+        let arguments = self.parsed?;
+        if self.unknown.is_empty() {
+            return Ok(arguments);
+        }
+        let quoted = |names: &[&str]| -> String {
+            let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+            quoted.join(", ")
+        };
+        let unknown: Vec<&str> = self.unknown.iter().map(String::as_str).collect();
+        let takes = match T::FIELDS {
+            [] => "no arguments".to_owned(),
+            fields => quoted(fields),
+        };
+        let noun = if unknown.len() == 1 {
+            "argument"
+        } else {
+            "arguments"
+        };
+        Err(format!(
+            "unknown {noun} {} (it takes {takes}; a name it does not take would be ignored, so nothing was read or asked)",
+            quoted(&unknown)
+        ))
+    }
+
+    /// Takes names the tool does not know as serde does, by dropping them: the tool's
+    /// `unknown_arguments = "ignore"`.
+    pub fn ignoring_unknown(mut self) -> Self {
+        self.unknown.clear();
+        self
     }
 }
 
@@ -29,11 +67,31 @@ impl<S, T: serde::de::DeserializeOwned>
     ) -> Result<Self, rmcp::ErrorData> {
         // Read in place: the arguments stay in the context for guard's call record, and
         // nothing is copied to be judged.
-        let parsed = match &context.arguments {
-            Some(given) => T::deserialize(given),
-            None => T::deserialize(&serde_json::Map::new()),
-        };
-        Ok(Self(parsed.map_err(|e| e.to_string())))
+        let empty = serde_json::Map::new();
+        let given = context.arguments.as_ref().unwrap_or(&empty);
+        let mut unknown = Vec::new();
+        let parsed = serde_ignored::deserialize(given, |path| unknown.push(spelled(&path)));
+        Ok(Self {
+            parsed: parsed.map_err(|e| e.to_string()),
+            unknown,
+        })
+    }
+}
+
+/// An ignored argument's path as the model wrote it: `options.dryrun`, `items[0].nmae`
+/// (serde_ignored's own spelling marks each `Option` with `?`).
+fn spelled(path: &serde_ignored::Path) -> String {
+    use serde_ignored::Path;
+    match path {
+        Path::Root => String::new(),
+        Path::Seq { parent, index } => format!("{}[{index}]", spelled(parent)),
+        Path::Map { parent, key } => match spelled(parent) {
+            root if root.is_empty() => key.clone(),
+            parent => format!("{parent}.{key}"),
+        },
+        Path::Some { parent }
+        | Path::NewtypeStruct { parent }
+        | Path::NewtypeVariant { parent } => spelled(parent),
     }
 }
 
@@ -72,6 +130,9 @@ pub trait ToolArgs: ToolArgsDerived {}
 pub trait ToolArgsDerived {
     /// Every wire name the derive checked for this type's own fields.
     const CHECKED_NAMES: &'static [&'static str];
+    /// The name serde reads for each field the model can send, as a refusal of an unknown
+    /// argument lists them.
+    const FIELDS: &'static [&'static str] = &[];
     /// Fields serde fills in when the model leaves them out (`#[serde(default)]`).
     const DEFAULTED: &'static [&'static str] = &[];
     /// Fields the model cannot send (`#[serde(skip)]`, `skip_deserializing`).

@@ -17,6 +17,9 @@ pub enum Code {
     InvalidInput,
     /// The human's answer failed revalidation (a type, a range, the typed name, a rule); nothing ran.
     InvalidConfirmation,
+    /// The human's answer to an `#[ask]` question failed revalidation (a type, a range, a
+    /// `validate` rule); nothing ran, and the tool asks afresh when called again.
+    InvalidAnswer,
     /// The target changed between the question and the effect; nothing ran.
     StateChanged,
     /// The human did not answer in time, or the prepared intent expired; ask or prepare again.
@@ -43,7 +46,9 @@ pub enum Code {
     /// The first call with this idempotency key is still running (409 in the draft):
     /// nothing ran a second time.
     InProgress,
-    /// The undo window closed (its deadline passed, or its purge ran): the effect is final.
+    /// The undo window closed (its deadline passed, its purge ran, or what it would restore
+    /// changed or went away): the effect is final. An author's undo refuses with it when the
+    /// undo can never succeed, and the window ends.
     UndoExpired,
     /// A deferred call is no longer waiting (it ran, or came due and was refused), so it
     /// cannot be withdrawn; the answer carries how it ended.
@@ -60,9 +65,10 @@ pub struct OwnCode(&'static str);
 
 impl Code {
     /// Every code of guard's, in the order above.
-    pub const ALL: [Code; 16] = [
+    pub const ALL: [Code; 17] = [
         Code::InvalidInput,
         Code::InvalidConfirmation,
+        Code::InvalidAnswer,
         Code::StateChanged,
         Code::ConfirmationExpired,
         Code::InvalidState,
@@ -84,6 +90,7 @@ impl Code {
         match self {
             Code::InvalidInput => "INVALID_INPUT",
             Code::InvalidConfirmation => "INVALID_CONFIRMATION",
+            Code::InvalidAnswer => "INVALID_ANSWER",
             Code::StateChanged => "STATE_CHANGED",
             Code::ConfirmationExpired => "CONFIRMATION_EXPIRED",
             Code::InvalidState => "INVALID_STATE",

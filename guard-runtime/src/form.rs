@@ -502,6 +502,57 @@ impl<E: FormEnum> FieldValue for E {
     }
 }
 
+/// A field the derive reads as a single choice: its type as written is neither `String`,
+/// `bool`, a number nor `Vec<_>`. Only a `FormEnum` (or an `Option` of one) is one, so a
+/// type alias of another field type (`type Seats = Vec<Seat>`), whose kind the derive cannot
+/// see, fails to compile here instead of publishing the wrong schema.
+#[diagnostic::on_unimplemented(
+    message = "this form field is read as a single choice, and `{Self}` is not a `#[derive(FormEnum)]` enum",
+    label = "guard reads a field's kind from its type as written",
+    note = "behind a type alias? guard cannot see through one: write `{Self}` in the field itself, so a `Vec<...>` of choices is published as a multi-select and `String`, `bool` or a number as a free value",
+    note = "a nested value cannot be a form field, as forms must be flat so every client can render them: flatten it into separate fields of this form, or make it a unit-only enum with `#[derive(rmcp_guard::FormEnum)]`"
+)]
+pub trait Choice: Sized {
+    /// The offered choices.
+    const VALUES: &'static [EnumValue];
+    /// Reads the validated value of `field`, as [`FieldValue::from_field`].
+    fn from_choice(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String>;
+    /// The value as JSON, as [`FieldValue::to_json`].
+    fn choice_json(&self) -> Value;
+
+    /// Implemented by guard for `FormEnum` and `Option` of one only.
+    #[doc(hidden)]
+    fn __guard_only_choices(_: crate::seal::FlatKind);
+}
+
+impl<E: FormEnum> Choice for E {
+    fn __guard_only_choices(_: crate::seal::FlatKind) {}
+
+    const VALUES: &'static [EnumValue] = E::VALUES;
+
+    fn from_choice(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String> {
+        <E as FieldValue>::from_field(value, field)
+    }
+
+    fn choice_json(&self) -> Value {
+        FieldValue::to_json(self)
+    }
+}
+
+impl<E: FormEnum> Choice for Option<E> {
+    fn __guard_only_choices(_: crate::seal::FlatKind) {}
+
+    const VALUES: &'static [EnumValue] = E::VALUES;
+
+    fn from_choice(value: Option<&Value>, field: &FieldSpec) -> Result<Self, String> {
+        <Option<E> as FieldValue>::from_field(value, field)
+    }
+
+    fn choice_json(&self) -> Value {
+        FieldValue::to_json(self)
+    }
+}
+
 /// A multi-select: the distinct choices the human picked, in the order the client sent them.
 impl<E: FormEnum> FieldValue for Vec<E> {
     fn __guard_only_flat_kinds(_: crate::seal::FlatKind) {}

@@ -25,6 +25,8 @@ pub struct Effect {
     /// An `#[ask]` tool's question or a disclosure: nothing changes that could be reversed,
     /// so no terms of reversing are told.
     asks_only: bool,
+    /// An `#[ask]` tool's question: nothing is confirmed, so its endings speak of a question.
+    question: bool,
 }
 
 impl Preview {
@@ -39,6 +41,7 @@ impl Preview {
             target: Target::new(target),
             summary: summary.into(),
             asks_only: false,
+            question: false,
         })
     }
 
@@ -48,6 +51,7 @@ impl Preview {
             target: Target::new(name),
             summary: question,
             asks_only: true,
+            question: true,
         })
     }
 
@@ -58,6 +62,7 @@ impl Preview {
             target: Target::new(target).with_state(state),
             summary,
             asks_only: true,
+            question: false,
         })
     }
 
@@ -111,9 +116,14 @@ impl Effect {
         self.target.grant_scope()
     }
 
-    /// Whether this is an `#[ask]` question rather than an effect.
+    /// Whether this is an `#[ask]` question or a disclosure rather than an effect.
     pub(crate) fn asks_only(&self) -> bool {
         self.asks_only
+    }
+
+    /// Whether this is an `#[ask]` question, where nothing is being confirmed.
+    pub(crate) fn is_question(&self) -> bool {
+        self.question
     }
 
     /// A digest of everything the human was shown plus the hidden state. It is sealed into

@@ -123,11 +123,13 @@ pub(crate) const STEPS: [Step; 18] = [
         name: "approval and request state rules",
         apply: every_ledger_rule,
     },
-    // Version 18: the rule that an undo window is purged only once its deadline passed by
-    // the database's clock, whoever writes the row.
+    // Version 18: `guard_undo` windows may end `LOST`, with the reason their undo can never
+    // succeed (what it would restore changed or went away), instead of staying open; and a
+    // window is purged only once its deadline passed by the database's clock, whoever writes
+    // the row.
     Step {
-        name: "undo purged when due",
-        apply: undo_rules,
+        name: "lost undo windows, purged when due",
+        apply: crate::undo::table::lost,
     },
 ];
 
@@ -220,10 +222,6 @@ const fn retired(table: &'static str, trigger: &'static str) -> Retired {
 
 fn ledger_rules(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
     Box::pin(crate::store::ledger::renew(tx, &LEDGERS, &HAND_WRITTEN))
-}
-
-fn undo_rules(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {
-    Box::pin(crate::store::ledger::renew(tx, &LEDGERS[..1], &[]))
 }
 
 fn every_ledger_rule(tx: &mut Tx) -> BoxFuture<'_, Result<(), StoreError>> {

@@ -10,8 +10,8 @@
 //! a caller's time, says whether a window has expired.
 //!
 //! What the store enforces (the table `guard_undo` and its triggers): a window opens
-//! `OPEN`, closes once (`UNDONE` with its result, or `PURGED`), and never changes whose it
-//! is, what it undoes or until when.
+//! `OPEN`, closes once (`UNDONE` with its result, `LOST` with the reason its undo can never
+//! succeed, or `PURGED`), and never changes whose it is, what it undoes or until when.
 //! What the code enforces: an undo and a purge of one window take its row lock (SQLite's
 //! one writer, PostgreSQL's `FOR UPDATE`) and re-read its status under it, so one of them
 //! wins and the other reports which; a second undo answers with the first one's result;
@@ -19,8 +19,10 @@
 //!
 //! What it does not do: guard restores what the author's undo restores. Whether the target
 //! is still as the effect left it (nothing replaced or consumed it since) is the author's
-//! undo to check, and its `STATE_CHANGED` refusal leaves the window open and nothing
-//! restored. Consumers outside the store (a downstream job that already read a deleted row)
+//! undo to check: its `STATE_CHANGED` refusal leaves the window open and nothing restored
+//! (the human can clear the way and undo again), and its `UNDO_EXPIRED` refusal says the
+//! undo can never succeed (what it would restore changed or went away), so the window ends
+//! `LOST` with that reason, which every later undo answers, and no purge runs for it. Consumers outside the store (a downstream job that already read a deleted row)
 //! are beyond guard's reach.
 
 mod answer;
@@ -163,6 +165,7 @@ impl UndoWindows {
 enum Status {
     Open,
     Undone,
+    Lost,
     Purged,
 }
 
@@ -182,6 +185,7 @@ impl Stored {
         let status = match row.text("status")? {
             "OPEN" => Status::Open,
             "UNDONE" => Status::Undone,
+            "LOST" => Status::Lost,
             "PURGED" => Status::Purged,
             other => {
                 return Err(StoreError::Other(format!(

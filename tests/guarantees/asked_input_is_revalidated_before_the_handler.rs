@@ -61,7 +61,7 @@ impl Guarded for Pizzeria {
 #[tool_router]
 impl Pizzeria {
     /// Ask the user what pizza to order.
-    #[ask(question = Self::question, message = "Your order")]
+    #[ask(question = Self::question, message = "Your order", validate = Self::kitchen_rules)]
     #[tool]
     async fn order_pizza(
         &self,
@@ -80,6 +80,14 @@ impl Pizzeria {
             toppings.join("+"),
             args.occasion
         ))
+    }
+
+    /// The kitchen bakes for a named person only.
+    fn kitchen_rules(order: &Order) -> Result<(), String> {
+        match order.name.as_str() {
+            "Nobody" => Err("the kitchen bakes for a named person".to_owned()),
+            _ => Ok(()),
+        }
     }
 
     fn question(&self, args: &OrderArgs) -> String {
@@ -163,6 +171,12 @@ async fn decline_and_cancel_are_natural_results(era: ProtocolVersion) {
             "{text}"
         );
         assert!(text.contains("order_pizza did not run"), "{text}");
+        if expected == Outcome::Cancelled {
+            assert_eq!(
+                text,
+                "The question was cancelled; nothing was changed (order_pizza did not run)."
+            );
+        }
     }
 }
 
@@ -179,16 +193,15 @@ async fn an_invalid_answer_never_reaches_the_handler(era: ProtocolVersion) {
         json!({"toppings": []}),
         json!({"name": "Ada", "toppings": [], "tip": 5}),
         Value::Null,
+        // Fits the form, fails the tool's `validate` rule.
+        json!({"name": "Nobody", "toppings": []}),
     ] {
         let human = ScriptedHuman::new(era.clone());
         human.will(Answer::Accept(content.clone()));
         let (text, _, error, code, handled) = order(human).await;
         assert!(error, "{content}: {text}");
-        assert_eq!(
-            code.as_deref(),
-            Some("INVALID_CONFIRMATION"),
-            "{content}: {text}"
-        );
+        // Nothing was being confirmed: the answer to a question is invalid.
+        assert_eq!(code.as_deref(), Some("INVALID_ANSWER"), "{content}: {text}");
         assert_eq!(
             handled, 0,
             "{content}: the handler ran on an invalid answer"

@@ -22,6 +22,8 @@ both_eras!(
     a_second_undo_answers_with_the_first_result,
     another_person_gets_not_found,
     a_new_file_under_the_name_is_never_overwritten,
+    a_copy_rewritten_in_the_trash_is_not_restored,
+    a_restore_cut_short_before_its_commit_is_undone_next_time,
     after_the_window_the_purge_runs_once_and_undo_is_expired,
     a_restart_between_the_delete_and_the_undo_keeps_the_window,
     the_trash_is_out_of_reach_of_the_other_tools,
@@ -268,6 +270,66 @@ async fn a_new_file_under_the_name_is_never_overwritten(era: ProtocolVersion) {
     let undone = undo(&world, &era, "alice", &id).await;
     assert_natural(&undone, Outcome::Undone);
     assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+}
+
+/// A trashed copy rewritten in place to the same size, its modification time set back,
+/// is not the file that was deleted: its change time moved, so `undo` refuses and leaves
+/// the name free.
+async fn a_copy_rewritten_in_the_trash_is_not_restored(era: ProtocolVersion) {
+    let world = World::new();
+    let (result, _) = delete(&world, &era).await;
+    let id = operation_id(&result);
+    let name = trashed(&world).pop().expect("a trashed file");
+    let copy = world.path(rmcp_guard::sandbox::TRASH).join(name);
+    let before = std::fs::metadata(&copy).expect("the trashed copy");
+    let forged = "X".repeat(OLD_LOG.len());
+    std::fs::write(&copy, &forged).expect("rewrite in place");
+    std::fs::File::options()
+        .write(true)
+        .open(&copy)
+        .and_then(|f| f.set_modified(before.modified()?))
+        .expect("set the modification time back");
+    let after = std::fs::metadata(&copy).expect("the trashed copy");
+    assert_eq!(
+        (after.len(), after.modified().ok(), after.ino()),
+        (before.len(), before.modified().ok(), before.ino()),
+        "same size, modification time and inode"
+    );
+    let refused = undo(&world, &era, "alice", &id).await;
+    let expired = Outcome::Refused(rmcp_guard::Code::UndoExpired);
+    assert_refused(&refused, rmcp_guard::Code::UndoExpired, expired);
+    assert!(
+        text(&refused).contains("was changed in the trash"),
+        "{}",
+        text(&refused)
+    );
+    assert_eq!(world.file("old.log"), None, "nothing restored");
+    // The window ended with its reason: it is not left open for ever.
+    let again = undo(&world, &era, "alice", &id).await;
+    assert_refused(&again, rmcp_guard::Code::UndoExpired, expired);
+    assert!(
+        text(&again).contains("ended at") && text(&again).contains("was changed in the trash"),
+        "{}",
+        text(&again)
+    );
+    assert_eq!(world.file("old.log"), None, "nothing restored");
+}
+
+/// A restore killed after its rename and before its commit leaves the file back under its
+/// name and the window open: the next undo finds the very file there and closes the window
+/// as undone, audited, instead of saying nothing was restored.
+async fn a_restore_cut_short_before_its_commit_is_undone_next_time(era: ProtocolVersion) {
+    let world = World::new();
+    let (result, _) = delete(&world, &era).await;
+    let id = operation_id(&result);
+    let name = trashed(&world).pop().expect("a trashed file");
+    let copy = world.path(rmcp_guard::sandbox::TRASH).join(name);
+    std::fs::rename(&copy, world.path("old.log")).expect("the restore's rename");
+    let undone = undo(&world, &era, "alice", &id).await;
+    assert_natural(&undone, Outcome::Undone);
+    assert_eq!(world.file("old.log").as_deref(), Some(OLD_LOG));
+    let again = undo(&world, &era, "alice", &id).await;
+    assert_natural(&again, Outcome::AlreadyUndone);
 }
 
 async fn after_the_window_the_purge_runs_once_and_undo_is_expired(era: ProtocolVersion) {

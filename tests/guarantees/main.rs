@@ -36,3 +36,4 @@ mod own_routes_travel_with_the_router;
 mod previews_run_as_pinned;
 mod read_only_cannot_write;
 mod request_states_are_sealed_and_spent_once;
+mod unknown_arguments_are_refused;

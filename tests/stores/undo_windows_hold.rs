@@ -6,7 +6,8 @@
 //! it, no purge pass closes a window and the database refuses to mark one purged; an undo
 //! racing the purge has one winner, and the loser says which; a window outlives a restart;
 //! two stores on one PostgreSQL purge each window once; a target replaced after the effect
-//! is refused and nothing is overwritten; and the database refuses to reopen a closed window.
+//! is refused and nothing is overwritten; an undo that can never succeed ends its window
+//! `LOST`; and the database refuses to reopen a closed window.
 
 use std::{
     collections::HashMap,
@@ -51,6 +52,7 @@ both_stores!(
     undo_racing_the_purge_has_one_winner_that_the_loser_names,
     a_window_outlives_a_restart,
     a_replaced_target_is_refused_and_nothing_is_overwritten,
+    an_undo_that_can_never_succeed_ends_the_window,
     a_closed_window_never_opens_again,
     background_purgers_purge_each_due_window_once,
 );
@@ -100,8 +102,8 @@ impl Files {
         json!({"name": name, "trashed": trashed})
     }
 
-    /// The author's undo: refuses (`STATE_CHANGED`) if something took the name since, else
-    /// moves the same file back.
+    /// The author's undo: refuses (`STATE_CHANGED`) if something took the name since, for
+    /// good (`UNDO_EXPIRED`) if the trashed file is gone, else moves the same file back.
     async fn undo(self: Arc<Self>, window: Window) -> Result<Value, ToolError> {
         self.undos.fetch_add(1, Ordering::SeqCst);
         let name = window.data["name"].as_str().expect("name");
@@ -110,6 +112,12 @@ impl Files {
             return Err(ToolError::new(
                 Code::StateChanged,
                 format!("{name} exists again, so nothing was restored: move it away first"),
+            ));
+        }
+        if self.path(trashed).symlink_metadata().is_err() {
+            return Err(ToolError::new(
+                Code::UndoExpired,
+                format!("the trashed copy of {name} is no longer in the trash."),
             ));
         }
         // Long enough for a racing purge to be waiting on the window.
@@ -697,6 +705,55 @@ async fn a_replaced_target_is_refused_and_nothing_is_overwritten(engine: Engine)
     std::fs::rename(files.path("a.txt"), files.path("new.txt")).unwrap();
     assert_natural(&undo(&server, &opened).await, Outcome::Undone);
     assert_eq!(files.read("a.txt").as_deref(), Some(&b"the old file"[..]));
+}
+
+/// An undo that can never succeed (the author's undo refuses with `UNDO_EXPIRED`: the
+/// trashed copy went away) ends the window `LOST` with its reason, audited: a later undo
+/// answers the same without running the author's undo again, and no purge runs for it.
+async fn an_undo_that_can_never_succeed_ends_the_window(engine: Engine) {
+    let Some(world) = World::new(engine).await else {
+        return;
+    };
+    let files = Files::new();
+    let server = alice(world.store.clone(), &files);
+    files.write("a.txt", b"lost from the trash");
+    let opened = delete(&world, &server, "a.txt").await;
+    for entry in std::fs::read_dir(files.path(".trash")).unwrap() {
+        std::fs::remove_file(entry.unwrap().path()).unwrap();
+    }
+    let lost = undo(&server, &opened).await;
+    assert_refused(
+        &lost,
+        Code::UndoExpired,
+        Outcome::Refused(Code::UndoExpired),
+    );
+    assert!(
+        text(&lost).contains("is no longer in the trash"),
+        "{}",
+        text(&lost)
+    );
+    assert_eq!(status(&world, &opened).await, "LOST");
+    let again = undo(&server, &opened).await;
+    assert_eq!(text(&again), text(&lost), "the same reason, every time");
+    assert_eq!(files.undos.load(Ordering::SeqCst), 1, "the undo ran once");
+    assert_eq!(server.purge_due(opened.expires_at + 1).await, 0);
+    assert!(files.purges().is_empty(), "no purge for a lost window");
+    assert_eq!(
+        records(&world, Outcome::Refused(Code::UndoExpired)).await,
+        2
+    );
+    // Neither role reopens it or rewrites its reason.
+    for sql in [
+        "UPDATE guard_undo SET status = 'OPEN', closed_at = NULL, result = NULL WHERE operation_id = $1",
+        "UPDATE guard_undo SET result = '{}' WHERE operation_id = $1",
+    ] {
+        for store in [&world.store, &world.owner] {
+            assert!(
+                statement(store, sql, &opened.operation_id).await.is_err(),
+                "{sql}"
+            );
+        }
+    }
 }
 
 async fn a_closed_window_never_opens_again(engine: Engine) {

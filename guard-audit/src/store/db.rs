@@ -86,29 +86,45 @@ impl Row {
 
 /// A connection to the store.
 pub(crate) enum Db {
-    Sqlite(rusqlite::Connection),
+    Sqlite {
+        connection: rusqlite::Connection,
+        /// The private copy the connection reads, if any: removed after it closes.
+        _copy: Option<tempfile::TempDir>,
+    },
     Postgres(tokio_postgres::Client),
 }
 
 impl Db {
-    /// The existing SQLite file at `path`: read-only unless `write`. Nothing is created.
+    /// The existing SQLite file at `path`: read-only unless `write`. Nothing is created
+    /// beside it: a copy with a write-ahead log and no index is read from a private copy.
     pub(crate) fn sqlite(path: &Path, write: bool) -> Result<Self, String> {
         let shown = path.display();
         let absolute = std::fs::canonicalize(path).map_err(|e| {
             format!("cannot open {shown}: {e}; give the SQLite file of an existing guard store")
         })?;
+        let copy = if write {
+            None
+        } else {
+            super::copy::private(&absolute)?
+        };
+        let opened = copy
+            .as_ref()
+            .map_or(absolute.as_path(), |(_, at)| at.as_path());
         let flags = if write {
             OpenFlags::SQLITE_OPEN_READ_WRITE
         } else {
             OpenFlags::SQLITE_OPEN_READ_ONLY
         } | OpenFlags::SQLITE_OPEN_URI
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let connection = rusqlite::Connection::open_with_flags(uri(&absolute, write), flags)
+        let connection = rusqlite::Connection::open_with_flags(uri(opened, write), flags)
             .map_err(|e| format!("{shown}: {e}"))?;
         connection
             .busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| format!("{shown}: {e}"))?;
-        Ok(Self::Sqlite(connection))
+        Ok(Self::Sqlite {
+            connection,
+            _copy: copy.map(|(dir, _)| dir),
+        })
     }
 
     /// A connection to the PostgreSQL database at `url`, whose transactions are all
@@ -139,7 +155,7 @@ impl Db {
     /// Runs `sql`, a statement without parameters or answer (`BEGIN`, `COMMIT`, ...).
     pub(crate) async fn batch(&self, sql: &str) -> Result<(), String> {
         match self {
-            Self::Sqlite(connection) => connection.execute_batch(sql).map_err(sqlite_error),
+            Self::Sqlite { connection, .. } => connection.execute_batch(sql).map_err(sqlite_error),
             Self::Postgres(client) => client.batch_execute(sql).await.map_err(pg_error),
         }
     }
@@ -147,7 +163,7 @@ impl Db {
     /// The rows `sql` answers.
     pub(crate) async fn query(&self, sql: &str, params: &[Param]) -> Result<Vec<Row>, String> {
         match self {
-            Self::Sqlite(connection) => {
+            Self::Sqlite { connection, .. } => {
                 let mut statement = connection.prepare(sql).map_err(sqlite_error)?;
                 let names: Vec<String> = statement.column_names().map(str::to_owned).collect();
                 let mut rows = statement
@@ -187,7 +203,7 @@ impl Db {
     /// Runs `sql`, answering how many rows it changed.
     pub(crate) async fn execute(&self, sql: &str, params: &[Param]) -> Result<u64, String> {
         match self {
-            Self::Sqlite(connection) => connection
+            Self::Sqlite { connection, .. } => connection
                 .execute(
                     sql,
                     rusqlite::params_from_iter(params.iter().map(sqlite_value)),

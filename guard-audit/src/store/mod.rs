@@ -5,6 +5,7 @@
 //! ([`checkpoint`](self::checkpoint)); none creates or migrates anything ([`schema`]).
 
 mod checkpoint;
+mod copy;
 mod db;
 mod schema;
 

@@ -173,7 +173,10 @@ fn azuls_notes_trees_and_proofs_check_with_guard() {
             checkpoint: text.clone(),
         };
         let policy = Policy::log_only(signer.verifier());
-        assert!(receipt.verify(&policy).is_ok(), "record {index}");
+        assert!(
+            receipt.verify(&policy, "example.com/azul").is_ok(),
+            "record {index}"
+        );
     }
     for old in 1..21u64 {
         let proof = prove_tree(21, old, &stored).unwrap();

@@ -4,12 +4,14 @@
 //! PostgreSQL store (`postgres`).
 
 mod common;
+mod copied;
+mod export_once;
 mod interop;
 mod postgres;
 mod read_only;
 mod witness;
 
-use std::path::Path;
+use std::{ffi::OsStr, os::unix::ffi::OsStrExt, path::Path, process::Command};
 
 use common::{append, guard_audit};
 
@@ -281,4 +283,118 @@ async fn keys_checkpoints_verify_prove_export_and_show() {
     let (code, _, err) = guard_audit(&["verify", "--database", &db]);
     assert_eq!(code, 2);
     assert!(err.contains("unknown option --database"), "{err}");
+}
+
+/// An argument that is not UTF-8, as a path or as an option's value, is a message and exit
+/// code 2, never a panic.
+#[test]
+fn an_argument_that_is_not_utf8_is_refused_with_a_message() {
+    let bad = OsStr::from_bytes(b"audit-\xff.db");
+    let key = OsStr::from_bytes(b"\xff");
+    let runs: [&[&OsStr]; 3] = [
+        &["verify".as_ref(), "--db".as_ref(), bad],
+        &[
+            "verify".as_ref(),
+            "--file".as_ref(),
+            bad,
+            "--key".as_ref(),
+            key,
+        ],
+        &["keygen".as_ref(), key],
+    ];
+    for args in runs {
+        let out = Command::new(env!("CARGO_BIN_EXE_guard-audit"))
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with("guard-audit: argument ") && err.contains("is not UTF-8 text"),
+            "{args:?}: {err}"
+        );
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_guard-audit"))
+        .args(["verify".as_ref(), "--db".as_ref(), bad])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("(the value of --db)"),
+        "{out:?}"
+    );
+}
+
+/// A receipt proves a record of one log: one signed by the same key for another log fails,
+/// whether the log is named with `--origin` or by the store's checkpoints.
+#[tokio::test]
+async fn a_receipt_of_another_log_signed_by_the_same_key_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let (_, keys, _) = guard_audit(&["keygen", "shared"]);
+    let mut keys = keys.lines();
+    std::fs::write(at("signer.key"), keys.next().unwrap()).unwrap();
+    let verifier = keys.next().unwrap().to_owned();
+    for (db, origin) in [("a.db", "log a"), ("b.db", "log b")] {
+        append(Path::new(&at(db)), origin, 0..3).await;
+        let (code, _, err) = guard_audit(&[
+            "checkpoint",
+            "--db",
+            &at(db),
+            "--signer",
+            &at("signer.key"),
+            "--origin",
+            origin,
+        ]);
+        assert_eq!(code, 0, "{err}");
+    }
+    let (code, out, err) = guard_audit(&[
+        "receipt",
+        "--db",
+        &at("b.db"),
+        "trace-1",
+        "--key",
+        &verifier,
+        "--out",
+        &at("b.proof"),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let check = |origin: &str| {
+        guard_audit(&[
+            "verify-proof",
+            "--proof",
+            &at("b.proof"),
+            "--key",
+            &verifier,
+            "--origin",
+            origin,
+        ])
+    };
+    let (code, out, err) = check("log b");
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, _) = check("log a");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("is of the log `log b`, not `log a`"), "{out}");
+    // Unnamed, a receipt is not checked at all.
+    let (code, _, err) = guard_audit(&[
+        "verify-proof",
+        "--proof",
+        &at("b.proof"),
+        "--key",
+        &verifier,
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--origin is required"), "{err}");
+    // A store's receipt is checked as a record of the store's own log.
+    let (code, out, err) = guard_audit(&[
+        "receipt",
+        "--db",
+        &at("b.db"),
+        "trace-1",
+        "--key",
+        &verifier,
+        "--origin",
+        "log a",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("is of the log `log b`, not `log a`"), "{out}");
 }

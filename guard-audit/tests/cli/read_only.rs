@@ -240,3 +240,58 @@ async fn a_pending_entry_is_shown_as_pending_and_left_queued() {
 
     assert_eq!(snapshot(&db), before, "reading sequenced nothing");
 }
+
+/// An anchored store (a signed checkpoint stored) is checked with its key, and the entries
+/// still queued are reported there too, on an OK as on a FAILED; without the key it is
+/// refused, since the stored checkpoint's signature must be checked.
+#[tokio::test]
+async fn an_anchored_store_reports_its_pending_entries_on_every_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("audit.db");
+    append(&db, "read only test", 0..2).await;
+    let signer = CheckpointSigner::generate("read-only-test").unwrap();
+    let signer_file = dir.path().join("signer.key");
+    std::fs::write(&signer_file, signer.to_text()).unwrap();
+    let verifier = signer.verifier().to_text();
+    let path = db.to_str().unwrap();
+    let (code, _, err) = guard_audit(&[
+        "checkpoint",
+        "--db",
+        path,
+        "--signer",
+        signer_file.to_str().unwrap(),
+        "--origin",
+        "read only test",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    edit(
+        &db,
+        "INSERT INTO guard_audit_queue (body, trace_id, tool, outcome, at) VALUES
+         ('{\"at\":5,\"outcome\":\"SUBMITTED\",\"tool\":\"confirm_x\",\"trace_id\":\"waiting\"}',
+          'waiting', 'confirm_x', 'SUBMITTED', 5)",
+    );
+    let policy = dir.path().join("policy.txt");
+    std::fs::write(&policy, format!("log {verifier}\nquorum none\n")).unwrap();
+
+    for trust in [["--key", &verifier], ["--policy", policy.to_str().unwrap()]] {
+        let (code, out, err) = guard_audit(&["verify", "--db", path, trust[0], trust[1]]);
+        assert_eq!(code, 0, "{trust:?}: {out}{err}");
+        assert!(
+            out.starts_with("OK: 2 records")
+                && out.contains("pending: 1 entry committed and not yet sequenced"),
+            "{trust:?}: {out}"
+        );
+    }
+    let (code, _, err) = guard_audit(&["verify", "--db", path]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--key"), "{err}");
+
+    append(&db, "read only test", 2..3).await;
+    let (code, out, _) = guard_audit(&["verify", "--db", path, "--key", &verifier]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("come after the last anchored checkpoint")
+            && out.contains("pending: 1 entry committed and not yet sequenced"),
+        "{out}"
+    );
+}

@@ -66,8 +66,8 @@ struct Setup {
 }
 
 impl Setup {
-    /// A directory with a log key, a witness key and the witness's logs file: the keys'
-    /// public halves.
+    /// A directory with a log key, a witness key, the witness's logs file and its new
+    /// state: the keys' public halves.
     fn new() -> (Self, String, String) {
         let s = Self {
             dir: tempfile::tempdir().unwrap(),
@@ -75,6 +75,10 @@ impl Setup {
         let log_key = s.keys("ops-audit", "log");
         let witness_key = s.keys("witness.example/w1", "witness");
         std::fs::write(s.at("logs.txt"), format!("{log_key} witnessed log\n")).unwrap();
+        let (code, out, err) =
+            guard_audit(&["witness", "init", "--state", &s.at("witness-state.json")]);
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(out.starts_with("made the state of a new witness"), "{out}");
         (s, log_key, witness_key)
     }
 
@@ -120,6 +124,39 @@ impl Setup {
         args.extend_from_slice(extra);
         guard_audit(&args)
     }
+}
+
+/// Runs a second `guard-audit witness` in `dir` on the state `state`, and waits up to 20 s
+/// for it to exit: its exit code and stderr. One that starts serving fails the test.
+fn second_witness(dir: &Path, state: &str) -> (i32, String) {
+    let at = |name: &str| dir.join(name).to_str().unwrap().to_owned();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_guard-audit"))
+        .args([
+            "witness",
+            "--key",
+            &at("witness.key"),
+            "--logs",
+            &at("logs.txt"),
+            "--state",
+            state,
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the witness starts");
+    for _ in 0..400 {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+            return (status.code().unwrap_or(-1), err);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("a second witness on {state} started serving");
 }
 
 fn copy(from: &str, to: &str) -> String {
@@ -287,6 +324,8 @@ async fn a_witnessed_log_cannot_be_truncated_or_rolled_back_and_its_receipts_hol
             "verify-proof",
             "--proof",
             path,
+            "--origin",
+            "witnessed log",
             "--policy",
             &policy,
             "--trace",
@@ -369,6 +408,119 @@ async fn the_witness_refuses_a_fork_and_a_rewrite_also_after_a_restart() {
     let (code, out, _) = s.verify(&db, &["--policy", &s.at("policy.txt")]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("records 6 to 6 come after"), "{out}");
+}
+
+#[tokio::test]
+async fn a_second_witness_on_the_same_state_is_refused_under_any_name() {
+    let (s, log_key, witness_key) = Setup::new();
+    let witness = WitnessProcess::start(s.dir.path());
+    s.policy(&log_key, &witness_key, &witness.url);
+    let db = s.at("audit.db");
+    append(Path::new(&db), "witnessed log", 0..3).await;
+    assert_eq!(s.checkpoint(&db).0, 0);
+
+    let state = s.at("witness-state.json");
+    std::os::unix::fs::symlink(&state, s.at("link.json")).unwrap();
+    std::fs::hard_link(&state, s.at("hard.json")).unwrap();
+    std::fs::create_dir(s.at("x")).unwrap();
+    let dotted = s.dir.path().join("x/../witness-state.json");
+    let running = format!("(process {})", witness.child.id());
+    for other in [
+        s.at("link.json"),
+        s.at("hard.json"),
+        dotted.to_str().unwrap().to_owned(),
+    ] {
+        let (code, err) = second_witness(s.dir.path(), &other);
+        assert_eq!(code, 2, "{other}: {err}");
+        assert!(
+            err.contains("witness") && err.contains(&running) && err.contains("stop"),
+            "{other}: {err}"
+        );
+    }
+    // The first one still serves, alone.
+    append(Path::new(&db), "witnessed log", 3..5).await;
+    let (code, out, err) = s.checkpoint(&db);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[tokio::test]
+async fn a_witness_never_starts_on_a_missing_emptied_or_older_state() {
+    let (s, log_key, witness_key) = Setup::new();
+    let state = s.at("witness-state.json");
+    // A state is made once: init refuses an existing one.
+    let (code, _, err) = guard_audit(&["witness", "init", "--state", &state]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("already exists"), "{err}");
+    // A witness never initialised does not start.
+    let (code, err) = second_witness(s.dir.path(), &s.at("never.json"));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("witness init --state"), "{err}");
+
+    let witness = WitnessProcess::start(s.dir.path());
+    s.policy(&log_key, &witness_key, &witness.url);
+    let db = s.at("audit.db");
+    append(Path::new(&db), "witnessed log", 0..3).await;
+    assert_eq!(s.checkpoint(&db).0, 0);
+    let older = std::fs::read(&state).unwrap();
+    append(Path::new(&db), "witnessed log", 3..6).await;
+    assert_eq!(s.checkpoint(&db).0, 0);
+    drop(witness);
+    let newest = std::fs::read(&state).unwrap();
+
+    // Emptied, or restored from an older genuine copy: refused.
+    for (what, bytes) in [("{}", b"{}".to_vec()), ("an older copy", older)] {
+        std::fs::write(&state, &bytes).unwrap();
+        let (code, err) = second_witness(s.dir.path(), &state);
+        assert_eq!(code, 2, "{what}: {err}");
+        assert!(
+            err.contains("older than what this witness cosigned") && err.contains("6 records"),
+            "{what}: {err}"
+        );
+    }
+    // Deleted: refused, and init will not make a new one over its record.
+    std::fs::remove_file(&state).unwrap();
+    let (code, err) = second_witness(s.dir.path(), &state);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is gone"), "{err}");
+    let (code, _, err) = guard_audit(&["witness", "init", "--state", &state]);
+    assert_eq!(code, 2, "{err}");
+
+    // The newest state restored: the witness starts, and still refuses a fork.
+    std::fs::write(&state, &newest).unwrap();
+    let witness = WitnessProcess::start(s.dir.path());
+    s.policy(&log_key, &witness_key, &witness.url);
+    let fork = s.at("fork.db");
+    append(Path::new(&fork), "witnessed log", 10..16).await;
+    assert_eq!(s.checkpoint(&fork).0, 1);
+}
+
+#[tokio::test]
+async fn verify_fails_on_an_unreachable_witness_with_require_witness() {
+    let (s, log_key, witness_key) = Setup::new();
+    let witness = WitnessProcess::start(s.dir.path());
+    let policy = s.policy(&log_key, &witness_key, &witness.url);
+    let db = s.at("audit.db");
+    append(Path::new(&db), "witnessed log", 0..3).await;
+    assert_eq!(s.checkpoint(&db).0, 0);
+    let (code, out, err) = s.verify(&db, &["--policy", &policy, "--require-witness"]);
+    assert_eq!(code, 0, "{out}{err}");
+
+    drop(witness);
+    // By default a witness that is down is a warning, and the checkpoints at hand decide.
+    let (code, out, err) = s.verify(&db, &["--policy", &policy]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("could not ask witness w1"), "{err}");
+    // For an audit it is a failure.
+    let (code, out, err) = s.verify(&db, &["--policy", &policy, "--require-witness"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("could not ask witness w1")
+            && err.contains("--require-witness makes that a failure"),
+        "{err}"
+    );
+    let (code, _, err) = s.verify(&db, &["--key", &log_key, "--require-witness"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("names witnesses"), "{err}");
 }
 
 #[tokio::test]

@@ -16,6 +16,8 @@ pub(super) fn fallback(input: &DeriveInput, rt: &TokenStream) -> TokenStream {
     let (impl_generics, ty_generics, _) = input.generics.split_for_impl();
     let bound = quote!(where Self: ::core::marker::Send + 'static);
     quote! {
+        impl #impl_generics #rt::__private::CheckboxForm for #ident #ty_generics #bound {}
+        impl #impl_generics #rt::__private::TypeToConfirmForm for #ident #ty_generics #bound {}
         impl #impl_generics #rt::__private::FormDerived for #ident #ty_generics #bound {}
         impl #impl_generics #rt::Form for #ident #ty_generics #bound {
             const SPEC: &'static #rt::form::FormSpec = &#rt::form::FormSpec { name: #name, fields: &[], fallback: true };
@@ -42,19 +44,44 @@ pub(super) fn expand(ident: &Ident, fields: &[Field], rt: &TokenStream) -> Token
         let key = field.unraw().to_string();
         let ty = &f.ty;
         let at_ty = krate::respan(rt.clone(), ty.span());
+        let read = match f.kind {
+            Kind::Enum => quote_spanned!(ty.span()=> <#ty as #at_ty::form::Choice>::from_choice),
+            _ => quote_spanned!(ty.span()=> <#ty as #at_ty::form::FieldValue>::from_field),
+        };
         quote_spanned! {ty.span()=>
-            #field: <#ty as #at_ty::form::FieldValue>::from_field(#content.get(#key), &#fields_at[#i])?
+            #field: #read(#content.get(#key), &#fields_at[#i])?
         }
     });
     let to_json = fields.iter().map(|f| {
         let field = &f.ident;
         let key = field.unraw().to_string();
         let ty = &f.ty;
+        let write = match f.kind {
+            Kind::Enum => {
+                let at_ty = krate::respan(rt.clone(), ty.span());
+                quote_spanned!(ty.span()=> <#ty as #at_ty::form::Choice>::choice_json)
+            }
+            _ => quote!(<#ty as #rt::form::FieldValue>::to_json),
+        };
         quote! {
-            content.insert(<::std::string::String as ::core::convert::From<&str>>::from(#key), <#ty as #rt::form::FieldValue>::to_json(&self.#field));
+            content.insert(<::std::string::String as ::core::convert::From<&str>>::from(#key), #write(&self.#field));
         }
     });
+    let defaults = fields.iter().filter_map(|f| default_is_a_choice(f, rt));
+    // The confirmation roles the form can play, by the fields counted here; the static
+    // description is checked again where a tool asks with it.
+    let checkbox = fields
+        .iter()
+        .any(|f| f.checkbox)
+        .then(|| quote!(impl #rt::__private::CheckboxForm for #ident {}));
+    let confirm_text = fields
+        .iter()
+        .any(|f| f.confirm_text)
+        .then(|| quote!(impl #rt::__private::TypeToConfirmForm for #ident {}));
     quote! {
+        #(#defaults)*
+        #checkbox
+        #confirm_text
         impl #rt::__private::FormDerived for #ident {}
         impl #rt::Form for #ident {
             const SPEC: &'static #rt::form::FormSpec = &#rt::form::FormSpec {
@@ -86,6 +113,26 @@ pub(super) fn expand(ident: &Ident, fields: &[Field], rt: &TokenStream) -> Token
             }
         }
     }
+}
+
+/// A `const` item that fails the build when a choice's `default` is not one of the values
+/// its enum offers: the enum is another derive's, so only the compiler sees both.
+fn default_is_a_choice(f: &Field, rt: &TokenStream) -> Option<TokenStream> {
+    let (Kind::Enum, Some(Lit::Str(value))) = (&f.kind, &f.default) else {
+        return None;
+    };
+    let ty = &f.ty;
+    let message = format!(
+        "`default = {value:?}` is not one of the choices of form field `{}`, so the human would be shown a default they cannot pick. Write the wire value of one of its variants: the variant's name in snake_case, or its `#[form(value = \"...\")]`",
+        f.ident.unraw(),
+        value = value.value()
+    );
+    let at = krate::respan(rt.clone(), value.span());
+    Some(quote_spanned! {value.span()=>
+        const _: () = if !#at::__private::offers(<#ty as #at::form::Choice>::VALUES, #value) {
+            ::core::panic!(#message)
+        };
+    })
 }
 
 fn opt_str(value: &Option<String>) -> TokenStream {
@@ -149,16 +196,25 @@ fn field_spec(f: &Field, rt: &TokenStream) -> TokenStream {
             quote!(#rt::form::FieldKind::Number { minimum: #min, maximum: #max })
         }
         // Spanned and bounded like the field's extraction, so a non-flat type is one error.
-        Kind::Enum | Kind::Multi => {
+        Kind::Multi => {
             let ty = &f.ty;
             let at_ty = krate::respan(rt.clone(), ty.span());
-            let variant = match f.kind {
-                Kind::Multi => quote!(MultiEnum),
-                _ if f.enum_names => quote!(LegacyEnum),
-                _ => quote!(Enum),
+            quote_spanned! {ty.span()=>
+                #at_ty::form::FieldKind::MultiEnum { values: <#ty as #at_ty::form::FieldValue>::CHOICES }
+            }
+        }
+        // A single choice is a `Choice`, which no other field type is: an alias of a list,
+        // a text or a number cannot be published as one.
+        Kind::Enum => {
+            let ty = &f.ty;
+            let at_ty = krate::respan(rt.clone(), ty.span());
+            let variant = if f.enum_names {
+                quote!(LegacyEnum)
+            } else {
+                quote!(Enum)
             };
             quote_spanned! {ty.span()=>
-                #at_ty::form::FieldKind::#variant { values: <#ty as #at_ty::form::FieldValue>::CHOICES }
+                #at_ty::form::FieldKind::#variant { values: <#ty as #at_ty::form::Choice>::VALUES }
             }
         }
     };

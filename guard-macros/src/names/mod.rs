@@ -167,9 +167,9 @@ fn term_matches(words: &[String], term: &str, place: Place) -> bool {
         Place::Last => (0..n).any(|i| run(i, n - 1) == term),
         Place::Anywhere => (0..n).any(|i| (i..n).any(|j| run(i, j) == term)),
         Place::Ending => (0..n).any(|i| (i..n).any(|j| run(i, j).ends_with(&term))),
-        Place::Before(next) => words
-            .windows(2)
-            .any(|pair| pair[0] == term && next.contains(&pair[1].as_str())),
+        Place::Before(next) => (0..n).any(|i| {
+            (i + 1..n).any(|k| run(i, k - 1) == term && next.contains(&words[k].as_str()))
+        }),
     }
 }
 
@@ -257,6 +257,23 @@ mod tests {
         "author",
         "notes",
         "keys_per_page",
+        "pattern",
+        "patch",
+        "compat",
+        "spatial",
+        "output",
+        "dispatch",
+        "cookie_banner",
+        "sms_opt_in",
+        "two_factor_enabled",
+        "session_timeout",
+        "license_type",
+        "card_holder",
+        "phone_number",
+        "order_number",
+        "error_code",
+        "postcode",
+        "keynote",
     ];
 
     #[test]
@@ -290,6 +307,11 @@ mod tests {
             ("tokenizer", &["tokenizer"]),
             ("approver", &["approver"]),
             ("password", &["password"]),
+            ("privkey", &["priv", "key"]),
+            ("PRIV_KEY", &["priv", "key"]),
+            ("twoFactorCode", &["two", "factor", "code"]),
+            ("pattern", &["pattern"]),
+            ("compat", &["compat"]),
         ];
         for (name, expected) in cases {
             assert_eq!(words(name), *expected, "{name}");
@@ -521,8 +543,70 @@ mod tests {
             "seedphrase",
             "recovery_phrase",
             "mnemonic",
+            "jwt",
+            "JWT",
+            "user_jwt",
+            "session_cookie",
+            "sessionCookie",
+            "SESSION_COOKIE",
+            "auth_cookie",
+            "cookie",
+            "oauth_code",
+            "oauthCode",
+            "sms_code",
+            "smsCode",
+            "two_factor_code",
+            "twoFactorCode",
+            "TwoFactorCode",
+            "2fa_code",
+            "login_code",
+            "loginCodes",
+            "one_time_code",
+            "privkey",
+            "PRIV_KEY",
+            "privKey",
+            "gpg_key",
+            "GPGKey",
+            "pgp_key",
+            "license_key",
+            "licenseKey",
+            "ssh_keys",
+            "cc_number",
+            "ccNumber",
+            "cc_num",
+            "card_no",
+            "pw",
+            "PW",
+            "db_pw",
+            "pat",
+            "PAT",
+            "github_pat",
+            "password_hint",
         ] {
             assert!(is_secret(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn titles_that_ask_for_a_secret_are_refused_and_plain_ones_pass() {
+        for text in [
+            "Your JWT",
+            "The SMS code we sent you",
+            "Two-factor code",
+            "Paste your session cookie",
+            "GPG key",
+            "Card number",
+            "GitHub PAT",
+        ] {
+            assert!(is_secret(text), "{text}");
+        }
+        for text in [
+            "A glob pattern matched against the path",
+            "The patch to apply",
+            "Spatial index output",
+            "Postal code",
+        ] {
+            assert!(!is_secret(text), "{text}");
         }
     }
 

@@ -29,7 +29,8 @@ pub enum Place {
     Anywhere,
     /// Anywhere, and also as the end of a longer word: `dbPassword`, `githubtoken`.
     Ending,
-    /// The term is a word directly followed by one of these: `skip_prompt`, `noPrompt`.
+    /// The term's words directly followed by one of these: `skip_prompt`, `noPrompt`,
+    /// `two_factor_code`.
     Before(&'static [&'static str]),
 }
 
@@ -66,11 +67,19 @@ const STOPPED_CHECKS: &[&str] = &[
     "human",
 ];
 
+/// The words that make a preceding word a secret code: `sms_code`, `login_codes`.
+const CODE: &[&str] = &["code"];
+/// The words that make a preceding word a secret key: `gpg_key`, `privkey`.
+const KEY: &[&str] = &["key"];
+/// The words that make a preceding word a card number: `cc_number`, `card_no`.
+const NUMBER: &[&str] = &["number", "num", "no"];
+
 /// Every name guard refuses. README.md's "Names guard refuses" section documents it.
 ///
-/// Two borderline names are refused on purpose: `username_hint` (a username is an identity
-/// whatever follows it) and `force_field` (`force` leading a name is the classic switch that
-/// skips a confirmation).
+/// Three borderline names are refused on purpose: `username_hint` (a username is an identity
+/// whatever follows it), `force_field` (`force` leading a name is the classic switch that
+/// skips a confirmation) and `password_hint` (a hint narrows the password down, and people
+/// type the password itself into it).
 pub const TABLE: &[Row] = &[
     // Consent: the model claiming the human said yes.
     Row {
@@ -195,37 +204,81 @@ pub const TABLE: &[Row] = &[
         class: Class::Secret,
         place: Place::Anywhere,
         terms: &[
+            "pw",
             "pwd",
+            "pat",
+            "jwt",
             "pin",
-            "pin_code",
             "passkey",
-            "access_key",
-            "signing_key",
-            "session_key",
-            "encryption_key",
-            "master_key",
-            "ssh_key",
             "otp",
             "totp",
             "hotp",
             "one_time_password",
-            "one_time_code",
-            "mfa_code",
-            "verification_code",
-            "security_code",
-            "recovery_code",
-            "backup_code",
             "cvv",
             "cvc",
             "ssn",
             "social_security_number",
             "credit_card",
-            "card_number",
             "seed_phrase",
             "recovery_phrase",
             "mnemonic",
             "bearer",
         ],
+    },
+    // A code the human was sent or shown to prove who they are: `sms_code`, `twoFactorCode`.
+    Row {
+        class: Class::Secret,
+        place: Place::Before(CODE),
+        terms: &[
+            "one_time",
+            "mfa",
+            // `2fa`: digits are dropped, so `2fa_code` reads `fa_code`.
+            "fa",
+            "tfa",
+            "two_factor",
+            "second_factor",
+            "verification",
+            "security",
+            "recovery",
+            "backup",
+            "oauth",
+            "auth",
+            "authorization",
+            "sms",
+            "login",
+            "magic",
+        ],
+    },
+    // A key that unlocks something by itself: `gpg_key`, `PRIV_KEY`, `licenseKey`.
+    Row {
+        class: Class::Secret,
+        place: Place::Before(KEY),
+        terms: &[
+            "priv",
+            "access",
+            "signing",
+            "session",
+            "encryption",
+            "decryption",
+            "master",
+            "ssh",
+            "gpg",
+            "pgp",
+            "license",
+            "licence",
+        ],
+    },
+    // The number on a payment card: `cc_number`, `cardNo`.
+    Row {
+        class: Class::Secret,
+        place: Place::Before(NUMBER),
+        terms: &["card", "cc"],
+    },
+    // A cookie that carries a session: `session_cookie`, `authCookie`, `cookie`.
+    Row {
+        class: Class::Secret,
+        place: Place::Last,
+        terms: &["cookie"],
     },
     Row {
         class: Class::Secret,

@@ -65,6 +65,7 @@ pub(super) fn generate(
                     &binding,
                     quote!(__GUARD_SPEC.tool),
                     quote!(__GUARD_SPEC.op),
+                    p.opts.ignore_unknown,
                 ));
             } else {
                 params.push(quote!(#binding: #ty));
@@ -136,6 +137,7 @@ pub(super) fn generate(
             &format_ident!("__guard_operation"),
             quote!(__GUARD_SPEC.tool),
             quote!(__GUARD_SPEC.op),
+            false,
         );
         let defer = match c.opts.defer {
             Some(secs) => {
@@ -237,6 +239,7 @@ pub(super) fn generate(
         &format_ident!("__guard_operation"),
         quote!(#RESULT_TOOL),
         quote!(""),
+        false,
     );
     let mut result: ImplItemFn = syn::parse_quote! {
         #[#rmcp::tool(

@@ -43,6 +43,13 @@ const ON_CANCEL: Declared = Declared::new(
     "guard's text",
     "what the model reads when the human cancels or does not answer",
 );
+/// Shared with `#[prepare]`.
+pub(super) const UNKNOWN_ARGUMENTS: Declared = Declared::new(
+    "unknown_arguments",
+    Value::OneOf(&["refuse", "ignore"]),
+    "`\"refuse\"`",
+    "an argument the tool does not take (`dryrun` for `dry_run`): refused with `INVALID_INPUT` before anything is asked or run, or dropped unread as serde does",
+);
 const CRATE: Declared = Declared::new(
     "crate",
     Value::Text("my_crate::guard"),
@@ -276,6 +283,7 @@ pub const DESTRUCTIVE: Attribute = Attribute {
             ..Declared::new("grant", Value::Duration(&attr::GRANT), "none", GRANT_DOC)
         },
         GRANT_CALLS,
+        UNKNOWN_ARGUMENTS,
         CRATE,
     ],
 };
@@ -305,6 +313,7 @@ pub const ASK: Attribute = Attribute {
         TIMEOUT,
         ON_DECLINE,
         ON_CANCEL,
+        UNKNOWN_ARGUMENTS,
         CRATE,
     ],
 };
@@ -370,6 +379,7 @@ pub const READ_ONLY: Attribute = Attribute {
         TIMEOUT,
         ON_DECLINE,
         ON_CANCEL,
+        UNKNOWN_ARGUMENTS,
         CRATE,
     ],
 };
@@ -391,6 +401,7 @@ pub const IDEMPOTENT: Attribute = Attribute {
             "required",
             "how long a key answers with its stored result",
         ),
+        UNKNOWN_ARGUMENTS,
         CRATE,
     ],
 };

@@ -48,6 +48,7 @@ pub const PREPARE: Attribute = Attribute {
             "no limit",
             "how many prepares one user may make per period",
         ),
+        super::tool::UNKNOWN_ARGUMENTS,
     ],
 };
 

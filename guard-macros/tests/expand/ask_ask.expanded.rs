@@ -26,6 +26,7 @@ impl ::rmcp_guard::__private::ToolArgsDerived for TripArgs {
     const DEFAULTED: &'static [&'static str] = &[];
     const SKIPPED: &'static [&'static str] = &[];
     const UNHASHED: &'static [&'static str] = &[];
+    const FIELDS: &'static [&'static str] = &["city"];
 }
 impl ::rmcp_guard::ToolArgs for TripArgs {}
 impl ::rmcp_guard::__private::ToolArgField for TripArgs {}

@@ -23,6 +23,7 @@ impl ::rmcp_guard::__private::ToolArgsDerived for PruneArgs {
     const DEFAULTED: &'static [&'static str] = &[];
     const SKIPPED: &'static [&'static str] = &[];
     const UNHASHED: &'static [&'static str] = &[];
+    const FIELDS: &'static [&'static str] = &["pattern"];
 }
 impl ::rmcp_guard::ToolArgs for PruneArgs {}
 impl ::rmcp_guard::__private::ToolArgField for PruneArgs {}

@@ -25,6 +25,7 @@ impl ::rmcp_guard::__private::ToolArgsDerived for AccountArgs {
     const DEFAULTED: &'static [&'static str] = &[];
     const SKIPPED: &'static [&'static str] = &[];
     const UNHASHED: &'static [&'static str] = &[];
+    const FIELDS: &'static [&'static str] = &["account"];
 }
 impl ::rmcp_guard::ToolArgs for AccountArgs {}
 impl ::rmcp_guard::__private::ToolArgField for AccountArgs {}
@@ -308,10 +309,7 @@ impl S {
             ),
             grant: ::core::option::Option::None,
         };
-        const _: () = ::rmcp_guard::__private::assert_roles(
-            <Checkbox as ::rmcp_guard::Form>::SPEC,
-            ::rmcp_guard::__private::ConfirmKind::Checkbox,
-        );
+        const _: () = <Checkbox as ::rmcp_guard::__private::CheckboxForm>::ROLES;
         ::rmcp_guard::__private::assert_guarded::<Self>();
         const _: () = ::rmcp_guard::__private::assert_defer_store();
         ::rmcp_guard::__private::assert_form::<Checkbox>();

@@ -23,6 +23,7 @@ impl ::rmcp_guard::__private::ToolArgsDerived for DeleteArgs {
     const DEFAULTED: &'static [&'static str] = &[];
     const SKIPPED: &'static [&'static str] = &[];
     const UNHASHED: &'static [&'static str] = &[];
+    const FIELDS: &'static [&'static str] = &["path"];
 }
 impl ::rmcp_guard::ToolArgs for DeleteArgs {}
 impl ::rmcp_guard::__private::ToolArgField for DeleteArgs {}
@@ -71,10 +72,7 @@ impl S {
             defer: ::core::option::Option::None,
             grant: ::core::option::Option::None,
         };
-        const _: () = ::rmcp_guard::__private::assert_roles(
-            <Checkbox as ::rmcp_guard::Form>::SPEC,
-            ::rmcp_guard::__private::ConfirmKind::Checkbox,
-        );
+        const _: () = <Checkbox as ::rmcp_guard::__private::CheckboxForm>::ROLES;
         ::rmcp_guard::__private::assert_guarded::<Self>();
         ::rmcp_guard::__private::assert_parameters::<
             Parameters<DeleteArgs>,

@@ -46,10 +46,7 @@ impl S {
             defer: ::core::option::Option::None,
             grant: ::core::option::Option::None,
         };
-        const _: () = ::rmcp_guard::__private::assert_roles(
-            <Checkbox as ::rmcp_guard::Form>::SPEC,
-            ::rmcp_guard::__private::ConfirmKind::Checkbox,
-        );
+        const _: () = <Checkbox as ::rmcp_guard::__private::CheckboxForm>::ROLES;
         ::rmcp_guard::__private::assert_guarded::<Self>();
         ::rmcp_guard::__private::assert_form::<Checkbox>();
         let __guard_flow = ::rmcp_guard::__private::Flow::<

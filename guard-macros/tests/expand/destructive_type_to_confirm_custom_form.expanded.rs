@@ -25,6 +25,7 @@ impl ::rmcp_guard::__private::ToolArgsDerived for DropTableArgs {
     const DEFAULTED: &'static [&'static str] = &[];
     const SKIPPED: &'static [&'static str] = &[];
     const UNHASHED: &'static [&'static str] = &[];
+    const FIELDS: &'static [&'static str] = &["table"];
 }
 impl ::rmcp_guard::ToolArgs for DropTableArgs {}
 impl ::rmcp_guard::__private::ToolArgField for DropTableArgs {}
@@ -39,6 +40,7 @@ struct DropTableConfirmation {
     #[form(title = "Approver", min_length = 1, max_length = 100)]
     approver: String,
 }
+impl ::rmcp_guard::__private::TypeToConfirmForm for DropTableConfirmation {}
 impl ::rmcp_guard::__private::FormDerived for DropTableConfirmation {}
 impl ::rmcp_guard::Form for DropTableConfirmation {
     const SPEC: &'static ::rmcp_guard::form::FormSpec = &::rmcp_guard::form::FormSpec {
@@ -167,10 +169,7 @@ impl S {
             defer: ::core::option::Option::None,
             grant: ::core::option::Option::None,
         };
-        const _: () = ::rmcp_guard::__private::assert_roles(
-            <DropTableConfirmation as ::rmcp_guard::Form>::SPEC,
-            ::rmcp_guard::__private::ConfirmKind::TypeToConfirm,
-        );
+        const _: () = <DropTableConfirmation as ::rmcp_guard::__private::TypeToConfirmForm>::ROLES;
         ::rmcp_guard::__private::assert_guarded::<Self>();
         ::rmcp_guard::__private::assert_parameters::<
             Parameters<DropTableArgs>,

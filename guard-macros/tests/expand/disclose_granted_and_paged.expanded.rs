@@ -19,6 +19,7 @@ impl ::rmcp_guard::__private::ToolArgsDerived for JobArgs {
     const DEFAULTED: &'static [&'static str] = &[];
     const SKIPPED: &'static [&'static str] = &[];
     const UNHASHED: &'static [&'static str] = &[];
+    const FIELDS: &'static [&'static str] = &["job"];
 }
 impl ::rmcp_guard::ToolArgs for JobArgs {}
 impl ::rmcp_guard::__private::ToolArgField for JobArgs {}

@@ -78,6 +78,16 @@ struct Everything {
     region: Region,
     fallback_region: Option<Region>,
 }
+const _: () = if !::rmcp_guard::__private::offers(
+    <Region as ::rmcp_guard::form::Choice>::VALUES,
+    "us_east",
+) {
+    ::core::panic!(
+        "`default = \"us_east\"` is not one of the choices of form field `region`, so the human would be shown a default they cannot pick. Write the wire value of one of its variants: the variant's name in snake_case, or its `#[form(value = \"...\")]`"
+    )
+};
+impl ::rmcp_guard::__private::CheckboxForm for Everything {}
+impl ::rmcp_guard::__private::TypeToConfirmForm for Everything {}
 impl ::rmcp_guard::__private::FormDerived for Everything {}
 impl ::rmcp_guard::Form for Everything {
     const SPEC: &'static ::rmcp_guard::form::FormSpec = &::rmcp_guard::form::FormSpec {
@@ -421,7 +431,7 @@ impl ::rmcp_guard::Form for Everything {
                 title: ::core::option::Option::Some("Region"),
                 description: ::core::option::Option::None,
                 kind: ::rmcp_guard::form::FieldKind::Enum {
-                    values: <Region as ::rmcp_guard::form::FieldValue>::CHOICES,
+                    values: <Region as ::rmcp_guard::form::Choice>::VALUES,
                 },
                 optional: false,
                 default: ::core::option::Option::Some(
@@ -435,7 +445,7 @@ impl ::rmcp_guard::Form for Everything {
                 title: ::core::option::Option::None,
                 description: ::core::option::Option::None,
                 kind: ::rmcp_guard::form::FieldKind::Enum {
-                    values: <Option<Region> as ::rmcp_guard::form::FieldValue>::CHOICES,
+                    values: <Option<Region> as ::rmcp_guard::form::Choice>::VALUES,
                 },
                 optional: true,
                 default: ::core::option::Option::None,
@@ -551,13 +561,13 @@ impl ::rmcp_guard::Form for Everything {
                 content.get("threshold"),
                 &fields[21usize],
             )?,
-            region: <Region as ::rmcp_guard::form::FieldValue>::from_field(
+            region: <Region as ::rmcp_guard::form::Choice>::from_choice(
                 content.get("region"),
                 &fields[22usize],
             )?,
             fallback_region: <Option<
                 Region,
-            > as ::rmcp_guard::form::FieldValue>::from_field(
+            > as ::rmcp_guard::form::Choice>::from_choice(
                 content.get("fallback_region"),
                 &fields[23usize],
             )?,
@@ -693,7 +703,7 @@ impl ::rmcp_guard::Form for Everything {
         content
             .insert(
                 <::std::string::String as ::core::convert::From<&str>>::from("region"),
-                <Region as ::rmcp_guard::form::FieldValue>::to_json(&self.region),
+                <Region as ::rmcp_guard::form::Choice>::choice_json(&self.region),
             );
         content
             .insert(
@@ -702,7 +712,7 @@ impl ::rmcp_guard::Form for Everything {
                 >>::from("fallback_region"),
                 <Option<
                     Region,
-                > as ::rmcp_guard::form::FieldValue>::to_json(&self.fallback_region),
+                > as ::rmcp_guard::form::Choice>::choice_json(&self.fallback_region),
             );
         content
     }

@@ -41,6 +41,14 @@ struct Palette {
     accents: Vec<Colour>,
     extra: Option<Vec<Colour>>,
 }
+const _: () = if !::rmcp_guard::__private::offers(
+    <Colour as ::rmcp_guard::form::Choice>::VALUES,
+    "green",
+) {
+    ::core::panic!(
+        "`default = \"green\"` is not one of the choices of form field `legacy`, so the human would be shown a default they cannot pick. Write the wire value of one of its variants: the variant's name in snake_case, or its `#[form(value = \"...\")]`"
+    )
+};
 impl ::rmcp_guard::__private::FormDerived for Palette {}
 impl ::rmcp_guard::Form for Palette {
     const SPEC: &'static ::rmcp_guard::form::FormSpec = &::rmcp_guard::form::FormSpec {
@@ -51,7 +59,7 @@ impl ::rmcp_guard::Form for Palette {
                 title: ::core::option::Option::None,
                 description: ::core::option::Option::None,
                 kind: ::rmcp_guard::form::FieldKind::Enum {
-                    values: <Colour as ::rmcp_guard::form::FieldValue>::CHOICES,
+                    values: <Colour as ::rmcp_guard::form::Choice>::VALUES,
                 },
                 optional: false,
                 default: ::core::option::Option::None,
@@ -63,7 +71,7 @@ impl ::rmcp_guard::Form for Palette {
                 title: ::core::option::Option::None,
                 description: ::core::option::Option::None,
                 kind: ::rmcp_guard::form::FieldKind::LegacyEnum {
-                    values: <Colour as ::rmcp_guard::form::FieldValue>::CHOICES,
+                    values: <Colour as ::rmcp_guard::form::Choice>::VALUES,
                 },
                 optional: false,
                 default: ::core::option::Option::Some(
@@ -109,11 +117,11 @@ impl ::rmcp_guard::Form for Palette {
     ) -> ::core::result::Result<Self, ::std::string::String> {
         let fields = <Self as ::rmcp_guard::Form>::SPEC.fields;
         ::core::result::Result::Ok(Self {
-            main: <Colour as ::rmcp_guard::form::FieldValue>::from_field(
+            main: <Colour as ::rmcp_guard::form::Choice>::from_choice(
                 content.get("main"),
                 &fields[0usize],
             )?,
-            legacy: <Colour as ::rmcp_guard::form::FieldValue>::from_field(
+            legacy: <Colour as ::rmcp_guard::form::Choice>::from_choice(
                 content.get("legacy"),
                 &fields[1usize],
             )?,
@@ -141,12 +149,12 @@ impl ::rmcp_guard::Form for Palette {
         content
             .insert(
                 <::std::string::String as ::core::convert::From<&str>>::from("main"),
-                <Colour as ::rmcp_guard::form::FieldValue>::to_json(&self.main),
+                <Colour as ::rmcp_guard::form::Choice>::choice_json(&self.main),
             );
         content
             .insert(
                 <::std::string::String as ::core::convert::From<&str>>::from("legacy"),
-                <Colour as ::rmcp_guard::form::FieldValue>::to_json(&self.legacy),
+                <Colour as ::rmcp_guard::form::Choice>::choice_json(&self.legacy),
             );
         content
             .insert(

@@ -22,6 +22,7 @@ impl ::rmcp_guard::__private::ToolArgsDerived for OpenArgs {
     const DEFAULTED: &'static [&'static str] = &[];
     const SKIPPED: &'static [&'static str] = &[];
     const UNHASHED: &'static [&'static str] = &[];
+    const FIELDS: &'static [&'static str] = &["request_id", "subject"];
 }
 impl ::rmcp_guard::ToolArgs for OpenArgs {}
 impl ::rmcp_guard::__private::ToolArgField for OpenArgs {}

@@ -24,6 +24,7 @@ impl ::rmcp_guard::__private::ToolArgsDerived for CancelArgs {
     const DEFAULTED: &'static [&'static str] = &[];
     const SKIPPED: &'static [&'static str] = &[];
     const UNHASHED: &'static [&'static str] = &[];
+    const FIELDS: &'static [&'static str] = &["order_no"];
 }
 impl ::rmcp_guard::ToolArgs for CancelArgs {}
 impl ::rmcp_guard::__private::ToolArgField for CancelArgs {}

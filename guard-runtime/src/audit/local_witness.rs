@@ -25,7 +25,9 @@ pub struct LocalWitness {
 impl LocalWitness {
     /// Starts a witness of the log named `origin` whose checkpoints `log_key` checks, on a
     /// free loopback port. Its key is `key` (made on first use, owner-only), its state
-    /// `state` (what it cosigned, so a later run refuses a shorter or different history).
+    /// `state` (what it cosigned, so a later run refuses a shorter or different history):
+    /// made on first use too, when neither it nor its record (`<state>.cosigned`) exists; a
+    /// state missing beside its record, emptied or older than it is refused.
     pub async fn start(
         origin: &str,
         log_key: &CheckpointVerifier,
@@ -34,6 +36,9 @@ impl LocalWitness {
     ) -> Result<Self, String> {
         let signer = WitnessSigner::from_file_or_generate(key, "witness.localhost/guard")?;
         let witness_key = signer.verifier().to_text();
+        if state.symlink_metadata().is_err() {
+            Witness::init(state)?;
+        }
         let witness = Witness::open(signer, vec![(origin.to_owned(), log_key.clone())], state)?;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

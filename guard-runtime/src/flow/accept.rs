@@ -158,11 +158,18 @@ impl<F> Flow<'_, F> {
         }
     }
 
+    /// An answer that failed revalidation: `INVALID_CONFIRMATION`, or `INVALID_ANSWER` for
+    /// an `#[ask]` question, where nothing was being confirmed.
     pub(super) fn invalid(&self, reason: String) -> Box<CallToolResponse> {
+        let code = if self.seen().question {
+            Code::InvalidAnswer
+        } else {
+            Code::InvalidConfirmation
+        };
         self.refuse(
             Outcome::InvalidAnswer,
             ToolError::new(
-                Code::InvalidConfirmation,
+                code,
                 format!(
                     "{}: {reason}. Call the tool again to be asked afresh.",
                     self.nothing_done_first()

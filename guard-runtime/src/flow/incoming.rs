@@ -5,7 +5,7 @@
 
 use super::Flow;
 use crate::{
-    args::GuardArguments,
+    args::{GuardArguments, ToolArgsDerived},
     error::{Code, ToolError},
     outcome::{Outcome, Step},
 };
@@ -40,9 +40,13 @@ impl<F> Flow<'_, F> {
     }
 
     /// The arguments, deserialised by guard, of the call `incoming` stands for. A wrong
-    /// shape ends the call (`invalid_arguments`, `INVALID_INPUT`), audited and tagged,
+    /// shape, or a name the tool does not take, ends the call (`invalid_arguments`, `INVALID_INPUT`), audited and tagged,
     /// before the preview or anything else runs.
-    pub fn arguments<T>(&self, _incoming: &Incoming, given: GuardArguments<T>) -> Step<T> {
+    pub fn arguments<T: ToolArgsDerived>(
+        &self,
+        _incoming: &Incoming,
+        given: GuardArguments<T>,
+    ) -> Step<T> {
         given.parsed().map_err(|error| {
             self.refuse(
                 Outcome::InvalidArguments,

@@ -190,6 +190,9 @@ struct Seen {
     /// The call's boundary states data to show: every ending says nothing was shown, not
     /// that nothing was changed.
     shows: bool,
+    /// The call asks an `#[ask]` question: nothing is confirmed, so a cancel ends "the
+    /// question" and an invalid answer is `INVALID_ANSWER`.
+    question: bool,
     /// What a disclosing tool showed (or withheld): its class, items and bytes, and the
     /// session's totals.
     disclosed: Option<Value>,

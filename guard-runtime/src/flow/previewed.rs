@@ -23,7 +23,10 @@ impl<F> Flow<'_, F> {
     ) -> Step<Previewed> {
         match preview {
             Ok(Preview::Effect(effect)) => {
-                self.seen().effect = Some((effect.subject().clone(), effect.summary().to_owned()));
+                let mut seen = self.seen();
+                seen.effect = Some((effect.subject().clone(), effect.summary().to_owned()));
+                seen.question = effect.is_question();
+                drop(seen);
                 Ok(Previewed { effect })
             }
             Ok(Preview::Nothing(text)) => Err(self.natural(Outcome::PreconditionFailed, text)),

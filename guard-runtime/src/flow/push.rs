@@ -91,11 +91,16 @@ impl<F> Flow<'_, F> {
     }
 
     pub(super) fn cancelled(&self) -> Box<CallToolResponse> {
+        let asked = if self.seen().question {
+            "question"
+        } else {
+            "confirmation"
+        };
         self.natural(
             Outcome::Cancelled,
             self.spec.on_cancel.map(str::to_owned).unwrap_or_else(|| {
                 format!(
-                    "The confirmation was cancelled; {} ({} did not run).",
+                    "The {asked} was cancelled; {} ({} did not run).",
                     self.nothing_done(),
                     self.spec.name
                 )

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::{Configured, Operations, intent::OperationRef, rate::Rate};
 use crate::store::{Statement, StoreError, Tx, now_ms};
 use crate::{
-    args::GuardArguments,
+    args::{GuardArguments, ToolArgsDerived},
     audit::{Check, Event},
     entry::dispatch::GuardCall,
     error::{Code, ToolError},
@@ -67,7 +67,7 @@ pub(crate) struct Caller {
 
 /// The arguments of a two-phase or keyed tool, deserialised by guard: a wrong shape is
 /// refused (`INVALID_INPUT`) and audited for the identified caller, before anything runs.
-pub async fn arguments<T>(
+pub async fn arguments<T: ToolArgsDerived>(
     guard: &dyn Configured,
     call: &GuardCall,
     tool: &'static str,

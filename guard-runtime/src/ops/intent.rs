@@ -101,6 +101,13 @@ pub struct OperationRef {
     pub operation_id: String,
 }
 
+/// guard's own argument type: its one field is all the model may send
+/// (`deny_unknown_fields` refuses any other name before this list is read).
+impl crate::args::ToolArgsDerived for OperationRef {
+    const CHECKED_NAMES: &'static [&'static str] = &["operation_id"];
+    const FIELDS: &'static [&'static str] = &["operation_id"];
+}
+
 /// The canonical payload (RFC 8785) and its SHA-256 in hex.
 /// An intent as stored.
 #[derive(Debug, Clone)]

@@ -61,6 +61,23 @@ pub const fn assert_read_handle<T: crate::read_handle::ReadHandle + ?Sized>() {}
 /// the span of each parameter besides the arguments and the answer.
 pub const fn assert_ask_handle<T: AskHandle + ?Sized>() {}
 
+/// True when `value` is the wire value of one of `values`: a choice's `default` must be one
+/// the human is offered. The derive evaluates it in a `const` item; an enum that reported
+/// its own error (no values) is not refused again.
+pub const fn offers(values: &[crate::form::EnumValue], value: &str) -> bool {
+    if values.is_empty() {
+        return true;
+    }
+    let mut i = 0;
+    while i < values.len() {
+        if crate::error::same(values[i].value, value) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
 /// Pins a handler's form to `Form`.
 pub const fn assert_form<T: crate::form::Form>() {}
 
@@ -86,6 +103,32 @@ pub const fn assert_roles(form: &crate::form::FormSpec, kind: ConfirmKind) {
     if let Some(problem) = crate::flow::roles_problem(form, kind) {
         panic!("{}", problem);
     }
+}
+
+/// A form with one box to tick (`#[form(checkbox)]`), as the derive counted: what
+/// `confirm = "checkbox"` asks with. The derive implements it; the form's static
+/// description still decides, in [`CheckboxForm::ROLES`].
+#[diagnostic::on_unimplemented(
+    message = "`confirm = \"checkbox\"` asks the human to tick a box, and `{Self}` has none",
+    label = "not a form with a `#[form(checkbox)]` field",
+    note = "take `Confirmed<rmcp_guard::forms::Checkbox>`, or mark one plain `bool` field of `{Self}` with `#[form(checkbox)]`; a form in which the human retypes the target goes with `confirm = \"type_to_confirm\"`"
+)]
+pub trait CheckboxForm: crate::form::Form {
+    /// Fails the build when the form's description does not fit a checkbox question.
+    const ROLES: () = assert_roles(Self::SPEC, ConfirmKind::Checkbox);
+}
+
+/// A form with one field where the human retypes the target (`#[form(confirm_text)]`), as
+/// the derive counted: what `confirm = "type_to_confirm"` asks with. The form's static
+/// description still decides, in [`TypeToConfirmForm::ROLES`].
+#[diagnostic::on_unimplemented(
+    message = "`confirm = \"type_to_confirm\"` asks the human to retype the target, and `{Self}` has no field for it",
+    label = "not a form with a `#[form(confirm_text)]` field",
+    note = "take `Confirmed<rmcp_guard::forms::TypeToConfirm>`, or mark one plain `String` field of `{Self}` with `#[form(confirm_text)]`; a form with a box to tick goes with `confirm = \"checkbox\"`"
+)]
+pub trait TypeToConfirmForm: crate::form::Form {
+    /// Fails the build when the form's description does not fit a typed-name question.
+    const ROLES: () = assert_roles(Self::SPEC, ConfirmKind::TypeToConfirm);
 }
 
 /// Fails the build when a form cannot go with `grant`: a retyped target (the human's
@@ -168,14 +211,51 @@ pub const fn rules<F>(rules: Rules<F>) -> Rules<F> {
     rules
 }
 
+/// What calling the author's `preview` gives: the future of an `async fn` that returns
+/// `Result<Preview, ToolError>`. A plain `fn` is refused here, in the author's words.
+#[diagnostic::on_unimplemented(
+    message = "the preview must be `async fn name(&self, args: &Args) -> Result<Preview, ToolError>`, and calling this one gives `{Self}`",
+    label = "not an `async fn` that returns `Result<Preview, ToolError>`",
+    note = "make the preview an `async fn` returning `Result<Preview, ToolError>` (for a tool without arguments, `async fn name(&self)`): guard awaits it before asking the human, and again before the effect runs"
+)]
+pub trait PreviewFuture:
+    core::future::Future<Output = Result<crate::preview::Preview, crate::error::ToolError>>
+{
+}
+impl<F> PreviewFuture for F where
+    F: core::future::Future<Output = Result<crate::preview::Preview, crate::error::ToolError>>
+{
+}
+
+/// What calling a batch tool's `preview` gives: the future of an `async fn` that returns
+/// `Result<Batch, ToolError>`.
+#[diagnostic::on_unimplemented(
+    message = "a batch tool's preview must be `async fn name(&self, args: &Args) -> Result<Batch, ToolError>`, and calling this one gives `{Self}`",
+    label = "not an `async fn` that returns `Result<rmcp_guard::batch::Batch, ToolError>`",
+    note = "make the preview an `async fn` returning `Result<rmcp_guard::batch::Batch, ToolError>` (for a tool without arguments, `async fn name(&self)`): guard awaits it before asking the human, and again before the effect runs"
+)]
+pub trait BatchPreviewFuture:
+    core::future::Future<Output = Result<crate::batch::Batch, crate::error::ToolError>>
+{
+}
+impl<F> BatchPreviewFuture for F where
+    F: core::future::Future<Output = Result<crate::batch::Batch, crate::error::ToolError>>
+{
+}
+
 /// Calls the author's `preview`; its bounds are the signature the flow expects,
-/// `async fn(&self, &Args) -> Result<Preview, ToolError>`.
-pub fn preview<'a, S: ?Sized, A, P, F>(preview: P, server: &'a S, args: &'a A) -> F
+/// `async fn(&self, &Args) -> Result<Preview, ToolError>`. An `async fn` itself, so the
+/// caller awaits a future whatever the author wrote and a wrong one is one error.
+pub async fn preview<'a, S: ?Sized, A, P, F>(
+    preview: P,
+    server: &'a S,
+    args: &'a A,
+) -> Result<crate::preview::Preview, crate::error::ToolError>
 where
     P: FnOnce(&'a S, &'a A) -> F,
-    F: core::future::Future<Output = Result<crate::preview::Preview, crate::error::ToolError>>,
+    F: PreviewFuture,
 {
-    preview(server, args)
+    preview(server, args).await
 }
 
 /// Calls a disclosing tool's `boundary`: `async fn(&self, &Args) -> Result<Boundary, ToolError>`.
@@ -214,22 +294,29 @@ pub fn disclosed_description(
 pub const fn assert_disclosed<T: crate::disclose::IntoDisclosed>() {}
 
 /// Calls a batch tool's `preview`: `async fn(&self, &Args) -> Result<Batch, ToolError>`.
-pub fn batch_preview<'a, S: ?Sized, A, P, F>(preview: P, server: &'a S, args: &'a A) -> F
+pub async fn batch_preview<'a, S: ?Sized, A, P, F>(
+    preview: P,
+    server: &'a S,
+    args: &'a A,
+) -> Result<crate::batch::Batch, crate::error::ToolError>
 where
     P: FnOnce(&'a S, &'a A) -> F,
-    F: core::future::Future<Output = Result<crate::batch::Batch, crate::error::ToolError>>,
+    F: BatchPreviewFuture,
 {
-    preview(server, args)
+    preview(server, args).await
 }
 
 /// Calls the `preview` of a batch tool without arguments: `async fn(&self) ->
 /// Result<Batch, ToolError>`.
-pub fn batch_preview_no_args<'a, S: ?Sized, P, F>(preview: P, server: &'a S) -> F
+pub async fn batch_preview_no_args<'a, S: ?Sized, P, F>(
+    preview: P,
+    server: &'a S,
+) -> Result<crate::batch::Batch, crate::error::ToolError>
 where
     P: FnOnce(&'a S) -> F,
-    F: core::future::Future<Output = Result<crate::batch::Batch, crate::error::ToolError>>,
+    F: BatchPreviewFuture,
 {
-    preview(server)
+    preview(server).await
 }
 
 /// A batch handler's result: the report [`crate::batch::Picked::act`] built.
@@ -253,12 +340,15 @@ impl BatchReport for crate::batch::Report {
 
 /// Calls the `preview` of a tool without arguments: `async fn(&self) -> Result<Preview,
 /// ToolError>`.
-pub fn preview_no_args<'a, S: ?Sized, P, F>(preview: P, server: &'a S) -> F
+pub async fn preview_no_args<'a, S: ?Sized, P, F>(
+    preview: P,
+    server: &'a S,
+) -> Result<crate::preview::Preview, crate::error::ToolError>
 where
     P: FnOnce(&'a S) -> F,
-    F: core::future::Future<Output = Result<crate::preview::Preview, crate::error::ToolError>>,
+    F: PreviewFuture,
 {
-    preview(server)
+    preview(server).await
 }
 
 /// Calls an `#[ask]` tool's `question`: `fn(&self, &Args) -> String`, the text the human

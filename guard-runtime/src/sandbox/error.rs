@@ -21,6 +21,9 @@ pub enum ErrorKind {
     Refused,
     /// The file is no longer the one that was resolved.
     Changed,
+    /// What a restore would bring back changed or went away for good: no later restore
+    /// can succeed.
+    Lost,
     /// The operating system refused the operation (permissions, I/O).
     Failed,
 }
@@ -36,6 +39,13 @@ impl SandboxError {
     pub(super) fn changed(message: impl Into<String>) -> Self {
         Self {
             kind: ErrorKind::Changed,
+            message: message.into(),
+        }
+    }
+
+    pub(super) fn lost(message: impl Into<String>) -> Self {
+        Self {
+            kind: ErrorKind::Lost,
             message: message.into(),
         }
     }
@@ -59,13 +69,15 @@ impl SandboxError {
     }
 }
 
-/// `Refused` is bad input (`INVALID_INPUT`), `Changed` is `STATE_CHANGED`; an operating
-/// system failure is logged and the model gets a trace id.
+/// `Refused` is bad input (`INVALID_INPUT`), `Changed` is `STATE_CHANGED`, `Lost` is
+/// `UNDO_EXPIRED` (an undo that can never succeed ends its window); an operating system
+/// failure is logged and the model gets a trace id.
 impl From<SandboxError> for ToolError {
     fn from(error: SandboxError) -> Self {
         match error.kind {
             ErrorKind::Refused => ToolError::invalid_input(error.message),
             ErrorKind::Changed => ToolError::new(Code::StateChanged, error.message),
+            ErrorKind::Lost => ToolError::new(Code::UndoExpired, error.message),
             ErrorKind::Failed => ToolError::internal(error.message),
         }
     }
@@ -82,6 +94,8 @@ mod tests {
         assert_eq!(refused.code(), Code::InvalidInput);
         let changed: ToolError = SandboxError::changed("x").into();
         assert_eq!(changed.code(), Code::StateChanged);
+        let lost: ToolError = SandboxError::lost("x").into();
+        assert_eq!(lost.code(), Code::UndoExpired);
         let path = RelativePath::parse("a").expect("parses");
         let failed: ToolError = SandboxError::failed(&path, "delete", Errno::ACCESS).into();
         assert_eq!(failed.code(), Code::Internal);

@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use super::{EVERY_LEDGER, STEPS};
 use crate::store::{Dialect, OperationStore, ledger};
 
-/// Version 16's steps.
+/// The steps of version 16, the last whose approval steps wrote their triggers by hand.
 fn previous() -> &'static [crate::store::migrate::Step] {
     &STEPS[..16]
 }

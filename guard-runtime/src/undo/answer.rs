@@ -83,6 +83,16 @@ impl Undo {
                 ),
             )
             .into_result(),
+            Undo::Lost { window, reason, at } => ToolError::new(
+                Code::UndoExpired,
+                format!(
+                    "Nothing was restored: {reason} The undo window of {} on {} ended at {} for that reason, so the effect is final. It can no longer be undone.",
+                    window.tool,
+                    window.target,
+                    rfc3339(at)
+                ),
+            )
+            .into_result(),
             Undo::Refused { window, error } => ToolError::new(
                 error.code(),
                 format!(
@@ -178,6 +188,15 @@ mod tests {
                 Undo::Expired { window: window() },
                 Some(Code::UndoExpired),
                 "closed at 2026-12-03T12:13:20Z, so the effect is final",
+            ),
+            (
+                Undo::Lost {
+                    window: window(),
+                    reason: "the trashed copy of old.log was changed in the trash.".into(),
+                    at: 1_796_299_500_000,
+                },
+                Some(Code::UndoExpired),
+                "the trashed copy of old.log was changed in the trash. The undo window of delete_file on old.log ended at 2026-12-03T12:05:00Z for that reason, so the effect is final.",
             ),
             (
                 Undo::Refused {

@@ -45,6 +45,16 @@ pub enum Undo {
         /// The window.
         window: Window,
     },
+    /// The author's undo can never succeed (it refused with `UNDO_EXPIRED`: what it would
+    /// restore changed or went away), now or before: the window ended `LOST` with the reason.
+    Lost {
+        /// The window.
+        window: Window,
+        /// Why nothing can be restored, as the author's undo said.
+        reason: String,
+        /// When the window ended (ms since the Unix epoch).
+        at: i64,
+    },
     /// The author's undo refused or failed: nothing was restored, and the window stays open.
     Refused {
         /// The window.
@@ -62,7 +72,9 @@ impl Undo {
         match self {
             Undo::Undone { .. } => Outcome::Undone,
             Undo::AlreadyUndone { .. } => Outcome::AlreadyUndone,
-            Undo::Purged { .. } | Undo::Expired { .. } => Outcome::Refused(Code::UndoExpired),
+            Undo::Purged { .. } | Undo::Expired { .. } | Undo::Lost { .. } => {
+                Outcome::Refused(Code::UndoExpired)
+            }
             Undo::Refused { .. } => Outcome::UndoRefused,
             Undo::NotFound => Outcome::Refused(Code::OperationNotFound),
         }
@@ -100,6 +112,11 @@ impl UndoWindows {
                     })?,
                     at,
                 },
+                (Status::Lost, Some(at), Some(reason)) => Undo::Lost {
+                    window: stored.window,
+                    reason: lost_reason(&reason)?,
+                    at,
+                },
                 (Status::Purged, Some(at), _) => Undo::Purged {
                     window: stored.window,
                     at,
@@ -131,6 +148,21 @@ impl UndoWindows {
                             result,
                         }
                     }
+                    Err(error) if error.code() == Code::UndoExpired => {
+                        let reason = error.message().to_owned();
+                        let text = serde_json::json!({ "reason": reason }).to_string();
+                        tx.execute(
+                            "UPDATE guard_undo SET status = 'LOST', closed_at = $2, result = $3
+                             WHERE operation_id = $1 AND status = 'OPEN'",
+                            &[operation_id.into(), now.into(), text.into()],
+                        )
+                        .await?;
+                        Undo::Lost {
+                            window: stored.window,
+                            reason,
+                            at: now,
+                        }
+                    }
                     Err(error) => Undo::Refused {
                         window: stored.window,
                         error,
@@ -147,6 +179,14 @@ impl UndoWindows {
         self.commit(tx, Vec::new(), &record).await?;
         Ok(answer)
     }
+}
+
+/// The reason a `LOST` window keeps in its `result`.
+fn lost_reason(stored: &str) -> Result<String, StoreError> {
+    serde_json::from_str::<Value>(stored)
+        .ok()
+        .and_then(|v| v["reason"].as_str().map(str::to_owned))
+        .ok_or_else(|| StoreError::Other("a lost undo window keeps no reason".into()))
 }
 
 /// The window `operation_id`, locked until `tx` ends (SQLite's transaction already holds
@@ -174,6 +214,10 @@ fn record(answer: &Undo, owner: &Person, operation_id: &str, trace_id: &str) -> 
             Some(window)
         }
         Undo::Purged { window, .. } | Undo::Expired { window } => Some(window),
+        Undo::Lost { window, reason, .. } => {
+            event = event.field("reason", reason.as_str());
+            Some(window)
+        }
         Undo::Refused { window, error } => {
             event = event.field("code", error.code().as_str());
             Some(window)

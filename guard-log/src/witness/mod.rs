@@ -9,12 +9,16 @@
 //! an answer is given. `guard-audit witness` serves it over HTTP; the log's side is
 //! [`Anchor`](super::Anchor).
 
+#[cfg(unix)]
+mod lock;
+mod state;
+
 use std::{
-    collections::BTreeMap,
-    io::Write,
     path::{Path, PathBuf},
     sync::Mutex,
 };
+
+use state::State;
 
 use super::{
     checkpoint::{Checkpoint, CheckpointVerifier},
@@ -97,42 +101,48 @@ impl Refusal {
     }
 }
 
-/// The sizes and notes a witness keeps: per origin, the last checkpoint it cosigned.
-type State = BTreeMap<String, String>;
-
 /// A witness: its key, the logs it follows and its state file.
 pub struct Witness {
     signer: WitnessSigner,
     logs: Vec<(String, CheckpointVerifier)>,
+    /// The state file's canonical path.
     path: PathBuf,
-    state: Mutex<State>,
-    /// Held while the witness lives: a second process on the same state could cosign a
-    /// fork of what this one cosigned.
+    kept: Mutex<Kept>,
+}
+
+/// What the witness keeps, and, while it lives, the locks on it: a second process on the
+/// same state could cosign a fork of what this one cosigned.
+struct Kept {
+    state: State,
     #[cfg(unix)]
-    _lock: std::fs::File,
+    locks: lock::Locks,
 }
 
 impl Witness {
+    /// Creates the state of a new witness, which has cosigned nothing, at `path` and its
+    /// record beside it (`<state>.cosigned`); refused when either exists. [`open`](Self::open)
+    /// never starts from nothing, so this is the one way a witness's memory begins.
+    pub fn init(path: &Path) -> Result<(), String> {
+        let canonical = state::canonical(path)?;
+        #[cfg(unix)]
+        let _locks = lock::Locks::take(&canonical, path)?;
+        state::init(&canonical, path)
+    }
+
     /// A witness with key `signer`, following the logs of `logs` (origin and key), keeping
-    /// its state in the file `path` (created if missing; a file it cannot read is an
-    /// error, never a fresh start, which would let it cosign a rollback).
+    /// its state in the file `path`, made by [`init`](Self::init). A state missing,
+    /// unreadable, without its record or older than it is an error, never a fresh start,
+    /// which would let it cosign a rollback. The state is locked while the witness lives,
+    /// whatever path names it.
     pub fn open(
         signer: WitnessSigner,
         logs: Vec<(String, CheckpointVerifier)>,
         path: &Path,
     ) -> Result<Self, String> {
+        let canonical = state::canonical(path)?;
         #[cfg(unix)]
-        let lock = lock(path)?;
-        let state: State = match std::fs::read(path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-                format!(
-                    "the witness state {} is not readable ({e}); restore it from a backup: starting afresh would let this witness cosign a rolled-back log",
-                    path.display()
-                )
-            })?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => State::new(),
-            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-        };
+        let locks = lock::Locks::take(&canonical, path)?;
+        let state = state::load(&canonical, path)?;
         let key = signer.verifier();
         for (origin, note) in &state {
             let ours = key.cosigned_at(note).ok().flatten().is_some();
@@ -149,18 +159,20 @@ impl Witness {
         Ok(Self {
             signer,
             logs,
-            path: path.to_owned(),
-            state: Mutex::new(state),
-            #[cfg(unix)]
-            _lock: lock,
+            path: canonical,
+            kept: Mutex::new(Kept {
+                state,
+                #[cfg(unix)]
+                locks,
+            }),
         })
     }
 
     /// The last checkpoint cosigned for the log whose origin hashes (SHA-256, lowercase hex)
     /// to `origin_hash`, with the log's signature and this witness's cosignature.
     pub fn latest(&self, origin_hash: &str) -> Option<String> {
-        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        state
+        let kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        kept.state
             .iter()
             .find(|(origin, _)| crate::canonical::sha256_hex(origin.as_bytes()) == origin_hash)
             .map(|(_, note)| note.clone())
@@ -205,8 +217,8 @@ impl Witness {
         if head.size == 0 && head.root != merkle::root(&[]) {
             return Err(Refusal::new(422, "an empty tree has the empty root"));
         }
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let last = match state.get(&head.origin) {
+        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        let last = match kept.state.get(&head.origin) {
             Some(note) => Some(
                 note::parse(note)
                     .and_then(|n| Checkpoint::parse_body(n.text))
@@ -241,21 +253,21 @@ impl Witness {
             ));
         }
         let line = self.signer.cosign(parsed.text, now);
-        let mut kept = parsed.text.to_owned();
-        kept.push('\n');
+        let mut note = parsed.text.to_owned();
+        note.push('\n');
         for signature in &parsed.signatures {
             if keys
                 .iter()
                 .any(|k| k.name() == signature.name && k.id() == signature.id)
             {
-                kept.push_str(signature.raw);
+                note.push_str(signature.raw);
             }
         }
-        kept.push_str(&line);
-        let mut next = state.clone();
-        next.insert(head.origin.clone(), kept);
-        save(&self.path, &next).map_err(|e| Refusal::new(500, &e))?;
-        *state = next;
+        note.push_str(&line);
+        let mut next = kept.state.clone();
+        next.insert(head.origin.clone(), note);
+        kept.save(&self.path, next)
+            .map_err(|e| Refusal::new(500, &e))?;
         Ok(line)
     }
 }
@@ -269,56 +281,20 @@ impl std::fmt::Debug for Witness {
     }
 }
 
-/// Takes the state's lock file (`<state>.lock`), or says which state another witness holds.
-#[cfg(unix)]
-fn lock(path: &Path) -> Result<std::fs::File, String> {
-    let lock = path.with_extension("lock");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock)
-        .map_err(|e| format!("cannot open {}: {e}", lock.display()))?;
-    rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(
-        |_| {
-            format!(
-                "another witness uses the state {}: stop it first, or give this one a state of its own",
-                path.display()
-            )
-        },
-    )?;
-    Ok(file)
-}
-
-/// Replaces the state file with `state`: written beside it, synced, renamed over it, and the
-/// directory synced, so a crash leaves the old state or the new one, never a part.
-fn save(path: &Path, state: &State) -> Result<(), String> {
-    let text = serde_json::to_string_pretty(state).map_err(|e| e.to_string())?;
-    let dir = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(dir) => dir,
-        None => Path::new("."),
-    };
-    let temp = dir.join(format!(
-        ".{}.{}.tmp",
-        path.file_name().unwrap_or_default().to_string_lossy(),
-        std::process::id()
-    ));
-    let written = std::fs::File::create(&temp).and_then(|mut file| {
-        file.write_all(text.as_bytes())?;
-        file.sync_all()
-    });
-    let renamed = written.and_then(|()| std::fs::rename(&temp, path));
-    if let Err(e) = renamed {
-        let _ = std::fs::remove_file(&temp);
-        return Err(format!(
-            "cannot save the witness state {}: {e}",
-            path.display()
-        ));
+impl Kept {
+    /// Replaces the state file with `next` (its new file locked before it is in place),
+    /// then the state in memory, then the record of what was cosigned.
+    fn save(&mut self, path: &Path, next: State) -> Result<(), String> {
+        #[cfg(unix)]
+        {
+            let locked = state::save(path, &next, |file| self.locks.lock_next(file))?;
+            self.locks.replaced(locked);
+        }
+        #[cfg(not(unix))]
+        state::save(path, &next, |_| Ok(()))?;
+        self.state = next;
+        state::save_record(path, &self.state)
     }
-    if let Ok(dir) = std::fs::File::open(dir) {
-        let _ = dir.sync_all();
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -352,11 +328,16 @@ mod tests {
         }
     }
 
+    /// The witness whose state is `state.json` in `dir`, made there on first use.
     fn witness(dir: &Path, log: &Log, signer: WitnessSigner) -> Witness {
+        let path = dir.join("state.json");
+        if !path.exists() {
+            Witness::init(&path).unwrap();
+        }
         Witness::open(
             signer,
             vec![(log.origin.to_owned(), log.signer.verifier())],
-            &dir.join("state.json"),
+            &path,
         )
         .unwrap()
     }
