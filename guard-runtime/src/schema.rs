@@ -350,7 +350,7 @@ mod tests {
                 "budgets",
                 "ledger rules",
                 "approval and request state rules",
-                "undo purged when due"
+                "lost undo windows, purged when due"
             ]
         );
         assert!(pending(version(&STEPS), &STEPS).unwrap().is_empty());
