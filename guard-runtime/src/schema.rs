@@ -124,9 +124,11 @@ pub(crate) const STEPS: [Step; 18] = [
         apply: every_ledger_rule,
     },
     // Version 18: `guard_undo` windows may end `LOST`, with the reason their undo can never
-    // succeed (what it would restore changed or went away), instead of staying open.
+    // succeed (what it would restore changed or went away), instead of staying open; and a
+    // window is purged only once its deadline passed by the database's clock, whoever writes
+    // the row.
     Step {
-        name: "lost undo windows",
+        name: "lost undo windows, purged when due",
         apply: crate::undo::table::lost,
     },
 ];
@@ -347,11 +349,12 @@ mod tests {
                 "store identity",
                 "budgets",
                 "ledger rules",
-                "approval and request state rules"
+                "approval and request state rules",
+                "lost undo windows, purged when due"
             ]
         );
         assert!(pending(version(&STEPS), &STEPS).unwrap().is_empty());
-        assert_eq!(version(&STEPS), 17);
+        assert_eq!(version(&STEPS), 18);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The README's first command, `cargo run -p safe-ops -- demo`: the binary plays every scene
 //! on both protocol eras (undoing a delete and a drop, restarting between two approvals),
-//! purges what waits in the trash, opens the download link the human accepted, and ends by
-//! verifying its own audit log against the checkpoint it signed. Run twice in one directory,
+//! finds no undo window due to purge (so the last drop is still undone), opens the download
+//! link the human accepted, and ends by verifying its own audit log against the checkpoint
+//! it signed. Run twice in one directory,
 //! as a user re-running the quickstart would: the demo recreates its workspace, so the second
 //! run tells the same story.
 
@@ -56,7 +57,8 @@ fn the_demo_plays_both_eras_and_verifies_its_own_audit_log() {
         first.contains("── delete_files · batch:"),
         "no batch scene:\n{first}"
     );
-    // Undo on both eras, a purge once the windows close, and an undo refused after it.
+    // Undo on both eras; a purge pass before the windows close finds none due, and the
+    // last drop is still undone after it.
     assert_eq!(
         first
             .matches("── undo · the delete, within its window")
@@ -68,9 +70,9 @@ fn the_demo_plays_both_eras_and_verifies_its_own_audit_log() {
         "── undo · the drop, within its window: every row comes back",
         "   changed       table orders (4 rows) back; waiting in the trash: 1 → 0",
         "Already undone at ",
-        "   purge         2 windows still open made final (their trash emptied); a second pass purges 0",
-        "   changed       waiting in the trash: 2 → 0",
-        "isError [UNDO_EXPIRED] Nothing was restored: the undo window of drop_table on customers",
+        "   purge         0 windows due: the 2 waiting in the trash can be undone until 10 minutes after their effect",
+        "── undo · after the purge pass: its window is still open",
+        "   changed       table customers (3 rows) back; waiting in the trash: 2 → 1",
     ] {
         assert!(first.contains(line), "no `{line}` in:\n{first}");
     }

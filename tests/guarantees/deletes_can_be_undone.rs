@@ -75,6 +75,28 @@ async fn undo(world: &World, era: &ProtocolVersion, user: &str, id: &str) -> Cal
     result
 }
 
+/// Makes window `id` due: the test's own connection to the store, with SQLite's triggers
+/// off for that connection alone, moves the window back by its length, so its deadline
+/// passed by the database's clock. No purge takes a time; guard's connections keep every
+/// rule (a window's deadline never moves for them).
+fn make_due(world: &World, id: &str) {
+    let conn = rusqlite::Connection::open(world.base.join("operations.db")).expect("store");
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER,
+        false,
+    )
+    .expect("triggers off for this connection");
+    let moved = conn
+        .execute(
+            "UPDATE guard_undo SET created_at = 2 * created_at - expires_at - 1,
+                 expires_at = created_at - 1
+             WHERE operation_id = ?1 AND status = 'OPEN'",
+            [id],
+        )
+        .expect("move the window back");
+    assert_eq!(moved, 1, "window {id} is open");
+}
+
 /// The names in the sandbox's trash.
 fn trashed(world: &World) -> Vec<String> {
     match std::fs::read_dir(world.path(rmcp_guard::sandbox::TRASH)) {
@@ -315,25 +337,12 @@ async fn after_the_window_the_purge_runs_once_and_undo_is_expired(era: ProtocolV
     let (result, _) = delete(&world, &era).await;
     let id = operation_id(&result);
     let server = server_for(&world, "alice");
-    let now = rmcp_guard::ops::now_ms();
-    assert_eq!(
-        server.purge_due_undo_windows(now).await,
-        Ok(0),
-        "not due yet"
-    );
+    assert_eq!(server.purge_due_undo_windows().await, Ok(0), "not due yet");
     assert_eq!(trashed(&world).len(), 1);
-    let later = now + 10 * 60 * 1000 + 1;
-    assert_eq!(
-        server.purge_due_undo_windows(later).await,
-        Ok(1),
-        "purged once"
-    );
+    make_due(&world, &id);
+    assert_eq!(server.purge_due_undo_windows().await, Ok(1), "purged once");
     assert!(trashed(&world).is_empty(), "the trashed copy is gone");
-    assert_eq!(
-        server.purge_due_undo_windows(later).await,
-        Ok(0),
-        "never twice"
-    );
+    assert_eq!(server.purge_due_undo_windows().await, Ok(0), "never twice");
     let expired = undo(&world, &era, "alice", &id).await;
     assert_refused(
         &expired,
@@ -509,10 +518,11 @@ async fn after_the_window_the_dropped_table_is_purged_once(era: ProtocolVersion)
     let (result, _) = drop_orders(&world, &era).await;
     let id = operation_id(&result);
     let server = server_for(&world, "alice");
-    let later = rmcp_guard::ops::now_ms() + 10 * 60 * 1000 + 1;
-    assert_eq!(server.purge_due_undo_windows(later).await, Ok(1));
+    assert_eq!(server.purge_due_undo_windows().await, Ok(0), "not due yet");
+    make_due(&world, &id);
+    assert_eq!(server.purge_due_undo_windows().await, Ok(1));
     assert!(trashed_tables(&world).is_empty(), "dropped for good");
-    assert_eq!(server.purge_due_undo_windows(later).await, Ok(0));
+    assert_eq!(server.purge_due_undo_windows().await, Ok(0));
     let expired = undo(&world, &era, "alice", &id).await;
     assert_refused(
         &expired,

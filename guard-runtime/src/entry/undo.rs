@@ -205,7 +205,9 @@ where
 
 /// Runs the purges of `S`'s tools every `every` in the background, for as long as the
 /// returned [`Purger`] lives: each window whose deadline passed is purged once, across
-/// restarts and processes sharing the store. `routes` builds the server's router once, for
+/// restarts and processes sharing the store. What is due is the database's clock's to say,
+/// against the deadline stored with the window: neither a caller nor this process's clock
+/// makes a window close early. `routes` builds the server's router once, for
 /// its tools' hidden undo routes. `None` when the guard has no operation store or no tool
 /// of `S` declares an undo.
 pub fn purge_undo_windows<S>(
@@ -229,13 +231,14 @@ where
     }))
 }
 
-/// One pass of [`purge_undo_windows`], at `now` (ms since the Unix epoch): for a deployment
-/// that schedules purges itself. `routes` builds the server's router once, for its tools'
-/// hidden undo routes. Returns how many windows this pass purged.
+/// One pass of [`purge_undo_windows`]: the windows the database's clock says are due, for a
+/// deployment that schedules purges itself. It takes no time: a window the human was told
+/// they could still undo is never purged, whatever the caller's clock says. `routes` builds
+/// the server's router once, for its tools' hidden undo routes. Returns how many windows
+/// this pass purged.
 pub async fn purge_due_undo_windows<S>(
     server: &S,
     routes: impl FnOnce() -> ToolRouter<S>,
-    now: i64,
 ) -> Result<u64, crate::store::StoreError>
 where
     S: Guarded + Send + Sync + 'static,
@@ -246,9 +249,7 @@ where
     };
     let request = background::request();
     windows
-        .purge_due(now, |window| {
-            purge_now(server, &hidden, request.clone(), window)
-        })
+        .purge_due(|window| purge_now(server, &hidden, request.clone(), window))
         .await
 }
 

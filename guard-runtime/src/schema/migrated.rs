@@ -1,10 +1,12 @@
-//! A store brought from the previous schema version to this one holds exactly the rules a
-//! new store holds: on every ledger table the triggers its declaration generates and no
-//! other (none the approval steps wrote by hand is left), on both engines.
+//! A store brought from an earlier schema version to this one holds exactly the rules a new
+//! store holds: on every ledger table the triggers its declaration generates and no other
+//! (none the approval steps wrote by hand is left, and the undo windows' purge rule is
+//! there), on both engines.
 //!
-//! The previous version's approval steps wrote their triggers by hand; today's steps add
-//! only tables and columns, so a store of the previous version is made of today's first
-//! steps plus those triggers, kept verbatim beside this file.
+//! Version 16's approval steps wrote their triggers by hand; today's steps up to it add only
+//! tables and columns, so a store of version 16 is made of today's first steps plus those
+//! triggers, kept verbatim beside this file. Version 17 generated the undo windows' rules
+//! without the rule that a window is purged only once its deadline passed.
 
 use std::collections::BTreeSet;
 
@@ -16,7 +18,33 @@ fn previous() -> &'static [crate::store::migrate::Step] {
     &STEPS[..16]
 }
 
-/// The triggers the approval steps of the previous version wrote on each engine.
+/// Version 17's steps.
+fn version_17() -> &'static [crate::store::migrate::Step] {
+    &STEPS[..17]
+}
+
+/// The undo windows' rules as version 17 generated them.
+const UNDO_17: ledger::Ledger = ledger::Ledger {
+    rules: &[],
+    ..crate::undo::table::LEDGER
+};
+
+/// The trigger that holds the purge rule on SQLite, which version 17 did not have.
+const PURGE_RULE: ledger::Retired = ledger::Retired {
+    table: "guard_undo",
+    trigger: "guard_undo_purged_when_due",
+};
+
+/// Makes `store`, at version 17, hold the undo windows' rules of version 17.
+async fn as_generated_then(store: &dyn OperationStore) {
+    let mut tx = store.begin().await.unwrap();
+    ledger::renew(&mut tx, &[&UNDO_17], &[PURGE_RULE])
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+}
+
+/// The triggers the approval steps of version 16 wrote on each engine.
 const HAND_WRITTEN_SQLITE: &str = include_str!("approval_triggers_v16_sqlite.sql");
 const HAND_WRITTEN_POSTGRES: &str = include_str!("approval_triggers_v16_postgres.sql");
 
@@ -83,6 +111,20 @@ async fn a_sqlite_store_of_the_previous_version_ends_with_a_new_stores_rules() {
     let fresh = SqliteStore::open(dir.path().join("new.db")).unwrap();
     assert_eq!(migrated, ledger_triggers(&fresh, TRIGGERS).await);
     assert_eq!(migrated, declared(Dialect::Sqlite));
+
+    let purge_rule = (PURGE_RULE.table.to_owned(), PURGE_RULE.trigger.to_owned());
+    assert!(migrated.contains(&purge_rule), "{migrated:?}");
+    let v17 = dir.path().join("v17.db");
+    let before = SqliteStore::open_with(&v17, version_17()).unwrap();
+    as_generated_then(&before).await;
+    assert!(
+        !ledger_triggers(&before, TRIGGERS)
+            .await
+            .contains(&purge_rule)
+    );
+    drop(before);
+    let migrated = ledger_triggers(&SqliteStore::open(&v17).unwrap(), TRIGGERS).await;
+    assert_eq!(migrated, declared(Dialect::Sqlite));
 }
 
 #[cfg(feature = "postgres")]
@@ -106,6 +148,7 @@ async fn a_postgres_store_of_the_previous_version_ends_with_a_new_stores_rules()
     let schemas = [
         format!("guard_migrated_old_{}", std::process::id()),
         format!("guard_migrated_new_{}", std::process::id()),
+        format!("guard_migrated_v17_{}", std::process::id()),
     ];
     let store = |schema: &str| {
         let mut config: tokio_postgres::Config = url.parse().unwrap();
@@ -155,11 +198,27 @@ async fn a_postgres_store_of_the_previous_version_ends_with_a_new_stores_rules()
     let migrated = ledger_triggers(&old, TRIGGERS).await;
     assert_eq!(migrated, ledger_triggers(&new, TRIGGERS).await);
     assert_eq!(migrated, declared(Dialect::Postgres));
+    let fresh = functions(new).await;
     assert_eq!(
         functions(old).await,
-        functions(new).await,
+        fresh,
         "the same functions, with the same source, and none left over"
     );
+
+    let v17 = store(&schemas[2]);
+    v17.migrate_with(version_17()).await.unwrap();
+    as_generated_then(&v17).await;
+    assert_ne!(
+        functions(v17.clone()).await,
+        fresh,
+        "version 17's undo rules lack the purge rule"
+    );
+    v17.migrate().await.unwrap();
+    assert_eq!(
+        ledger_triggers(&v17, TRIGGERS).await,
+        declared(Dialect::Postgres)
+    );
+    assert_eq!(functions(v17).await, fresh, "the undo rules of today");
     for schema in &schemas {
         admin
             .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))

@@ -1,10 +1,11 @@
 //! `guard_undo`: one row per undo window, and what the database enforces about it on both
 //! engines: a window is opened `OPEN`, closes once (`UNDONE` with its result, `LOST` with
-//! the reason its undo can never succeed, or `PURGED`), never opens again, and never changes
-//! whose it is, what it undoes or until when.
+//! the reason its undo can never succeed, or `PURGED`), never opens again, never changes
+//! whose it is, what it undoes or until when, and is purged only once its deadline passed by
+//! the database's clock.
 
 use crate::{
-    store::ledger::{self, Kept, Ledger, Opens, Refusal, Status},
+    store::ledger::{self, Event, Kept, Ledger, Opens, Refusal, Rule, Status, When},
     store::{BoxFuture, Dialect, StoreError, Tx},
 };
 
@@ -57,9 +58,18 @@ pub(crate) const LEDGER: Ledger = Ledger {
         "trace_id",
     ],
     fixed_words: "owner, data and deadline",
-    rules: &[],
+    rules: &[PURGED_WHEN_DUE],
     kept: Kept::History,
     refusal: Refusal::Privilege,
+};
+
+/// A window is made final no earlier than the human was told: whoever writes the row,
+/// guard's purge included, the database's clock decides that its deadline passed.
+pub(crate) const PURGED_WHEN_DUE: Rule = Rule {
+    name: "purged_when_due",
+    on: Event::Update,
+    when: When::Both("NEW.status = 'PURGED' AND OLD.expires_at > {now}"),
+    words: "the {row} is open until its deadline and is purged only after it",
 };
 
 /// The schema step that adds the table and its rules (registered in `crate::schema`).

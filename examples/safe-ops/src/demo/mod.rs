@@ -1,7 +1,8 @@
 //! `safe-ops demo`: an in-process client plays the human for every outcome of every tool,
 //! and the transcript shows what the model saw and what changed on disk and in the database.
-//! Each era undoes a delete (and the first a drop) within its window; at the end the clock
-//! passes the windows, the purge empties the trash, and an undo is refused.
+//! Each era undoes a delete (and the first a drop) within its window; at the end a purge pass
+//! finds no window due (the store's clock decides, and the windows are ten minutes long), so
+//! the last drop is still undone.
 //! The production deploy goes through the approval page: the demo reads the page over HTTP as
 //! the requester sees it, and two other people approve there through their own links; on
 //! 2026-07-28 safe-ops restarts between the two approvals. Last, a download link is made
@@ -39,9 +40,6 @@ use production::production;
 use scenes::steps;
 
 const WORKSPACE: &str = ".safe-ops/demo";
-
-/// How long safe-ops' deletes and drops can be undone (their `undo_within`).
-const UNDO_WINDOW_MS: i64 = 10 * 60 * 1000;
 
 /// What the demo can observe: files in the sandbox, rows per table, and how many deleted
 /// files and dropped tables wait in the trash for their undo.
@@ -215,9 +213,10 @@ pub async fn run() -> Result<(), String> {
         }
         production(&root, &db_path, &store, &protocol).await?;
     }
-    println!("══ Undo windows close ══\n");
+    println!("══ The purge waits for the undo windows ══\n");
     purge(&root, &db_path, &store).await?;
-    let scene = Step::UndoLast("after its window closed").scene(last_undo.as_deref())?;
+    let scene = Step::UndoLast("after the purge pass: its window is still open")
+        .scene(last_undo.as_deref())?;
     play(
         &root,
         &db_path,
@@ -246,22 +245,21 @@ fn guard(store: &SqliteStore) -> Result<Guard, String> {
         .with_operations(operations(store)))
 }
 
-/// The undo windows' ten minutes pass: the purge makes what still waits in the trash final,
-/// each window once, and a second pass finds nothing.
+/// A purge pass while the undo windows are open: what is due is the store's clock's to say,
+/// against each window's deadline, so nothing the demo could pass makes a window final
+/// early, and what waits in the trash stays.
 async fn purge(root: &Path, db_path: &Path, store: &SqliteStore) -> Result<(), String> {
     let server = SafeOps::open(root, db_path, guard(store)?)?;
     let before = World::read(root, db_path)?;
-    let later = rmcp_guard::ops::now_ms() + UNDO_WINDOW_MS + 1;
-    let purged = server.purge_due_undo_windows(later).await?;
-    let again = server.purge_due_undo_windows(later).await?;
+    let purged = server.purge_due_undo_windows().await?;
     server.guard_config().audit_settled().await;
     let after = World::read(root, db_path)?;
-    println!("── purge · the clock passes the 10-minute undo windows");
+    println!("── purge · one pass, minutes before the 10-minute undo windows close");
     println!(
-        "   purge         {purged} windows still open made final (their trash emptied); a second pass purges {again}"
+        "   purge         {purged} windows due: the {} waiting in the trash can be undone until 10 minutes after their effect, by the store's clock; `safe-ops` purges every 30 seconds and makes each final once it closed",
+        before.trash
     );
-    let changes = before.diff(&after);
-    println!("   changed       {}\n", changes.join("; "));
+    print_changes(&before, &after);
     Ok(())
 }
 

@@ -137,9 +137,9 @@ impl SafeOps {
         rmcp_guard::purge_undo_windows(self.clone(), Self::tool_router, every)
     }
 
-    /// One purge pass at `now` (ms since the Unix epoch); how many windows it purged.
-    pub async fn purge_due_undo_windows(&self, now: i64) -> Result<u64, String> {
-        rmcp_guard::purge_due_undo_windows(self, Self::tool_router, now)
+    /// One purge pass, of the windows the store's clock says closed; how many it purged.
+    pub async fn purge_due_undo_windows(&self) -> Result<u64, String> {
+        rmcp_guard::purge_due_undo_windows(self, Self::tool_router)
             .await
             .map_err(|e| e.to_string())
     }
