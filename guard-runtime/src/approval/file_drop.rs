@@ -67,14 +67,11 @@ impl FileDropNotifier {
             .dir
             .join(format!(".{}.partial", uuid::Uuid::new_v4().simple()));
         let body = super::webhook::body(link).to_string();
-        write_new(&partial, body.as_bytes())
-            // A hard link fails when the name exists, so a link file is never replaced.
-            .and_then(|()| std::fs::hard_link(&partial, &path))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))
-            .and(std::fs::remove_file(&partial).or(Ok(())))
-            .inspect_err(|_| {
-                let _ = std::fs::remove_file(&partial);
-            })?;
+        // A hard link fails when the name exists, so a link file is never replaced.
+        let placed =
+            write_new(&partial, body.as_bytes()).and_then(|()| std::fs::hard_link(&partial, &path));
+        let _ = std::fs::remove_file(&partial);
+        placed.map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         Ok(path)
     }
 }
